@@ -1,0 +1,64 @@
+import micromatch from "micromatch";
+import { InvalidArgumentError, type FieldViolation } from "./errors.js";
+
+/** The longest glob pattern accepted. */
+export const MAX_GLOB_LENGTH = 1024;
+
+/** Why `pattern` is not an acceptable path glob, or undefined when it is. */
+export function globProblem(pattern: string): string | undefined {
+  if (pattern.length === 0) return "the pattern is empty";
+  if (pattern.length > MAX_GLOB_LENGTH) return `the pattern is longer than ${MAX_GLOB_LENGTH} characters`;
+  if (pattern.startsWith("/")) return "the pattern is absolute; use a relative POSIX pattern";
+  if (pattern.includes("\0")) return "the pattern contains a NUL character";
+  if (pattern.split("/").some((seg) => seg === "..")) return "the pattern has a '..' segment";
+  try {
+    micromatch.makeRe(pattern, { strictBrackets: true });
+  } catch (err) {
+    return `the pattern does not parse: ${(err as Error).message}`;
+  }
+  return undefined;
+}
+
+/** Field violations for every bad glob in `patterns` (field named `field[i]`). */
+export function globViolations(field: string, patterns: readonly string[]): FieldViolation[] {
+  const out: FieldViolation[] = [];
+  patterns.forEach((p, i) => {
+    const why = globProblem(p);
+    if (why) out.push({ field: `${field}[${i}]`, description: why });
+  });
+  return out;
+}
+
+/** Throws INVALID_ARGUMENT for any bad glob of the lists given. */
+export function assertGlobs(lists: Record<string, readonly string[]>): void {
+  const violations = Object.entries(lists).flatMap(([field, patterns]) => globViolations(field, patterns));
+  if (violations.length > 0) throw new InvalidArgumentError(violations);
+}
+
+/**
+ * A compiled include/exclude path filter: a path passes when the include list is empty or any include
+ * glob matches, and no exclude glob matches. `**` is recursive; dotfiles match like any other file.
+ */
+export interface PathFilter {
+  /** True when there are no globs at all (every path passes, and backends may skip the check). */
+  readonly matchesAll: boolean;
+  readonly includePaths: readonly string[];
+  readonly excludePaths: readonly string[];
+  matches(path: string): boolean;
+}
+
+/** Compiles the filter once; the result is cheap to call on every candidate. */
+export function compilePathFilter(includePaths: readonly string[], excludePaths: readonly string[]): PathFilter {
+  const opts = { dot: true };
+  const includes = includePaths.map((p) => micromatch.matcher(p, opts));
+  const excludes = excludePaths.map((p) => micromatch.matcher(p, opts));
+  return {
+    matchesAll: includePaths.length === 0 && excludePaths.length === 0,
+    includePaths,
+    excludePaths,
+    matches(path: string): boolean {
+      if (includes.length > 0 && !includes.some((m) => m(path))) return false;
+      return !excludes.some((m) => m(path));
+    },
+  };
+}

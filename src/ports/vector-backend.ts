@@ -1,0 +1,51 @@
+import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
+
+/** One stored chunk version's vector, keyed by the document store's chunk key. */
+export interface VectorEntry {
+  /** Stable id of one chunk version (the document store's chunk row id). */
+  chunkKey: number;
+  resourceId: string;
+  path: string;
+  /** When this version was superseded (ms since epoch); null while live. */
+  supersededAt: number | null;
+  /** The embedding, of the deployment's dimension. */
+  vector: Float32Array;
+}
+
+/** One nearest neighbour: the chunk and its cosine similarity. */
+export interface VectorHit {
+  chunkKey: number;
+  resourceId: string;
+  path: string;
+  score: number;
+}
+
+/** Options of one similarity search; the request's values, already validated. */
+export interface VectorSearchOptions {
+  topK: number;
+  minScore: number;
+  /** "now" for temporal filtering (ms since epoch). */
+  now: number;
+  /** The `recent` window (ms). */
+  recentWindowMs: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * The vector search port. Writes are applied after the document store commits; the adapter searches
+ * only the partitions of in-scope resources, so scope filtering never costs recall.
+ */
+export interface VectorBackend {
+  readonly dimension: number;
+  /** Adds or replaces entries by chunk key. */
+  upsert(entries: readonly VectorEntry[]): void;
+  /** Marks chunk versions superseded at `at`. */
+  supersede(chunkKeys: readonly number[], at: number): void;
+  /** Drops chunk versions. */
+  remove(chunkKeys: readonly number[]): void;
+  /** Drops every entry of a resource. */
+  clearResource(resourceId: string): void;
+  /** The topK in-scope entries by cosine (never a negative one), score descending, ties by chunk key. */
+  search(view: ScopedBackendView, query: Float32Array, opts: VectorSearchOptions): Promise<{ hits: VectorHit[]; exhaustive: boolean }>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,144 @@
+import { RefKind } from "../../gen/acms/v1/options_pb.js";
+import {
+  FailedPreconditionError,
+  InvalidArgumentError,
+  NotFoundError,
+  PermissionDeniedError,
+  ScopeViolationError,
+  UnauthenticatedError,
+  type FieldViolation,
+} from "../domain/errors.js";
+import { isProjectName } from "../domain/project-name.js";
+import { createScopedBackendView, type ScopedBackendView } from "../domain/scoped-backend-view.js";
+import { isUlid } from "../domain/ulid-id.js";
+import { parseUkoUri } from "../domain/uko-uri.js";
+import type { RegistryStore } from "../ports/registry-store.js";
+import type { ScopeStore } from "../ports/scope-store.js";
+import type { KeyRing } from "./key-ring.js";
+import type { Principal } from "./principal.js";
+import type { RequestRef } from "./request-refs.js";
+
+// Plain functions the interceptor calls: transport-free, so a second transport can reuse them.
+
+/** The principal of an `authorization: Bearer <key>` header value. */
+export function authenticate(keys: KeyRing, authorization: string | null): Principal {
+  if (!authorization) throw new UnauthenticatedError("missing authorization header: send 'authorization: Bearer <api-key>'");
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (!m) throw new UnauthenticatedError("malformed authorization header: expected 'Bearer <api-key>'");
+  const principal = keys.authenticate(m[1]);
+  if (!principal) throw new UnauthenticatedError("unknown API key");
+  return principal;
+}
+
+/** Refuses a write by a read-only key. */
+export function requireWrite(principal: Principal): void {
+  if (!principal.write) throw new PermissionDeniedError(`Key "${principal.name}" may not write`);
+}
+
+/** The longest acms-scope header value looked up. */
+const MAX_SCOPE_ID = 64;
+
+/**
+ * The view of the scope named by the `acms-scope` header. Missing: FAILED_PRECONDITION. Unknown or made
+ * by another principal: NOT_FOUND, with the same message either way so existence is never revealed.
+ */
+export function resolveView(scopes: ScopeStore, principal: Principal, scopeHeader: string | null): ScopedBackendView {
+  const scopeId = scopeHeader?.trim() ?? "";
+  if (scopeId.length === 0) {
+    throw new FailedPreconditionError("missing acms-scope header: resolve a scope with ScopeService.ResolveScope and send its scope_id");
+  }
+  const scope = scopeId.length <= MAX_SCOPE_ID ? scopes.get(scopeId) : undefined;
+  if (!scope || scope.owner !== principal.name) throw new NotFoundError(`scope ${scopeId.slice(0, MAX_SCOPE_ID)} not found`);
+  return createScopedBackendView(scope);
+}
+
+interface Offenders {
+  violations: FieldViolation[];
+  projects: string[];
+  resources: string[];
+  paths: string[];
+}
+
+function classify(refs: readonly RequestRef[], resourceVisible: (id: string) => boolean, projectVisible: (p: string) => boolean, pathVisible: (id: string, path: string) => boolean): Offenders {
+  const o: Offenders = { violations: [], projects: [], resources: [], paths: [] };
+  const addUnique = (list: string[], v: string) => {
+    if (!list.includes(v)) list.push(v);
+  };
+  for (const r of refs) {
+    switch (r.kind) {
+      case RefKind.PROJECT:
+        if (!isProjectName(r.value)) {
+          o.violations.push({ field: r.field, description: `"${r.value.slice(0, 80)}" is not a project name (namespace/name)` });
+        } else if (!projectVisible(r.value)) addUnique(o.projects, r.value);
+        break;
+      case RefKind.RESOURCE_ID:
+        if (!isUlid(r.value)) o.violations.push({ field: r.field, description: `"${r.value.slice(0, 80)}" is not a resource id (ULID)` });
+        else if (!resourceVisible(r.value)) addUnique(o.resources, r.value);
+        break;
+      case RefKind.UKO_URI: {
+        let uri;
+        try {
+          uri = parseUkoUri(r.value, r.field);
+        } catch (err) {
+          o.violations.push(...(err as InvalidArgumentError).violations);
+          break;
+        }
+        if (!resourceVisible(uri.resourceId)) addUnique(o.resources, uri.resourceId);
+        else if (!pathVisible(uri.resourceId, uri.path)) addUnique(o.paths, r.value);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return o;
+}
+
+function list(values: readonly string[]): string {
+  return values.length > 0 ? values.join(", ") : "(none)";
+}
+
+function raise(o: Offenders, available: readonly string[], what: string): void {
+  if (o.violations.length > 0) throw new InvalidArgumentError(o.violations);
+  if (o.projects.length + o.resources.length + o.paths.length === 0) return;
+  const parts: string[] = [];
+  if (o.projects.length > 0) parts.push(`Projects not in ${what}: ${o.projects.join(", ")}. Available: ${list(available)}`);
+  if (o.resources.length > 0) parts.push(`Resources not in ${what}: ${o.resources.join(", ")}`);
+  if (o.paths.length > 0) parts.push(`Paths excluded by the ${what}'s path filters: ${o.paths.join(", ")}`);
+  throw new ScopeViolationError(parts.join("; "), {
+    resourceIds: o.resources,
+    scopeProjectNames: [...available],
+    projectNames: o.projects,
+    reason: parts.join("; "),
+  });
+}
+
+/**
+ * Rejects, naming every offender at once, any project, resource or UKO URI of `refs` outside the view.
+ * Malformed values are INVALID_ARGUMENT (checked first, all at once).
+ */
+export function checkScopedRefs(view: ScopedBackendView, refs: readonly RequestRef[]): void {
+  if (refs.length === 0) return;
+  const o = classify(
+    refs,
+    (id) => view.resourceSet.has(id),
+    (p) => view.projectSet.has(p),
+    (id, path) => view.allows(id, path),
+  );
+  raise(o, view.projectNames, "scope");
+}
+
+/**
+ * Rejects any project the principal's key does not allow, and any resource not linked into a project
+ * it allows (a resource that does not exist is refused the same way, so ids of other tenants reveal nothing).
+ */
+export function checkPrincipalRefs(principal: Principal, registry: RegistryStore, refs: readonly RequestRef[]): void {
+  if (refs.length === 0) return;
+  const o = classify(
+    refs,
+    (id) => registry.getResource(id)?.links.some((l) => principal.allowsProject(l.project)) ?? false,
+    (p) => principal.allowsProject(p),
+    () => true,
+  );
+  raise(o, principal.projects, `key "${principal.name}"`);
+}

@@ -1,0 +1,9 @@
+import { createContextKey } from "@connectrpc/connect";
+import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
+import type { Principal } from "./principal.js";
+
+/** The authenticated caller, set by the access interceptor on every call but health. */
+export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "acms principal" });
+
+/** The call's scoped view, set by the access interceptor on every scoped call. */
+export const viewKey = createContextKey<ScopedBackendView | undefined>(undefined, { description: "acms scoped view" });

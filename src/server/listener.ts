@@ -1,0 +1,96 @@
+import http from "node:http";
+import http2 from "node:http2";
+import net from "node:net";
+
+type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
+
+/** A listening server and how to stop it gracefully. */
+export interface Listener {
+  readonly port: number;
+  readonly host: string;
+  /** Stops accepting, lets in-flight calls finish (up to `graceMs`), then closes every connection. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+
+/**
+ * One TCP port that speaks h2c (gRPC, gRPC-Web, Connect over HTTP/2 with prior knowledge) and HTTP/1.1
+ * (Connect and gRPC-Web from browsers and plain curl): the first bytes of a connection pick the protocol.
+ */
+export async function listen(handler: Handler, host: string, port: number): Promise<Listener> {
+  const h2 = http2.createServer({ maxSessionMemory: 64 }, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
+  const h1 = http.createServer(handler as (req: http.IncomingMessage, res: http.ServerResponse) => void);
+  h1.keepAliveTimeout = 5000;
+  const sessions = new Set<http2.ServerHttp2Session>();
+  h2.on("session", (s) => {
+    sessions.add(s);
+    s.on("close", () => sessions.delete(s));
+  });
+  const sockets = new Set<net.Socket>();
+  let closing = false;
+
+  const tcp = net.createServer((socket) => {
+    if (closing) {
+      socket.destroy();
+      return;
+    }
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+    let head = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      head = Buffer.concat([head, chunk]);
+      const n = Math.min(head.length, H2_PREFACE.length);
+      const isH2 = head.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
+      if (isH2 && head.length < H2_PREFACE.length) return;
+      socket.off("data", onData);
+      socket.pause();
+      socket.unshift(head);
+      (isH2 ? h2 : h1).emit("connection", socket);
+      socket.resume();
+    };
+    socket.on("data", onData);
+  });
+  tcp.maxConnections = 10000;
+
+  await new Promise<void>((resolve, reject) => {
+    tcp.once("error", reject);
+    tcp.listen(port, host, () => {
+      tcp.off("error", reject);
+      resolve();
+    });
+  });
+  const address = tcp.address() as net.AddressInfo;
+
+  return {
+    port: address.port,
+    host,
+    async close(graceMs = 10000) {
+      closing = true;
+      const stopped = new Promise<void>((resolve) => tcp.close(() => resolve()));
+      for (const s of sessions) s.close();
+      h1.closeIdleConnections();
+      const drained = new Promise<void>((resolve) => {
+        const poll = setInterval(() => {
+          h1.closeIdleConnections();
+          if (sessions.size === 0 && sockets.size === 0) {
+            clearInterval(poll);
+            resolve();
+          }
+        }, 20);
+        poll.unref();
+      });
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+        timer.unref();
+      });
+      await Promise.race([drained, timeout]);
+      if (timer) clearTimeout(timer);
+      for (const s of sessions) s.destroy();
+      for (const sock of sockets) sock.destroy();
+      await stopped;
+    },
+  };
+}
