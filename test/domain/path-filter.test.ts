@@ -1,0 +1,49 @@
+import { InvalidArgumentError } from "../../src/domain/errors";
+import { assertGlobs, compilePathFilter, globProblem } from "../../src/domain/path-filter";
+
+describe("path globs", () => {
+  it.each([
+    ["", "empty"],
+    ["/etc/*", "absolute"],
+    ["docs/../secret/**", "'..'"],
+    ["a".repeat(1025), "longer than 1024"],
+  ])("rejects %j", (pattern, why) => {
+    expect(globProblem(pattern)).toContain(why);
+  });
+
+  it("accepts relative patterns, ** included", () => {
+    for (const p of ["**/*.md", "docs/**", "src/*.ts", "a/{b,c}/*.txt", ".github/**"]) expect(globProblem(p)).toBeUndefined();
+  });
+
+  it("names every bad field at once", () => {
+    let caught: InvalidArgumentError | undefined;
+    try {
+      assertGlobs({ include_paths: ["ok/**", ""], exclude_paths: ["/abs"] });
+    } catch (err) {
+      caught = err as InvalidArgumentError;
+    }
+    expect(caught?.violations.map((v) => v.field)).toEqual(["include_paths[1]", "exclude_paths[0]"]);
+  });
+
+  it("includes when the include list is empty or any glob matches, and no exclude matches", () => {
+    const all = compilePathFilter([], []);
+    expect(all.matchesAll).toBe(true);
+    expect(all.matches("anything/at/all.bin")).toBe(true);
+
+    const f = compilePathFilter(["docs/**", "*.md"], ["docs/private/**", "**/*.secret"]);
+    expect(f.matchesAll).toBe(false);
+    expect(f.matches("docs/a/b/c.txt")).toBe(true);
+    expect(f.matches("README.md")).toBe(true);
+    expect(f.matches("src/a.ts")).toBe(false);
+    expect(f.matches("docs/private/x.md")).toBe(false);
+    expect(f.matches("docs/keys.secret")).toBe(false);
+    expect(f.matches("docs/.hidden/notes.txt")).toBe(true);
+  });
+
+  it("`**` is recursive at any depth, `*` stays within one segment", () => {
+    const f = compilePathFilter(["src/*.ts"], []);
+    expect(f.matches("src/a.ts")).toBe(true);
+    expect(f.matches("src/sub/a.ts")).toBe(false);
+    expect(compilePathFilter(["src/**/*.ts"], []).matches("src/x/y/z/a.ts")).toBe(true);
+  });
+});

@@ -1,0 +1,48 @@
+import { generateKey, hashKey, KeyRing, parseKeyEntries } from "../../src/server/key-ring";
+import { isLoopback, loadConfig } from "../../src/server/config";
+
+describe("key ring", () => {
+  it("authenticates by hash only", () => {
+    const key = generateKey();
+    const ring = new KeyRing([{ name: "a", key_sha256: hashKey(key), projects: ["local/*"], write: true }]);
+    const p = ring.authenticate(key);
+    expect(p?.name).toBe("a");
+    expect(p?.allowsProject("local/api")).toBe(true);
+    expect(p?.allowsProject("other/api")).toBe(false);
+    expect(ring.authenticate(key + "x")).toBeUndefined();
+    expect(key).toMatch(/^acms_[A-Za-z0-9_-]{43}$/);
+  });
+
+  it("validates the keys file", () => {
+    const ok = { name: "a", key_sha256: "a".repeat(64), projects: ["local/*"], write: false };
+    expect(parseKeyEntries([ok], "k.json")).toHaveLength(1);
+    expect(() => parseKeyEntries({}, "k.json")).toThrow(/array/);
+    expect(() => parseKeyEntries([{ ...ok, key_sha256: "zz" }], "k.json")).toThrow(/key_sha256/);
+    expect(() => parseKeyEntries([ok, ok], "k.json")).toThrow(/duplicate/);
+    expect(() => parseKeyEntries([{ ...ok, projects: "local/*" }], "k.json")).toThrow(/projects/);
+    expect(() => parseKeyEntries([{ ...ok, write: "yes" }], "k.json")).toThrow(/write/);
+  });
+});
+
+describe("config", () => {
+  it("has the documented defaults", () => {
+    const c = loadConfig({});
+    expect(c.host).toBe("127.0.0.1");
+    expect(c.port).toBe(50051);
+    expect(c.dataDir.endsWith(".acms")).toBe(true);
+    expect(c.tiers).toMatchObject({ maxTokensHot: 8000, maxDecisionsWarm: 500, maxDecisionsCold: 5000 });
+    expect(c.maxResultsCap).toBe(1000);
+  });
+
+  it("refuses bad numbers with the variable's name", () => {
+    expect(() => loadConfig({ ACMS_PORT: "http" })).toThrow(/ACMS_PORT/);
+    expect(() => loadConfig({ ACMS_CONTEXT_MAX_TOKENS_HOT: "0" })).toThrow(/ACMS_CONTEXT_MAX_TOKENS_HOT/);
+    expect(() => loadConfig({ ACMS_EMBEDDING_DIM: "-4" })).toThrow(/ACMS_EMBEDDING_DIM/);
+  });
+
+  it("knows loopback", () => {
+    expect(isLoopback("127.0.0.1")).toBe(true);
+    expect(isLoopback("::1")).toBe(true);
+    expect(isLoopback("0.0.0.0")).toBe(false);
+  });
+});
