@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from "../../src/domain/errors";
-import { assertGlobs, compilePathFilter, globProblem } from "../../src/domain/path-filter";
+import { InvalidArgumentError } from "../../src/domain/errors.js";
+import { assertGlobs, compilePathFilter, globProblem } from "../../src/domain/path-filter.js";
 
 describe("path globs", () => {
   it.each([

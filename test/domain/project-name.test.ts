@@ -1,4 +1,4 @@
-import { assertProjectName, isProjectName } from "../../src/domain/project-name";
+import { assertProjectName, isProjectName } from "../../src/domain/project-name.js";
 
 describe("project names", () => {
   it.each(["local/api", "a/b", "ns-1/my.proj_2", "0/0"])("accepts %s", (n) => expect(isProjectName(n)).toBe(true));

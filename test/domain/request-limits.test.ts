@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from "../../src/domain/errors";
-import { requireEmbedding, requireText, resolveCount, resolveDepth, resolveMinScore } from "../../src/domain/request-limits";
+import { InvalidArgumentError } from "../../src/domain/errors.js";
+import { requireEmbedding, requireText, resolveCount, resolveDepth, resolveMinScore } from "../../src/domain/request-limits.js";
 
 function fieldOf(fn: () => unknown): string | undefined {
   try {

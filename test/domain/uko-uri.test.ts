@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from "../../src/domain/errors";
-import { formatUkoUri, graphIri, parseUkoUri, resourceIdOfGraphIri } from "../../src/domain/uko-uri";
+import { InvalidArgumentError } from "../../src/domain/errors.js";
+import { formatUkoUri, graphIri, parseUkoUri, resourceIdOfGraphIri } from "../../src/domain/uko-uri.js";
 
 const RID = "01JABCDEFGHJKMNPQRSTVWXYZ0";
 

@@ -1,14 +1,14 @@
 
-import { RefKind } from "../../gen/acms/v1/options_pb";
-import { InvalidArgumentError, NotFoundError, FailedPreconditionError, ScopeViolationError, UnauthenticatedError } from "../../src/domain/errors";
-import type { ResourceScope } from "../../src/domain/scope";
-import { createScopedBackendView } from "../../src/domain/scoped-backend-view";
-import { authenticate, checkPrincipalRefs, checkScopedRefs, resolveView } from "../../src/server/access-check";
-import { hashKey, KeyRing } from "../../src/server/key-ring";
-import { createPrincipal } from "../../src/server/principal";
-import type { RegistryStore, ResourceRecord } from "../../src/ports/registry-store";
-import type { ScopeStore } from "../../src/ports/scope-store";
-import type { RequestRef } from "../../src/server/request-refs";
+import { RefKind } from "../../gen/acms/v1/options_pb.js";
+import { InvalidArgumentError, NotFoundError, FailedPreconditionError, ScopeViolationError, UnauthenticatedError } from "../../src/domain/errors.js";
+import type { ResourceScope } from "../../src/domain/scope.js";
+import { createScopedBackendView } from "../../src/domain/scoped-backend-view.js";
+import { authenticate, checkPrincipalRefs, checkScopedRefs, resolveView } from "../../src/server/access-check.js";
+import { hashKey, KeyRing } from "../../src/server/key-ring.js";
+import { createPrincipal } from "../../src/server/principal.js";
+import type { RegistryStore, ResourceRecord } from "../../src/ports/registry-store.js";
+import type { ScopeStore } from "../../src/ports/scope-store.js";
+import type { RequestRef } from "../../src/server/request-refs.js";
 
 const A = "01JAAAAAAAAAAAAAAAAAAAAAAA";
 const B = "01JBBBBBBBBBBBBBBBBBBBBBBB";

@@ -1,5 +1,5 @@
-import { generateKey, hashKey, KeyRing, parseKeyEntries } from "../../src/server/key-ring";
-import { isLoopback, loadConfig } from "../../src/server/config";
+import { generateKey, hashKey, KeyRing, parseKeyEntries } from "../../src/server/key-ring.js";
+import { isLoopback, loadConfig } from "../../src/server/config.js";
 
 describe("key ring", () => {
   it("authenticates by hash only", () => {

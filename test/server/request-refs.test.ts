@@ -1,11 +1,11 @@
 import { create } from "@bufbuild/protobuf";
-import { RefKind } from "../../gen/acms/v1/options_pb";
-import { FetchContentRequestSchema } from "../../gen/acms/v1/rag_pb";
-import { UpsertDocumentsRequestSchema } from "../../gen/acms/v1/index_pb";
-import { StoreFragmentRequestSchema, GetForActorRequestSchema } from "../../gen/acms/v1/tiers_pb";
-import { ResolveScopeRequestSchema } from "../../gen/acms/v1/scope_pb";
-import { SearchRequestSchema } from "../../gen/acms/v1/text_pb";
-import { collectRefs } from "../../src/server/request-refs";
+import { RefKind } from "../../gen/acms/v1/options_pb.js";
+import { FetchContentRequestSchema } from "../../gen/acms/v1/rag_pb.js";
+import { UpsertDocumentsRequestSchema } from "../../gen/acms/v1/index_pb.js";
+import { StoreFragmentRequestSchema, GetForActorRequestSchema } from "../../gen/acms/v1/tiers_pb.js";
+import { ResolveScopeRequestSchema } from "../../gen/acms/v1/scope_pb.js";
+import { SearchRequestSchema } from "../../gen/acms/v1/text_pb.js";
+import { collectRefs } from "../../src/server/request-refs.js";
 
 describe("collectRefs", () => {
   it("finds singular, repeated and nested marked fields with their paths", () => {
