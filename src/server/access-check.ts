@@ -9,6 +9,7 @@ import {
   type FieldViolation,
 } from "../domain/errors.js";
 import { isProjectName } from "../domain/project-name.js";
+import type { ResourceScope } from "../domain/scope.js";
 import { createScopedBackendView, type ScopedBackendView } from "../domain/scoped-backend-view.js";
 import { isUlid } from "../domain/ulid-id.js";
 import { parseUkoUri } from "../domain/uko-uri.js";
@@ -35,6 +36,13 @@ export function requireWrite(principal: Principal): void {
   if (!principal.write) throw new PermissionDeniedError(`Key "${principal.name}" may not write`);
 }
 
+/**
+ * Views by scope object: scopes are immutable and the store hands out its cached object, so the resource
+ * set and the compiled path filter are built once per scope, not on every call. Weak, so a scope the
+ * store evicts takes its view with it.
+ */
+const views = new WeakMap<ResourceScope, ScopedBackendView>();
+
 /** The longest acms-scope header value looked up. */
 const MAX_SCOPE_ID = 64;
 
@@ -49,7 +57,18 @@ export function resolveView(scopes: ScopeStore, principal: Principal, scopeHeade
   }
   const scope = scopeId.length <= MAX_SCOPE_ID ? scopes.get(scopeId) : undefined;
   if (!scope || scope.owner !== principal.name) throw new NotFoundError(`scope ${scopeId.slice(0, MAX_SCOPE_ID)} not found`);
-  return createScopedBackendView(scope);
+  // Keys can lose projects between restarts: a scope made before must not outlive the key's rights.
+  const revoked = scope.projectNames.filter((p) => !principal.allowsProject(p));
+  if (revoked.length > 0) {
+    const reason = `Projects no longer allowed for key "${principal.name}": ${revoked.join(", ")}`;
+    throw new ScopeViolationError(reason, { resourceIds: [], scopeProjectNames: [...scope.projectNames], projectNames: revoked, reason });
+  }
+  let view = views.get(scope);
+  if (!view) {
+    view = createScopedBackendView(scope);
+    views.set(scope, view);
+  }
+  return view;
 }
 
 interface Offenders {

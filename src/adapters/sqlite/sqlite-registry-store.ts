@@ -1,0 +1,320 @@
+import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from "../../domain/errors.js";
+import { assertResourceRequest } from "../../domain/new-resource-check.js";
+import { assertProjectName } from "../../domain/project-name.js";
+import { assertAlias } from "../../domain/resource-alias.js";
+import { isUlid, newUlid } from "../../domain/ulid-id.js";
+import type { LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
+import type { SqliteDatabase } from "./sqlite-database.js";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS registry_projects (
+  name TEXT PRIMARY KEY,
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS registry_resources (
+  id TEXT PRIMARY KEY,
+  owner_project TEXT NOT NULL REFERENCES registry_projects(name),
+  kind TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS registry_links (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  project TEXT NOT NULL REFERENCES registry_projects(name),
+  resource_id TEXT NOT NULL REFERENCES registry_resources(id),
+  alias TEXT NOT NULL,
+  UNIQUE (project, resource_id),
+  UNIQUE (project, alias)
+);
+CREATE INDEX IF NOT EXISTS registry_links_by_resource ON registry_links(resource_id, seq);
+CREATE TABLE IF NOT EXISTS registry_parents (
+  child_id TEXT NOT NULL REFERENCES registry_resources(id),
+  parent_id TEXT NOT NULL REFERENCES registry_resources(id),
+  position INTEGER NOT NULL,
+  PRIMARY KEY (child_id, parent_id)
+);
+CREATE INDEX IF NOT EXISTS registry_parents_by_parent ON registry_parents(parent_id);
+`;
+
+interface ResourceRow {
+  id: string;
+  owner_project: string;
+  kind: string;
+  metadata: string;
+  created_at: number;
+}
+
+interface LinkRow {
+  project: string;
+  resource_id: string;
+  alias: string;
+}
+
+function toLink(r: LinkRow): LinkRecord {
+  return { project: r.project, resourceId: r.resource_id, alias: r.alias };
+}
+
+/** Metadata is stored as an array of pairs, so no key (not even `__proto__`) is special on the way back. */
+function decodeMetadata(json: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of JSON.parse(json) as Array<[string, string]>) {
+    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+function addChild(children: Map<string, string[]>, parent: string, child: string): void {
+  const list = children.get(parent);
+  if (list) list.push(child);
+  else children.set(parent, [child]);
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+}
+
+/**
+ * The registry on the embedded SQLite database: projects, resources, their links into projects (alias
+ * unique per project, enforced by the schema too) and the parent DAG. Multi-row writes run in one
+ * transaction, so a failed registration leaves nothing behind.
+ */
+export class SqliteRegistryStore implements RegistryStore {
+  private readonly stmts;
+  /**
+   * The parent DAG as child lists, loaded on first use and kept in step with every committed registration:
+   * this store is the database's only writer, and walking descendants in memory is what makes resolving
+   * a scope over thousands of resources cheap.
+   */
+  private children: Map<string, string[]> | undefined;
+
+  constructor(private readonly db: SqliteDatabase) {
+    db.exec(SCHEMA);
+    this.stmts = {
+      insertProject: db.prepare<[string, number]>("INSERT INTO registry_projects (name, created_at) VALUES (?, ?)"),
+      getProject: db.prepare<[string], { name: string; created_at: number }>("SELECT name, created_at FROM registry_projects WHERE name = ?"),
+      listProjects: db.prepare<[], { name: string; created_at: number }>("SELECT name, created_at FROM registry_projects ORDER BY name"),
+      insertResource: db.prepare<[string, string, string, string, number]>(
+        "INSERT INTO registry_resources (id, owner_project, kind, metadata, created_at) VALUES (?, ?, ?, ?, ?)",
+      ),
+      getResource: db.prepare<[string], ResourceRow>("SELECT id, owner_project, kind, metadata, created_at FROM registry_resources WHERE id = ?"),
+      insertLink: db.prepare<[string, string, string]>("INSERT INTO registry_links (project, resource_id, alias) VALUES (?, ?, ?)"),
+      insertParent: db.prepare<[string, string, number]>("INSERT INTO registry_parents (child_id, parent_id, position) VALUES (?, ?, ?)"),
+      parentsOf: db.prepare<[string], { parent_id: string }>("SELECT parent_id FROM registry_parents WHERE child_id = ? ORDER BY position"),
+      linksOf: db.prepare<[string], LinkRow>("SELECT project, resource_id, alias FROM registry_links WHERE resource_id = ? ORDER BY seq"),
+      linkByAlias: db.prepare<[string, string], { resource_id: string }>("SELECT resource_id FROM registry_links WHERE project = ? AND alias = ?"),
+      linkByResource: db.prepare<[string, string], LinkRow>("SELECT project, resource_id, alias FROM registry_links WHERE project = ? AND resource_id = ?"),
+      linksOfProject: db.prepare<[string], LinkRow>("SELECT project, resource_id, alias FROM registry_links WHERE project = ? ORDER BY alias"),
+      resourcesOfProject: db.prepare<[string], ResourceRow & { alias: string }>(
+        `SELECT r.id, r.owner_project, r.kind, r.metadata, r.created_at, l.alias
+           FROM registry_links l JOIN registry_resources r ON r.id = l.resource_id
+          WHERE l.project = ? ORDER BY l.alias`,
+      ),
+      linksOfProjectMembers: db.prepare<[string], LinkRow>(
+        `SELECT project, resource_id, alias FROM registry_links
+          WHERE resource_id IN (SELECT resource_id FROM registry_links WHERE project = ?) ORDER BY seq`,
+      ),
+      parentsOfProjectMembers: db.prepare<[string], { child_id: string; parent_id: string }>(
+        `SELECT child_id, parent_id FROM registry_parents
+          WHERE child_id IN (SELECT resource_id FROM registry_links WHERE project = ?) ORDER BY child_id, position`,
+      ),
+      linksOfProjects: db.prepare<[string], LinkRow>(
+        "SELECT project, resource_id, alias FROM registry_links WHERE project IN (SELECT value FROM json_each(?)) ORDER BY seq",
+      ),
+      allEdges: db.prepare<[], { child_id: string; parent_id: string }>("SELECT child_id, parent_id FROM registry_parents"),
+    };
+  }
+
+  createProject(name: string): ProjectRecord {
+    assertProjectName("name", name);
+    const createdAt = Date.now();
+    try {
+      this.stmts.insertProject.run(name, createdAt);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new AlreadyExistsError(`project ${name} already exists`);
+      throw err;
+    }
+    return { name, createdAt: new Date(createdAt) };
+  }
+
+  getProject(name: string): ProjectRecord | undefined {
+    const row = this.stmts.getProject.get(name);
+    return row ? { name: row.name, createdAt: new Date(row.created_at) } : undefined;
+  }
+
+  listProjects(): ProjectRecord[] {
+    return this.stmts.listProjects.all().map((r) => ({ name: r.name, createdAt: new Date(r.created_at) }));
+  }
+
+  registerResource(input: NewResource): ResourceRecord {
+    assertResourceRequest(input);
+    const id = input.id.length > 0 ? input.id : newUlid();
+    const parentIds = [...new Set(input.parentIds)];
+    const createdAt = Date.now();
+    const metadata = JSON.stringify(Object.entries(input.metadata));
+    const write = this.db.transaction(() => {
+      this.requireProject(input.project);
+      if (this.stmts.getResource.get(id)) throw new AlreadyExistsError(`resource ${id} already exists`);
+      if (this.stmts.linkByAlias.get(input.project, input.alias)) {
+        throw new AlreadyExistsError(`alias "${input.alias}" is already taken in ${input.project}`);
+      }
+      // Acyclic by construction: parents must already exist, the new id must not, and edges are never
+      // changed afterwards, so no path can lead back to the new resource (self-parents are refused above).
+      parentIds.forEach((p) => {
+        if (!this.stmts.getResource.get(p)) throw new NotFoundError(`parent resource ${p} not found`);
+      });
+      this.stmts.insertResource.run(id, input.project, input.kind, metadata, createdAt);
+      this.stmts.insertLink.run(input.project, id, input.alias);
+      parentIds.forEach((p, i) => this.stmts.insertParent.run(id, p, i));
+    });
+    try {
+      write();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new AlreadyExistsError(`resource ${id} or alias "${input.alias}" in ${input.project} already exists`);
+      throw err;
+    }
+    if (this.children) for (const p of parentIds) addChild(this.children, p, id);
+    return {
+      id,
+      ownerProject: input.project,
+      kind: input.kind,
+      parentIds,
+      metadata: decodeMetadata(metadata),
+      createdAt: new Date(createdAt),
+      links: [{ project: input.project, resourceId: id, alias: input.alias }],
+    };
+  }
+
+  linkResource(link: LinkRecord): LinkRecord {
+    assertAlias("alias", link.alias);
+    if (!isUlid(link.resourceId)) throw InvalidArgumentError.field("resource_id", `"${link.resourceId.slice(0, 80)}" is not a resource id (ULID)`);
+    const write = this.db.transaction(() => {
+      this.requireProject(link.project);
+      if (!this.stmts.getResource.get(link.resourceId)) throw new NotFoundError(`resource ${link.resourceId} not found`);
+      if (this.stmts.linkByResource.get(link.project, link.resourceId)) {
+        throw new AlreadyExistsError(`resource ${link.resourceId} is already linked into ${link.project}`);
+      }
+      if (this.stmts.linkByAlias.get(link.project, link.alias)) {
+        throw new AlreadyExistsError(`alias "${link.alias}" is already taken in ${link.project}`);
+      }
+      this.stmts.insertLink.run(link.project, link.resourceId, link.alias);
+    });
+    try {
+      write();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new AlreadyExistsError(`resource ${link.resourceId} or alias "${link.alias}" already in ${link.project}`);
+      throw err;
+    }
+    return { project: link.project, resourceId: link.resourceId, alias: link.alias };
+  }
+
+  getResource(id: string): ResourceRecord | undefined {
+    const row = this.stmts.getResource.get(id);
+    if (!row) return undefined;
+    return this.toRecord(
+      row,
+      this.stmts.parentsOf.all(id).map((p) => p.parent_id),
+      this.stmts.linksOf.all(id).map(toLink),
+    );
+  }
+
+  listResources(project: string): Array<ResourceRecord & { alias: string }> {
+    this.requireProject(project);
+    const links = new Map<string, LinkRecord[]>();
+    for (const l of this.stmts.linksOfProjectMembers.all(project)) {
+      let list = links.get(l.resource_id);
+      if (!list) links.set(l.resource_id, (list = []));
+      list.push(toLink(l));
+    }
+    const parents = new Map<string, string[]>();
+    for (const p of this.stmts.parentsOfProjectMembers.all(project)) {
+      let list = parents.get(p.child_id);
+      if (!list) parents.set(p.child_id, (list = []));
+      list.push(p.parent_id);
+    }
+    return this.stmts.resourcesOfProject.all(project).map((row) => ({
+      ...this.toRecord(row, parents.get(row.id) ?? [], links.get(row.id) ?? []),
+      alias: row.alias,
+    }));
+  }
+
+  resolveAlias(project: string, aliasOrId: string): string | undefined {
+    const byAlias = this.stmts.linkByAlias.get(project, aliasOrId);
+    if (byAlias) return byAlias.resource_id;
+    return isUlid(aliasOrId) ? this.stmts.linkByResource.get(project, aliasOrId)?.resource_id : undefined;
+  }
+
+  duplicateAliases(project: string): string[] {
+    this.requireProject(project);
+    const links = this.stmts.linksOfProject.all(project);
+    const messages: string[] = [];
+    const byFolded = new Map<string, LinkRow[]>();
+    for (const l of links) {
+      const key = l.alias.toLowerCase();
+      let group = byFolded.get(key);
+      if (!group) byFolded.set(key, (group = []));
+      group.push(l);
+    }
+    for (const group of byFolded.values()) {
+      if (group.length < 2) continue;
+      const names = group.map((l) => `"${l.alias}" (${l.resource_id})`).join(", ");
+      messages.push(`aliases ${names} in ${project} differ only in case`);
+    }
+    const ids = new Set(links.map((l) => l.resource_id));
+    for (const l of links) {
+      const asId = l.alias.toUpperCase();
+      if (asId !== l.resource_id && ids.has(asId)) {
+        messages.push(`alias "${l.alias}" of ${l.resource_id} in ${project} equals the id of another resource linked into it`);
+      }
+    }
+    return messages;
+  }
+
+  linksOfProjects(projects: readonly string[]): LinkRecord[] {
+    if (projects.length === 0) return [];
+    return this.stmts.linksOfProjects.all(JSON.stringify(projects)).map(toLink);
+  }
+
+  withDescendants(ids: readonly string[]): Set<string> {
+    const children = this.loadChildren();
+    const out = new Set<string>();
+    const stack = [...ids];
+    while (stack.length > 0) {
+      const id = stack.pop()!;
+      if (out.has(id)) continue;
+      out.add(id);
+      const below = children.get(id);
+      if (below) for (const c of below) if (!out.has(c)) stack.push(c);
+    }
+    return out;
+  }
+
+  close(): void {
+    // The database handle is shared and closed by its opener (the composition root).
+  }
+
+  private loadChildren(): Map<string, string[]> {
+    if (!this.children) {
+      const children = new Map<string, string[]>();
+      for (const e of this.stmts.allEdges.iterate()) addChild(children, e.parent_id, e.child_id);
+      this.children = children;
+    }
+    return this.children;
+  }
+
+  private requireProject(name: string): void {
+    if (!this.stmts.getProject.get(name)) throw new NotFoundError(`project ${name} not found`);
+  }
+
+  private toRecord(row: ResourceRow, parentIds: string[], links: LinkRecord[]): ResourceRecord {
+    return {
+      id: row.id,
+      ownerProject: row.owner_project,
+      kind: row.kind,
+      parentIds,
+      metadata: decodeMetadata(row.metadata),
+      createdAt: new Date(row.created_at),
+      links,
+    };
+  }
+}

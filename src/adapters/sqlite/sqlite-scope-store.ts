@@ -1,0 +1,136 @@
+import { AlreadyExistsError } from "../../domain/errors.js";
+import { TEMPORAL_SCOPES, type ResourceScope, type TemporalScope } from "../../domain/scope.js";
+import type { ScopeStore } from "../../ports/scope-store.js";
+import type { SqliteDatabase } from "./sqlite-database.js";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS scopes (
+  scope_id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  body TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+`;
+
+/** The JSON body of a stored scope: everything but id, owner and creation time, which have columns. */
+interface ScopeBody {
+  resourceIds: string[];
+  projectNames: string[];
+  temporalScope: string;
+  includeResources: string[];
+  excludeResources: string[];
+  includePaths: string[];
+  excludePaths: string[];
+  parentScopeId: string;
+  expandDescendants: boolean;
+  deniedResourceIds: string[];
+}
+
+function toTemporal(value: string): TemporalScope {
+  return (TEMPORAL_SCOPES as readonly string[]).includes(value) ? (value as TemporalScope) : "current";
+}
+
+function freeze(scope: ResourceScope): ResourceScope {
+  return Object.freeze({
+    ...scope,
+    resourceIds: Object.freeze([...scope.resourceIds]),
+    projectNames: Object.freeze([...scope.projectNames]),
+    includeResources: Object.freeze([...scope.includeResources]),
+    excludeResources: Object.freeze([...scope.excludeResources]),
+    includePaths: Object.freeze([...scope.includePaths]),
+    excludePaths: Object.freeze([...scope.excludePaths]),
+    deniedResourceIds: Object.freeze([...scope.deniedResourceIds]),
+  });
+}
+
+/**
+ * Scopes on the embedded SQLite database. Scopes are immutable once saved, so each is cached in memory
+ * after its first read (or its save) and every later call of a plan skips the database. The cache keeps
+ * the `cacheSize` most recently used scopes; unknown ids are never cached, so probing cannot grow it.
+ */
+export class SqliteScopeStore implements ScopeStore {
+  private readonly cache = new Map<string, ResourceScope>();
+  private readonly cacheSize: number;
+  private readonly insert;
+  private readonly select;
+
+  constructor(db: SqliteDatabase, opts: { cacheSize?: number } = {}) {
+    this.cacheSize = Math.max(1, opts.cacheSize ?? 10_000);
+    db.exec(SCHEMA);
+    this.insert = db.prepare<[string, string, string, number]>("INSERT INTO scopes (scope_id, owner, body, created_at) VALUES (?, ?, ?, ?)");
+    this.select = db.prepare<[string], { scope_id: string; owner: string; body: string; created_at: number }>(
+      "SELECT scope_id, owner, body, created_at FROM scopes WHERE scope_id = ?",
+    );
+  }
+
+  save(scope: ResourceScope): void {
+    const body: ScopeBody = {
+      resourceIds: [...scope.resourceIds],
+      projectNames: [...scope.projectNames],
+      temporalScope: scope.temporalScope,
+      includeResources: [...scope.includeResources],
+      excludeResources: [...scope.excludeResources],
+      includePaths: [...scope.includePaths],
+      excludePaths: [...scope.excludePaths],
+      parentScopeId: scope.parentScopeId,
+      expandDescendants: scope.expandDescendants,
+      deniedResourceIds: [...scope.deniedResourceIds],
+    };
+    try {
+      this.insert.run(scope.scopeId, scope.owner, JSON.stringify(body), scope.createdAt.getTime());
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE") {
+        throw new AlreadyExistsError(`scope ${scope.scopeId} already exists`);
+      }
+      throw err;
+    }
+    this.remember(freeze(scope));
+  }
+
+  get(scopeId: string): ResourceScope | undefined {
+    const cached = this.cache.get(scopeId);
+    if (cached) {
+      this.cache.delete(scopeId);
+      this.cache.set(scopeId, cached);
+      return cached;
+    }
+    const row = this.select.get(scopeId);
+    if (!row) return undefined;
+    const body = JSON.parse(row.body) as ScopeBody;
+    const scope = freeze({
+      scopeId: row.scope_id,
+      owner: row.owner,
+      resourceIds: body.resourceIds,
+      projectNames: body.projectNames,
+      temporalScope: toTemporal(body.temporalScope),
+      includeResources: body.includeResources,
+      excludeResources: body.excludeResources,
+      includePaths: body.includePaths,
+      excludePaths: body.excludePaths,
+      parentScopeId: body.parentScopeId,
+      expandDescendants: body.expandDescendants,
+      deniedResourceIds: body.deniedResourceIds,
+      createdAt: new Date(row.created_at),
+    });
+    this.remember(scope);
+    return scope;
+  }
+
+  /** Whether `scopeId` is held in memory (for tests of the cache). */
+  isCached(scopeId: string): boolean {
+    return this.cache.has(scopeId);
+  }
+
+  private remember(scope: ResourceScope): void {
+    this.cache.set(scope.scopeId, scope);
+    if (this.cache.size > this.cacheSize) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+  }
+
+  close(): void {
+    this.cache.clear();
+  }
+}

@@ -1,0 +1,111 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ConnectRouter } from "@connectrpc/connect";
+import {
+  ProjectSchema,
+  RegistryService,
+  ResourceLinkSchema,
+  ResourceSchema,
+  type Project,
+  type Resource,
+  type ResourceLink,
+} from "../../../gen/acms/v1/registry_pb.js";
+import { InvalidArgumentError, NotFoundError, type FieldViolation } from "../../domain/errors.js";
+import { assertProjectName, isProjectName } from "../../domain/project-name.js";
+import type { LinkRecord, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
+import { resourceVisibility } from "../resource-visibility.js";
+import { principalOf } from "../handler-context.js";
+import type { Principal } from "../principal.js";
+import type { ServerDeps } from "../server.js";
+
+/** The longest `alias_or_id` looked up. */
+const MAX_ALIAS_OR_ID = 128;
+
+function toProject(p: ProjectRecord): Project {
+  return create(ProjectSchema, { name: p.name, namespace: p.name.split("/")[0], createdAt: timestampFromDate(p.createdAt) });
+}
+
+function toLink(l: LinkRecord): ResourceLink {
+  return create(ResourceLinkSchema, { project: l.project, resourceId: l.resourceId, alias: l.alias });
+}
+
+/**
+ * The wire form of a resource as `principal` may see it: links into projects the key does not allow,
+ * parents the key cannot see, and an owner project the key does not allow (left empty) are left out, so a
+ * listing never reveals another tenant's projects or ids.
+ */
+function toResource(r: ResourceRecord, alias: string, principal: Principal, visible: (id: string) => boolean): Resource {
+  return create(ResourceSchema, {
+    id: r.id,
+    ownerProject: principal.allowsProject(r.ownerProject) ? r.ownerProject : "",
+    kind: r.kind,
+    parentIds: r.parentIds.filter(visible),
+    metadata: r.metadata,
+    alias,
+    links: r.links.filter((l) => principal.allowsProject(l.project)).map(toLink),
+    createdAt: timestampFromDate(r.createdAt),
+  });
+}
+
+/** An empty project slips past the interceptor (it skips empty refs), so handlers check the shape too. */
+function requireProject(registry: RegistryStore, name: string): void {
+  assertProjectName("project", name);
+  if (!registry.getProject(name)) throw new NotFoundError(`project ${name} not found`);
+}
+
+/**
+ * RegistryService on the configured registry store. The access interceptor has already authenticated the
+ * key, refused writes by read-only keys and checked every project and parent/resource id against the
+ * key's projects; handlers add existence, uniqueness and shape rules.
+ */
+export function registryRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
+  const registry = deps.backends.registry;
+  return (router) => {
+    router.service(RegistryService, {
+      createProject(req) {
+        return { project: toProject(registry.createProject(req.name)) };
+      },
+      listProjects(_req, ctx) {
+        const principal = principalOf(ctx);
+        return { projects: registry.listProjects().filter((p) => principal.allowsProject(p.name)).map(toProject) };
+      },
+      registerResource(req, ctx) {
+        const principal = principalOf(ctx);
+        const record = registry.registerResource({
+          id: req.id,
+          project: req.project,
+          alias: req.alias,
+          kind: req.kind,
+          parentIds: req.parentIds,
+          metadata: req.metadata,
+        });
+        return { resource: toResource(record, req.alias, principal, resourceVisibility(registry, principal)) };
+      },
+      linkResource(req) {
+        assertProjectName("project", req.project);
+        return { link: toLink(registry.linkResource({ project: req.project, resourceId: req.resourceId, alias: req.alias })) };
+      },
+      listResources(req, ctx) {
+        assertProjectName("project", req.project);
+        const principal = principalOf(ctx);
+        const visible = resourceVisibility(registry, principal);
+        return { resources: registry.listResources(req.project).map((r) => toResource(r, r.alias, principal, visible)) };
+      },
+      resolveAlias(req) {
+        const violations: FieldViolation[] = [];
+        if (!isProjectName(req.project)) violations.push({ field: "project", description: `"${req.project.slice(0, 80)}" is not a project name (namespace/name)` });
+        if (req.aliasOrId.length === 0) violations.push({ field: "alias_or_id", description: "empty: give an alias or a resource id" });
+        else if (req.aliasOrId.length > MAX_ALIAS_OR_ID) violations.push({ field: "alias_or_id", description: `longer than ${MAX_ALIAS_OR_ID} characters` });
+        if (violations.length > 0) throw new InvalidArgumentError(violations);
+        requireProject(registry, req.project);
+        const id = registry.resolveAlias(req.project, req.aliasOrId);
+        if (!id) throw new NotFoundError(`no resource with alias or id "${req.aliasOrId}" in ${req.project}`);
+        return { resourceId: id };
+      },
+      validateAliases(req) {
+        assertProjectName("project", req.project);
+        return { errors: registry.duplicateAliases(req.project) };
+      },
+    });
+  };
+}
