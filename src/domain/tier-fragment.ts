@@ -1,0 +1,37 @@
+/** The tiers, top (fastest, smallest) to bottom. */
+export const TIER_NAMES = ["hot", "warm", "cold"] as const;
+
+/** Where a fragment lives: hot (memory), warm (SQLite), cold (files, summarised). */
+export type TierName = (typeof TIER_NAMES)[number];
+
+/**
+ * A fragment of agent context as the tier service keeps it. `content` is always the full original;
+ * `summary` is filled when the fragment went to cold (what role views show in its place).
+ * `accessSeq` orders least-recently-used: a process-monotonic number, so ties of the wall clock never
+ * reorder two accesses.
+ */
+export interface TierFragment {
+  id: string;
+  tier: TierName;
+  projectName: string;
+  /** The resource the fragment is about; empty when none. */
+  resourceId: string;
+  metadata: Record<string, string>;
+  content: string;
+  summary: string;
+  tokenCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+  lastAccessedAt: Date;
+  accessSeq: number;
+}
+
+/** The tier one step down, or undefined below cold. */
+export function tierBelow(tier: TierName): TierName | undefined {
+  return tier === "hot" ? "warm" : tier === "warm" ? "cold" : undefined;
+}
+
+/** The tier one step up, or undefined above hot. */
+export function tierAbove(tier: TierName): TierName | undefined {
+  return tier === "cold" ? "warm" : tier === "warm" ? "hot" : undefined;
+}

@@ -1,0 +1,136 @@
+import { tierBelow, type TierName } from "./tier-fragment.js";
+
+/**
+ * The budgets of one deployment, shared by every plan and project: hot is measured in tokens (what an
+ * agent's context window spends), warm and cold in fragments (what their storage spends).
+ */
+export interface TierBudgets {
+  maxTokensHot: number;
+  maxDecisionsWarm: number;
+  maxDecisionsCold: number;
+}
+
+/** What the policy knows of a fragment: where it is, what it weighs, and when it was last used. */
+export interface TierEntry {
+  readonly id: string;
+  readonly tier: TierName;
+  readonly tokens: number;
+  /** Access order: larger is more recent. */
+  readonly seq: number;
+}
+
+/** One step that brings the tiers back within budget: down one tier, or out of cold (`to` undefined). */
+export interface PlannedMove {
+  id: string;
+  from: TierName;
+  /** The tier below, or undefined when the fragment is deleted (cold overflow). */
+  to: TierName | undefined;
+}
+
+/**
+ * The placement and LRU bookkeeping of the tiers, with no I/O: which fragment is in which tier, in
+ * least-recently-used order, and what must move when a tier is over budget. The service asks it what to
+ * do, persists each step, then records the step here, so the policy can be tested (and property-tested)
+ * on its own.
+ *
+ * Each tier is a Map kept in ascending access order (a Map iterates in insertion order, and every access
+ * re-inserts at the end), so the least recently used entry is always the first: O(1) to find and to move.
+ * @example
+ * const p = new TierPolicy({ maxTokensHot: 100, maxDecisionsWarm: 2, maxDecisionsCold: 2 });
+ * p.place("a", "hot", 80, p.nextSeq()); p.place("b", "hot", 40, p.nextSeq());
+ * p.nextOverflowMove(); // { id: "a", from: "hot", to: "warm" }
+ */
+export class TierPolicy {
+  private readonly tiers: Record<TierName, Map<string, TierEntry>> = { hot: new Map(), warm: new Map(), cold: new Map() };
+  private readonly entries = new Map<string, TierEntry>();
+  private readonly tokenTotals: Record<TierName, number> = { hot: 0, warm: 0, cold: 0 };
+  private seq = 0;
+
+  constructor(readonly budgets: TierBudgets) {}
+
+  /** A new access number, larger than every one issued or placed before. */
+  nextSeq(): number {
+    this.seq += 1;
+    return this.seq;
+  }
+
+  /** The entry of `id`, wherever it is. */
+  get(id: string): TierEntry | undefined {
+    return this.entries.get(id);
+  }
+
+  /** Fragments in `tier`. */
+  size(tier: TierName): number {
+    return this.tiers[tier].size;
+  }
+
+  /** Tokens held in `tier`. */
+  tokens(tier: TierName): number {
+    return this.tokenTotals[tier];
+  }
+
+  /** The entries of `tier`, least recently used first. */
+  lru(tier: TierName): IterableIterator<TierEntry> {
+    return this.tiers[tier].values();
+  }
+
+  /** Whether a fragment of `tokens` can ever be held by `tier` (only hot has a token budget). */
+  fits(tier: TierName, tokens: number): boolean {
+    return tier !== "hot" || tokens <= this.budgets.maxTokensHot;
+  }
+
+  /** Whether `tier` holds more than its budget. */
+  over(tier: TierName): boolean {
+    switch (tier) {
+      case "hot":
+        return this.tokenTotals.hot > this.budgets.maxTokensHot;
+      case "warm":
+        return this.tiers.warm.size > this.budgets.maxDecisionsWarm;
+      case "cold":
+        return this.tiers.cold.size > this.budgets.maxDecisionsCold;
+    }
+  }
+
+  /**
+   * Puts `id` in `tier` as its most recently used entry (`seq` must be the largest so far, which
+   * nextSeq() guarantees; loading sorts by seq first), taking it out of wherever it was.
+   */
+  place(id: string, tier: TierName, tokens: number, seq: number): void {
+    this.remove(id);
+    const entry: TierEntry = { id, tier, tokens, seq };
+    this.entries.set(id, entry);
+    this.tiers[tier].set(id, entry);
+    this.tokenTotals[tier] += tokens;
+    if (seq > this.seq) this.seq = seq;
+  }
+
+  /** Marks `id` as just used, keeping its tier. */
+  touch(id: string, seq: number): void {
+    const e = this.entries.get(id);
+    if (e) this.place(id, e.tier, e.tokens, seq);
+  }
+
+  /** Forgets `id`. */
+  remove(id: string): void {
+    const e = this.entries.get(id);
+    if (!e) return;
+    this.entries.delete(id);
+    this.tiers[e.tier].delete(id);
+    this.tokenTotals[e.tier] -= e.tokens;
+  }
+
+  /**
+   * The next step toward every tier within budget, or undefined when all fit: the least recently used
+   * entry of the topmost over-budget tier goes one tier down; out of cold it is deleted. Repeating until
+   * undefined resolves any cascade (hot overflow can push warm over, which can push cold over).
+   */
+  nextOverflowMove(): PlannedMove | undefined {
+    for (const tier of ["hot", "warm", "cold"] as const) {
+      if (!this.over(tier)) continue;
+      const lru = this.tiers[tier].values().next();
+      if (lru.done) continue;
+      return { id: lru.value.id, from: tier, to: tierBelow(tier) };
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,483 @@
+import { tiersForRole, type ActorRole } from "../domain/actor-role.js";
+import {
+  AlreadyExistsError,
+  FailedPreconditionError,
+  InvalidArgumentError,
+  NotFoundError,
+  ScopeViolationError,
+} from "../domain/errors.js";
+import { extractiveSummary, type Summariser } from "../domain/extractive-summariser.js";
+import { guardFragments, isFragmentVisible } from "../domain/fragment-visibility.js";
+import { isProjectName } from "../domain/project-name.js";
+import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
+import { TIER_NAMES, tierAbove, tierBelow, type TierFragment, type TierName } from "../domain/tier-fragment.js";
+import { TierPolicy, type TierBudgets } from "../domain/tier-policy.js";
+import { countTokens, truncateToTokens } from "../domain/token-count.js";
+import { isUlid, newUlid } from "../domain/ulid-id.js";
+import type { LoadedFragment, TierStore } from "../ports/tier-store.js";
+import { SerialQueue } from "./serial-queue.js";
+
+/** Client-chosen fragment ids: printable, path-safe, bounded. */
+const FRAGMENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** The largest fragment content accepted, in characters. */
+export const MAX_FRAGMENT_CHARS = 256 * 1024;
+/** Metadata bounds: entries, key length, value length. */
+export const MAX_METADATA_ENTRIES = 64;
+const MAX_METADATA_KEY = 128;
+const MAX_METADATA_VALUE = 4096;
+
+/** How the tier service is tuned. */
+export interface TierServiceOptions {
+  budgets: TierBudgets;
+  /** Token target of the summary made on demotion into cold. */
+  summaryTokens: number;
+  /** The summariser; extractiveSummary by default. */
+  summarise?: Summariser;
+  /** The clock for timestamps (LRU order uses a sequence number, never this). */
+  now?: () => Date;
+}
+
+/** A fragment to store, as the request gives it. */
+export interface FragmentInput {
+  /** Empty: the server assigns a ULID. */
+  id: string;
+  content: string;
+  /** Undefined: hot. */
+  tier: TierName | undefined;
+  projectName: string;
+  /** Empty when the fragment is about no resource. */
+  resourceId: string;
+  metadata: Record<string, string>;
+}
+
+/** A fragment moved down or deleted to make room. */
+export interface Displacement {
+  id: string;
+  from: TierName;
+  /** Undefined when deleted out of cold. */
+  to: TierName | undefined;
+  evicted: boolean;
+}
+
+/** A fragment in its new place, and what its placement displaced. */
+export interface PlacementResult {
+  fragment: TierFragment;
+  displaced: Displacement[];
+}
+
+/**
+ * The tier counters and sizes. Counters count since the server started, over the whole deployment (the
+ * budgets they describe are shared by all plans); population and tokens count only fragments visible in
+ * the asking call's scope, so no tenant learns the size of another's context.
+ *
+ * GetFragment lookups fall through the tiers: `hotHits + hotMisses` = lookups, `hotMisses = warmHits +
+ * warmMisses`, `warmMisses = coldHits + misses`. `demotions` counts every move one tier down (DemoteFragment,
+ * displacement over budget, EvictLru on hot or warm); `promotions` counts PromoteFragment; `evictions`
+ * counts deletions out of cold (overflow and EvictLru on cold).
+ */
+export interface TierMetrics {
+  hotHits: number;
+  hotMisses: number;
+  warmHits: number;
+  warmMisses: number;
+  coldHits: number;
+  misses: number;
+  promotions: number;
+  demotions: number;
+  evictions: number;
+  population: Record<TierName, number>;
+  tokens: Record<TierName, number>;
+}
+
+type Counters = Omit<TierMetrics, "population" | "tokens">;
+
+/**
+ * Keeps agents' working context in three tiers within budgets that always hold: hot (in memory, written
+ * through to the store, budget in tokens), warm and cold (budgets in fragments). Storing or promoting into a
+ * full tier moves its least recently used fragments down one tier, cold overflow deletes; demotion into cold
+ * summarises. Every operation runs through one SerialQueue, and every change is persisted before the
+ * in-memory placement (TierPolicy) records it, so a fragment is in exactly one tier at any moment, also under
+ * concurrent calls, and a restart finds every fragment again.
+ *
+ * The budgets are per deployment, shared by every plan and project (one machine's memory and disk), while
+ * visibility is per call: every operation takes the call's scoped view, a fragment outside it is NOT_FOUND
+ * (never revealed), EvictLru only ever picks visible fragments, and responses never name invisible ones.
+ * @example
+ * const tiers = await TierService.open(store, { budgets, summaryTokens: 128 });
+ * const { fragment } = await tiers.storeFragment(view, { id: "", content, tier: undefined, projectName: "local/api", resourceId: "", metadata: {} });
+ */
+export class TierService {
+  private readonly queue = new SerialQueue();
+  private readonly counters: Counters = {
+    hotHits: 0,
+    hotMisses: 0,
+    warmHits: 0,
+    warmMisses: 0,
+    coldHits: 0,
+    misses: 0,
+    promotions: 0,
+    demotions: 0,
+    evictions: 0,
+  };
+  private readonly summarise: Summariser;
+  private readonly now: () => Date;
+
+  private constructor(
+    private readonly store: TierStore,
+    private readonly policy: TierPolicy,
+    /** Every fragment, content kept only for hot ones. */
+    private readonly index: Map<string, LoadedFragment>,
+    private readonly options: TierServiceOptions,
+  ) {
+    this.summarise = options.summarise ?? extractiveSummary;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /**
+   * Loads every stored fragment (the store reconciles interrupted moves first) and brings the tiers within
+   * the configured budgets, which may be smaller than at the last start.
+   */
+  static async open(store: TierStore, options: TierServiceOptions): Promise<TierService> {
+    const policy = new TierPolicy(options.budgets);
+    const index = new Map<string, LoadedFragment>();
+    const loaded = await store.load();
+    loaded.sort((a, b) => a.accessSeq - b.accessSeq);
+    for (const f of loaded) {
+      index.set(f.id, f);
+      policy.place(f.id, f.tier, f.tokenCount, f.accessSeq);
+    }
+    const service = new TierService(store, policy, index, options);
+    await service.queue.run(() => service.rebalance());
+    return service;
+  }
+
+  /**
+   * Stores (or replaces: same id, same fragment, its tier may change) a fragment into `input.tier` (hot
+   * when unset), then displaces least recently used fragments of any tier now over budget. A fragment
+   * larger than the whole hot budget is refused into hot (INVALID_ARGUMENT `fragment.content`), never
+   * silently dropped. An id held by a fragment outside the call's scope is ALREADY_EXISTS: another
+   * tenant's fragment is never overwritten. The budgets are shared, so a store may displace another
+   * tenant's fragments; `displaced` lists only those the call's scope can see.
+   */
+  storeFragment(view: ScopedBackendView, input: FragmentInput): Promise<PlacementResult> {
+    const id = input.id.length === 0 ? newUlid() : checkId("fragment.fragment_id", input.id);
+    checkOwner(view, input.projectName, input.resourceId);
+    checkContent(input.content);
+    checkMetadata(input.metadata);
+    const tier = input.tier ?? "hot";
+    const tokenCount = countTokens(input.content);
+    if (!this.policy.fits(tier, tokenCount)) {
+      throw InvalidArgumentError.field(
+        "fragment.content",
+        `has ${tokenCount} tokens, more than the whole hot budget (${this.options.budgets.maxTokensHot}): store it in warm or cold`,
+      );
+    }
+    return this.queue.run(async () => {
+      const existing = this.index.get(id);
+      if (existing && !isFragmentVisible(view, existing)) throw new AlreadyExistsError(`fragment id ${id} is taken`);
+      const summary = tier === "cold" ? await this.summaryOf(input.content) : "";
+      const now = this.now();
+      const fragment: TierFragment = {
+        id,
+        tier,
+        projectName: input.projectName,
+        resourceId: input.resourceId,
+        metadata: { ...input.metadata },
+        content: input.content,
+        summary,
+        tokenCount,
+        createdAt: existing?.createdAt ?? now,
+        updatedAt: now,
+        lastAccessedAt: now,
+        accessSeq: this.policy.nextSeq(),
+      };
+      await this.persist(fragment);
+      const displaced = await this.rebalance(view);
+      return { fragment, displaced };
+    });
+  }
+
+  /**
+   * The fragment with its full content, marked as just used. Hits and misses count per tier; a fragment
+   * outside the scope is a miss and NOT_FOUND, like a missing one.
+   */
+  getFragment(view: ScopedBackendView, id: string): Promise<TierFragment> {
+    checkId("fragment_id", id);
+    return this.queue.run(async () => {
+      const f = this.index.get(id);
+      if (!f || !isFragmentVisible(view, f)) {
+        this.counters.hotMisses += 1;
+        this.counters.warmMisses += 1;
+        this.counters.misses += 1;
+        throw notFound(id);
+      }
+      if (f.tier === "hot") this.counters.hotHits += 1;
+      else {
+        this.counters.hotMisses += 1;
+        if (f.tier === "warm") this.counters.warmHits += 1;
+        else {
+          this.counters.warmMisses += 1;
+          this.counters.coldHits += 1;
+        }
+      }
+      const content = await this.contentOf(f);
+      const seq = this.policy.nextSeq();
+      const at = this.now();
+      f.accessSeq = seq;
+      f.lastAccessedAt = at;
+      this.policy.touch(id, seq);
+      this.store.recordAccess(id, at, seq);
+      return guardFragments(view, [{ ...f, content }], "tier get")[0];
+    });
+  }
+
+  /**
+   * Moves a fragment one tier up (cold to warm, warm to hot), making room the way a store does. From hot,
+   * or into hot when larger than the whole hot budget: FAILED_PRECONDITION.
+   */
+  promoteFragment(view: ScopedBackendView, id: string): Promise<PlacementResult> {
+    checkId("fragment_id", id);
+    return this.queue.run(async () => {
+      const f = this.visible(view, id);
+      const up = tierAbove(f.tier);
+      if (!up) throw new FailedPreconditionError(`fragment ${id} is already in hot: there is no tier above it`);
+      if (!this.policy.fits(up, f.tokenCount)) {
+        throw new FailedPreconditionError(
+          `fragment ${id} has ${f.tokenCount} tokens, more than the whole hot budget (${this.options.budgets.maxTokensHot}): it cannot be promoted to hot`,
+        );
+      }
+      const fragment = await this.move(f, up);
+      this.counters.promotions += 1;
+      const displaced = await this.rebalance(view);
+      return { fragment, displaced };
+    });
+  }
+
+  /** Moves a fragment one tier down (hot to warm, warm to cold with a summary). From cold: FAILED_PRECONDITION. */
+  demoteFragment(view: ScopedBackendView, id: string): Promise<PlacementResult> {
+    checkId("fragment_id", id);
+    return this.queue.run(async () => {
+      const f = this.visible(view, id);
+      const down = tierBelow(f.tier);
+      if (!down) throw new FailedPreconditionError(`fragment ${id} is already in cold: there is no tier below it (EvictLru deletes from cold)`);
+      const fragment = await this.move(f, down);
+      this.counters.demotions += 1;
+      const displaced = await this.rebalance(view);
+      return { fragment, displaced };
+    });
+  }
+
+  /**
+   * Evicts exactly the `count` least recently used fragments of `tier` that the call's scope can see (all of
+   * them when fewer): one plan never evicts another tenant's context. Evicting from hot or warm moves the
+   * fragments one tier down through the normal demotion path (summarised into cold), because a tier's
+   * eviction is what its overflow does too and deleting context an agent may still need would be a
+   * surprise; evicting from cold deletes, counted in `evictions`. Returns the ids, least recently used first.
+   */
+  evictLru(view: ScopedBackendView, tier: TierName, count: number): Promise<string[]> {
+    if (!Number.isInteger(count) || count <= 0) throw InvalidArgumentError.field("count", `must be greater than 0, got ${count}`);
+    return this.queue.run(async () => {
+      const victims: LoadedFragment[] = [];
+      for (const e of this.policy.lru(tier)) {
+        if (victims.length >= count) break;
+        const f = this.index.get(e.id);
+        if (f && isFragmentVisible(view, f)) victims.push(f);
+      }
+      const down = tierBelow(tier);
+      for (const f of victims) {
+        if (down) {
+          await this.move(f, down);
+          this.counters.demotions += 1;
+        } else await this.delete(f.id);
+      }
+      await this.rebalance();
+      return victims.map((f) => f.id);
+    });
+  }
+
+  /**
+   * The fragments `role` sees among `projectNames` (every project of the scope when empty): hot, then warm,
+   * then cold, most recently used first within a tier. Cold fragments show their summary as content unless
+   * `includeFullContent`. Reading a view is not a use: it leaves the LRU order alone.
+   */
+  getForActor(view: ScopedBackendView, role: ActorRole, projectNames: readonly string[], includeFullContent: boolean): Promise<TierFragment[]> {
+    projectNames.forEach((p, i) => {
+      if (!isProjectName(p)) throw InvalidArgumentError.field(`project_names[${i}]`, `"${p.slice(0, 80)}" is not a project name (namespace/name)`);
+    });
+    const outside = projectNames.filter((p) => !view.projectSet.has(p));
+    if (outside.length > 0) {
+      const message = `Projects not in scope: ${outside.join(", ")}. Available: ${view.projectNames.join(", ") || "(none)"}`;
+      throw new ScopeViolationError(message, { resourceIds: [], scopeProjectNames: [...view.projectNames], projectNames: outside, reason: message });
+    }
+    const projects = projectNames.length > 0 ? new Set(projectNames) : view.projectSet;
+    return this.queue.run(async () => {
+      const picked: LoadedFragment[] = [];
+      for (const tier of tiersForRole(role)) {
+        const inTier: LoadedFragment[] = [];
+        for (const e of this.policy.lru(tier)) {
+          const f = this.index.get(e.id);
+          if (f && projects.has(f.projectName) && isFragmentVisible(view, f)) inTier.push(f);
+        }
+        picked.push(...inTier.reverse());
+      }
+      const toRead = picked.filter((f) => f.tier === "warm" || (f.tier === "cold" && includeFullContent)).map((f) => f.id);
+      const contents = toRead.length > 0 ? await this.store.readContents(toRead) : new Map<string, string>();
+      const out: TierFragment[] = [];
+      for (const f of picked) {
+        const content = f.content ?? (f.tier === "cold" && !includeFullContent ? f.summary : contents.get(f.id));
+        if (content === undefined) throw new Error(`tier store lost the content of fragment ${f.id}`);
+        out.push({ ...f, content });
+      }
+      return guardFragments(view, out, "tier view");
+    });
+  }
+
+  /** The counters (deployment-wide) and the population and tokens per tier visible in the call's scope. */
+  getMetrics(view: ScopedBackendView): Promise<TierMetrics> {
+    // Queued, so it never sees a cascade half-applied.
+    return this.queue.run(async () => {
+      const population: Record<TierName, number> = { hot: 0, warm: 0, cold: 0 };
+      const tokens: Record<TierName, number> = { hot: 0, warm: 0, cold: 0 };
+      for (const f of this.index.values()) {
+        if (!isFragmentVisible(view, f)) continue;
+        population[f.tier] += 1;
+        tokens[f.tier] += f.tokenCount;
+      }
+      return { ...this.counters, population, tokens };
+    });
+  }
+
+  /** Deployment-wide sizes per tier, for operators and invariant checks (not exposed to callers). */
+  totals(): { population: Record<TierName, number>; tokens: Record<TierName, number> } {
+    const population = {} as Record<TierName, number>;
+    const tokens = {} as Record<TierName, number>;
+    for (const t of TIER_NAMES) {
+      population[t] = this.policy.size(t);
+      tokens[t] = this.policy.tokens(t);
+    }
+    return { population, tokens };
+  }
+
+  /** Finishes queued operations, then closes the store (flushing buffered access order). */
+  async close(): Promise<void> {
+    await this.queue.drain();
+    await this.store.close();
+  }
+
+  private visible(view: ScopedBackendView, id: string): LoadedFragment {
+    const f = this.index.get(id);
+    if (!f || !isFragmentVisible(view, f)) throw notFound(id);
+    return f;
+  }
+
+  private async contentOf(f: LoadedFragment): Promise<string> {
+    if (f.content !== undefined) return f.content;
+    const content = (await this.store.readContents([f.id])).get(f.id);
+    if (content === undefined) throw new Error(`tier store lost the content of fragment ${f.id}`);
+    return content;
+  }
+
+  private async summaryOf(content: string): Promise<string> {
+    const target = this.options.summaryTokens;
+    const summary = await this.summarise(content, target);
+    return countTokens(summary) <= target ? summary : truncateToTokens(summary, target);
+  }
+
+  /** Writes the fragment through, then records it in memory (content kept only when hot). */
+  private async persist(fragment: TierFragment): Promise<void> {
+    await this.store.save(fragment);
+    this.policy.place(fragment.id, fragment.tier, fragment.tokenCount, fragment.accessSeq);
+    this.index.set(fragment.id, { ...fragment, content: fragment.tier === "hot" ? fragment.content : undefined });
+  }
+
+  /** Moves a fragment to `to` as its most recently used entry; into cold it gains a summary, out of cold it loses it. */
+  private async move(f: LoadedFragment, to: TierName): Promise<TierFragment> {
+    const content = await this.contentOf(f);
+    const summary = to === "cold" ? await this.summaryOf(content) : "";
+    const now = this.now();
+    const moved: TierFragment = { ...f, content, tier: to, summary, updatedAt: now, lastAccessedAt: now, accessSeq: this.policy.nextSeq() };
+    await this.persist(moved);
+    return moved;
+  }
+
+  private async delete(id: string): Promise<void> {
+    await this.store.remove(id);
+    this.policy.remove(id);
+    this.index.delete(id);
+    this.counters.evictions += 1;
+  }
+
+  /**
+   * Applies the policy's overflow moves until every tier is within budget. Budgets are shared, so the moves
+   * may touch any tenant's fragments; what is returned is only what `view` may see (no view: nothing), so a
+   * caller never learns another tenant's fragment ids.
+   */
+  private async rebalance(view?: ScopedBackendView): Promise<Displacement[]> {
+    const displaced: Displacement[] = [];
+    for (let step = this.policy.nextOverflowMove(); step; step = this.policy.nextOverflowMove()) {
+      const f = this.index.get(step.id);
+      if (!f) throw new Error(`tier policy names fragment ${step.id}, which the index lacks`);
+      if (step.to) {
+        await this.move(f, step.to);
+        this.counters.demotions += 1;
+      } else await this.delete(step.id);
+      if (view && isFragmentVisible(view, f)) displaced.push({ id: step.id, from: step.from, to: step.to, evicted: step.to === undefined });
+    }
+    return displaced;
+  }
+}
+
+function notFound(id: string): NotFoundError {
+  return new NotFoundError(`fragment ${id} not found`);
+}
+
+function checkId(field: string, id: string): string {
+  if (id.length === 0) throw InvalidArgumentError.field(field, "must not be empty");
+  if (!FRAGMENT_ID.test(id)) throw InvalidArgumentError.field(field, `"${id.slice(0, 80)}" is not a fragment id: 1 to 128 of [A-Za-z0-9._:-]`);
+  return id;
+}
+
+function checkOwner(view: ScopedBackendView, projectName: string, resourceId: string): void {
+  if (projectName.length === 0) throw InvalidArgumentError.field("fragment.project_name", "must not be empty: every fragment belongs to a project");
+  if (!isProjectName(projectName)) {
+    throw InvalidArgumentError.field("fragment.project_name", `"${projectName.slice(0, 80)}" is not a project name (namespace/name)`);
+  }
+  if (resourceId.length > 0 && !isUlid(resourceId)) {
+    throw InvalidArgumentError.field("fragment.resource_id", `"${resourceId.slice(0, 80)}" is not a resource id (ULID)`);
+  }
+  const badProject = !view.projectSet.has(projectName);
+  const badResource = resourceId.length > 0 && !view.resourceSet.has(resourceId);
+  if (!badProject && !badResource) return;
+  const parts: string[] = [];
+  if (badProject) parts.push(`Projects not in scope: ${projectName}. Available: ${view.projectNames.join(", ") || "(none)"}`);
+  if (badResource) parts.push(`Resources not in scope: ${resourceId}`);
+  const message = parts.join("; ");
+  throw new ScopeViolationError(message, {
+    resourceIds: badResource ? [resourceId] : [],
+    scopeProjectNames: [...view.projectNames],
+    projectNames: badProject ? [projectName] : [],
+    reason: message,
+  });
+}
+
+function checkContent(content: string): void {
+  if (content.trim().length === 0) throw InvalidArgumentError.field("fragment.content", "must not be empty");
+  if (content.length > MAX_FRAGMENT_CHARS) {
+    throw InvalidArgumentError.field("fragment.content", `must be at most ${MAX_FRAGMENT_CHARS} characters, got ${content.length}`);
+  }
+}
+
+function checkMetadata(metadata: Record<string, string>): void {
+  const keys = Object.keys(metadata);
+  if (keys.length > MAX_METADATA_ENTRIES) {
+    throw InvalidArgumentError.field("fragment.metadata", `must have at most ${MAX_METADATA_ENTRIES} entries, got ${keys.length}`);
+  }
+  for (const k of keys) {
+    if (k.length === 0 || k.length > MAX_METADATA_KEY) {
+      throw InvalidArgumentError.field("fragment.metadata", `keys must be 1 to ${MAX_METADATA_KEY} characters, got "${k.slice(0, 40)}"`);
+    }
+    if (metadata[k].length > MAX_METADATA_VALUE) {
+      throw InvalidArgumentError.field(`fragment.metadata[${k.slice(0, 40)}]`, `must be at most ${MAX_METADATA_VALUE} characters`);
+    }
+  }
+}

@@ -1,0 +1,28 @@
+import { createScopedBackendView, type ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
+import { newUlid } from "../../src/domain/ulid-id.js";
+
+/** A scoped view over `projects` and `resourceIds`, as the access interceptor would build it. */
+export function scopeView(projects: string[], resourceIds: string[] = []): ScopedBackendView {
+  return createScopedBackendView({
+    scopeId: newUlid(),
+    owner: "test",
+    resourceIds: [...resourceIds].sort(),
+    projectNames: projects,
+    temporalScope: "current",
+    includeResources: [],
+    excludeResources: [],
+    includePaths: [],
+    excludePaths: [],
+    parentScopeId: "",
+    expandDescendants: true,
+    deniedResourceIds: [],
+    createdAt: new Date(),
+  });
+}
+
+/** Words enough for `n` sentences of distinct, summarisable prose. */
+export function prose(n: number, topic = "cache"): string {
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) out.push(`Sentence ${i} explains how the ${topic} keeps item ${i} near the agent while budgets hold.`);
+  return out.join(" ");
+}

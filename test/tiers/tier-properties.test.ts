@@ -1,0 +1,171 @@
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { MemoryTierStore } from "../../src/adapters/tiers/memory-tier-store.js";
+import { SqliteFileTierStore } from "../../src/adapters/tiers/sqlite-file-tier-store.js";
+import { openSqliteDatabase } from "../../src/adapters/sqlite/sqlite-database.js";
+import { AcmsError } from "../../src/domain/errors.js";
+import type { TierName } from "../../src/domain/tier-fragment.js";
+import type { TierBudgets } from "../../src/domain/tier-policy.js";
+import { newUlid } from "../../src/domain/ulid-id.js";
+import type { TierStore } from "../../src/ports/tier-store.js";
+import { TierService } from "../../src/server/tier-service.js";
+import { scopeView } from "./tier-fixtures.js";
+import { TierModel, type Outcome, type Owner, type TierOp } from "./tier-model.js";
+
+const R = newUlid();
+const FULL = scopeView(["local/a", "local/b"], [R]);
+const NARROW = scopeView(["local/a"]);
+const OWNERS: Record<Owner, { projectName: string; resourceId: string }> = {
+  a: { projectName: "local/a", resourceId: "" },
+  b: { projectName: "local/b", resourceId: "" },
+  "a+r": { projectName: "local/a", resourceId: R },
+};
+const TIERS = ["hot", "warm", "cold"] as const;
+
+const idArb = fc.constantFrom(...Array.from({ length: 10 }, (_, i) => `f${i}`));
+const tierArb = fc.constantFrom<TierName>(...TIERS);
+const opArb: fc.Arbitrary<TierOp> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("store" as const),
+      id: idArb,
+      tokens: fc.integer({ min: 1, max: 50 }),
+      tier: fc.option(tierArb, { nil: undefined }),
+      owner: fc.constantFrom<Owner>("a", "b", "a+r"),
+      narrow: fc.boolean(),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom("get" as const, "promote" as const, "demote" as const), id: idArb, narrow: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("evict" as const), tier: tierArb, count: fc.integer({ min: 1, max: 4 }), narrow: fc.boolean() }) },
+);
+const budgetsArb: fc.Arbitrary<TierBudgets> = fc.record({
+  maxTokensHot: fc.integer({ min: 30, max: 120 }),
+  maxDecisionsWarm: fc.integer({ min: 1, max: 5 }),
+  maxDecisionsCold: fc.integer({ min: 1, max: 5 }),
+});
+
+/** `n` tokens of content. */
+function content(n: number): string {
+  return "w".concat(" w".repeat(n - 1));
+}
+
+function outcomeOf(err: unknown): Outcome {
+  if (!(err instanceof AcmsError)) throw err;
+  switch (err.kind) {
+    case "not_found":
+    case "failed_precondition":
+    case "invalid_argument":
+    case "already_exists":
+    case "scope_violation":
+      return err.kind;
+    default:
+      throw err;
+  }
+}
+
+async function run(tiers: TierService, op: TierOp): Promise<Outcome> {
+  const view = op.narrow ? NARROW : FULL;
+  try {
+    switch (op.kind) {
+      case "store":
+        await tiers.storeFragment(view, { id: op.id, content: content(op.tokens), tier: op.tier, metadata: {}, ...OWNERS[op.owner] });
+        break;
+      case "get":
+        await tiers.getFragment(view, op.id);
+        break;
+      case "promote":
+        await tiers.promoteFragment(view, op.id);
+        break;
+      case "demote":
+        await tiers.demoteFragment(view, op.id);
+        break;
+      case "evict":
+        await tiers.evictLru(view, op.tier, op.count);
+        break;
+    }
+    return "ok";
+  } catch (err) {
+    return outcomeOf(err);
+  }
+}
+
+/** Every invariant, checked against the reference model after each operation. */
+/** `store` (in memory) is compared tier by tier; `afterRestart` skips the counters, which count since start. */
+async function checkInvariants(tiers: TierService, model: TierModel, budgets: TierBudgets, store?: TierStore, afterRestart = false): Promise<void> {
+  const listed = await tiers.getForActor(FULL, "strategist", [], false);
+  // One tier each: no id listed twice, and the store agrees on every fragment's tier.
+  expect(new Set(listed.map((f) => f.id)).size).toBe(listed.length);
+  if (store instanceof MemoryTierStore) expect(new Map(listed.map((f) => [f.id, f.tier]))).toEqual(store.tiersById());
+  // LRU order honoured: each tier's fragments, least recently used first, as the model has them.
+  for (const tier of TIERS) {
+    const ids = listed.filter((f) => f.tier === tier).map((f) => f.id).reverse();
+    expect(ids).toEqual(model.ids(tier));
+  }
+  // Access order is also what the timestamps say (ties allowed: the sequence number decides).
+  for (let i = 1; i < listed.length; i++) {
+    if (listed[i].tier === listed[i - 1].tier) expect(listed[i].lastAccessedAt.getTime()).toBeLessThanOrEqual(listed[i - 1].lastAccessedAt.getTime());
+  }
+  // Budgets held.
+  const totals = tiers.totals();
+  expect(totals.tokens.hot).toBeLessThanOrEqual(budgets.maxTokensHot);
+  expect(totals.population.warm).toBeLessThanOrEqual(budgets.maxDecisionsWarm);
+  expect(totals.population.cold).toBeLessThanOrEqual(budgets.maxDecisionsCold);
+  // Metrics consistent with the operations.
+  const m = await tiers.getMetrics(FULL);
+  if (!afterRestart) expect({ ...m, population: undefined, tokens: undefined }).toEqual({ ...model.counters, population: undefined, tokens: undefined });
+  expect(m.population).toEqual({ hot: model.ids("hot").length, warm: model.ids("warm").length, cold: model.ids("cold").length });
+  expect(m.hotMisses).toBe(m.warmHits + m.warmMisses);
+  expect(m.warmMisses).toBe(m.coldHits + m.misses);
+  expect(m.tokens.hot).toBe(totals.tokens.hot);
+}
+
+async function runSequence(store: TierStore, budgets: TierBudgets, ops: TierOp[]): Promise<{ tiers: TierService; model: TierModel }> {
+  const tiers = await TierService.open(store, { budgets, summaryTokens: 8 });
+  const model = new TierModel(budgets);
+  for (const op of ops) {
+    const expected = model.apply(op);
+    expect({ op, outcome: await run(tiers, op) }).toEqual({ op, outcome: expected });
+    await checkInvariants(tiers, model, budgets, store);
+  }
+  return { tiers, model };
+}
+
+describe("random sequences of store, get, promote, demote and evict keep every invariant", () => {
+  test("in-memory store: 2,000 sequences", async () => {
+    await fc.assert(
+      fc.asyncProperty(budgetsArb, fc.array(opArb, { minLength: 1, maxLength: 40 }), async (budgets, ops) => {
+        await runSequence(new MemoryTierStore(), budgets, ops);
+      }),
+      { numRuns: 2000 },
+    );
+  }, 120_000);
+
+  test("SQLite and cold files: 150 sequences, each followed by a restart that finds every fragment where it was", async () => {
+    const root = mkdtempSync(join(tmpdir(), "acms-tier-prop-"));
+    let n = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(budgetsArb, fc.array(opArb, { minLength: 1, maxLength: 30 }), async (budgets, ops) => {
+          const dir = join(root, String(n++));
+          const db = openSqliteDatabase(":memory:");
+          const { tiers, model } = await runSequence(new SqliteFileTierStore(db, join(dir, "cold")), budgets, ops);
+          await tiers.close();
+          const reopened = await TierService.open(new SqliteFileTierStore(db, join(dir, "cold")), { budgets, summaryTokens: 8 });
+          await checkInvariants(reopened, model, budgets, undefined, true);
+          const full = await reopened.getForActor(FULL, "strategist", [], true);
+          for (const f of full) expect(f.content).toBe(content(f.tokenCount));
+          // Exactly one cold file per cold fragment: no copy left behind by a move.
+          expect(readdirSync(join(dir, "cold")).length).toBe(model.ids("cold").length);
+          await reopened.close();
+          db.close();
+        }),
+        { numRuns: 150 },
+      );
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

@@ -1,0 +1,403 @@
+import { MemoryTierStore } from "../../src/adapters/tiers/memory-tier-store.js";
+import {
+  AlreadyExistsError,
+  FailedPreconditionError,
+  InvalidArgumentError,
+  NotFoundError,
+  ScopeViolationError,
+} from "../../src/domain/errors.js";
+import type { TierBudgets } from "../../src/domain/tier-policy.js";
+import { countTokens } from "../../src/domain/token-count.js";
+import { isUlid, newUlid } from "../../src/domain/ulid-id.js";
+import { TierService, type FragmentInput } from "../../src/server/tier-service.js";
+import { prose, scopeView } from "./tier-fixtures.js";
+
+const R1 = newUlid();
+const R2 = newUlid();
+const view = scopeView(["local/api", "local/web"], [R1]);
+const apiOnly = scopeView(["local/api"], [R1]);
+const other = scopeView(["other/x"], [R2]);
+
+const BUDGETS: TierBudgets = { maxTokensHot: 60, maxDecisionsWarm: 3, maxDecisionsCold: 3 };
+
+async function open(budgets: TierBudgets = BUDGETS, store = new MemoryTierStore(), summaryTokens = 16) {
+  const tiers = await TierService.open(store, { budgets, summaryTokens });
+  return { tiers, store };
+}
+
+function input(over: Partial<FragmentInput> = {}): FragmentInput {
+  return { id: "", content: "a small note", tier: undefined, projectName: "local/api", resourceId: "", metadata: {}, ...over };
+}
+
+/** `n` tokens of content (each " w" is one token). */
+function tokens(n: number): string {
+  return "w".concat(" w".repeat(n - 1));
+}
+
+async function fieldOf(p: Promise<unknown> | (() => unknown)): Promise<string> {
+  try {
+    await (typeof p === "function" ? p() : p);
+  } catch (err) {
+    expect(err).toBeInstanceOf(InvalidArgumentError);
+    return (err as InvalidArgumentError).violations[0].field;
+  }
+  throw new Error("expected INVALID_ARGUMENT");
+}
+
+async function rejects(p: () => Promise<unknown>, type: new (...args: never[]) => Error): Promise<Error> {
+  try {
+    await p();
+  } catch (err) {
+    expect(err).toBeInstanceOf(type);
+    return err as Error;
+  }
+  throw new Error(`expected ${type.name}`);
+}
+
+test("tokens() makes exactly n tokens", () => {
+  expect(countTokens(tokens(1))).toBe(1);
+  expect(countTokens(tokens(25))).toBe(25);
+});
+
+describe("StoreFragment", () => {
+  test("defaults to hot, assigns a ULID, counts tokens, fills timestamps", async () => {
+    const { tiers } = await open();
+    const { fragment, displaced } = await tiers.storeFragment(view, input({ metadata: { k: "v" } }));
+    expect(isUlid(fragment.id)).toBe(true);
+    expect(fragment.tier).toBe("hot");
+    expect(fragment.tokenCount).toBe(countTokens("a small note"));
+    expect(fragment.createdAt.getTime()).toBeGreaterThan(0);
+    expect(fragment.lastAccessedAt).toEqual(fragment.updatedAt);
+    expect(fragment.metadata).toEqual({ k: "v" });
+    expect(fragment.summary).toBe("");
+    expect(displaced).toEqual([]);
+  });
+
+  test("refuses bad input with the field named", async () => {
+    const { tiers } = await open();
+    expect(await fieldOf(() => tiers.storeFragment(view, input({ projectName: "" })))).toBe("fragment.project_name");
+    expect(await fieldOf(() => tiers.storeFragment(view, input({ projectName: "Bad Name" })))).toBe("fragment.project_name");
+    expect(await fieldOf(() => tiers.storeFragment(view, input({ id: "has space" })))).toBe("fragment.fragment_id");
+    expect(await fieldOf(() => tiers.storeFragment(view, input({ id: "x".repeat(129) })))).toBe("fragment.fragment_id");
+    expect(await fieldOf(() => tiers.storeFragment(view, input({ content: "  \n " })))).toBe("fragment.content");
+    expect(await fieldOf(() => tiers.storeFragment(view, input({ content: "x".repeat(256 * 1024 + 1), tier: "cold" })))).toBe("fragment.content");
+    expect(await fieldOf(() => tiers.storeFragment(view, input({ resourceId: "not-a-ulid" })))).toBe("fragment.resource_id");
+    const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, "v"]));
+    expect(await fieldOf(() => tiers.storeFragment(view, input({ metadata: many })))).toBe("fragment.metadata");
+    expect((await tiers.getMetrics(view)).population.hot).toBe(0);
+  });
+
+  test("a project or resource outside the scope is a ScopeViolation naming it", async () => {
+    const { tiers } = await open();
+    const a = (await rejects(() => tiers.storeFragment(apiOnly, input({ projectName: "local/web" })), ScopeViolationError)) as ScopeViolationError;
+    expect(a.info.projectNames).toEqual(["local/web"]);
+    expect(a.info.scopeProjectNames).toEqual(["local/api"]);
+    const b = (await rejects(() => tiers.storeFragment(view, input({ resourceId: R2 })), ScopeViolationError)) as ScopeViolationError;
+    expect(b.info.resourceIds).toEqual([R2]);
+  });
+
+  test("a fragment larger than the whole hot budget is refused into hot, accepted into warm, never promoted to hot", async () => {
+    const { tiers } = await open();
+    expect(await fieldOf(() => tiers.storeFragment(view, input({ content: tokens(61) })))).toBe("fragment.content");
+    const { fragment } = await tiers.storeFragment(view, input({ content: tokens(61), tier: "warm" }));
+    expect(fragment.tier).toBe("warm");
+    const err = await rejects(() => tiers.promoteFragment(view, fragment.id), FailedPreconditionError);
+    expect(err.message).toMatch(/more than the whole hot budget/);
+    expect((await tiers.getFragment(view, fragment.id)).tier).toBe("warm");
+  });
+
+  test("over budget, least recently used fragments move down one tier and cold overflow deletes them", async () => {
+    const { tiers } = await open({ maxTokensHot: 50, maxDecisionsWarm: 1, maxDecisionsCold: 1 });
+    const a = await tiers.storeFragment(view, input({ id: "a", content: tokens(20) }));
+    const b = await tiers.storeFragment(view, input({ id: "b", content: tokens(20) }));
+    expect(a.displaced).toEqual([]);
+    expect(b.displaced).toEqual([]);
+    const c = await tiers.storeFragment(view, input({ id: "c", content: tokens(20) }));
+    expect(c.displaced).toEqual([{ id: "a", from: "hot", to: "warm", evicted: false }]);
+    const d = await tiers.storeFragment(view, input({ id: "d", content: tokens(20) }));
+    expect(d.displaced).toEqual([
+      { id: "b", from: "hot", to: "warm", evicted: false },
+      { id: "a", from: "warm", to: "cold", evicted: false },
+    ]);
+    const e = await tiers.storeFragment(view, input({ id: "e", content: tokens(20) }));
+    expect(e.displaced).toEqual([
+      { id: "c", from: "hot", to: "warm", evicted: false },
+      { id: "b", from: "warm", to: "cold", evicted: false },
+      { id: "a", from: "cold", to: undefined, evicted: true },
+    ]);
+    const m = await tiers.getMetrics(view);
+    expect(m.population).toEqual({ hot: 2, warm: 1, cold: 1 });
+    expect(m.tokens.hot).toBe(40);
+    expect(m.demotions).toBe(5);
+    expect(m.evictions).toBe(1);
+    await rejects(() => tiers.getFragment(view, "a"), NotFoundError);
+  });
+
+  test("budgets are shared, but displaced lists only fragments visible in the call's scope", async () => {
+    const { tiers } = await open({ maxTokensHot: 50, maxDecisionsWarm: 5, maxDecisionsCold: 5 });
+    await tiers.storeFragment(other, input({ id: "theirs", projectName: "other/x", content: tokens(20) }));
+    await tiers.storeFragment(view, input({ id: "mine", content: tokens(20) }));
+    const third = await tiers.storeFragment(view, input({ id: "new", content: tokens(20) }));
+    expect(third.displaced).toEqual([]);
+    expect((await tiers.getFragment(other, "theirs")).tier).toBe("warm");
+    const fourth = await tiers.storeFragment(view, input({ id: "newer", content: tokens(20) }));
+    expect(fourth.displaced).toEqual([{ id: "mine", from: "hot", to: "warm", evicted: false }]);
+  });
+
+  test("a read makes a fragment recently used, so another one is displaced first", async () => {
+    const { tiers } = await open({ maxTokensHot: 50, maxDecisionsWarm: 5, maxDecisionsCold: 5 });
+    await tiers.storeFragment(view, input({ id: "a", content: tokens(20) }));
+    await tiers.storeFragment(view, input({ id: "b", content: tokens(20) }));
+    await tiers.getFragment(view, "a");
+    const c = await tiers.storeFragment(view, input({ id: "c", content: tokens(20) }));
+    expect(c.displaced.map((d) => d.id)).toEqual(["b"]);
+  });
+
+  test("storing an existing id replaces it: same fragment, new content and tier, creation time kept", async () => {
+    const { tiers, store } = await open();
+    const first = await tiers.storeFragment(view, input({ id: "plan:1", content: "first version" }));
+    const second = await tiers.storeFragment(view, input({ id: "plan:1", content: prose(10), tier: "cold", metadata: { v: "2" } }));
+    expect(second.fragment.createdAt).toEqual(first.fragment.createdAt);
+    expect(second.fragment.tier).toBe("cold");
+    expect(second.fragment.summary.length).toBeGreaterThan(0);
+    expect(store.tiersById()).toEqual(new Map([["plan:1", "cold"]]));
+    const got = await tiers.getFragment(view, "plan:1");
+    expect(got.content).toBe(prose(10));
+    expect(got.metadata).toEqual({ v: "2" });
+    expect((await tiers.getMetrics(view)).population).toEqual({ hot: 0, warm: 0, cold: 1 });
+  });
+
+  test("an id held by a fragment outside the scope is ALREADY_EXISTS and the fragment is untouched", async () => {
+    const { tiers } = await open();
+    await tiers.storeFragment(other, input({ id: "shared", projectName: "other/x", content: "theirs" }));
+    await rejects(() => tiers.storeFragment(view, input({ id: "shared", content: "mine" })), AlreadyExistsError);
+    expect((await tiers.getFragment(other, "shared")).content).toBe("theirs");
+  });
+});
+
+describe("GetFragment", () => {
+  test("counts hits per tier and misses through the tiers", async () => {
+    const { tiers } = await open();
+    await tiers.storeFragment(view, input({ id: "h" }));
+    await tiers.storeFragment(view, input({ id: "w", tier: "warm" }));
+    await tiers.storeFragment(view, input({ id: "c", tier: "cold" }));
+    await tiers.storeFragment(other, input({ id: "x", projectName: "other/x" }));
+    await tiers.getFragment(view, "h");
+    await tiers.getFragment(view, "h");
+    await tiers.getFragment(view, "w");
+    await tiers.getFragment(view, "c");
+    await rejects(() => tiers.getFragment(view, "missing"), NotFoundError);
+    const err = await rejects(() => tiers.getFragment(view, "x"), NotFoundError);
+    expect(err.message).toBe("fragment x not found");
+    const m = await tiers.getMetrics(view);
+    expect(m).toMatchObject({ hotHits: 2, hotMisses: 4, warmHits: 1, warmMisses: 3, coldHits: 1, misses: 2 });
+  });
+
+  test("returns full content for cold fragments, with the summary alongside", async () => {
+    const { tiers } = await open();
+    const text = prose(30);
+    await tiers.storeFragment(view, input({ id: "c", tier: "cold", content: text }));
+    const got = await tiers.getFragment(view, "c");
+    expect(got.content).toBe(text);
+    expect(countTokens(got.summary)).toBeLessThanOrEqual(16);
+    expect(got.summary.length).toBeGreaterThan(0);
+  });
+
+  test("an empty or malformed id is INVALID_ARGUMENT fragment_id", async () => {
+    const { tiers } = await open();
+    expect(await fieldOf(() => tiers.getFragment(view, ""))).toBe("fragment_id");
+    expect(await fieldOf(() => tiers.promoteFragment(view, "a/b"))).toBe("fragment_id");
+  });
+});
+
+describe("PromoteFragment and DemoteFragment", () => {
+  test("move one step; into cold a summary is made, out of cold it is dropped and the original returns", async () => {
+    const { tiers } = await open({ maxTokensHot: 1000, maxDecisionsWarm: 5, maxDecisionsCold: 5 });
+    const text = prose(20);
+    await tiers.storeFragment(view, input({ id: "f", content: text }));
+    expect((await tiers.demoteFragment(view, "f")).fragment.tier).toBe("warm");
+    const cold = (await tiers.demoteFragment(view, "f")).fragment;
+    expect(cold.tier).toBe("cold");
+    expect(countTokens(cold.summary)).toBeLessThanOrEqual(16);
+    expect(cold.summary.length).toBeGreaterThan(0);
+    await rejects(() => tiers.demoteFragment(view, "f"), FailedPreconditionError);
+    const warm = (await tiers.promoteFragment(view, "f")).fragment;
+    expect(warm.tier).toBe("warm");
+    expect(warm.summary).toBe("");
+    expect(warm.content).toBe(text);
+    expect((await tiers.promoteFragment(view, "f")).fragment.tier).toBe("hot");
+    const err = await rejects(() => tiers.promoteFragment(view, "f"), FailedPreconditionError);
+    expect(err.message).toMatch(/already in hot/);
+    const m = await tiers.getMetrics(view);
+    expect([m.promotions, m.demotions]).toEqual([2, 2]);
+  });
+
+  test("promotion into a full tier makes room by moving its LRU down", async () => {
+    const { tiers } = await open({ maxTokensHot: 30, maxDecisionsWarm: 5, maxDecisionsCold: 5 });
+    await tiers.storeFragment(view, input({ id: "w", content: tokens(20), tier: "warm" }));
+    await tiers.storeFragment(view, input({ id: "h", content: tokens(20) }));
+    const { fragment, displaced } = await tiers.promoteFragment(view, "w");
+    expect(fragment.tier).toBe("hot");
+    expect(displaced).toEqual([{ id: "h", from: "hot", to: "warm", evicted: false }]);
+  });
+
+  test("a fragment outside the scope is NOT_FOUND", async () => {
+    const { tiers } = await open();
+    await tiers.storeFragment(other, input({ id: "x", projectName: "other/x", tier: "warm" }));
+    await rejects(() => tiers.promoteFragment(view, "x"), NotFoundError);
+    await rejects(() => tiers.demoteFragment(view, "x"), NotFoundError);
+    expect((await tiers.getFragment(other, "x")).tier).toBe("warm");
+  });
+});
+
+describe("EvictLru", () => {
+  test("from hot moves exactly the count least recently used one tier down; from cold deletes", async () => {
+    const { tiers } = await open({ maxTokensHot: 1000, maxDecisionsWarm: 10, maxDecisionsCold: 10 });
+    for (const id of ["a", "b", "c", "d"]) await tiers.storeFragment(view, input({ id }));
+    await tiers.getFragment(view, "a");
+    expect(await tiers.evictLru(view, "hot", 2)).toEqual(["b", "c"]);
+    expect((await tiers.getFragment(view, "b")).tier).toBe("warm");
+    expect((await tiers.getFragment(view, "a")).tier).toBe("hot");
+    await tiers.demoteFragment(view, "b");
+    await tiers.demoteFragment(view, "c");
+    expect(await tiers.evictLru(view, "cold", 5)).toEqual(["b", "c"]);
+    const m = await tiers.getMetrics(view);
+    expect(m.evictions).toBe(2);
+    expect(m.population).toEqual({ hot: 2, warm: 0, cold: 0 });
+  });
+
+  test("only fragments visible in the call's scope are candidates", async () => {
+    const { tiers } = await open({ maxTokensHot: 1000, maxDecisionsWarm: 10, maxDecisionsCold: 10 });
+    await tiers.storeFragment(other, input({ id: "theirs", projectName: "other/x", tier: "cold" }));
+    await tiers.storeFragment(view, input({ id: "mine", tier: "cold" }));
+    expect(await tiers.evictLru(view, "cold", 10)).toEqual(["mine"]);
+    expect((await tiers.getFragment(other, "theirs")).tier).toBe("cold");
+  });
+
+  test("count must be greater than 0", async () => {
+    const { tiers } = await open();
+    expect(await fieldOf(() => tiers.evictLru(view, "hot", 0))).toBe("count");
+  });
+});
+
+describe("GetForActor", () => {
+  async function filled() {
+    const o = await open({ maxTokensHot: 1000, maxDecisionsWarm: 10, maxDecisionsCold: 10 });
+    const t = o.tiers;
+    await t.storeFragment(view, input({ id: "h1" }));
+    await t.storeFragment(view, input({ id: "h2", projectName: "local/web" }));
+    await t.storeFragment(view, input({ id: "w1", tier: "warm", content: "warm note" }));
+    await t.storeFragment(view, input({ id: "w2", tier: "warm", resourceId: R1 }));
+    await t.storeFragment(view, input({ id: "c1", tier: "cold", content: prose(30) }));
+    await t.storeFragment(other, input({ id: "x", projectName: "other/x" }));
+    return t;
+  }
+
+  test("roles see their tiers, hot then warm then cold, most recently used first", async () => {
+    const t = await filled();
+    await t.getFragment(view, "w1");
+    const ids = async (role: "strategist" | "executor" | "reviewer") => (await t.getForActor(view, role, [], false)).map((f) => f.id);
+    expect(await ids("strategist")).toEqual(["h2", "h1", "w1", "w2", "c1"]);
+    expect(await ids("executor")).toEqual(["h2", "h1", "w1", "w2"]);
+    expect(await ids("reviewer")).toEqual(["h2", "h1"]);
+  });
+
+  test("cold fragments show their summary unless the full content is asked for", async () => {
+    const t = await filled();
+    const summarised = (await t.getForActor(view, "strategist", [], false)).find((f) => f.id === "c1")!;
+    expect(summarised.content).toBe(summarised.summary);
+    expect(countTokens(summarised.content)).toBeLessThanOrEqual(16);
+    const full = (await t.getForActor(view, "strategist", [], true)).find((f) => f.id === "c1")!;
+    expect(full.content).toBe(prose(30));
+    expect((await t.getForActor(view, "executor", [], false)).find((f) => f.id === "w1")!.content).toBe("warm note");
+  });
+
+  test("project_names narrows to those projects; resources outside the scope stay hidden", async () => {
+    const t = await filled();
+    expect((await t.getForActor(view, "strategist", ["local/web"], false)).map((f) => f.id)).toEqual(["h2"]);
+    const narrow = scopeView(["local/api"]);
+    expect((await t.getForActor(narrow, "strategist", [], false)).map((f) => f.id)).toEqual(["h1", "w1", "c1"]);
+    expect((await t.getForActor(other, "strategist", [], false)).map((f) => f.id)).toEqual(["x"]);
+  });
+
+  test("a project outside the scope is a ScopeViolation; a malformed one INVALID_ARGUMENT", async () => {
+    const t = await filled();
+    const err = (await rejects(() => t.getForActor(apiOnly, "reviewer", ["local/web"], false), ScopeViolationError)) as ScopeViolationError;
+    expect(err.info.projectNames).toEqual(["local/web"]);
+    expect(await fieldOf(() => t.getForActor(view, "reviewer", ["nope"], false))).toBe("project_names[0]");
+  });
+
+  test("reading a view does not change the LRU order", async () => {
+    const t = await filled();
+    const before = (await t.getForActor(view, "strategist", [], false)).map((f) => f.id);
+    await t.getForActor(view, "strategist", ["local/api"], true);
+    expect((await t.getForActor(view, "strategist", [], false)).map((f) => f.id)).toEqual(before);
+  });
+});
+
+describe("GetMetrics", () => {
+  test("population and tokens count only fragments visible in the scope", async () => {
+    const { tiers } = await open();
+    await tiers.storeFragment(view, input({ id: "a", content: tokens(5) }));
+    await tiers.storeFragment(other, input({ id: "b", projectName: "other/x", content: tokens(7) }));
+    expect((await tiers.getMetrics(view)).tokens.hot).toBe(5);
+    expect((await tiers.getMetrics(other)).tokens.hot).toBe(7);
+    expect(tiers.totals().tokens.hot).toBe(12);
+  });
+});
+
+describe("summariser and start-up", () => {
+  test("a pluggable summariser is used, and an answer over the target is trimmed to it", async () => {
+    const calls: number[] = [];
+    const tiers = await TierService.open(new MemoryTierStore(), {
+      budgets: BUDGETS,
+      summaryTokens: 8,
+      summarise: async (content, target) => {
+        calls.push(target);
+        return `SUMMARY ${content}`;
+      },
+    });
+    const { fragment } = await tiers.storeFragment(view, input({ tier: "cold", content: prose(5) }));
+    expect(calls).toEqual([8]);
+    expect(fragment.summary.startsWith("SUMMARY")).toBe(true);
+    expect(countTokens(fragment.summary)).toBeLessThanOrEqual(8);
+  });
+
+  test("opening over a store that exceeds smaller budgets brings every tier back within them", async () => {
+    const store = new MemoryTierStore();
+    const first = await TierService.open(store, { budgets: { maxTokensHot: 1000, maxDecisionsWarm: 10, maxDecisionsCold: 10 }, summaryTokens: 8 });
+    for (let i = 0; i < 6; i++) await first.storeFragment(view, input({ id: `f${i}`, content: tokens(10) }));
+    const second = await TierService.open(store, { budgets: { maxTokensHot: 25, maxDecisionsWarm: 2, maxDecisionsCold: 1 }, summaryTokens: 8 });
+    expect(second.totals().population).toEqual({ hot: 2, warm: 2, cold: 1 });
+    expect((await second.getForActor(view, "strategist", [], false)).map((f) => f.id)).toEqual(["f5", "f4", "f3", "f2", "f1"]);
+  });
+});
+
+describe("concurrency", () => {
+  test("concurrent calls keep every fragment in exactly one tier and every budget held", async () => {
+    const { tiers, store } = await open({ maxTokensHot: 100, maxDecisionsWarm: 8, maxDecisionsCold: 8 });
+    const ops: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 300; i++) {
+      const id = `f${i % 25}`;
+      const k = i % 5;
+      const op =
+        k === 0 ? tiers.storeFragment(view, input({ id, content: tokens(1 + (i % 30)) }))
+        : k === 1 ? tiers.getFragment(view, id)
+        : k === 2 ? tiers.promoteFragment(view, id)
+        : k === 3 ? tiers.demoteFragment(view, id)
+        : tiers.evictLru(view, (["hot", "warm", "cold"] as const)[i % 3], 1);
+      ops.push(op.catch((err: unknown) => {
+        if (!(err instanceof NotFoundError || err instanceof FailedPreconditionError)) throw err;
+      }));
+    }
+    await Promise.all(ops);
+    const listed = await tiers.getForActor(view, "strategist", [], false);
+    const stored = store.tiersById();
+    expect(new Set(listed.map((f) => f.id)).size).toBe(listed.length);
+    expect(new Map(listed.map((f) => [f.id, f.tier]))).toEqual(stored);
+    const totals = tiers.totals();
+    expect(totals.tokens.hot).toBeLessThanOrEqual(100);
+    expect(totals.population.warm).toBeLessThanOrEqual(8);
+    expect(totals.population.cold).toBeLessThanOrEqual(8);
+  });
+});

@@ -1,0 +1,117 @@
+import type { TierFragment, TierName } from "../../src/domain/tier-fragment.js";
+import type { TierStore } from "../../src/ports/tier-store.js";
+
+/** How the suite makes a store, and (for durable ones) a fresh instance over the same data. */
+export interface TierStoreSuiteOptions {
+  create: () => Promise<TierStore>;
+  /** A new store over the data of `store` (closed first); absent for stores that keep nothing. */
+  reopen?: (store: TierStore) => Promise<TierStore>;
+  /** Named reasons for skipped tests. */
+  skip?: Record<string, string>;
+}
+
+let seq = 0;
+/** A fragment record for the suite; every call gets a larger access sequence number. */
+export function record(id: string, tier: TierName, content = `content of ${id}`, over: Partial<TierFragment> = {}): TierFragment {
+  seq += 1;
+  const at = new Date(1_700_000_000_000 + seq);
+  return {
+    id,
+    tier,
+    projectName: "local/api",
+    resourceId: "",
+    metadata: { n: String(seq) },
+    content,
+    summary: tier === "cold" ? `summary of ${id}` : "",
+    tokenCount: content.split(" ").length,
+    createdAt: at,
+    updatedAt: at,
+    lastAccessedAt: at,
+    accessSeq: seq,
+    ...over,
+  };
+}
+
+/** The TierStore conformance suite: every adapter of the port runs it. */
+export function runTierStoreSuite(name: string, opts: TierStoreSuiteOptions): void {
+  const it = (title: string, fn: () => Promise<void>) => (opts.skip?.[title] ? test.skip(`${title} (skipped: ${opts.skip[title]})`, fn) : test(title, fn));
+
+  describe(`TierStore conformance: ${name}`, () => {
+    it("saves and loads every fragment in access order, with content only for hot", async () => {
+      const s = await opts.create();
+      const c = record("c", "cold");
+      const h = record("h", "hot", "hot words", { metadata: { k: "v" }, resourceId: "01HZZZZZZZZZZZZZZZZZZZZZZZ" });
+      const w = record("w", "warm");
+      for (const f of [w, c, h]) await s.save(f);
+      const loaded = await s.load();
+      expect(loaded.map((f) => f.id)).toEqual(["c", "h", "w"]);
+      expect(loaded[1]).toEqual({ ...h });
+      expect(loaded[0]).toEqual({ ...c, content: undefined });
+      expect(loaded[2].content).toBeUndefined();
+      expect(await s.readContents(["w", "c", "h", "missing"])).toEqual(new Map([["w", w.content], ["c", c.content], ["h", "hot words"]]));
+      await s.close();
+    });
+
+    it("a save replaces the fragment's copy in any other tier", async () => {
+      const s = await opts.create();
+      await s.save(record("f", "hot", "one"));
+      await s.save(record("f", "cold", "two"));
+      await s.save(record("f", "cold", "three"));
+      await s.save(record("f", "warm", "four"));
+      const loaded = await s.load();
+      expect(loaded.map((f) => [f.id, f.tier])).toEqual([["f", "warm"]]);
+      expect((await s.readContents(["f"])).get("f")).toBe("four");
+      await s.save(record("f", "cold", "five"));
+      expect((await s.load()).map((f) => [f.id, f.tier, f.summary])).toEqual([["f", "cold", "summary of f"]]);
+      expect((await s.readContents(["f"])).get("f")).toBe("five");
+      await s.close();
+    });
+
+    it("remove deletes from any tier and is a no-op when absent", async () => {
+      const s = await opts.create();
+      await s.save(record("a", "hot"));
+      await s.save(record("b", "cold"));
+      await s.remove("a");
+      await s.remove("b");
+      await s.remove("nothing");
+      expect(await s.load()).toEqual([]);
+      expect((await s.readContents(["a", "b"])).size).toBe(0);
+      await s.close();
+    });
+
+    it("recorded accesses reorder the load, and never override a later save", async () => {
+      let s = await opts.create();
+      const a = record("a", "warm");
+      const b = record("b", "cold");
+      await s.save(a);
+      await s.save(b);
+      const later = record("x", "hot");
+      s.recordAccess("a", later.lastAccessedAt, later.accessSeq);
+      const stale = record("y", "hot");
+      const moved = record("b", "warm");
+      await s.save(moved);
+      s.recordAccess("b", stale.lastAccessedAt, stale.accessSeq - 1000);
+      if (opts.reopen) s = await opts.reopen(s);
+      else await s.close();
+      const loaded = await s.load();
+      expect(loaded.map((f) => [f.id, f.accessSeq])).toEqual([
+        ["a", later.accessSeq],
+        ["b", moved.accessSeq],
+      ]);
+      expect(loaded[0].lastAccessedAt).toEqual(later.lastAccessedAt);
+      await s.close();
+    });
+
+    it("survives a restart: every fragment, its tier, content and summary", async () => {
+      if (!opts.reopen) throw new Error("unreachable: skipped for stores without reopen");
+      const s = await opts.create();
+      const saved = [record("h", "hot", "hot text"), record("w", "warm", "warm text"), record("c", "cold", "cold text")];
+      for (const f of saved) await s.save(f);
+      const r = await opts.reopen(s);
+      const loaded = await r.load();
+      expect(loaded).toEqual(saved.map((f) => ({ ...f, content: f.tier === "hot" ? f.content : undefined })));
+      expect(await r.readContents(["w", "c"])).toEqual(new Map([["w", "warm text"], ["c", "cold text"]]));
+      await r.close();
+    });
+  });
+}
