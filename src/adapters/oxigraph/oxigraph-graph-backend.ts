@@ -1,0 +1,485 @@
+import type BetterSqlite3 from "better-sqlite3";
+import { realpathSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { Worker } from "node:worker_threads";
+import { blankNode, literal, namedNode } from "oxigraph";
+import {
+  DeadlineExceededError,
+  InvalidArgumentError,
+  ResourceExhaustedError,
+  UnavailableError,
+} from "../../domain/errors.js";
+import { inspectSparqlQuery } from "../../domain/inspect-sparql-query.js";
+import type { RdfTerm, RdfTriple } from "../../domain/rdf-term.js";
+import { requireText } from "../../domain/request-limits.js";
+import { scopeSparqlDataset } from "../../domain/scope-sparql-dataset.js";
+import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
+import { graphIri, resourceIdOfGraphIri } from "../../domain/uko-uri.js";
+import { isUlid } from "../../domain/ulid-id.js";
+import type {
+  GraphBackend,
+  GraphQueryOptions,
+  GraphQueryResult,
+  GraphTriple,
+  GraphTriplesResult,
+} from "../../ports/graph-backend.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../sqlite/sqlite-database.js";
+import { OXIGRAPH_WORKER_SOURCE } from "./oxigraph-worker-source.js";
+
+/** The longest SPARQL query accepted, in characters. */
+export const MAX_SPARQL_LENGTH = 64 * 1024;
+
+/** The default cap on rows or triples of one answer. */
+export const DEFAULT_GRAPH_MAX_RESULTS = 10_000;
+
+const XSD_STRING = "http://www.w3.org/2001/XMLSchema#string";
+const RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
+
+/** Options of the Oxigraph adapter. */
+export interface OxigraphGraphBackendOptions {
+  /** The SQLite file that holds every triple durably (created when missing). */
+  path: string;
+  /** The most rows or triples one answer carries; more makes it non-exhaustive. */
+  maxResults?: number;
+  /** Query workers, each holding a full copy of the store (default 1). */
+  workers?: number;
+}
+
+/** A stored triple: `[subjectKind, subject, predicate, objectKind, object, datatype, language]` (see the worker source). */
+type Statement = BetterSqlite3.Statement<unknown[]>;
+
+type Row = [number, string, string, number, string, string, string];
+
+type WorkerRequest =
+  | { type: "query"; sparql: string; form: string; defaultGraphs: string[]; namedGraphs: string[]; cap: number }
+  | { type: "traverse"; start: RdfTerm; depth: number; graphs: string[]; cap: number };
+
+interface WorkerError {
+  code: "syntax" | "query" | "unrepresentable" | "too_large" | "fatal";
+  message: string;
+}
+
+type WorkerReply =
+  | { type: "ready"; seq: number; size: number }
+  | { type: "result"; id: number; result: unknown }
+  | { type: "error"; id: number; error: WorkerError };
+
+interface Job {
+  id: number;
+  request: WorkerRequest;
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+  timer?: NodeJS.Timeout;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+  slot?: Slot;
+}
+
+interface Slot {
+  worker: Worker;
+  state: "loading" | "ready" | "dead";
+  job?: Job;
+}
+
+/** Resolves an installed package to an absolute path the eval'd worker can `require`. */
+function resolvePackage(name: string): string {
+  const bases: string[] = [];
+  if (process.argv[1]) {
+    try {
+      bases.push(realpathSync(process.argv[1]));
+    } catch {
+      // The entry script may be virtual (e.g. `node -e`): fall back to the working directory.
+    }
+  }
+  bases.push(join(process.cwd(), "index.js"));
+  for (const base of bases) {
+    try {
+      return createRequire(base).resolve(name);
+    } catch {
+      // Not resolvable from this base; try the next one.
+    }
+  }
+  throw new Error(`cannot resolve the package "${name}" for the graph query worker`);
+}
+
+function iriOf(value: string, field: string): string {
+  try {
+    return namedNode(value).value;
+  } catch (err) {
+    throw InvalidArgumentError.field(field, `"${value.slice(0, 120)}" is not an absolute IRI: ${(err as Error).message}`);
+  }
+}
+
+function blankLabelOf(value: string, field: string): string {
+  const label = value.startsWith("_:") ? value.slice(2) : value;
+  try {
+    return blankNode(label).value;
+  } catch {
+    throw InvalidArgumentError.field(field, `"${value.slice(0, 120)}" is not a blank node label`);
+  }
+}
+
+/** Checks one term with Oxigraph's own rules and encodes it as stored: `[kind, value, datatype, language]`. */
+function encodeTerm(t: RdfTerm, field: string, allowed: readonly RdfTerm["kind"][]): [number, string, string, string] {
+  if (!t || !allowed.includes(t.kind)) throw InvalidArgumentError.field(field, `must be ${allowed.join(" or ")}`);
+  if (typeof t.value !== "string") throw InvalidArgumentError.field(`${field}.value`, "is required");
+  if (t.kind === "iri") return [0, iriOf(t.value, `${field}.value`), "", ""];
+  if (t.kind === "blank") return [1, blankLabelOf(t.value, `${field}.value`), "", ""];
+  const datatype = t.datatype ?? "";
+  const language = t.language ?? "";
+  if (language !== "") {
+    if (datatype !== "" && datatype !== RDF_LANG_STRING) {
+      throw InvalidArgumentError.field(`${field}.datatype`, "a literal with a language has no datatype but rdf:langString");
+    }
+    try {
+      return [2, t.value, "", literal(t.value, language).language];
+    } catch (err) {
+      throw InvalidArgumentError.field(`${field}.language`, `"${language.slice(0, 40)}" is not a language tag: ${(err as Error).message}`);
+    }
+  }
+  if (datatype === RDF_LANG_STRING) throw InvalidArgumentError.field(`${field}.language`, "rdf:langString needs a language");
+  const dt = datatype === "" ? "" : iriOf(datatype, `${field}.datatype`);
+  return [2, t.value, dt === XSD_STRING ? "" : dt, ""];
+}
+
+function encodeTriple(t: RdfTriple, field: string): Row {
+  const s = encodeTerm(t.subject, `${field}.subject`, ["iri", "blank"]);
+  const p = encodeTerm(t.predicate, `${field}.predicate`, ["iri"]);
+  const o = encodeTerm(t.object, `${field}.object`, ["iri", "blank", "literal"]);
+  return [s[0], s[1], p[1], o[0], o[1], o[2], o[3]];
+}
+
+/** Parses GetTriples' subject or Traverse's start: an absolute IRI, or `_:label` for a blank node. */
+function nodeOf(value: string, field: string): RdfTerm {
+  if (value.length === 0) throw InvalidArgumentError.field(field, "must not be empty");
+  if (value.startsWith("_:")) return { kind: "blank", value: blankLabelOf(value, field) };
+  return { kind: "iri", value: iriOf(value, field) };
+}
+
+function errorOf(e: WorkerError): Error {
+  switch (e.code) {
+    case "syntax":
+    case "query":
+    case "unrepresentable":
+      return InvalidArgumentError.field("query", e.message);
+    case "too_large":
+      return new ResourceExhaustedError(`the graph answer is too large: ${e.message}`);
+    default:
+      return new UnavailableError(`the graph engine failed and is restarting: ${e.message}`);
+  }
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new UnavailableError("the graph query was cancelled");
+}
+
+/**
+ * The embedded graph backend: Oxigraph (SPARQL 1.1), one named graph per resource (`uko://<ulid>/`).
+ *
+ * Durability: Oxigraph's JavaScript bindings keep the store in memory only, so the triples live in a
+ * SQLite table (WAL, `synchronous = FULL`), the source of truth. `putTriples` commits there in one
+ * transaction (replace = delete + insert in the same one) before it resolves; the in-memory store is a
+ * cache rebuilt from that table at start. Chosen over per-resource N-Quads files because one transaction
+ * covers the data and the write sequence number together, a replace is atomic without rename dances, and
+ * loading needs no parser that would rename blank nodes (so labels stay stable across restarts).
+ *
+ * Time limits: queries run in a worker thread that owns the store (see `OXIGRAPH_WORKER_SOURCE`); at its
+ * deadline or on cancellation a running query's worker is terminated and a fresh one loads from SQLite,
+ * so no query can block the service. Writes are posted to every worker after they commit, in order, so a
+ * query sent after `putTriples` resolved sees its triples.
+ *
+ * Scope: every query gets an explicit dataset, default graph = union of the in-scope graphs and named
+ * graphs = the same list (narrowed by the query's own FROM / FROM NAMED), so `GRAPH ?g` can only visit
+ * in-scope graphs; GetTriples and Traverse read only in-scope graphs and report each triple's graph for
+ * the leak guard.
+ *
+ * GetTriples and Traverse read the stored rows (in the worker, through the subject index), so their
+ * terms are exactly those written. SPARQL answers come from Oxigraph, which keeps XSD numbers, booleans
+ * and the like by value: `"05"^^xsd:int` comes back as `"5"^^xsd:integer` there. Blank node labels are
+ * kept as given (a label is one node across the graphs a query unions); language tags are lower-cased.
+ * @example const graph = await OxigraphGraphBackend.open({ path: `${dataDir}/graph.db` });
+ */
+export class OxigraphGraphBackend implements GraphBackend {
+  private readonly slots: Slot[] = [];
+  private readonly queue: Job[] = [];
+  private nextId = 0;
+  private seq: number;
+  private closed = false;
+  private readonly workerData: { oxigraphPath: string; sqlitePath: string; dbPath: string };
+  private readyWaiters: { resolve(): void; reject(err: Error): void }[] = [];
+  private readonly cap: number;
+  private readonly insertRow: Statement;
+  private readonly deleteGraph: Statement;
+  private readonly setSeq: Statement;
+
+  private constructor(
+    private readonly db: SqliteDatabase,
+    path: string,
+    opts: OxigraphGraphBackendOptions,
+  ) {
+    this.cap = opts.maxResults ?? DEFAULT_GRAPH_MAX_RESULTS;
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS graph_triples (
+        graph TEXT NOT NULL,
+        s_kind INTEGER NOT NULL,
+        s TEXT NOT NULL,
+        p TEXT NOT NULL,
+        o_kind INTEGER NOT NULL,
+        o TEXT NOT NULL,
+        o_datatype TEXT NOT NULL,
+        o_language TEXT NOT NULL,
+        PRIMARY KEY (graph, s_kind, s, p, o_kind, o, o_datatype, o_language)
+      ) WITHOUT ROWID;
+      CREATE INDEX IF NOT EXISTS graph_triples_subject ON graph_triples (s_kind, s);
+      CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+      INSERT OR IGNORE INTO graph_meta (key, value) VALUES ('seq', 0);
+    `);
+    this.seq = Number((db.prepare("SELECT value FROM graph_meta WHERE key = 'seq'").get() as { value: number }).value);
+    this.insertRow = db.prepare(
+      "INSERT OR IGNORE INTO graph_triples (graph, s_kind, s, p, o_kind, o, o_datatype, o_language) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    );
+    this.deleteGraph = db.prepare("DELETE FROM graph_triples WHERE graph = ?");
+    this.setSeq = db.prepare("UPDATE graph_meta SET value = ? WHERE key = 'seq'");
+    this.workerData = { oxigraphPath: resolvePackage("oxigraph"), sqlitePath: resolvePackage("better-sqlite3"), dbPath: path };
+    const workers = Math.max(1, opts.workers ?? 1);
+    for (let i = 0; i < workers; i++) this.slots.push(this.spawn());
+  }
+
+  /** Opens the store at `opts.path` and resolves once a query worker has loaded it. */
+  static async open(opts: OxigraphGraphBackendOptions): Promise<OxigraphGraphBackend> {
+    const db = openSqliteDatabase(opts.path);
+    let backend: OxigraphGraphBackend;
+    try {
+      backend = new OxigraphGraphBackend(db, opts.path, opts);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    try {
+      await backend.whenReady();
+    } catch (err) {
+      await backend.close();
+      throw err;
+    }
+    return backend;
+  }
+
+  generation(): bigint {
+    return BigInt(this.seq);
+  }
+
+  async putTriples(resourceId: string, triples: readonly RdfTriple[], replace: boolean): Promise<number> {
+    this.assertOpen();
+    const graph = this.graphOf(resourceId);
+    const unique = new Map<string, Row>();
+    triples.forEach((t, i) => {
+      const row = encodeTriple(t, `triples[${i}]`);
+      unique.set(JSON.stringify(row), row);
+    });
+    const rows = [...unique.values()];
+    const seq = this.db.transaction(() => {
+      if (replace) this.deleteGraph.run(graph);
+      for (const r of rows) this.insertRow.run(graph, ...r);
+      return this.bumpSeq();
+    })();
+    this.postWrite({ type: "write", seq, graph, replace, rows });
+    return rows.length;
+  }
+
+  async clearResource(resourceId: string): Promise<void> {
+    this.assertOpen();
+    const graph = this.graphOf(resourceId);
+    const seq = this.db.transaction(() => {
+      this.deleteGraph.run(graph);
+      return this.bumpSeq();
+    })();
+    this.postWrite({ type: "clear", seq, graph });
+  }
+
+  async query(view: ScopedBackendView, sparql: string, opts: GraphQueryOptions): Promise<GraphQueryResult> {
+    requireText("query", sparql, MAX_SPARQL_LENGTH);
+    const inspection = inspectSparqlQuery(sparql);
+    const dataset = scopeSparqlDataset(inspection, view);
+    return (await this.run({ type: "query", sparql, form: inspection.form, ...dataset, cap: this.cap }, opts)) as GraphQueryResult;
+  }
+
+  async getTriples(view: ScopedBackendView, subject: string, opts: GraphQueryOptions): Promise<GraphTriplesResult> {
+    return this.walk(view, nodeOf(subject, "subject"), 0, opts);
+  }
+
+  async traverse(view: ScopedBackendView, start: string, depth: number, opts: GraphQueryOptions): Promise<GraphTriplesResult> {
+    if (!Number.isInteger(depth) || depth < 0) throw InvalidArgumentError.field("depth", `must be 0 or more, got ${depth}`);
+    return this.walk(view, nodeOf(start, "start"), depth, opts);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const err = new UnavailableError("the graph backend is closed");
+    for (const job of this.queue.splice(0)) this.finish(job).reject(err);
+    for (const slot of this.slots) {
+      if (slot.job) this.finish(slot.job).reject(err);
+      slot.state = "dead";
+      slot.worker.removeAllListeners();
+      await slot.worker.terminate();
+    }
+    for (const w of this.readyWaiters.splice(0)) w.reject(err);
+    this.db.close();
+  }
+
+  private async walk(view: ScopedBackendView, start: RdfTerm, depth: number, opts: GraphQueryOptions): Promise<GraphTriplesResult> {
+    const graphs = view.resourceIds.map(graphIri);
+    const found = (await this.run({ type: "traverse", start, depth, graphs, cap: this.cap }, opts)) as {
+      triples: (RdfTriple & { graph: string })[];
+      exhaustive: boolean;
+    };
+    const triples: GraphTriple[] = found.triples.map(({ graph, ...t }) => ({ ...t, resourceId: resourceIdOfGraphIri(graph) ?? graph }));
+    return { triples, exhaustive: found.exhaustive };
+  }
+
+  private graphOf(resourceId: string): string {
+    if (!isUlid(resourceId)) throw InvalidArgumentError.field("resource_id", `"${resourceId.slice(0, 60)}" is not a ULID`);
+    return graphIri(resourceId);
+  }
+
+  private bumpSeq(): number {
+    const next = this.seq + 1;
+    this.setSeq.run(next);
+    this.seq = next;
+    return next;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new UnavailableError("the graph backend is closed");
+  }
+
+  private postWrite(message: { type: "write" | "clear"; seq: number; graph: string; replace?: boolean; rows?: Row[] }): void {
+    for (const slot of this.slots) if (slot.state !== "dead") slot.worker.postMessage(message);
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(OXIGRAPH_WORKER_SOURCE, { eval: true, workerData: this.workerData });
+    const slot: Slot = { worker, state: "loading" };
+    worker.on("message", (m: WorkerReply) => this.onMessage(slot, m));
+    worker.on("error", (err: Error) => this.onWorkerFailure(slot, new UnavailableError(`the graph engine failed and is restarting: ${err.message}`)));
+    worker.on("exit", (code: number) => this.onWorkerFailure(slot, new UnavailableError(`the graph engine exited (code ${code}) and is restarting`)));
+    return slot;
+  }
+
+  /** Replaces a worker (stuck on a query, cancelled, or failed) with a fresh one loading from SQLite. */
+  private restart(slot: Slot): void {
+    slot.worker.removeAllListeners();
+    void slot.worker.terminate();
+    if (this.closed) {
+      slot.state = "dead";
+      return;
+    }
+    const fresh = this.spawn();
+    const index = this.slots.indexOf(slot);
+    if (index >= 0) this.slots[index] = fresh;
+  }
+
+  /** A worker died: a running query fails with `failure`; a worker that never loaded is left dead until the next query. */
+  private onWorkerFailure(slot: Slot, failure: Error): void {
+    if (slot.state === "dead" || this.closed) return;
+    const job = slot.job;
+    slot.job = undefined;
+    if (slot.state === "ready") {
+      this.restart(slot);
+      if (job) this.finish(job).reject(failure);
+      this.dispatch();
+      return;
+    }
+    slot.state = "dead";
+    slot.worker.removeAllListeners();
+    if (this.slots.every((s) => s.state === "dead")) {
+      const err = new UnavailableError(`the graph store could not be loaded: ${failure.message}`);
+      for (const j of this.queue.splice(0)) this.finish(j).reject(err);
+      for (const w of this.readyWaiters.splice(0)) w.reject(err);
+    }
+  }
+
+  private onMessage(slot: Slot, m: WorkerReply): void {
+    if (m.type === "ready") {
+      slot.state = "ready";
+      for (const w of this.readyWaiters.splice(0)) w.resolve();
+      this.dispatch();
+      return;
+    }
+    const job = slot.job;
+    if (!job || job.id !== m.id) return;
+    slot.job = undefined;
+    this.finish(job);
+    if (m.type === "result") job.resolve(m.result);
+    else {
+      if (m.error.code === "fatal") this.restart(slot);
+      job.reject(errorOf(m.error));
+    }
+    this.dispatch();
+  }
+
+  private whenReady(): Promise<void> {
+    if (this.slots.some((s) => s.state === "ready")) return Promise.resolve();
+    return new Promise((resolve, reject) => this.readyWaiters.push({ resolve, reject }));
+  }
+
+  /** Sends a read to a worker, bounded by `opts.timeoutMs` from now (waiting in the queue included). */
+  private run(request: WorkerRequest, opts: GraphQueryOptions): Promise<unknown> {
+    this.assertOpen();
+    const signal = opts.signal;
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    return new Promise((resolve, reject) => {
+      const job: Job = { id: ++this.nextId, request, resolve, reject, signal };
+      job.timer = setTimeout(
+        () => this.abandon(job, new DeadlineExceededError(`the graph query ran past its time limit of ${opts.timeoutMs} ms`)),
+        opts.timeoutMs,
+      );
+      if (signal) {
+        job.onAbort = () => this.abandon(job, abortReason(signal));
+        signal.addEventListener("abort", job.onAbort, { once: true });
+      }
+      this.queue.push(job);
+      this.reviveDeadSlots();
+      this.dispatch();
+    });
+  }
+
+  /** Gives up on a job: a queued one leaves the queue, a running one takes its worker down with it. */
+  private abandon(job: Job, err: Error): void {
+    this.finish(job);
+    const slot = job.slot;
+    if (slot && slot.job === job) {
+      slot.job = undefined;
+      this.restart(slot);
+    } else {
+      const at = this.queue.indexOf(job);
+      if (at >= 0) this.queue.splice(at, 1);
+    }
+    job.reject(err);
+    this.dispatch();
+  }
+
+  private finish(job: Job): Job {
+    clearTimeout(job.timer);
+    if (job.signal && job.onAbort) job.signal.removeEventListener("abort", job.onAbort);
+    return job;
+  }
+
+  private reviveDeadSlots(): void {
+    for (let i = 0; i < this.slots.length; i++) {
+      if (this.slots[i].state === "dead") this.slots[i] = this.spawn();
+    }
+  }
+
+  private dispatch(): void {
+    for (const slot of this.slots) {
+      if (this.queue.length === 0) return;
+      if (slot.state !== "ready" || slot.job) continue;
+      const job = this.queue.shift() as Job;
+      job.slot = slot;
+      slot.job = job;
+      slot.worker.postMessage({ ...job.request, id: job.id });
+    }
+  }
+}

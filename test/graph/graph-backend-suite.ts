@@ -1,0 +1,415 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  DeadlineExceededError,
+  InvalidArgumentError,
+  ScopeViolationError,
+} from "../../src/domain/errors.js";
+import { preventedLeaks } from "../../src/domain/leak-guard.js";
+import { graphIri } from "../../src/domain/uko-uri.js";
+import type { GraphBackend, GraphQueryResult } from "../../src/ports/graph-backend.js";
+import { A, A_TRIPLES, B, B_TRIPLES, C, C_TRIPLES, EX, XSD, blank, iri, keysOf, lit, triple, viewOf } from "./graph-fixtures.js";
+
+/** How one adapter of the GraphBackend port is run through the shared suite. */
+export interface GraphBackendSuiteOptions {
+  name: string;
+  /** Opens the backend whose durable state lives in `dataDir` (opening the same directory again is a restart). */
+  create(dataDir: string, opts: { maxResults?: number }): Promise<GraphBackend>;
+  /** Tests to skip, by name, each with the reason. */
+  skip?: Record<string, string>;
+}
+
+const OPTS = { timeoutMs: 20_000 };
+
+/** A query whose cost grows with the sixth power of the triple count: seconds on a few dozen triples. */
+const SLOW_QUERY = "SELECT (COUNT(*) AS ?n) { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o . ?p ?q ?r . ?s ?t ?u }";
+
+function rows(r: GraphQueryResult) {
+  if (r.form !== "SELECT") throw new Error(`expected SELECT, got ${r.form}`);
+  return r.rows;
+}
+
+async function rejection(p: Promise<unknown>): Promise<Error> {
+  try {
+    await p;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error("expected a rejection");
+}
+
+async function expectScopeViolation(p: Promise<unknown>, resourceIds: string[], reason?: RegExp): Promise<void> {
+  const err = await rejection(p);
+  expect(err).toBeInstanceOf(ScopeViolationError);
+  const info = (err as ScopeViolationError).info;
+  expect([...info.resourceIds].sort()).toEqual([...resourceIds].sort());
+  expect(info.scopeProjectNames).toEqual(["local/graph"]);
+  if (reason) expect(info.reason).toMatch(reason);
+}
+
+async function expectInvalid(p: Promise<unknown>, description?: RegExp): Promise<void> {
+  const err = await rejection(p);
+  expect(err).toBeInstanceOf(InvalidArgumentError);
+  const v = (err as InvalidArgumentError).violations[0];
+  if (description) expect(v.description).toMatch(description);
+}
+
+/**
+ * The conformance suite of the GraphBackend port: writes, scoped SPARQL (dataset restriction, FROM /
+ * FROM NAMED / GRAPH checks, prefixed names, BASE tricks, SERVICE and updates refused, keywords inside
+ * strings and comments left alone, subqueries), lossless terms, GetTriples, Traverse, result caps, time
+ * limits, cancellation and restarts. Every adapter runs it.
+ */
+export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
+  const skip = opts.skip ?? {};
+  const test = (title: string, fn: () => Promise<void>, timeout?: number) =>
+    skip[title] ? it.skip(`${title} (skipped: ${skip[title]})`, fn) : it(title, fn, timeout);
+
+  describe(`GraphBackend conformance: ${opts.name}`, () => {
+    let dir: string;
+    let backend: GraphBackend;
+    const open: GraphBackend[] = [];
+    let leaksBefore: number;
+
+    async function make(maxResults?: number, at = dir): Promise<GraphBackend> {
+      const b = await opts.create(at, { maxResults });
+      open.push(b);
+      return b;
+    }
+
+    async function seed(b: GraphBackend): Promise<void> {
+      await b.putTriples(A, A_TRIPLES, true);
+      await b.putTriples(B, B_TRIPLES, true);
+      await b.putTriples(C, C_TRIPLES, true);
+    }
+
+    const select = async (scope: string[], q: string, b: GraphBackend = backend) => rows(await b.query(viewOf(scope), q, OPTS));
+    const values = async (scope: string[], q: string, v: string) => (await select(scope, q)).map((r) => r[v]?.value).sort();
+
+    beforeAll(() => {
+      leaksBefore = preventedLeaks.prevented;
+    });
+    beforeEach(async () => {
+      dir = mkdtempSync(join(tmpdir(), "acms-graph-"));
+      backend = await make();
+      await seed(backend);
+    });
+    afterEach(async () => {
+      for (const b of open.splice(0)) await b.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    afterAll(() => {
+      expect(preventedLeaks.prevented).toBe(leaksBefore);
+    });
+
+    describe("writes", () => {
+      test("putTriples counts distinct triples and replace swaps the graph", async () => {
+        expect(await backend.putTriples(A, [A_TRIPLES[0], A_TRIPLES[0], A_TRIPLES[1]], false)).toBe(2);
+        expect(await values([A], "SELECT ?o { <http://example.org/alice> <http://example.org/knows> ?o }", "o")).toEqual([`${EX}bob`]);
+        await backend.putTriples(A, [triple(iri("x"), iri("y"), lit("z"))], false);
+        expect((await select([A], "SELECT * { ?s ?p ?o }")).length).toBe(A_TRIPLES.length + 1);
+        await backend.putTriples(A, [triple(iri("x"), iri("y"), lit("only"))], true);
+        expect(await values([A], "SELECT ?o { ?s ?p ?o }", "o")).toEqual(["only"]);
+        expect((await select([B], "SELECT * { ?s ?p ?o }")).length).toBe(B_TRIPLES.length);
+      });
+
+      test("clearResource drops one graph only", async () => {
+        await backend.clearResource(A);
+        expect(await select([A], "SELECT * { ?s ?p ?o }")).toEqual([]);
+        expect((await select([B], "SELECT * { ?s ?p ?o }")).length).toBe(B_TRIPLES.length);
+      });
+
+      test("generation grows with every write", async () => {
+        const g = backend.generation();
+        await backend.putTriples(A, [A_TRIPLES[0]], false);
+        expect(backend.generation()).toBeGreaterThan(g);
+      });
+
+      test("bad terms are INVALID_ARGUMENT naming the field", async () => {
+        const err = await rejection(backend.putTriples(A, [A_TRIPLES[0], triple(iri("a"), iri("b"), { kind: "iri", value: "not an iri" })], false));
+        expect(err).toBeInstanceOf(InvalidArgumentError);
+        expect((err as InvalidArgumentError).violations[0].field).toBe("triples[1].object.value");
+        await expectInvalid(backend.putTriples(A, [triple(lit("s"), iri("p"), lit("o"))], false));
+        await expectInvalid(backend.putTriples(A, [triple(iri("s"), blank("p"), lit("o"))], false));
+        await expectInvalid(backend.putTriples(A, [triple(iri("s"), iri("p"), lit("o", { language: "not a tag!" }))], false));
+        await expectInvalid(backend.putTriples("not-a-ulid", [A_TRIPLES[0]], false));
+        expect((await select([A], "SELECT * { ?s ?p ?o }")).length).toBe(A_TRIPLES.length);
+      });
+    });
+
+    describe("scoped SPARQL", () => {
+      test("the default graph is the union of the in-scope graphs only", async () => {
+        expect(await values([A], `SELECT ?o { <${EX}alice> ?p ?o }`, "o")).toEqual([`${EX}bob`, "30", "Alice", 'plain "quoted"\nline'].sort());
+        expect(await values([A, B], `SELECT ?o { <${EX}alice> <${EX}secret> ?o }`, "o")).toEqual(["B-secret"]);
+        expect(await values([B, C], `SELECT ?o { <${EX}alice> <${EX}secret> ?o }`, "o")).toEqual(["B-secret", "C-secret"]);
+        expect(await select([], "SELECT * { ?s ?p ?o }")).toEqual([]);
+      });
+
+      test("GRAPH ?g visits in-scope graphs only", async () => {
+        expect(await values([A], "SELECT DISTINCT ?g { GRAPH ?g { ?s ?p ?o } }", "g")).toEqual([graphIri(A)]);
+        expect(await values([A, C], "SELECT DISTINCT ?g { GRAPH ?g { ?s ?p ?o } }", "g")).toEqual([graphIri(A), graphIri(C)].sort());
+        expect(await select([], "SELECT * { GRAPH ?g { ?s ?p ?o } }")).toEqual([]);
+      });
+
+      test("a graph bound by VALUES outside the scope reads nothing", async () => {
+        expect(await select([A], `SELECT * { VALUES ?g { <${graphIri(B)}> } GRAPH ?g { ?s ?p ?o } }`)).toEqual([]);
+      });
+
+      test("FROM, FROM NAMED and GRAPH <iri> naming other graphs are scope violations", async () => {
+        await expectScopeViolation(backend.query(viewOf([A]), `SELECT * FROM <${graphIri(B)}> { ?s ?p ?o }`, OPTS), [B]);
+        await expectScopeViolation(backend.query(viewOf([A]), `SELECT * FROM NAMED <${graphIri(B)}> { GRAPH ?g { ?s ?p ?o } }`, OPTS), [B]);
+        await expectScopeViolation(backend.query(viewOf([A]), `SELECT * { GRAPH <${graphIri(C)}> { ?s ?p ?o } }`, OPTS), [C]);
+        await expectScopeViolation(
+          backend.query(viewOf([A]), `ASK FROM <${graphIri(A)}> FROM <${graphIri(B)}> FROM NAMED <${graphIri(C)}> { ?s ?p ?o }`, OPTS),
+          [B, C],
+        );
+        await expectScopeViolation(backend.query(viewOf([A]), "SELECT * FROM <http://example.org/g> { ?s ?p ?o }", OPTS), [], /not a resource graph/);
+        await expectScopeViolation(backend.query(viewOf([A]), "SELECT * { GRAPH <urn:x:default> { ?s ?p ?o } }", OPTS), [], /urn:x:default/);
+      });
+
+      test("FROM and FROM NAMED naming in-scope graphs narrow the dataset", async () => {
+        expect(await values([A, B], `SELECT ?o FROM <${graphIri(B)}> { <${EX}alice> ?p ?o }`, "o")).toEqual(["B-secret"]);
+        expect(await select([A, B], `SELECT * FROM NAMED <${graphIri(A)}> { ?s ?p ?o }`)).toEqual([]);
+        expect(await values([A, B], `SELECT DISTINCT ?g FROM NAMED <${graphIri(A)}> { GRAPH ?g { ?s ?p ?o } }`, "g")).toEqual([graphIri(A)]);
+        expect(await select([A, B], `SELECT * FROM <${graphIri(A)}> { GRAPH ?g { ?s ?p ?o } }`)).toEqual([]);
+      });
+
+      test("prefixed graph names are resolved before the check", async () => {
+        await expectScopeViolation(backend.query(viewOf([A]), `PREFIX g: <${graphIri(B)}> SELECT * { GRAPH g: { ?s ?p ?o } }`, OPTS), [B]);
+        await expectScopeViolation(backend.query(viewOf([A]), `PREFIX u: <uko://> SELECT * { GRAPH u:${B}\\/ { ?s ?p ?o } }`, OPTS), [B]);
+        await expectScopeViolation(backend.query(viewOf([A]), `prefix : <uko://${C}/> select * from : { ?s ?p ?o }`, OPTS), [C]);
+        expect(await values([A, B], `PREFIX g: <${graphIri(B)}> SELECT ?o { GRAPH g: { <${EX}alice> ?p ?o } }`, "o")).toEqual(["B-secret"]);
+        await expectInvalid(backend.query(viewOf([A]), "SELECT * { GRAPH nope:x { ?s ?p ?o } }", OPTS), /not declared/);
+      });
+
+      test("BASE and relative IRIs are resolved before the check", async () => {
+        await expectScopeViolation(backend.query(viewOf([A]), `BASE <${graphIri(B)}> SELECT * FROM <> { ?s ?p ?o }`, OPTS), [B]);
+        await expectScopeViolation(backend.query(viewOf([A]), `BASE <${graphIri(A)}> SELECT * { GRAPH <//${B}/> { ?s ?p ?o } }`, OPTS), [B]);
+        await expectScopeViolation(backend.query(viewOf([A]), `BASE <${graphIri(A)}x/> SELECT * FROM <../../${B}/> { ?s ?p ?o }`, OPTS), [], /not a resource graph/);
+        await expectScopeViolation(
+          backend.query(viewOf([A]), `BASE <http://evil.example/> PREFIX g: <uko://${B}/> SELECT * FROM g: { ?s ?p ?o }`, OPTS),
+          [B],
+        );
+        await expectScopeViolation(backend.query(viewOf([A]), `BASE <uko://${B}/x/> PREFIX g: <..> SELECT * FROM g: { ?s ?p ?o }`, OPTS), [B]);
+        expect(await values([A, B], `BASE <uko://${A}/deep/> SELECT ?o FROM <../> { <${EX}alice> <${EX}name> ?o }`, "o")).toEqual(["Alice"]);
+        await expectInvalid(backend.query(viewOf([A]), `SELECT * FROM <${B}/> { ?s ?p ?o }`, OPTS), /no BASE/);
+      });
+
+      test("SERVICE and updates are INVALID_ARGUMENT", async () => {
+        const refused = [
+          "SELECT * { SERVICE <http://example.org/sparql> { ?s ?p ?o } }",
+          "SELECT * { SERVICE SILENT ?x { ?s ?p ?o } }",
+          "INSERT DATA { <http://a> <http://b> <http://c> }",
+          `DELETE WHERE { GRAPH <${graphIri(B)}> { ?s ?p ?o } }`,
+          "LOAD <http://example.org/data.ttl>",
+          `CLEAR GRAPH <${graphIri(B)}>`,
+          "DROP ALL",
+          `CREATE GRAPH <${graphIri(C)}>`,
+          `COPY <${graphIri(B)}> TO <${graphIri(A)}>`,
+          `MOVE <${graphIri(B)}> TO <${graphIri(A)}>`,
+          `ADD <${graphIri(B)}> TO <${graphIri(A)}>`,
+          `WITH <${graphIri(B)}> DELETE { ?s ?p ?o } WHERE { ?s ?p ?o }`,
+          "PREFIX ex: <http://example.org/> INSERT DATA { ex:a ex:b ex:c }",
+          "SELECT * { ?s ?p ?o } ; INSERT DATA { <http://a> <http://b> <http://c> }",
+          "DESCRIBE <http://a> DELETE",
+          "NOTAQUERY { ?s ?p ?o }",
+          "PREFIX ex: <http://example.org/>",
+        ];
+        for (const q of refused) await expectInvalid(backend.query(viewOf([A, B]), q, OPTS));
+        expect((await select([B], "SELECT * { ?s ?p ?o }")).length).toBe(B_TRIPLES.length);
+      });
+
+      test("keywords and graph names inside strings, IRIs, comments and names are not refused", async () => {
+        const ok = [
+          `SELECT ?o { ?s ?p ?o FILTER(?o != "INSERT DATA SERVICE FROM <${graphIri(B)}>") }`,
+          `SELECT ?o { ?s ?p ?o FILTER(?o != 'GRAPH <${graphIri(B)}> { }') }`,
+          `SELECT ?o { ?s ?p ?o FILTER(?o != """multi\nline DELETE "quoted" GRAPH <${graphIri(C)}>""") }`,
+          `SELECT ?o { ?s ?p ?o FILTER(?o != '''DROP ALL''') }`,
+          `SELECT ?o # FROM <${graphIri(B)}> SERVICE DELETE\n{ ?s ?p ?o }`,
+          "SELECT ?o { ?s <http://example.org/SERVICE#INSERT> ?o }",
+          "PREFIX ex: <http://example.org/> SELECT ?o { ?s ex:delete ?o . OPTIONAL { ?s ex:SERVICE ?x } }",
+          "SELECT ?graph ?from ?service ?insert { ?graph ?from ?service OPTIONAL { ?service ?insert ?graph } }",
+          `SELECT ?o { ?s ?p ?o FILTER(STR(?o) < "z" && 1 < 2) }`,
+          `SELECT ?o { ?s ?p ?o FILTER(?o != "esc \\" GRAPH <${graphIri(B)}> \\"") }`,
+        ];
+        for (const q of ok) {
+          const r = await backend.query(viewOf([A]), q, OPTS);
+          expect(r.form).toBe("SELECT");
+        }
+        expect((await select([A], ok[0])).length).toBe(A_TRIPLES.length);
+      });
+
+      test("nested subqueries stay inside the scope", async () => {
+        expect(await values([A], "SELECT DISTINCT ?g { { SELECT ?g { GRAPH ?g { ?s ?p ?o } } } }", "g")).toEqual([graphIri(A)]);
+        expect(await values([A], `SELECT ?o { { SELECT ?o { { SELECT ?o { <${EX}alice> <${EX}secret> ?o } } } } }`, "o")).toEqual([]);
+        await expectScopeViolation(
+          backend.query(viewOf([A]), `SELECT * { { SELECT ?s { GRAPH <${graphIri(B)}> { ?s ?p ?o } } } }`, OPTS),
+          [B],
+        );
+        expect(await values([A], `SELECT ?o { <${EX}alice> ?p ?o FILTER EXISTS { GRAPH ?g { <${EX}alice> <${EX}secret> ?x } } }`, "o")).toEqual([]);
+      });
+
+      test("ASK, CONSTRUCT and DESCRIBE see the scope only", async () => {
+        const ask = await backend.query(viewOf([A]), `ASK { <${EX}alice> <${EX}secret> ?o }`, OPTS);
+        expect(ask).toEqual({ form: "ASK", boolean: false, exhaustive: true });
+        expect(await backend.query(viewOf([B]), `ASK { <${EX}alice> <${EX}secret> ?o }`, OPTS)).toMatchObject({ boolean: true });
+        const construct = await backend.query(viewOf([A]), `CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }`, OPTS);
+        expect(construct.form).toBe("CONSTRUCT");
+        if (construct.form !== "CONSTRUCT") return;
+        expect(keysOf(construct.triples)).toEqual(keysOf(A_TRIPLES));
+        const describe = await backend.query(viewOf([A]), `DESCRIBE <${EX}alice>`, OPTS);
+        expect(describe.form).toBe("DESCRIBE");
+        if (describe.form !== "DESCRIBE") return;
+        expect(keysOf(describe.triples)).toEqual(keysOf(A_TRIPLES.filter((t) => t.subject.value === `${EX}alice`)));
+      });
+
+      test("terms come back lossless: IRIs, plain, typed and language literals, blank nodes", async () => {
+        const r = await backend.query(viewOf([A]), "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", OPTS);
+        if (r.form !== "CONSTRUCT") throw new Error("CONSTRUCT expected");
+        expect(keysOf(r.triples)).toEqual(keysOf(A_TRIPLES));
+        const sel = await select([A], `SELECT ?o { ?s ?p ?o } ORDER BY STR(?o)`);
+        const objects = sel.map((row) => row.o);
+        expect(objects).toContainEqual(lit("Alice", { language: "en" }));
+        expect(objects).toContainEqual(lit("30", { datatype: `${XSD}integer` }));
+        expect(objects).toContainEqual(lit('plain "quoted"\nline'));
+        expect(objects).toContainEqual(blank("a1"));
+        expect(objects).toContainEqual(iri("carol"));
+        for (const o of objects) if (o.kind === "literal" && o.value === "Carol") expect(o).toEqual(lit("Carol"));
+        const mixed = [
+          triple(blank("x"), iri("v"), lit("", {})),
+          triple(blank("x"), iri("v"), lit("dt", { datatype: `${XSD}string` })),
+          triple(blank("x"), iri("v"), lit("ja", { language: "ja-JP" })),
+          triple(blank("x"), iri("v"), lit("√ unicode ☃ \u{1F600}", { datatype: "http://example.org/dt" })),
+          triple(blank("x"), iri("v"), iri("http://example.org/é?q=1#frag")),
+          triple(blank("x"), iri("v"), lit('esc \\ \t \u0001 \r "q" \'s\' @en ^^<x> .\n<a> <b> <c> .')),
+        ];
+        await backend.putTriples(C, mixed, true);
+        const got = await backend.query(viewOf([C]), "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", OPTS);
+        if (got.form !== "CONSTRUCT") throw new Error("CONSTRUCT expected");
+        expect(keysOf(got.triples)).toEqual(
+          keysOf([mixed[0], triple(blank("x"), iri("v"), lit("dt")), triple(blank("x"), iri("v"), lit("ja", { language: "ja-jp" })), mixed[3], mixed[4], mixed[5]]),
+        );
+      });
+
+      test("SELECT keeps projection order and leaves unbound variables out", async () => {
+        const r = await backend.query(viewOf([A]), `SELECT ?z ?s ?missing { ?s <${EX}name> ?z OPTIONAL { ?s <${EX}nothing> ?missing } } ORDER BY ?z`, OPTS);
+        if (r.form !== "SELECT") throw new Error("SELECT expected");
+        expect(r.variables).toEqual(["z", "s", "missing"]);
+        expect(r.rows).toEqual([
+          { z: lit("Alice", { language: "en" }), s: iri("alice") },
+          { z: lit("Carol"), s: iri("carol") },
+        ]);
+        expect(r.exhaustive).toBe(true);
+      });
+
+      test("syntax errors, empty and oversize queries are INVALID_ARGUMENT", async () => {
+        const err = await rejection(backend.query(viewOf([A]), "SELECT * { ?s ?p ", OPTS));
+        expect(err).toBeInstanceOf(InvalidArgumentError);
+        expect((err as InvalidArgumentError).violations[0].field).toBe("query");
+        expect(err.message).not.toMatch(/\n\s+at /);
+        await expectInvalid(backend.query(viewOf([A]), "   ", OPTS), /empty/);
+        await expectInvalid(backend.query(viewOf([A]), `SELECT * { ?s ?p ?o } #${"x".repeat(70_000)}`, OPTS), /at most/);
+        await expectInvalid(backend.query(viewOf([A]), 'SELECT * { ?s ?p "unterminated }', OPTS), /unterminated/);
+      });
+
+      test("a capped answer says it is not exhaustive", async () => {
+        const small = await make(3, mkdtempSync(join(tmpdir(), "acms-graph-cap-")));
+        await seed(small);
+        const r = await small.query(viewOf([A]), "SELECT * { ?s ?p ?o }", OPTS);
+        expect(r).toMatchObject({ form: "SELECT", exhaustive: false });
+        expect(rows(r).length).toBe(3);
+        const c = await small.query(viewOf([A]), "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", OPTS);
+        expect(c).toMatchObject({ exhaustive: false });
+        const fits = await small.query(viewOf([C]), "SELECT * { ?s ?p ?o }", OPTS);
+        expect(fits.exhaustive).toBe(true);
+      });
+    });
+
+    describe("GetTriples and Traverse", () => {
+      test("GetTriples returns the subject's in-scope triples with their resource", async () => {
+        const r = await backend.getTriples(viewOf([A]), `${EX}alice`, OPTS);
+        expect(keysOf(r.triples)).toEqual(keysOf(A_TRIPLES.filter((t) => t.subject.value === `${EX}alice`)));
+        expect(new Set(r.triples.map((t) => t.resourceId))).toEqual(new Set([A]));
+        expect(r.exhaustive).toBe(true);
+        const both = await backend.getTriples(viewOf([A, B]), `${EX}alice`, OPTS);
+        expect(both.triples.length).toBe(5);
+        expect(both.triples.find((t) => t.object.value === "B-secret")?.resourceId).toBe(B);
+        expect((await backend.getTriples(viewOf([C]), `${EX}bob`, OPTS)).triples).toEqual([]);
+        expect((await backend.getTriples(viewOf([A]), "_:a1", OPTS)).triples).toEqual([{ ...triple(blank("a1"), iri("knows"), iri("carol")), resourceId: A }]);
+      });
+
+      test("GetTriples refuses a subject that is neither an IRI nor _:label", async () => {
+        for (const s of ["", "not an iri", "relative/path", "_:", "_:bad label"]) {
+          const err = await rejection(backend.getTriples(viewOf([A]), s, OPTS));
+          expect(err).toBeInstanceOf(InvalidArgumentError);
+          expect((err as InvalidArgumentError).violations[0].field).toBe("subject");
+        }
+      });
+
+      test("Traverse follows IRI and blank objects hop by hop inside the scope", async () => {
+        const at = async (scope: string[], depth: number) => keysOf((await backend.traverse(viewOf(scope), `${EX}alice`, depth, OPTS)).triples);
+        const alice = A_TRIPLES.filter((t) => t.subject.value === `${EX}alice`);
+        expect(await at([A], 0)).toEqual(keysOf(alice));
+        expect(await at([A], 1)).toEqual(keysOf([...alice, A_TRIPLES[4]]));
+        expect(await at([A], 2)).toEqual(keysOf([...alice, A_TRIPLES[4], A_TRIPLES[5]]));
+        expect(await at([A], 8)).toEqual(keysOf(A_TRIPLES));
+        const withB = await at([A, B], 8);
+        expect(withB).toEqual(keysOf([...A_TRIPLES, ...B_TRIPLES]));
+        expect(await at([C], 8)).toEqual(keysOf(C_TRIPLES));
+        expect((await backend.traverse(viewOf([]), `${EX}alice`, 8, OPTS)).triples).toEqual([]);
+        await expectInvalid(backend.traverse(viewOf([A]), "", 1, OPTS));
+      });
+
+      test("Traverse stops at the cap and says so", async () => {
+        const small = await make(2, mkdtempSync(join(tmpdir(), "acms-graph-cap-")));
+        await seed(small);
+        const r = await small.traverse(viewOf([A]), `${EX}alice`, 8, OPTS);
+        expect(r.triples.length).toBe(2);
+        expect(r.exhaustive).toBe(false);
+      });
+    });
+
+    describe("time limits and durability", () => {
+      test(
+        "a query past its time limit is DEADLINE_EXCEEDED and the backend keeps serving",
+        async () => {
+          const started = Date.now();
+          const err = await rejection(backend.query(viewOf([A, B, C]), SLOW_QUERY, { timeoutMs: 300 }));
+          expect(err).toBeInstanceOf(DeadlineExceededError);
+          expect(Date.now() - started).toBeLessThan(5_000);
+          await backend.putTriples(C, [triple(iri("after"), iri("timeout"), lit("yes"))], false);
+          expect(await values([C], `SELECT ?o { <${EX}after> ?p ?o }`, "o")).toEqual(["yes"]);
+          expect((await select([A], "SELECT * { ?s ?p ?o }")).length).toBe(A_TRIPLES.length);
+        },
+        30_000,
+      );
+
+      test(
+        "an aborted query stops and the backend keeps serving",
+        async () => {
+          const ac = new AbortController();
+          const p = backend.query(viewOf([A, B, C]), SLOW_QUERY, { timeoutMs: 20_000, signal: ac.signal });
+          setTimeout(() => ac.abort(new Error("client went away")), 100);
+          const err = await rejection(p);
+          expect(err.message).toBe("client went away");
+          expect((await select([B], "SELECT * { ?s ?p ?o }")).length).toBe(B_TRIPLES.length);
+        },
+        30_000,
+      );
+
+      test("a restart keeps every triple, blank node label and the generation", async () => {
+        await backend.putTriples(C, [triple(blank("keep"), iri("label"), lit("stable"))], false);
+        const generation = backend.generation();
+        await backend.close();
+        const reopened = await make();
+        expect(reopened.generation()).toBe(generation);
+        const all = await reopened.query(viewOf([A]), "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", OPTS);
+        if (all.form !== "CONSTRUCT") throw new Error("CONSTRUCT expected");
+        expect(keysOf(all.triples)).toEqual(keysOf(A_TRIPLES));
+        expect((await reopened.getTriples(viewOf([C]), "_:keep", OPTS)).triples.map((t) => t.object.value)).toEqual(["stable"]);
+        expect((await select([B], "SELECT * { ?s ?p ?o }", reopened)).length).toBe(B_TRIPLES.length);
+      });
+    });
+  });
+}

@@ -1,0 +1,127 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { OxigraphGraphBackend } from "../../src/adapters/oxigraph/oxigraph-graph-backend.js";
+import { openSqliteDatabase } from "../../src/adapters/sqlite/sqlite-database.js";
+import { InvalidArgumentError, UnavailableError } from "../../src/domain/errors.js";
+import { graphIri } from "../../src/domain/uko-uri.js";
+import { A, EX, iri, keysOf, lit, triple, viewOf } from "./graph-fixtures.js";
+
+const OPTS = { timeoutMs: 20_000 };
+const SLOW = "SELECT (COUNT(*) AS ?n) { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o . ?p ?q ?r . ?s ?t ?u . ?v ?w ?x }";
+const filler = (n: number) => Array.from({ length: n }, (_, i) => triple(iri(`n${i}`), iri("v"), lit(String(i))));
+
+let dir: string;
+const open: OxigraphGraphBackend[] = [];
+async function make(opts: { workers?: number } = {}): Promise<OxigraphGraphBackend> {
+  const b = await OxigraphGraphBackend.open({ path: join(dir, "graph.db"), ...opts });
+  open.push(b);
+  return b;
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "acms-graph-int-"));
+});
+afterEach(async () => {
+  for (const b of open.splice(0)) await b.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("OxigraphGraphBackend internals", () => {
+  it("refuses result terms the wire cannot carry (RDF 1.2 triple terms) and keeps text direction", async () => {
+    const b = await make();
+    const err = await b.query(viewOf([A]), "SELECT (<<( <http://a> <http://b> <http://c> )>> AS ?t) {}", OPTS).catch((e: Error) => e);
+    expect(err).toBeInstanceOf(InvalidArgumentError);
+    expect((err as Error).message).toMatch(/cannot carry/);
+    const dir = await b.query(viewOf([A]), 'SELECT (STRLANGDIR("x", "ar", "rtl") AS ?t) {}', OPTS);
+    expect(dir).toMatchObject({ rows: [{ t: { kind: "literal", value: "x", language: "ar--rtl" } }] });
+  });
+
+  it("GetTriples gives typed literals exactly as written; SPARQL gives Oxigraph's canonical form", async () => {
+    const b = await make();
+    const XSD = "http://www.w3.org/2001/XMLSchema#";
+    const written = [
+      triple(iri("n"), iri("int"), lit("05", { datatype: `${XSD}int` })),
+      triple(iri("n"), iri("bool"), lit("1", { datatype: `${XSD}boolean` })),
+      triple(iri("n"), iri("odd"), lit("abc", { datatype: `${XSD}int` })),
+      triple(iri("n"), iri("dec"), lit("1.50", { datatype: `${XSD}decimal` })),
+    ];
+    await b.putTriples(A, written, true);
+    const exact = await b.getTriples(viewOf([A]), `${EX}n`, OPTS);
+    expect(keysOf(exact.triples)).toEqual(keysOf(written));
+    const r = await b.query(viewOf([A]), `SELECT ?p ?o { <${EX}n> ?p ?o }`, OPTS);
+    const canonical = r.form === "SELECT" ? r.rows.map((row) => [row.p.value.slice(EX.length), row.o.value, row.o.datatype]) : [];
+    expect(canonical.sort()).toEqual(
+      [
+        ["bool", "true", `${XSD}boolean`],
+        ["dec", "1.5", `${XSD}decimal`],
+        ["int", "5", `${XSD}integer`],
+        ["odd", "abc", `${XSD}int`],
+      ].sort(),
+    );
+  });
+
+  it("a second worker answers while the first is busy", async () => {
+    const b = await make({ workers: 2 });
+    await b.putTriples(A, filler(40), true);
+    const slow = b.query(viewOf([A]), SLOW, { timeoutMs: 3_000 }).catch((e: Error) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    expect(await b.query(viewOf([A]), `ASK { <${EX}n1> ?p ?o }`, OPTS)).toMatchObject({ boolean: true });
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect((await slow).constructor.name).toBe("DeadlineExceededError");
+  }, 30_000);
+
+  it("a query waiting for a busy worker counts the wait against its own time limit", async () => {
+    const b = await make();
+    await b.putTriples(A, filler(40), true);
+    const slow = b.query(viewOf([A]), SLOW, { timeoutMs: 2_000 }).catch((e: Error) => e);
+    const started = Date.now();
+    const queued = await b.query(viewOf([A]), "ASK { ?s ?p ?o }", { timeoutMs: 200 }).catch((e: Error) => e);
+    expect(queued.constructor.name).toBe("DeadlineExceededError");
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect((await slow).constructor.name).toBe("DeadlineExceededError");
+    expect(await b.query(viewOf([A]), "ASK { ?s ?p ?o }", OPTS)).toMatchObject({ boolean: true });
+  }, 30_000);
+
+  it("writes made while a worker restarts are applied exactly once", async () => {
+    const b = await make();
+    await b.putTriples(A, filler(40), true);
+    const slow = b.query(viewOf([A]), SLOW, { timeoutMs: 300 }).catch((e: Error) => e);
+    await b.putTriples(A, [triple(iri("x"), iri("y"), lit("replaced"))], true);
+    await slow;
+    await b.putTriples(A, [triple(iri("x"), iri("y"), lit("appended"))], false);
+    const r = await b.query(viewOf([A]), "SELECT ?o { ?s ?p ?o }", OPTS);
+    expect(r.form === "SELECT" && r.rows.map((row) => row.o.value).sort()).toEqual(["appended", "replaced"]);
+  }, 30_000);
+
+  it("a huge answer is read only up to the cap, without building it all", async () => {
+    const b = await OxigraphGraphBackend.open({ path: join(dir, "graph.db"), maxResults: 10 });
+    open.push(b);
+    await b.putTriples(A, filler(20), true);
+    const select = await b.query(viewOf([A]), "SELECT * { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }", { timeoutMs: 60_000 });
+    expect(select).toMatchObject({ form: "SELECT", exhaustive: false });
+    expect(select.form === "SELECT" && select.rows.length).toBe(10);
+    const construct = await b.query(viewOf([A]), "CONSTRUCT { ?a ?b ?f } WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }", { timeoutMs: 60_000 });
+    expect(construct).toMatchObject({ form: "CONSTRUCT", exhaustive: false });
+    expect(construct.form === "CONSTRUCT" && construct.triples.length).toBe(10);
+  }, 90_000);
+
+  it("a store that cannot be loaded fails open with UNAVAILABLE", async () => {
+    const path = join(dir, "graph.db");
+    const b = await OxigraphGraphBackend.open({ path });
+    await b.close();
+    const db = openSqliteDatabase(path);
+    db.prepare("INSERT INTO graph_triples VALUES (?, 0, 'not an iri', 'http://p', 0, 'http://o', '', '')").run(graphIri(A));
+    db.close();
+    const err = await OxigraphGraphBackend.open({ path }).catch((e: Error) => e);
+    expect(err).toBeInstanceOf(UnavailableError);
+  });
+
+  it("refuses calls after close", async () => {
+    const b = await make();
+    await b.close();
+    await expect(b.query(viewOf([A]), "ASK {}", OPTS)).rejects.toBeInstanceOf(UnavailableError);
+    await expect(b.putTriples(A, filler(1), false)).rejects.toBeInstanceOf(UnavailableError);
+  });
+});
