@@ -1,0 +1,180 @@
+import type { Command } from "commander";
+import { isLoopback, loadConfig, type Config } from "../server/config.js";
+import { createBackends } from "../server/composition-root.js";
+import { generateKey, hashKey, KeyRing, parseKeyEntries, readKeysFile, type KeyEntry } from "../server/key-ring.js";
+import { startServer, type AcmsServer } from "../server/server.js";
+import { CliUsageError, formatCliError } from "./cli-error.js";
+import { processIo, type CliIo } from "./cli-io.js";
+
+/** The `serve` flags; each one overrides the environment variable of the same meaning. */
+export interface ServeFlags {
+  /** ACMS_HOST */
+  host?: string;
+  /** ACMS_PORT */
+  port?: string;
+  /** ACMS_DATA_DIR */
+  dataDir?: string;
+  /** ACMS_KEYS_FILE */
+  keysFile?: string;
+  /** ACMS_EMBEDDING_DIM */
+  embeddingDim?: string;
+}
+
+/** What `runServe` needs besides the flags. */
+export interface ServeOptions extends ServeFlags {
+  /** Environment, output and exit status; the real process by default. */
+  io?: CliIo;
+  /** Stop gracefully on SIGTERM and SIGINT, then exit the process (true for the CLI, false in tests). */
+  handleSignals?: boolean;
+  /** How long in-flight calls may take to finish once a shutdown starts. */
+  graceMs?: number;
+}
+
+/** A server started by `runServe`. */
+export interface RunningServe {
+  server: AcmsServer;
+  config: Config;
+  /** The admin key generated for this run when no keys were configured. */
+  generatedKey?: string;
+  /** Graceful stop: health turns NOT_SERVING, new calls are refused, in-flight calls finish. */
+  stop(): Promise<void>;
+}
+
+const DEFAULT_GRACE_MS = 10_000;
+
+/** The flags mapped onto the environment variable names `loadConfig` reads, so both paths validate alike. */
+function envWithFlags(env: NodeJS.ProcessEnv, flags: ServeFlags): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...env };
+  const set = (name: string, value: string | undefined) => {
+    if (value !== undefined) out[name] = value;
+  };
+  set("ACMS_HOST", flags.host);
+  set("ACMS_PORT", flags.port);
+  set("ACMS_DATA_DIR", flags.dataDir);
+  set("ACMS_KEYS_FILE", flags.keysFile);
+  set("ACMS_EMBEDDING_DIM", flags.embeddingDim);
+  return out;
+}
+
+/** The configured keys: from ACMS_KEYS_FILE, or inline JSON in ACMS_KEYS (never both). */
+function configuredKeys(config: Config, env: NodeJS.ProcessEnv): KeyEntry[] {
+  const inline = env.ACMS_KEYS && env.ACMS_KEYS.trim().length > 0 ? env.ACMS_KEYS : undefined;
+  if (config.keysFile && inline) throw new CliUsageError("set ACMS_KEYS_FILE (--keys-file) or ACMS_KEYS, not both");
+  if (config.keysFile) return readKeysFile(config.keysFile);
+  if (!inline) return [];
+  let json: unknown;
+  try {
+    json = JSON.parse(inline);
+  } catch (err) {
+    throw new CliUsageError(`ACMS_KEYS is not valid JSON: ${(err as Error).message}`);
+  }
+  return parseKeyEntries(json, "ACMS_KEYS");
+}
+
+function describeListenError(err: unknown, config: Config): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  const where = `${config.host}:${config.port}`;
+  if (code === "EADDRINUSE") return new Error(`cannot listen on ${where}: the port is already in use (set --port or ACMS_PORT)`);
+  if (code === "EACCES") return new Error(`cannot listen on ${where}: permission denied`);
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND") return new Error(`cannot listen on ${where}: no such local address`);
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/**
+ * Starts the service: configuration from the environment (flags override it), keys from ACMS_KEYS_FILE or
+ * ACMS_KEYS. With no keys it serves a newcomer on loopback only with a generated admin key printed once,
+ * and refuses any other address (an open server must never run without keys). Throws an Error with a
+ * one-line message on any bad setting.
+ * @example const running = await runServe({ port: "0", dataDir: "/tmp/acms", handleSignals: false }); await running.stop();
+ */
+export async function runServe(options: ServeOptions = {}): Promise<RunningServe> {
+  const io = options.io ?? processIo();
+  const env = envWithFlags(io.env, options);
+  let config: Config;
+  try {
+    config = loadConfig(env);
+  } catch (err) {
+    throw new CliUsageError((err as Error).message);
+  }
+  let entries = configuredKeys(config, env);
+  let generatedKey: string | undefined;
+  if (entries.length === 0) {
+    if (!isLoopback(config.host)) {
+      throw new CliUsageError(
+        `refusing to listen on ${config.host} without API keys: set ACMS_KEYS_FILE (see README, "API keys") or listen on 127.0.0.1`,
+      );
+    }
+    generatedKey = generateKey();
+    entries = [{ name: "admin", key_sha256: hashKey(generatedKey), projects: ["*/*"], write: true }];
+  }
+
+  const backends = await createBackends(config);
+  let server: AcmsServer;
+  try {
+    server = await startServer({ config, keys: new KeyRing(entries), backends });
+  } catch (err) {
+    throw describeListenError(err, config);
+  }
+
+  const out = (line: string) => io.stdout.write(`${line}\n`);
+  if (generatedKey) {
+    out("acms: no API keys configured (ACMS_KEYS_FILE or ACMS_KEYS), so this run serves loopback only");
+    out("acms: with a one-time admin key (principal \"admin\", every project, write). It changes on every start:");
+    out("");
+    out(`    ${generatedKey}`);
+    out("");
+    out(`acms: send it as the header   authorization: Bearer ${generatedKey}`);
+    out(`acms: e.g.  npx buf curl --protocol grpc --http2-prior-knowledge --reflect-header '*' -H "authorization: Bearer ${generatedKey}" --list-services ${server.url}`);
+  }
+  out(`acms: listening on ${server.url} (gRPC, gRPC-Web and Connect; h2c and HTTP/1.1), data in ${config.dataDir}`);
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => (stopping ??= server.close(options.graceMs ?? DEFAULT_GRACE_MS));
+  if (options.handleSignals ?? true) installSignalHandlers(io, stop);
+  return { server, config, generatedKey, stop };
+}
+
+/** First SIGTERM/SIGINT: drain and exit 0. A second one: exit at once with status 1. */
+function installSignalHandlers(io: CliIo, stop: () => Promise<void>): void {
+  let received = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (received) {
+      io.stderr.write(`acms: ${signal} again, stopping now\n`);
+      process.exit(1);
+    }
+    received = true;
+    io.stdout.write(`acms: ${signal} received: refusing new calls, letting in-flight calls finish\n`);
+    stop().then(
+      () => {
+        io.stdout.write("acms: stopped\n");
+        process.exit(0);
+      },
+      (err: unknown) => {
+        io.stderr.write(`${formatCliError(err)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+}
+
+/** Adds `acms serve` to the program. */
+export function registerServeCommand(program: Command, io: CliIo = processIo()): void {
+  program
+    .command("serve")
+    .description("serve the ACMS API (gRPC, gRPC-Web and Connect on one port) on the embedded default backends")
+    .option("--host <host>", "address to listen on (ACMS_HOST, default 127.0.0.1)")
+    .option("--port <port>", "port to listen on, 0 picks a free one (ACMS_PORT, default 50051)")
+    .option("--data-dir <dir>", "where the embedded backends keep their data (ACMS_DATA_DIR, default ./.acms)")
+    .option("--keys-file <file>", "JSON file of hashed API keys (ACMS_KEYS_FILE)")
+    .option("--embedding-dim <n>", "the deployment's vector dimension (ACMS_EMBEDDING_DIM, default 384)")
+    .action(async (flags: ServeFlags) => {
+      try {
+        await runServe({ ...flags, io, handleSignals: true });
+      } catch (err) {
+        io.stderr.write(`${formatCliError(err)}\n`);
+        io.setExitCode(1);
+      }
+    });
+}
