@@ -1,0 +1,125 @@
+import type { Statement } from "better-sqlite3";
+import { normaliseBm25 } from "../../domain/bm25-normalise.js";
+import { supersededCutoff } from "../../domain/temporal-filter.js";
+import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
+import type { TemporalScope } from "../../domain/scope.js";
+import type { TextBackend, TextHit, TextSearchOptions } from "../../ports/text-backend.js";
+import { matchAnyTerm, queryTerms, quoteFts5 } from "./fts5-match-query.js";
+import { resourceToken } from "./sqlite-document-store.js";
+import type { SqliteDatabase } from "./sqlite-database.js";
+
+/**
+ * Scopes of at most this many resources are also pushed into the FTS5 MATCH itself (`rid : (...)`),
+ * so FTS5 intersects the query's doclists with the resources' and ranks only in-scope rows. Larger
+ * scopes filter the join on `resource_id IN (...)` instead, which beats an OR of thousands of doclists.
+ */
+export const RID_MATCH_MAX_RESOURCES = 32;
+
+/** Rows fetched by the first page of a search beyond max_results; later pages double (each page re-runs the query, so doubling keeps the re-runs to a logarithmic count). */
+const FIRST_PAGE_SLACK = 16;
+const MAX_PAGE = 65_536;
+
+/** One row of the ranked query. */
+export interface RankedRow {
+  chunk_key: number;
+  resource_id: string;
+  path: string;
+  chunk_index: number;
+  superseded_at: number | null;
+  uko_uri: string;
+  bm25_rank: number;
+}
+
+function temporalCondition(temporal: TemporalScope): string {
+  if (temporal === "all") return "1";
+  if (temporal === "recent") return "(c.superseded_at IS NULL OR c.superseded_at >= @cutoff)";
+  return "c.superseded_at IS NULL";
+}
+
+/**
+ * The ranked SQL of a scoped keyword search: FTS5 `bm25()` over the `body` column only (the `rid` column
+ * weighs 0, so a scope filter never changes a score), joined to the chunk rows and restricted to the
+ * scope's resources and visible versions in SQL. Ordered by rank, then UKO URI, then live before
+ * superseded, so the first row of each URI is its best version. Exported for the bench's baseline.
+ */
+export function rankedSearchSql(temporal: TemporalScope): string {
+  return `SELECT c.chunk_key, c.resource_id, c.path, c.chunk_index, c.superseded_at,
+      'uko://' || c.resource_id || '/' || c.path || '#' || c.chunk_index AS uko_uri,
+      bm25(chunks_fts, 1.0, 0.0) AS bm25_rank
+    FROM chunks_fts JOIN chunks c ON c.chunk_key = chunks_fts.rowid
+    WHERE chunks_fts MATCH @match
+      AND c.resource_id IN (SELECT value FROM json_each(@rids))
+      AND ${temporalCondition(temporal)}
+    ORDER BY bm25_rank, uko_uri, c.superseded_at IS NOT NULL, c.superseded_at DESC
+    LIMIT @limit OFFSET @offset`;
+}
+
+/** The MATCH expression for a query's terms within a scope (undefined when the query has no terms). */
+export function scopedMatch(query: string, resourceIds: readonly string[]): string | undefined {
+  const terms = matchAnyTerm("body", queryTerms(query));
+  if (terms === undefined) return undefined;
+  if (resourceIds.length > RID_MATCH_MAX_RESOURCES) return terms;
+  return `${terms} AND rid : (${resourceIds.map((id) => quoteFts5(resourceToken(id))).join(" OR ")})`;
+}
+
+/**
+ * Keyword search on SQLite FTS5 (`porter unicode61`: Unicode word splitting, case and diacritic folding,
+ * English stemming) over the rows SqliteDocumentStore keeps. The scope is pushed into SQL (resources,
+ * visible versions); path filters run on the ranked rows as they are read, page after page, until
+ * `maxResults` pass or the rows run out, so a path filter never costs recall. The pages are read in one
+ * synchronous run, so no write can commit between them: an answer comes from one committed state. Scores are
+ * `r / (1 + r)` of BM25 relevance `r` (see normaliseBm25). A query with no indexable term answers empty.
+ */
+export class Fts5TextBackend implements TextBackend {
+  readonly hasNativeKeywordSearch = true;
+  private readonly statements = new Map<TemporalScope, Statement<Record<string, unknown>, RankedRow>>();
+
+  constructor(private readonly db: SqliteDatabase) {}
+
+  async search(view: ScopedBackendView, query: string, opts: TextSearchOptions): Promise<{ hits: TextHit[]; exhaustive: boolean }> {
+    const match = scopedMatch(query, view.resourceIds);
+    if (match === undefined || view.resourceIds.length === 0) return { hits: [], exhaustive: true };
+    const stmt = this.statement(view.temporalScope);
+    const params = {
+      match,
+      rids: JSON.stringify(view.resourceIds),
+      cutoff: supersededCutoff(view.temporalScope, opts.now, opts.recentWindowMs) ?? 0,
+      limit: 0,
+      offset: 0,
+    };
+    const hits: TextHit[] = [];
+    const seen = new Set<string>();
+    const filterPaths = !view.paths.matchesAll;
+    // Only path filters and older versions (one URI, several rows) can drop rows; without them one row
+    // beyond max_results is enough to tell whether the answer is exhaustive.
+    const mayDrop = filterPaths || view.temporalScope !== "current";
+    let page = Math.min(opts.maxResults + (mayDrop ? FIRST_PAGE_SLACK : 1), MAX_PAGE);
+    opts.signal?.throwIfAborted();
+    for (;;) {
+      params.limit = page;
+      const rows = stmt.all(params);
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[i];
+        if (seen.has(row.uko_uri)) continue;
+        seen.add(row.uko_uri);
+        if (filterPaths && !view.paths.matches(row.path)) continue;
+        hits.push({ chunkKey: row.chunk_key, resourceId: row.resource_id, path: row.path, score: normaliseBm25(-row.bm25_rank) });
+        if (hits.length === opts.maxResults) {
+          return { hits, exhaustive: i === rows.length - 1 && rows.length < page };
+        }
+      }
+      if (rows.length < page) return { hits, exhaustive: true };
+      params.offset += rows.length;
+      page = Math.min(page * 2, MAX_PAGE);
+    }
+  }
+
+  private statement(temporal: TemporalScope): Statement<Record<string, unknown>, RankedRow> {
+    let stmt = this.statements.get(temporal);
+    if (!stmt) {
+      stmt = this.db.prepare<Record<string, unknown>, RankedRow>(rankedSearchSql(temporal));
+      this.statements.set(temporal, stmt);
+    }
+    return stmt;
+  }
+}

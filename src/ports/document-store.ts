@@ -1,0 +1,103 @@
+import type { VectorEntry } from "./vector-backend.js";
+
+/** One stored chunk version, as search results and FetchContent need it. */
+export interface ChunkRecord {
+  /** Stable id of this chunk version (unique across versions, never reused). */
+  chunkKey: number;
+  resourceId: string;
+  path: string;
+  chunkIndex: number;
+  text: string;
+  /** The document's metadata. */
+  metadata: Record<string, string>;
+  /** When this version was superseded (ms since epoch); null while live. */
+  supersededAt: number | null;
+  /** `uko://<resource>/<path>#<chunkIndex>`. */
+  ukoUri: string;
+}
+
+/** One chunk of a document to store: its text and, for client-made chunks, its embedding. */
+export interface ChunkInputRecord {
+  text: string;
+  embedding?: Float32Array;
+}
+
+/** One document to upsert, already validated (path, sizes, embedding dimension). */
+export interface DocumentInputRecord {
+  path: string;
+  content: string;
+  metadata: Record<string, string>;
+  chunks: ChunkInputRecord[];
+}
+
+/**
+ * What a committed write changed in the vector index, for the caller to apply to a vector backend after
+ * the commit: new entries, chunk versions superseded at `at`, and chunk versions dropped by retention.
+ */
+export interface VectorChanges {
+  added: VectorEntry[];
+  superseded: number[];
+  removed: number[];
+  at: number;
+}
+
+/** The outcome of one committed UpsertDocuments message. */
+export interface UpsertOutcome {
+  /** Documents written (new or changed); identical re-upserts are not counted. */
+  documentsUpserted: number;
+  /** Documents whose content, metadata and chunks were identical to the live version: nothing written. */
+  documentsUnchanged: number;
+  chunksIndexed: number;
+  vectorsIndexed: number;
+  generation: bigint;
+  vectors: VectorChanges;
+}
+
+/** The outcome of one committed DeleteDocuments. */
+export interface DeleteOutcome {
+  /** Live documents that were deleted (paths with no live document count nothing). */
+  deleted: number;
+  generation: bigint;
+  vectors: VectorChanges;
+}
+
+/** The outcome of re-indexing one resource from its stored documents. */
+export interface ReindexOutcome {
+  /** Document versions (live and retained superseded ones) re-indexed. */
+  documents: number;
+  chunks: number;
+  /** Every retained chunk version of the resource that has an embedding, to (re)load a vector index. */
+  vectors: VectorEntry[];
+  generation: bigint;
+}
+
+/**
+ * The document store port. It keeps documents, their versions and chunks (with embeddings) durably, and is
+ * the source every index is rebuilt from. Each write method is one transaction: it commits whole or not
+ * at all. A store that also holds a native keyword index (SQLite FTS5, PostgreSQL) updates it in the same
+ * transaction, so a search sees a write entirely or not at all.
+ *
+ * Versions: re-upserting a changed document supersedes the live version (it keeps its chunks, stamped
+ * with `supersededAt`) and adds a new one; deleting supersedes the live version without a successor.
+ * Superseded versions are retained up to a per-document cap (the oldest beyond it are dropped).
+ */
+export interface DocumentStore {
+  /** The chunks of the given keys (missing keys are absent from the map). */
+  getChunks(keys: readonly number[]): Map<number, ChunkRecord>;
+  /** Every retained chunk version that has an embedding, to load the vector index at start. */
+  iterateVectors(): Iterable<VectorEntry>;
+  /** The current index generation (bumped by every committed write). */
+  generation(): bigint;
+  /** Stores one batch of documents of one resource at time `now` (ms) in one transaction. */
+  upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number): UpsertOutcome;
+  /** Deletes (supersedes) the live documents at `paths` in one transaction. */
+  deleteDocuments(resourceId: string, paths: readonly string[], now: number): DeleteOutcome;
+  /**
+   * Re-indexes a resource's keyword rows from its stored chunks in one transaction. `full` first wipes
+   * the resource's keyword rows (stray ones included); otherwise rows are replaced one by one and
+   * nothing is dropped.
+   */
+  reindexResource(resourceId: string, full: boolean): ReindexOutcome;
+  /** Bumps the generation for a write held elsewhere (e.g. triples), returning the new value. */
+  bumpGeneration(): bigint;
+}

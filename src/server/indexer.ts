@@ -1,0 +1,126 @@
+import type { UpsertDocumentsRequest } from "../../gen/acms/v1/index_pb.js";
+import type { Triple } from "../../gen/acms/v1/graph_pb.js";
+import type { ChunkingOptions } from "../domain/chunking.js";
+import { validateDocumentPath } from "../domain/document-path.js";
+import { InvalidArgumentError, NotFoundError, UnimplementedError, type FieldViolation } from "../domain/errors.js";
+import type { DeleteOutcome, DocumentStore, UpsertOutcome, VectorChanges } from "../ports/document-store.js";
+import type { GraphBackend } from "../ports/graph-backend.js";
+import type { RegistryStore } from "../ports/registry-store.js";
+import type { VectorBackend } from "../ports/vector-backend.js";
+import type { Principal } from "./principal.js";
+import { toRdfTriples } from "./triple-input.js";
+import { validateUpsertMessage } from "./upsert-validation.js";
+
+/** What the write pipeline runs on. */
+export interface IndexerDeps {
+  documents: DocumentStore;
+  registry: RegistryStore;
+  vector?: VectorBackend;
+  graph?: GraphBackend;
+  embeddingDim: number;
+  chunking?: ChunkingOptions;
+  /** The clock stamping versions (ms since epoch); tests pass a fake one. */
+  now?: () => number;
+}
+
+/** What one Rebuild did. */
+export interface RebuildOutcome {
+  generation: bigint;
+  resourcesRebuilt: number;
+  documentsReindexed: number;
+}
+
+/**
+ * The write pipeline behind IndexService: validates a request, commits it to the document store in one
+ * transaction (which also updates the FTS5 rows), then applies the committed vector changes to the vector
+ * backend. The store is the source of truth: a vector backend that missed a change is repaired by Rebuild.
+ */
+export class Indexer {
+  private readonly now: () => number;
+
+  constructor(private readonly deps: IndexerDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** One UpsertDocuments message: all of it is written, or (on any invalid field) none of it. */
+  upsert(msg: UpsertDocumentsRequest): UpsertOutcome {
+    this.requireResource(msg.resourceId);
+    const docs = validateUpsertMessage(msg, { embeddingDim: this.deps.embeddingDim, chunking: this.deps.chunking });
+    const outcome = this.deps.documents.upsertDocuments(msg.resourceId, docs, this.now());
+    this.applyVectors(outcome.vectors);
+    return outcome;
+  }
+
+  /** Deletes (supersedes) the live documents at `paths`; paths without a live document count nothing. */
+  delete(resourceId: string, paths: readonly string[]): DeleteOutcome {
+    this.requireResource(resourceId);
+    if (paths.length === 0) throw InvalidArgumentError.field("paths", "must not be empty");
+    const violations: FieldViolation[] = [];
+    paths.forEach((p, i) => {
+      const why = validateDocumentPath(p);
+      if (why) violations.push({ field: `paths[${i}]`, description: why });
+    });
+    if (violations.length > 0) throw new InvalidArgumentError(violations);
+    const outcome = this.deps.documents.deleteDocuments(resourceId, paths, this.now());
+    this.applyVectors(outcome.vectors);
+    return outcome;
+  }
+
+  /** Writes triples into the resource's named graph (replacing its triples when `replace`). */
+  async putTriples(resourceId: string, triples: readonly Triple[], replace: boolean): Promise<{ count: number; generation: bigint }> {
+    this.requireResource(resourceId);
+    if (triples.length === 0 && !replace) throw InvalidArgumentError.field("triples", "must not be empty (unless replace clears the graph)");
+    const rdf = toRdfTriples(triples);
+    const graph = this.deps.graph;
+    if (!graph) throw new UnimplementedError("no graph backend is configured on this server");
+    const count = await graph.putTriples(resourceId, rdf, replace);
+    return { count, generation: this.deps.documents.bumpGeneration() };
+  }
+
+  /**
+   * Re-indexes resources from their stored documents, each in its own transaction. `ids` empty means
+   * every resource of every project `principal` may write. Incremental (`full` false) replaces keyword
+   * rows and re-upserts vectors, dropping nothing; full wipes the resource's keyword rows and vector
+   * partition first. The vector wipe and reload run in one synchronous step, so no search sees the gap.
+   * Triples are not derived from documents and are left alone.
+   */
+  rebuild(principal: Principal, ids: readonly string[], full: boolean): RebuildOutcome {
+    const targets = ids.length > 0 ? [...new Set(ids)] : this.writableResources(principal);
+    targets.forEach((id) => this.requireResource(id));
+    let documentsReindexed = 0;
+    let generation = this.deps.documents.generation();
+    for (const id of targets) {
+      const outcome = this.deps.documents.reindexResource(id, full);
+      documentsReindexed += outcome.documents;
+      generation = outcome.generation;
+      const vector = this.deps.vector;
+      if (vector) {
+        if (full) vector.clearResource(id);
+        if (outcome.vectors.length > 0) vector.upsert(outcome.vectors);
+      }
+    }
+    return { generation, resourcesRebuilt: targets.length, documentsReindexed };
+  }
+
+  private writableResources(principal: Principal): string[] {
+    const ids = new Set<string>();
+    for (const project of this.deps.registry.listProjects()) {
+      if (!principal.allowsProject(project.name)) continue;
+      for (const r of this.deps.registry.listResources(project.name)) ids.add(r.id);
+    }
+    return [...ids].sort();
+  }
+
+  private requireResource(resourceId: string): void {
+    if (resourceId.length === 0) throw InvalidArgumentError.field("resource_id", "must not be empty");
+    if (!this.deps.registry.getResource(resourceId)) throw new NotFoundError(`resource ${resourceId} not found`);
+  }
+
+  private applyVectors(changes: VectorChanges): void {
+    const vector = this.deps.vector;
+    if (!vector) return;
+    if (changes.removed.length > 0) vector.remove(changes.removed);
+    if (changes.superseded.length > 0) vector.supersede(changes.superseded, changes.at);
+    if (changes.added.length > 0) vector.upsert(changes.added);
+  }
+}

@@ -1,0 +1,70 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import { IndexService, type UpsertDocumentsRequest } from "../../../gen/acms/v1/index_pb.js";
+import { InvalidArgumentError } from "../../domain/errors.js";
+import type { UpsertOutcome } from "../../ports/document-store.js";
+import { principalOf } from "../handler-context.js";
+import { Indexer } from "../indexer.js";
+import type { ServerDeps } from "../server.js";
+
+/** One stream message; a rejection says which message (1-based) it was, the fields stay as named. */
+function upsertMessage(indexer: Indexer, msg: UpsertDocumentsRequest, n: number): UpsertOutcome {
+  try {
+    return indexer.upsert(msg);
+  } catch (err) {
+    if (!(err instanceof InvalidArgumentError)) throw err;
+    throw new InvalidArgumentError(err.violations.map((v) => ({ field: v.field, description: `${v.description} (stream message ${n})` })));
+  }
+}
+
+/**
+ * IndexService on the write pipeline (Indexer). The access interceptor has already refused read-only
+ * keys and checked every `resource_id` (each message of the UpsertDocuments stream as it arrives) against
+ * the key's projects. Each UpsertDocuments message commits on its own: a rejected message fails the call
+ * and writes nothing of its own, while the messages before it stay committed.
+ */
+export function indexRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
+  const indexer = new Indexer({
+    documents: deps.backends.documents,
+    registry: deps.backends.registry,
+    vector: deps.backends.vector,
+    graph: deps.backends.graph,
+    embeddingDim: deps.config.embeddingDim,
+  });
+  return (router) => {
+    router.service(IndexService, {
+      async upsertDocuments(requests, ctx) {
+        let documentsUpserted = 0;
+        let chunksIndexed = 0;
+        let vectorsIndexed = 0;
+        let messagesReceived = 0;
+        let indexGeneration = deps.backends.documents.generation();
+        for await (const msg of requests) {
+          ctx.signal.throwIfAborted();
+          messagesReceived += 1;
+          const outcome = upsertMessage(indexer, msg, messagesReceived);
+          documentsUpserted += outcome.documentsUpserted;
+          chunksIndexed += outcome.chunksIndexed;
+          vectorsIndexed += outcome.vectorsIndexed;
+          indexGeneration = outcome.generation;
+        }
+        return { documentsUpserted, chunksIndexed, vectorsIndexed, messagesReceived, indexGeneration };
+      },
+      deleteDocuments(req) {
+        const outcome = indexer.delete(req.resourceId, req.paths);
+        return { count: outcome.deleted, indexGeneration: outcome.generation };
+      },
+      async putTriples(req) {
+        const { count, generation } = await indexer.putTriples(req.resourceId, req.triples, req.replace);
+        return { count, indexGeneration: generation };
+      },
+      rebuild(req, ctx) {
+        const outcome = indexer.rebuild(principalOf(ctx), req.resourceIds, req.fullRebuild);
+        return {
+          indexGeneration: outcome.generation,
+          resourcesRebuilt: outcome.resourcesRebuilt,
+          documentsReindexed: outcome.documentsReindexed,
+        };
+      },
+    });
+  };
+}

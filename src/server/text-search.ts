@@ -1,0 +1,77 @@
+import { requireText, resolveCount } from "../domain/request-limits.js";
+import { guardResults } from "../domain/leak-guard.js";
+import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
+import type { DocumentStore } from "../ports/document-store.js";
+import type { TextBackend } from "../ports/text-backend.js";
+
+/** One hydrated keyword result. */
+export interface TextResultRecord {
+  ukoUri: string;
+  resourceId: string;
+  path: string;
+  content: string;
+  score: number;
+  metadata: Record<string, string>;
+}
+
+/** A scoped keyword answer. */
+export interface TextAnswer {
+  results: TextResultRecord[];
+  exhaustive: boolean;
+  /** The index generation when the search started. */
+  generation: bigint;
+}
+
+/** What a keyword search runs on. */
+export interface TextSearchDeps {
+  text: TextBackend;
+  documents: DocumentStore;
+  maxResultsCap: number;
+  recentWindowMs: number;
+  now?: () => number;
+}
+
+/** The default `max_results`. */
+export const DEFAULT_MAX_RESULTS = 20;
+
+/**
+ * A scoped keyword search as Search and SearchStream (and hybrid search) answer it: checks the request
+ * (`query` not blank, `max_results` in 1..cap), asks the text backend, hydrates chunk text and document
+ * metadata from the document store, keeps one result per UKO URI (its best version), orders by score
+ * descending then UKO URI, and passes everything through the leak guard.
+ */
+export async function searchText(
+  deps: TextSearchDeps,
+  view: ScopedBackendView,
+  req: { query: string; maxResults?: number },
+  signal?: AbortSignal,
+): Promise<TextAnswer> {
+  const query = requireText("query", req.query);
+  const maxResults = resolveCount("max_results", req.maxResults, DEFAULT_MAX_RESULTS, deps.maxResultsCap);
+  const generation = deps.documents.generation();
+  const { hits, exhaustive } = await deps.text.search(view, query, {
+    maxResults,
+    now: (deps.now ?? Date.now)(),
+    recentWindowMs: deps.recentWindowMs,
+    signal,
+  });
+  signal?.throwIfAborted();
+  const chunks = deps.documents.getChunks(hits.map((h) => h.chunkKey));
+  const byUri = new Map<string, TextResultRecord>();
+  for (const hit of hits) {
+    const chunk = chunks.get(hit.chunkKey);
+    if (!chunk) continue;
+    const prev = byUri.get(chunk.ukoUri);
+    if (prev && prev.score >= hit.score) continue;
+    byUri.set(chunk.ukoUri, {
+      ukoUri: chunk.ukoUri,
+      resourceId: chunk.resourceId,
+      path: chunk.path,
+      content: chunk.text,
+      score: hit.score,
+      metadata: chunk.metadata,
+    });
+  }
+  const ordered = [...byUri.values()].sort((a, b) => b.score - a.score || (a.ukoUri < b.ukoUri ? -1 : a.ukoUri > b.ukoUri ? 1 : 0));
+  return { results: guardResults(view, ordered, "text"), exhaustive, generation };
+}

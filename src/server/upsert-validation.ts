@@ -1,0 +1,99 @@
+import type { UpsertDocumentsRequest } from "../../gen/acms/v1/index_pb.js";
+import { chunkText, DEFAULT_CHUNKING, type ChunkingOptions } from "../domain/chunking.js";
+import { validateDocumentPath } from "../domain/document-path.js";
+import { InvalidArgumentError, type FieldViolation } from "../domain/errors.js";
+import type { ChunkInputRecord, DocumentInputRecord } from "../ports/document-store.js";
+
+/** The largest document content accepted, in UTF-8 bytes. */
+export const MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
+/** The most client chunks per document. */
+export const MAX_CHUNKS_PER_DOCUMENT = 10_000;
+/** The most metadata entries per document, and the longest key and value (characters). */
+export const MAX_METADATA_ENTRIES = 64;
+export const MAX_METADATA_KEY = 256;
+export const MAX_METADATA_VALUE = 8 * 1024;
+
+/** What validating an UpsertDocuments message needs. */
+export interface UpsertValidationOptions {
+  /** The deployment's embedding dimension. */
+  embeddingDim: number;
+  chunking?: ChunkingOptions;
+}
+
+function embeddingProblem(values: readonly number[], dim: number): string | undefined {
+  if (values.length !== dim) return `must have ${dim} dimensions (the deployment's), got ${values.length}`;
+  let norm = 0;
+  for (const v of values) {
+    if (!Number.isFinite(v)) return "must hold only finite numbers";
+    norm += v * v;
+  }
+  if (norm === 0) return "must not be the zero vector";
+  return undefined;
+}
+
+function metadataViolations(field: string, metadata: Record<string, string>): FieldViolation[] {
+  const out: FieldViolation[] = [];
+  const keys = Object.keys(metadata);
+  if (keys.length > MAX_METADATA_ENTRIES) out.push({ field, description: `must have at most ${MAX_METADATA_ENTRIES} entries, got ${keys.length}` });
+  for (const k of keys) {
+    if (k.length === 0 || k.length > MAX_METADATA_KEY) {
+      out.push({ field, description: `keys must have 1 to ${MAX_METADATA_KEY} characters, got "${k.slice(0, 40)}"` });
+    } else if (metadata[k].length > MAX_METADATA_VALUE) {
+      out.push({ field: `${field}[${JSON.stringify(k.slice(0, 40))}]`, description: `must be at most ${MAX_METADATA_VALUE} characters` });
+    }
+  }
+  return out;
+}
+
+/**
+ * Checks one UpsertDocuments message and turns it into store input, chunking content server-side when
+ * a document brings no chunks. Every problem of the message is reported at once as INVALID_ARGUMENT,
+ * each naming its field (`documents[2].chunks[0].embedding`), so a rejected message writes nothing.
+ */
+export function validateUpsertMessage(msg: UpsertDocumentsRequest, opts: UpsertValidationOptions): DocumentInputRecord[] {
+  if (msg.documents.length === 0) throw InvalidArgumentError.field("documents", "must not be empty");
+  const violations: FieldViolation[] = [];
+  const firstByPath = new Map<string, number>();
+  const out: DocumentInputRecord[] = [];
+  msg.documents.forEach((doc, i) => {
+    const at = `documents[${i}]`;
+    const before = violations.length;
+    const pathProblem = validateDocumentPath(doc.path);
+    if (pathProblem) violations.push({ field: `${at}.path`, description: pathProblem });
+    else if (firstByPath.has(doc.path)) {
+      violations.push({ field: `${at}.path`, description: `"${doc.path.slice(0, 120)}" repeats documents[${firstByPath.get(doc.path)}].path` });
+    } else firstByPath.set(doc.path, i);
+    if (doc.content.trim().length === 0) violations.push({ field: `${at}.content`, description: "must not be empty" });
+    else if (doc.content.length > MAX_DOCUMENT_BYTES || Buffer.byteLength(doc.content) > MAX_DOCUMENT_BYTES) {
+      violations.push({ field: `${at}.content`, description: `must be at most ${MAX_DOCUMENT_BYTES} bytes, got ${Buffer.byteLength(doc.content)}` });
+    }
+    violations.push(...metadataViolations(`${at}.metadata`, doc.metadata));
+    if (doc.chunks.length > MAX_CHUNKS_PER_DOCUMENT) {
+      violations.push({ field: `${at}.chunks`, description: `must have at most ${MAX_CHUNKS_PER_DOCUMENT} chunks, got ${doc.chunks.length}` });
+    }
+    const chunks: ChunkInputRecord[] = [];
+    doc.chunks.forEach((c, j) => {
+      const cat = `${at}.chunks[${j}]`;
+      if (c.text.trim().length === 0) violations.push({ field: `${cat}.text`, description: "must not be empty" });
+      else if (Buffer.byteLength(c.text) > MAX_DOCUMENT_BYTES) {
+        violations.push({ field: `${cat}.text`, description: `must be at most ${MAX_DOCUMENT_BYTES} bytes` });
+      }
+      if (c.embedding.length === 0) {
+        chunks.push({ text: c.text });
+        return;
+      }
+      const why = embeddingProblem(c.embedding, opts.embeddingDim);
+      if (why) violations.push({ field: `${cat}.embedding`, description: why });
+      else chunks.push({ text: c.text, embedding: Float32Array.from(c.embedding) });
+    });
+    if (violations.length > before) return;
+    out.push({
+      path: doc.path,
+      content: doc.content,
+      metadata: { ...doc.metadata },
+      chunks: doc.chunks.length > 0 ? chunks : chunkText(doc.content, opts.chunking ?? DEFAULT_CHUNKING).map((text) => ({ text })),
+    });
+  });
+  if (violations.length > 0) throw new InvalidArgumentError(violations);
+  return out;
+}

@@ -1,0 +1,201 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { UpsertDocumentsRequestSchema } from "../../gen/acms/v1/index_pb.js";
+import { TermKind, TripleSchema } from "../../gen/acms/v1/graph_pb.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/sqlite/sqlite-database.js";
+import { SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
+import { SqliteRegistryStore } from "../../src/adapters/sqlite/sqlite-registry-store.js";
+import { PartitionedVectorBackend } from "../../src/adapters/memory-vector/partitioned-vector-backend.js";
+import { InvalidArgumentError, NotFoundError, UnimplementedError } from "../../src/domain/errors.js";
+import type { RdfTriple } from "../../src/domain/rdf-term.js";
+import type { GraphBackend } from "../../src/ports/graph-backend.js";
+import { Indexer } from "../../src/server/indexer.js";
+import { createPrincipal } from "../../src/server/principal.js";
+import { toRdfTriples } from "../../src/server/triple-input.js";
+import { testView } from "../text/text-corpus.js";
+
+const DIM = 3;
+const WINDOW = 1_000;
+let db: SqliteDatabase;
+let store: SqliteDocumentStore;
+let vector: PartitionedVectorBackend;
+let clock: number;
+let resourceId: string;
+
+function indexer(extra: { graph?: GraphBackend } = {}): Indexer {
+  return new Indexer({ documents: store, registry: new SqliteRegistryStore(db), vector, embeddingDim: DIM, now: () => clock, ...extra });
+}
+
+function msg(docs: Array<{ path: string; content: string; chunks?: Array<{ text: string; embedding: number[] }> }>) {
+  return create(UpsertDocumentsRequestSchema, { resourceId, documents: docs.map((d) => ({ ...d, chunks: d.chunks ?? [] })) });
+}
+
+async function nearest(query: number[], temporal: "current" | "recent" | "all" = "current") {
+  const { hits } = await vector.search(testView([resourceId], { temporal }), Float32Array.from(query), {
+    topK: 10,
+    minScore: 0,
+    now: clock,
+    recentWindowMs: WINDOW,
+  });
+  return hits.map((h) => store.getChunks([h.chunkKey]).get(h.chunkKey)!.text);
+}
+
+beforeEach(() => {
+  db = openSqliteDatabase(":memory:");
+  store = new SqliteDocumentStore(db, { retainedVersions: 2 });
+  vector = new PartitionedVectorBackend({ dimension: DIM });
+  const registry = new SqliteRegistryStore(db);
+  registry.createProject("local/api");
+  resourceId = registry.registerResource({ id: "", project: "local/api", alias: "api", kind: "repo", parentIds: [], metadata: {} }).id;
+  clock = 10_000;
+});
+afterEach(async () => {
+  await vector.close();
+  db.close();
+});
+
+describe("Indexer and vectors", () => {
+  it("applies committed vector changes: new versions upserted, old ones superseded, deleted ones kept for recent", async () => {
+    const ix = indexer();
+    ix.upsert(msg([{ path: "a.md", content: "x", chunks: [{ text: "east", embedding: [1, 0, 0] }] }]));
+    expect(await nearest([1, 0, 0])).toEqual(["east"]);
+    clock += 10;
+    ix.upsert(msg([{ path: "a.md", content: "y", chunks: [{ text: "north", embedding: [0, 1, 0] }] }]));
+    expect(await nearest([1, 0, 0])).toEqual(["north"]);
+    expect(await nearest([1, 0, 0], "recent")).toEqual(["east", "north"]);
+    clock += 10;
+    expect(ix.delete(resourceId, ["a.md"]).deleted).toBe(1);
+    expect(await nearest([0, 1, 0])).toEqual([]);
+    expect(await nearest([0, 1, 0], "all")).toEqual(["north", "east"]);
+  });
+
+  it("drops versions beyond retention from the store, the keyword index and the vectors", async () => {
+    const ix = indexer();
+    for (let i = 0; i < 5; i++) {
+      clock += 10;
+      ix.upsert(msg([{ path: "a.md", content: `v${i}`, chunks: [{ text: `version${i}`, embedding: [1, i, 0] }] }]));
+    }
+    expect((await nearest([1, 0, 0], "all")).sort()).toEqual(["version2", "version3", "version4"]);
+    const rows = db.prepare("SELECT count(*) AS n FROM chunks_fts").get() as { n: number };
+    expect(rows.n).toBe(3);
+  });
+
+  it("full rebuild wipes and reloads the resource's vectors; incremental keeps them", async () => {
+    const ix = indexer();
+    ix.upsert(msg([{ path: "a.md", content: "x", chunks: [{ text: "east", embedding: [1, 0, 0] }] }]));
+    vector.clearResource(resourceId);
+    expect(await nearest([1, 0, 0])).toEqual([]);
+    const principal = createPrincipal("writer", ["local/*"], true);
+    const inc = ix.rebuild(principal, [], false);
+    expect(inc).toMatchObject({ resourcesRebuilt: 1, documentsReindexed: 1 });
+    expect(await nearest([1, 0, 0])).toEqual(["east"]);
+    vector.upsert([{ chunkKey: 999, resourceId, path: "stray.md", supersededAt: null, vector: Float32Array.from([1, 0, 0]) }]);
+    const full = ix.rebuild(principal, [resourceId], true);
+    expect(full.generation).toBeGreaterThan(inc.generation);
+    expect(await nearest([1, 0, 0])).toEqual(["east"]);
+  });
+
+  it("leaves nothing behind when a message is rejected", async () => {
+    const ix = indexer();
+    const before = store.generation();
+    expect(() =>
+      ix.upsert(msg([{ path: "ok.md", content: "fine" }, { path: "bad.md", content: "x", chunks: [{ text: "t", embedding: [1, 2] }] }])),
+    ).toThrow(InvalidArgumentError);
+    expect(store.generation()).toBe(before);
+    expect((db.prepare("SELECT count(*) AS n FROM documents").get() as { n: number }).n).toBe(0);
+    expect(() => new Indexer({ documents: store, registry: new SqliteRegistryStore(db), embeddingDim: DIM }).upsert(
+      create(UpsertDocumentsRequestSchema, { resourceId: "01JZZZZZZZZZZZZZZZZZZZZZZZ", documents: [{ path: "a", content: "b" }] }),
+    )).toThrow(NotFoundError);
+  });
+});
+
+describe("generation", () => {
+  it("survives a reopen of the database", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acms-gen-"));
+    try {
+      const file = join(dir, "acms.db");
+      const a = openSqliteDatabase(file);
+      const s = new SqliteDocumentStore(a);
+      s.upsertDocuments(resourceId, [{ path: "a.md", content: "x", metadata: {}, chunks: [{ text: "x" }] }], 1);
+      s.bumpGeneration();
+      a.close();
+      const b = openSqliteDatabase(file);
+      const reopened = new SqliteDocumentStore(b);
+      expect(reopened.generation()).toBe(2n);
+      expect([...reopened.getChunks([1]).values()].map((c) => c.ukoUri)).toEqual([`uko://${resourceId}/a.md#0`]);
+      b.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("PutTriples", () => {
+  const iri = (value: string) => ({ kind: TermKind.IRI, value });
+  const triple = (s: object, p: object, o: object) => create(TripleSchema, { subject: s, predicate: p, object: o });
+
+  it("maps wire triples to RDF losslessly", () => {
+    const out = toRdfTriples([
+      triple(iri("http://ex.org/s"), iri("http://ex.org/p"), { kind: TermKind.LITERAL, value: "chat", language: "fr" }),
+      triple({ kind: TermKind.BLANK, value: "b0" }, iri("http://ex.org/p"), { kind: TermKind.LITERAL, value: "5", datatype: "http://www.w3.org/2001/XMLSchema#integer" }),
+      triple(iri("urn:x"), iri("http://ex.org/p"), { kind: TermKind.LITERAL, value: "" }),
+    ]);
+    expect(out).toEqual<RdfTriple[]>([
+      { subject: { kind: "iri", value: "http://ex.org/s" }, predicate: { kind: "iri", value: "http://ex.org/p" }, object: { kind: "literal", value: "chat", language: "fr" } },
+      { subject: { kind: "blank", value: "b0" }, predicate: { kind: "iri", value: "http://ex.org/p" }, object: { kind: "literal", value: "5", datatype: "http://www.w3.org/2001/XMLSchema#integer" } },
+      { subject: { kind: "iri", value: "urn:x" }, predicate: { kind: "iri", value: "http://ex.org/p" }, object: { kind: "literal", value: "" } },
+    ]);
+  });
+
+  it("names every bad term", () => {
+    const fields = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (err) {
+        return (err as InvalidArgumentError).violations.map((v) => v.field);
+      }
+      return [];
+    };
+    expect(
+      fields(() =>
+        toRdfTriples([
+          triple(iri(""), iri("http://ex.org/p"), iri("http://ex.org/o")),
+          triple(iri("http://ex.org/s"), { kind: TermKind.BLANK, value: "b" }, iri("relative/iri")),
+          triple(iri("http://ex.org/<s>"), iri("http://ex.org/p"), { kind: TermKind.LITERAL, value: "x", language: "not a tag" }),
+          triple({ kind: TermKind.UNSPECIFIED, value: "x" }, iri("http://ex.org/p"), { kind: TermKind.IRI, value: "http://ex.org/o", language: "en" }),
+          create(TripleSchema, {}),
+        ]),
+      ),
+    ).toEqual([
+      "triples[0].subject",
+      "triples[1].predicate",
+      "triples[1].object",
+      "triples[2].subject",
+      "triples[2].object",
+      "triples[3].subject",
+      "triples[3].object",
+      "triples[4].subject",
+      "triples[4].predicate",
+      "triples[4].object",
+    ]);
+  });
+
+  it("writes through the graph port with replace semantics and bumps the generation; no graph: UNIMPLEMENTED", async () => {
+    const calls: Array<{ resourceId: string; triples: readonly RdfTriple[]; replace: boolean }> = [];
+    const graph = {
+      async putTriples(id: string, triples: readonly RdfTriple[], replace: boolean) {
+        calls.push({ resourceId: id, triples, replace });
+        return triples.length;
+      },
+    } as unknown as GraphBackend;
+    const t = [triple(iri("http://ex.org/s"), iri("http://ex.org/p"), iri("http://ex.org/o"))];
+    const before = store.generation();
+    const r = await indexer({ graph }).putTriples(resourceId, t, true);
+    expect(r).toEqual({ count: 1, generation: before + 1n });
+    expect(calls).toEqual([{ resourceId, triples: toRdfTriples(t), replace: true }]);
+    await expect(indexer().putTriples(resourceId, t, false)).rejects.toBeInstanceOf(UnimplementedError);
+    await expect(indexer({ graph }).putTriples(resourceId, [], false)).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+});
