@@ -1,0 +1,194 @@
+/**
+ * Vector benchmark: the embedded vector backend in its automatic mode (exact scans for small scopes,
+ * HNSW graphs with over-fetch and exact re-scoring for large partitions) against a pure exact scan of
+ * the same data in the same run: recall@10 and latency per scope size, as ratios. It also measures the
+ * partition size at which a graph search starts to beat an exact scan (the basis of EXACT_SCAN_THRESHOLD).
+ *
+ * Data: BENCH_SCALE x 100,000 vectors of 384 dimensions drawn around 256 cluster centres (deterministic
+ * PRNG), spread over 1,000 resources with Zipf sizes (a few large repositories, many small ones), and
+ * queries drawn near random stored vectors. Scopes: the largest resource, the 10 largest, all 1,000.
+ */
+import { EXACT_SCAN_THRESHOLD, PartitionedVectorBackend, STORE_GRAPH_MIN_SHARE } from "../src/adapters/memory-vector/partitioned-vector-backend.js";
+import { createScopedBackendView, type ScopedBackendView } from "../src/domain/scoped-backend-view.js";
+import type { VectorEntry, VectorSearchOptions } from "../src/ports/vector-backend.js";
+
+const DIM = 384;
+const RESOURCES = 1000;
+const CLUSTERS = 256;
+
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) | 0;
+    let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function gaussian(rnd: () => number): number {
+  return Math.sqrt(-2 * Math.log(rnd() + 1e-12)) * Math.cos(2 * Math.PI * rnd());
+}
+
+function resourceId(i: number): string {
+  return `01JBENCH${String(i).padStart(18, "0")}`;
+}
+
+/** Zipf(1) sizes summing to `total`, every resource holding at least one vector. */
+function zipfSizes(total: number, count: number): number[] {
+  const h = Array.from({ length: count }, (_, i) => 1 / (i + 1)).reduce((a, b) => a + b, 0);
+  const sizes = Array.from({ length: count }, (_, i) => Math.max(1, Math.floor(total / (i + 1) / h)));
+  let missing = total - sizes.reduce((a, b) => a + b, 0);
+  for (let i = 0; missing > 0; i = (i + 1) % count, missing--) sizes[i] += 1;
+  return sizes;
+}
+
+function viewOver(resourceIds: string[]): ScopedBackendView {
+  return createScopedBackendView({
+    scopeId: "01JBENCHSCOPE0000000000000",
+    owner: "bench",
+    resourceIds: [...resourceIds].sort(),
+    projectNames: ["bench/vectors"],
+    temporalScope: "current",
+    includeResources: [],
+    excludeResources: [],
+    includePaths: [],
+    excludePaths: [],
+    parentScopeId: "",
+    expandDescendants: true,
+    deniedResourceIds: [],
+    createdAt: new Date(0),
+  });
+}
+
+function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))];
+}
+
+function fmt(ms: number): string {
+  return ms >= 1 ? `${ms.toFixed(2)} ms` : `${(ms * 1000).toFixed(0)} µs`;
+}
+
+/** Random unit-free rows of one partition, for the threshold measurement. */
+function rows(count: number, rnd: () => number, resource: string, firstKey: number): VectorEntry[] {
+  return Array.from({ length: count }, (_, i) => ({
+    chunkKey: firstKey + i,
+    resourceId: resource,
+    path: "p.md",
+    supersededAt: null,
+    vector: Float32Array.from({ length: DIM }, () => gaussian(rnd)),
+  }));
+}
+
+/** Runs the vector benchmark and prints its figures. */
+export async function run(): Promise<void> {
+  const scale = Number(process.env.BENCH_SCALE ?? "1") || 1;
+  const total = Math.max(2000, Math.round(100_000 * scale));
+  const queryCount = Math.max(40, Math.round(100 * Math.min(1, scale * 4)));
+  const rnd = prng(2024);
+
+  const centres = Array.from({ length: CLUSTERS }, () => Float32Array.from({ length: DIM }, () => gaussian(rnd)));
+  const sizes = zipfSizes(total, RESOURCES);
+  const entries: VectorEntry[] = [];
+  let key = 1;
+  sizes.forEach((size, r) => {
+    // Each resource draws from a handful of topics, as a repository covers a few subjects.
+    const topics = Array.from({ length: 4 }, () => centres[Math.floor(rnd() * CLUSTERS)]);
+    for (let i = 0; i < size; i++) {
+      const c = rnd() < 0.8 ? topics[Math.floor(rnd() * topics.length)] : centres[Math.floor(rnd() * CLUSTERS)];
+      entries.push({
+        chunkKey: key++,
+        resourceId: resourceId(r),
+        path: `docs/${i % 50}.md`,
+        supersededAt: null,
+        vector: Float32Array.from(c, (x) => x + 0.9 * gaussian(rnd)),
+      });
+    }
+  });
+  const queries = Array.from({ length: queryCount }, () => {
+    const base = entries[Math.floor(rnd() * entries.length)].vector;
+    return Float32Array.from(base, (x) => x + 0.6 * gaussian(rnd));
+  });
+
+  const exact = new PartitionedVectorBackend({ dimension: DIM, exactThreshold: Number.MAX_SAFE_INTEGER });
+  const service = new PartitionedVectorBackend({ dimension: DIM });
+  let t0 = performance.now();
+  exact.replaceAll(entries);
+  const loadMs = performance.now() - t0;
+  t0 = performance.now();
+  service.replaceAll(entries);
+  await service.whenIndexed();
+  const serviceLoadMs = performance.now() - t0;
+  const indexedRows = sizes.filter((s) => s >= EXACT_SCAN_THRESHOLD).reduce((a, b) => a + b, 0);
+  process.stdout.write(
+    `data: ${total} vectors x ${DIM} dims, ${RESOURCES} resources (Zipf sizes ${sizes[0]} .. ${sizes[RESOURCES - 1]}), ${queryCount} queries\n` +
+      `load: exact ${fmt(loadMs)}; service ${fmt(serviceLoadMs)} (${(serviceLoadMs / loadMs).toFixed(1)}x), building in the background HNSW graphs over ${indexedRows} rows in partitions >= ${EXACT_SCAN_THRESHOLD} rows and a store-wide graph over all ${total} (used by scopes holding >= ${STORE_GRAPH_MIN_SHARE * 100}% of the store)\n`,
+  );
+
+  const opts: VectorSearchOptions = { topK: 10, minScore: 0, now: Date.now(), recentWindowMs: 0 };
+  const scopes: Array<[string, string[]]> = [
+    ["1 resource (the largest)", [resourceId(0)]],
+    ["10 resources (the largest)", Array.from({ length: 10 }, (_, i) => resourceId(i))],
+    [`${RESOURCES} resources (all)`, Array.from({ length: RESOURCES }, (_, i) => resourceId(i))],
+  ];
+  process.stdout.write("scope                          in-scope  recall@10  exact mean   service mean  service p95  speed-up  approximate\n");
+  for (const [label, ids] of scopes) {
+    const view = viewOver(ids);
+    const inScope = ids.reduce((a, id) => a + sizes[Number(id.slice(8))], 0);
+    for (const q of queries.slice(0, 5)) {
+      await exact.search(view, q, opts);
+      await service.search(view, q, opts);
+    }
+    const exactMs: number[] = [];
+    const serviceMs: number[] = [];
+    let found = 0;
+    let wanted = 0;
+    let approximate = 0;
+    for (const q of queries) {
+      let s = performance.now();
+      const truth = await exact.search(view, q, opts);
+      exactMs.push(performance.now() - s);
+      s = performance.now();
+      const got = await service.search(view, q, opts);
+      serviceMs.push(performance.now() - s);
+      if (!got.exhaustive) approximate += 1;
+      const want = new Set(truth.hits.map((h) => h.chunkKey));
+      wanted += want.size;
+      found += got.hits.filter((h) => want.has(h.chunkKey)).length;
+    }
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    process.stdout.write(
+      `${label.padEnd(30)} ${String(inScope).padStart(8)}  ${(found / Math.max(1, wanted)).toFixed(3).padStart(9)}  ${fmt(mean(exactMs)).padStart(10)}  ${fmt(mean(serviceMs)).padStart(12)}  ${fmt(percentile(serviceMs, 0.95)).padStart(11)}  ${(mean(exactMs) / mean(serviceMs)).toFixed(1).padStart(7)}x  ${String(approximate).padStart(5)}/${queries.length}\n`,
+    );
+  }
+  await exact.close();
+  await service.close();
+
+  process.stdout.write(`threshold: one partition, top_k 20, exact scan vs HNSW graph (configured EXACT_SCAN_THRESHOLD = ${EXACT_SCAN_THRESHOLD})\n`);
+  const trnd = prng(7);
+  const probe = Array.from({ length: 100 }, () => Float32Array.from({ length: DIM }, () => gaussian(trnd)));
+  const topK20: VectorSearchOptions = { topK: 20, minScore: 0, now: 0, recentWindowMs: 0 };
+  for (const size of [128, 256, 512, 1024, 2048, 4096]) {
+    const data = rows(size, trnd, resourceId(0), 1);
+    const scan = new PartitionedVectorBackend({ dimension: DIM, exactThreshold: Number.MAX_SAFE_INTEGER });
+    const graph = new PartitionedVectorBackend({ dimension: DIM, exactThreshold: 0 });
+    scan.replaceAll(data);
+    graph.replaceAll(data);
+    await graph.whenIndexed();
+    const view = viewOver([resourceId(0)]);
+    const time = async (b: PartitionedVectorBackend) => {
+      for (const q of probe.slice(0, 10)) await b.search(view, q, topK20);
+      const s = performance.now();
+      for (const q of probe) await b.search(view, q, topK20);
+      return (performance.now() - s) / probe.length;
+    };
+    const scanMs = await time(scan);
+    const graphMs = await time(graph);
+    process.stdout.write(`  ${String(size).padStart(5)} rows: exact ${fmt(scanMs).padStart(8)}, graph ${fmt(graphMs).padStart(8)}, exact/graph ${(scanMs / graphMs).toFixed(2)}\n`);
+    await scan.close();
+    await graph.close();
+  }
+}
+
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) await run();

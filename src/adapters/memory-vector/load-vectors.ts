@@ -1,0 +1,16 @@
+import type { VectorEntry } from "../../ports/vector-backend.js";
+
+/** A backend that can take its whole content at once (the embedded one, `PartitionedVectorBackend`). */
+export interface BulkLoadableVectors {
+  replaceAll(entries: Iterable<VectorEntry>): void;
+}
+
+/**
+ * Fills the vector backend from the document store's retained vectors, at start or after a full
+ * rebuild. The store is the source of truth; the vectors are rebuilt aside and swapped in at once, so
+ * searches running meanwhile see the old content or the new, never half of it.
+ * @example loadVectors(vectors, documents.iterateVectors());
+ */
+export function loadVectors(backend: BulkLoadableVectors, entries: Iterable<VectorEntry>): void {
+  backend.replaceAll(entries);
+}

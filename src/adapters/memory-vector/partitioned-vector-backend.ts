@@ -1,0 +1,397 @@
+import { UnavailableError } from "../../domain/errors.js";
+import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
+import { supersededCutoff } from "../../domain/temporal-filter.js";
+import type { VectorBackend, VectorEntry, VectorHit, VectorSearchOptions } from "../../ports/vector-backend.js";
+import type { GraphHolder } from "./graph-holder.js";
+import { DEFAULT_HNSW_PARAMS, HnswIndex, type HnswParams } from "./hnsw-index.js";
+import { StoreGraph } from "./store-graph.js";
+import { TopKHeap } from "./top-k-heap.js";
+import { normalizeInto } from "./vector-math.js";
+import { graphAnswered, VectorPartition, type GraphTally, type PartitionFilter } from "./vector-partition.js";
+
+/**
+ * Up to this many in-scope vectors a search scans exactly, and from this many rows a partition gets an
+ * HNSW graph. Measured with bench/vector-bench.ts (384 dimensions, top_k 20, 2 shared cores): a graph
+ * search draws level with an exact scan at about 128-256 rows, is 1.5-2.3x faster at 512, 3.5-6x at
+ * 1,024 and 7x at 4,096. Up to 1,024 rows an exact scan costs under about 1 ms, less than a call's own
+ * overhead, so the answer stays exact (and `exhaustive`) there; past it the graph wins clearly.
+ */
+export const EXACT_SCAN_THRESHOLD = 1024;
+
+/** How many candidates per wanted result a graph search fetches before exact re-scoring and filtering. */
+export const DEFAULT_OVERFETCH = 4;
+
+/**
+ * The least share of the store a scope must cover for a search to use the store-wide graph: its
+ * candidates are post-filtered by scope, so it fetches `overfetch / share` per wanted result, at most 4x
+ * more than a partition graph would.
+ */
+export const STORE_GRAPH_MIN_SHARE = 0.25;
+
+/** The most candidates one store-graph search fetches; past it the per-partition path answers. */
+const STORE_GRAPH_MAX_FETCH = 4096;
+
+/** Options of the embedded vector backend. */
+export interface PartitionedVectorBackendOptions {
+  /** The deployment's embedding dimension. */
+  dimension: number;
+  /**
+   * In-scope vector count up to which a search is exact, and the partition size from which a graph is
+   * built (default EXACT_SCAN_THRESHOLD). 0 forces the graph path everywhere (tests of the HNSW path).
+   */
+  exactThreshold?: number;
+  /** Candidates fetched from a graph per wanted result (default DEFAULT_OVERFETCH). */
+  overfetch?: number;
+  /** HNSW tuning. */
+  hnsw?: Partial<HnswParams>;
+  /**
+   * Rows added to a graph per background step, between which searches and writes run (default 256: at
+   * 384 dimensions a step takes some 40-110 ms on 2 busy cores, the longest a search waits behind a build).
+   */
+  indexBatchRows?: number;
+  /** A search gives the event loop a turn (and notices cancellation) after this much work, ms (default 4). */
+  yieldEveryMs?: number;
+  /**
+   * Whether to keep a store-wide graph for scopes covering a large share of the store (default true).
+   * It is built once the store holds 4x `exactThreshold` vectors.
+   */
+  storeGraph?: boolean;
+}
+
+/** Graphs with more removals than this (and than live members) are rebuilt, as HNSW degrades under churn. */
+const MIN_REMOVALS_FOR_REBUILD = 1024;
+
+/**
+ * The embedded default vector backend: vectors live in memory, one partition per resource, so a search
+ * reads only the partitions of the view's resources and scope filtering never costs recall. Small
+ * searches are exact scans; large partitions also carry an HNSW graph (usearch), searched with
+ * over-fetch, exact float32 re-scoring and an exact fallback when filters leave too few candidates.
+ * Scopes covering a large share of the store (many small resources) use one store-wide graph instead,
+ * whose candidates are filtered by scope before anything else, with the per-partition path as fallback.
+ * Graphs are built in the background, a batch at a time, and swapped in when complete: until then the
+ * rows are scanned exactly. The document store stays the source of truth and feeds this backend after
+ * each commit, and through `replaceAll` (see `loadVectors`) at start.
+ *
+ * @example
+ * const vectors = new PartitionedVectorBackend({ dimension: 384 });
+ * loadVectors(vectors, documents.iterateVectors());
+ * const { hits } = await vectors.search(view, query, { topK: 10, minScore: 0, now: Date.now(), recentWindowMs });
+ */
+export class PartitionedVectorBackend implements VectorBackend {
+  readonly dimension: number;
+  private readonly exactThreshold: number;
+  private readonly indexMinRows: number;
+  private readonly overfetch: number;
+  private readonly hnswParams: HnswParams;
+  private readonly indexBatchRows: number;
+  private readonly yieldEveryMs: number;
+  private readonly useStoreGraph: boolean;
+  private readonly storeGraphMinRows: number;
+  private partitions = new Map<string, VectorPartition>();
+  private partitionOfKey = new Map<number, VectorPartition>();
+  private storeGraph: StoreGraph;
+  private readonly indexQueue = new Set<GraphHolder>();
+  private indexer: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(opts: PartitionedVectorBackendOptions) {
+    if (!Number.isInteger(opts.dimension) || opts.dimension <= 0) throw new RangeError(`dimension must be a positive integer, got ${opts.dimension}`);
+    this.dimension = opts.dimension;
+    this.exactThreshold = opts.exactThreshold ?? EXACT_SCAN_THRESHOLD;
+    if (!Number.isInteger(this.exactThreshold) || this.exactThreshold < 0) throw new RangeError(`exactThreshold must be an integer >= 0, got ${this.exactThreshold}`);
+    this.indexMinRows = Math.max(1, this.exactThreshold);
+    this.overfetch = opts.overfetch ?? DEFAULT_OVERFETCH;
+    if (!(this.overfetch >= 1)) throw new RangeError(`overfetch must be >= 1, got ${this.overfetch}`);
+    this.hnswParams = { ...DEFAULT_HNSW_PARAMS, ...opts.hnsw };
+    this.indexBatchRows = opts.indexBatchRows ?? 256;
+    this.yieldEveryMs = opts.yieldEveryMs ?? 4;
+    this.useStoreGraph = opts.storeGraph ?? true;
+    this.storeGraphMinRows = Math.max(1, this.exactThreshold * 4);
+    this.storeGraph = new StoreGraph(this.partitionOfKey, this.dimension);
+  }
+
+  /** How many chunk versions are held. */
+  get size(): number {
+    return this.partitionOfKey.size;
+  }
+
+  upsert(entries: readonly VectorEntry[]): void {
+    this.assertOpen();
+    for (const e of entries) this.checkEntry(e);
+    const changed = new Map<VectorPartition, Set<number>>();
+    const storeChanged = new Set<number>();
+    for (const e of entries) {
+      const held = this.partitionOfKey.get(e.chunkKey);
+      if (held && held.resourceId !== e.resourceId) {
+        held.remove(e.chunkKey);
+        if (!changed.has(held)) changed.set(held, new Set());
+      }
+      let p = this.partitions.get(e.resourceId);
+      if (!p) {
+        p = new VectorPartition(e.resourceId, this.dimension);
+        this.partitions.set(e.resourceId, p);
+      }
+      let keys = changed.get(p);
+      if (!keys) changed.set(p, (keys = new Set()));
+      const outcome = p.upsert(e.chunkKey, e.path, e.supersededAt, e.vector);
+      if (outcome === "rejected") {
+        this.partitionOfKey.delete(e.chunkKey);
+        this.storeGraph.remove(e.chunkKey);
+      } else {
+        this.partitionOfKey.set(e.chunkKey, p);
+      }
+      if (outcome === "changed") {
+        keys.add(e.chunkKey);
+        storeChanged.add(e.chunkKey);
+      }
+    }
+    for (const [p, keys] of changed) {
+      p.syncGraphs([...keys]);
+      this.afterPartitionWrite(p);
+    }
+    this.storeGraph.sync([...storeChanged]);
+    this.maintainStoreGraph();
+  }
+
+  supersede(chunkKeys: readonly number[], at: number): void {
+    this.assertOpen();
+    if (!Number.isFinite(at)) throw new RangeError(`supersede time must be finite, got ${at}`);
+    for (const k of chunkKeys) this.partitionOfKey.get(k)?.supersede(k, at);
+  }
+
+  remove(chunkKeys: readonly number[]): void {
+    this.assertOpen();
+    const touched = new Set<VectorPartition>();
+    for (const k of chunkKeys) {
+      const p = this.partitionOfKey.get(k);
+      if (!p) continue;
+      p.remove(k);
+      this.partitionOfKey.delete(k);
+      this.storeGraph.remove(k);
+      touched.add(p);
+    }
+    for (const p of touched) this.afterPartitionWrite(p);
+    this.maintainStoreGraph();
+  }
+
+  clearResource(resourceId: string): void {
+    this.assertOpen();
+    const p = this.partitions.get(resourceId);
+    if (!p) return;
+    for (const k of p.keySnapshot()) {
+      this.partitionOfKey.delete(k);
+      this.storeGraph.remove(k);
+    }
+    this.drop(p);
+    this.partitions.delete(resourceId);
+    this.maintainStoreGraph();
+  }
+
+  /**
+   * Replaces everything held with `entries` (the document store's retained vectors): the new partitions
+   * are built aside and swapped in at once, so a search sees the old content or the new, never a mix.
+   */
+  replaceAll(entries: Iterable<VectorEntry>): void {
+    this.assertOpen();
+    const partitions = new Map<string, VectorPartition>();
+    const partitionOfKey = new Map<number, VectorPartition>();
+    for (const e of entries) {
+      this.checkEntry(e);
+      const held = partitionOfKey.get(e.chunkKey);
+      if (held && held.resourceId !== e.resourceId) held.remove(e.chunkKey);
+      let p = partitions.get(e.resourceId);
+      if (!p) {
+        p = new VectorPartition(e.resourceId, this.dimension);
+        partitions.set(e.resourceId, p);
+      }
+      if (p.upsert(e.chunkKey, e.path, e.supersededAt, e.vector) === "rejected") partitionOfKey.delete(e.chunkKey);
+      else partitionOfKey.set(e.chunkKey, p);
+    }
+    const old = this.partitions;
+    this.partitions = partitions;
+    this.partitionOfKey = partitionOfKey;
+    this.drop(this.storeGraph);
+    this.storeGraph = new StoreGraph(partitionOfKey, this.dimension);
+    for (const p of old.values()) this.drop(p);
+    for (const p of partitions.values()) this.afterPartitionWrite(p);
+    this.maintainStoreGraph();
+  }
+
+  async search(view: ScopedBackendView, query: Float32Array, opts: VectorSearchOptions): Promise<{ hits: VectorHit[]; exhaustive: boolean }> {
+    this.assertOpen();
+    opts.signal?.throwIfAborted();
+    if (query.length !== this.dimension) throw new RangeError(`query has ${query.length} dimensions, the backend ${this.dimension}`);
+    if (!Number.isInteger(opts.topK) || opts.topK <= 0) throw new RangeError(`topK must be a positive integer, got ${opts.topK}`);
+    const unit = new Float32Array(this.dimension);
+    if (normalizeInto(query, unit) === 0) return { hits: [], exhaustive: true };
+
+    const partitions = this.partitions;
+    const inScope: VectorPartition[] = [];
+    let candidates = 0;
+    for (const id of view.resourceSet) {
+      const p = partitions.get(id);
+      if (p && p.size > 0) {
+        inScope.push(p);
+        candidates += p.size;
+      }
+    }
+    const paths = view.paths;
+    const filter: PartitionFilter = {
+      query: unit,
+      minScore: Math.max(0, opts.minScore),
+      supersededCutoff: supersededCutoff(view.temporalScope, opts.now, opts.recentWindowMs) ?? Number.NEGATIVE_INFINITY,
+      pathAllowed: paths.matchesAll ? undefined : (path) => paths.matches(path),
+      pathCache: new Map(),
+    };
+    const useGraphs = candidates > this.exactThreshold;
+    const fetch = Math.ceil(opts.topK * this.overfetch);
+    let heap = new TopKHeap(opts.topK);
+    if (useGraphs && this.searchStoreGraph(inScope, candidates, filter, heap, opts.topK)) return { hits: this.hitsOf(heap, inScope), exhaustive: false };
+    heap = new TopKHeap(opts.topK);
+    let exhaustive = true;
+    let lastYield = performance.now();
+    for (let i = 0; i < inScope.length; i++) {
+      const p = inScope[i];
+      if (useGraphs && p.index && p.searchIndexed(filter, heap, i, fetch, opts.topK)) exhaustive = false;
+      else p.scanExact(filter, heap, i);
+      if (performance.now() - lastYield >= this.yieldEveryMs && i + 1 < inScope.length) {
+        await yieldToEventLoop();
+        this.assertOpen();
+        opts.signal?.throwIfAborted();
+        lastYield = performance.now();
+      }
+    }
+    return { hits: this.hitsOf(heap, inScope), exhaustive };
+  }
+
+  /**
+   * Answers from the store-wide graph when the scope covers enough of the store: candidates are kept
+   * only when their partition is in scope (and pass the filters), after exact re-scoring. Returns false
+   * (leaving `heap` to be discarded) when the graph is not there or could not settle the answer.
+   */
+  private searchStoreGraph(inScope: VectorPartition[], candidates: number, filter: PartitionFilter, heap: TopKHeap, topK: number): boolean {
+    const graph = this.storeGraph.index;
+    const total = this.partitionOfKey.size;
+    if (!graph || total === 0 || candidates < STORE_GRAPH_MIN_SHARE * total) return false;
+    const fetch = Math.ceil((topK * this.overfetch * total) / candidates);
+    if (fetch > STORE_GRAPH_MAX_FETCH) return false;
+    const tagOf = new Map<VectorPartition, number>();
+    inScope.forEach((p, i) => tagOf.set(p, i));
+    const keys = graph.search(filter.query, fetch);
+    const tally: GraphTally = { visible: 0 };
+    for (const key of keys) {
+      const p = this.partitionOfKey.get(key);
+      const tag = p === undefined ? undefined : tagOf.get(p);
+      if (tag !== undefined) p!.offerCandidate(key, filter, heap, tag, tally);
+    }
+    return graphAnswered(tally, keys.length, graph.size, topK);
+  }
+
+  /** The heap's entries as hits, best first; a key removed since it was scored is left out. */
+  private hitsOf(heap: TopKHeap, inScope: VectorPartition[]): VectorHit[] {
+    const hits: VectorHit[] = [];
+    for (const { score, key, tag } of heap.drain()) {
+      const p = inScope[tag];
+      const path = p.pathOf(key);
+      if (path !== undefined) hits.push({ chunkKey: key, resourceId: p.resourceId, path, score });
+    }
+    return hits;
+  }
+
+  /** Resolves once no graph is being built (tests and benchmarks wait for the graph path with it). */
+  async whenIndexed(): Promise<void> {
+    while (this.indexer) await this.indexer;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const p of this.partitions.values()) this.drop(p);
+    this.drop(this.storeGraph);
+    this.partitions = new Map();
+    this.partitionOfKey = new Map();
+    this.indexQueue.clear();
+    await this.whenIndexed();
+  }
+
+  private checkEntry(e: VectorEntry): void {
+    if (!Number.isSafeInteger(e.chunkKey) || e.chunkKey < 0) throw new RangeError(`chunkKey must be a non-negative safe integer, got ${e.chunkKey}`);
+    if (e.vector.length !== this.dimension) {
+      throw new RangeError(`chunk ${e.chunkKey} has ${e.vector.length} dimensions, the backend ${this.dimension}`);
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new UnavailableError("the vector backend is closed");
+  }
+
+  /** Keeps a partition in step after writes: gone when empty, its graph maintained. */
+  private afterPartitionWrite(p: VectorPartition): void {
+    if (p.size === 0) {
+      this.drop(p);
+      if (this.partitions.get(p.resourceId) === p) this.partitions.delete(p.resourceId);
+      return;
+    }
+    this.maintainGraph(p, this.indexMinRows);
+  }
+
+  private maintainStoreGraph(): void {
+    if (this.useStoreGraph) this.maintainGraph(this.storeGraph, this.storeGraphMinRows);
+  }
+
+  /** Builds a holder's graph past `minRows`, drops it below half of that, and rebuilds it after heavy churn. */
+  private maintainGraph(holder: GraphHolder, minRows: number): void {
+    if (holder.size < minRows / 2 || holder.size === 0) {
+      holder.index = null;
+      holder.building = null;
+      this.indexQueue.delete(holder);
+      return;
+    }
+    if (holder.building) return;
+    const churned = holder.index !== null && holder.index.removals > Math.max(MIN_REMOVALS_FOR_REBUILD, holder.index.size);
+    if ((holder.index === null && holder.size >= minRows) || churned) {
+      holder.building = new HnswIndex(this.dimension, this.hnswParams);
+      this.indexQueue.add(holder);
+      if (!this.indexer) this.indexer = this.runIndexer();
+    }
+  }
+
+  /** Stops a holder's graph work; searches still holding it keep reading its rows and graph. */
+  private drop(holder: GraphHolder): void {
+    holder.detached = true;
+    holder.building = null;
+    this.indexQueue.delete(holder);
+  }
+
+  /** Builds queued graphs one batch at a time, yielding between batches so searches and writes go on. */
+  private async runIndexer(): Promise<void> {
+    try {
+      await yieldToEventLoop();
+      while (!this.closed) {
+        const next = this.indexQueue.values().next();
+        if (next.done) break;
+        const p = next.value;
+        this.indexQueue.delete(p);
+        const graph = p.building;
+        if (!graph || p.detached) continue;
+        const keys = p.keySnapshot();
+        for (let i = 0; i < keys.length; i += this.indexBatchRows) {
+          await yieldToEventLoop();
+          if (this.closed || p.detached || p.building !== graph) break;
+          const batch = keys.slice(i, i + this.indexBatchRows).filter((k) => !graph.has(k));
+          const rows = p.copyRows(batch);
+          graph.addMany(rows.keys, rows.vectors);
+        }
+        if (!this.closed && !p.detached && p.building === graph) {
+          p.index = graph;
+          p.building = null;
+        }
+      }
+    } finally {
+      this.indexer = null;
+    }
+  }
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,50 @@
+import type { GraphHolder } from "./graph-holder.js";
+import type { HnswIndex } from "./hnsw-index.js";
+import type { VectorPartition } from "./vector-partition.js";
+
+/**
+ * One HNSW graph over every vector of the store, for searches whose scope covers a large share of it
+ * (many small resources, where per-partition graphs do not exist and exact scans add up). Its candidates
+ * are post-filtered by scope, so the search fetches more of them the smaller that share is, and falls
+ * back to the per-partition path when too few survive. Rows stay in the partitions; this only maps keys
+ * to them.
+ */
+export class StoreGraph implements GraphHolder {
+  index: HnswIndex | null = null;
+  building: HnswIndex | null = null;
+  detached = false;
+
+  constructor(private readonly partitionOfKey: ReadonlyMap<number, VectorPartition>, private readonly dimension: number) {}
+
+  get size(): number {
+    return this.partitionOfKey.size;
+  }
+
+  keySnapshot(): number[] {
+    return Array.from(this.partitionOfKey.keys());
+  }
+
+  copyRows(keys: readonly number[]): { keys: number[]; vectors: Float32Array } {
+    const found: number[] = [];
+    const vectors = new Float32Array(keys.length * this.dimension);
+    for (const k of keys) {
+      const p = this.partitionOfKey.get(k);
+      if (p && p.copyRowInto(k, vectors, found.length * this.dimension)) found.push(k);
+    }
+    return { keys: found, vectors: vectors.subarray(0, found.length * this.dimension) };
+  }
+
+  /** Puts the current rows of `keys` into the graphs (serving and building). */
+  sync(keys: readonly number[]): void {
+    if (keys.length === 0 || (!this.index && !this.building)) return;
+    const rows = this.copyRows(keys);
+    this.index?.addMany(rows.keys, rows.vectors);
+    this.building?.addMany(rows.keys, rows.vectors);
+  }
+
+  /** Drops `key` from the graphs. */
+  remove(key: number): void {
+    this.index?.remove(key);
+    this.building?.remove(key);
+  }
+}

@@ -1,0 +1,101 @@
+import { UnimplementedError } from "../domain/errors.js";
+import { guardResults } from "../domain/leak-guard.js";
+import { requireEmbedding, resolveCount, resolveMinScore } from "../domain/request-limits.js";
+import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
+import { isVersionVisible } from "../domain/temporal-filter.js";
+import type { DocumentStore } from "../ports/document-store.js";
+import type { VectorBackend } from "../ports/vector-backend.js";
+
+/** One hydrated similarity result. */
+export interface VectorResultRecord {
+  ukoUri: string;
+  resourceId: string;
+  path: string;
+  content: string;
+  /** The cosine similarity, in [0, 1]. */
+  score: number;
+  metadata: Record<string, string>;
+}
+
+/** A scoped similarity answer. */
+export interface VectorAnswer {
+  results: VectorResultRecord[];
+  /** False when an approximate index or the re-fetch limit may have cut the answer short. */
+  exhaustive: boolean;
+  /** The index generation when the search started. */
+  generation: bigint;
+}
+
+/** What a similarity search runs on. */
+export interface VectorSearchDeps {
+  /** Absent when no vector backend is configured: every call is UNIMPLEMENTED. */
+  vector?: VectorBackend;
+  /** Hydrates hits and names the generation searched. */
+  documents: Pick<DocumentStore, "getChunks" | "generation">;
+  embeddingDim: number;
+  maxResultsCap: number;
+  recentWindowMs: number;
+  now?: () => number;
+}
+
+/** The default `top_k`. */
+export const DEFAULT_TOP_K = 20;
+
+/**
+ * How far the backend's k may grow while de-duplicating versions: several versions of one chunk (under
+ * `recent` or `all` scopes) share a UKO URI and count once, so the backend is asked again for more
+ * neighbours, up to this multiple of top_k.
+ */
+const MAX_REFETCH_FACTOR = 16;
+
+/**
+ * A scoped similarity search as SimilaritySearch and SimilaritySearchStream (and hybrid search) answer
+ * it: checks the request (`embedding` of the deployment's dimension, `top_k` in 1..cap, `min_score` in
+ * [0, 1]), asks the vector backend for the nearest in-scope chunk versions, hydrates text and metadata
+ * from the document store, keeps one result per UKO URI (its best version), orders by cosine descending
+ * then UKO URI, and passes everything through the leak guard.
+ */
+export async function searchVectors(
+  deps: VectorSearchDeps,
+  view: ScopedBackendView,
+  req: { embedding: readonly number[]; topK?: number; minScore?: number },
+  signal?: AbortSignal,
+): Promise<VectorAnswer> {
+  const vector = deps.vector;
+  if (!vector) throw new UnimplementedError("no vector backend is configured on this server");
+  const query = requireEmbedding("embedding", req.embedding, deps.embeddingDim);
+  const topK = resolveCount("top_k", req.topK, DEFAULT_TOP_K, deps.maxResultsCap);
+  const minScore = resolveMinScore("min_score", req.minScore);
+  const generation = deps.documents.generation();
+  const now = (deps.now ?? Date.now)();
+  const maxFetch = topK * MAX_REFETCH_FACTOR;
+  let fetch = view.temporalScope === "current" ? topK : Math.min(topK * 2, maxFetch);
+  for (;;) {
+    const answer = await vector.search(view, query, { topK: fetch, minScore, now, recentWindowMs: deps.recentWindowMs, signal });
+    signal?.throwIfAborted();
+    const chunks = deps.documents.getChunks(answer.hits.map((h) => h.chunkKey));
+    const byUri = new Map<string, VectorResultRecord>();
+    for (const hit of answer.hits) {
+      const chunk = chunks.get(hit.chunkKey);
+      if (!chunk || !isVersionVisible(view.temporalScope, chunk.supersededAt, now, deps.recentWindowMs)) continue;
+      const prev = byUri.get(chunk.ukoUri);
+      if (prev && prev.score >= hit.score) continue;
+      byUri.set(chunk.ukoUri, {
+        ukoUri: chunk.ukoUri,
+        resourceId: chunk.resourceId,
+        path: chunk.path,
+        content: chunk.text,
+        score: hit.score,
+        metadata: chunk.metadata,
+      });
+    }
+    const backendExhausted = answer.hits.length < fetch;
+    if (byUri.size >= topK || backendExhausted || fetch >= maxFetch) {
+      const ordered = [...byUri.values()].sort((a, b) => b.score - a.score || (a.ukoUri < b.ukoUri ? -1 : a.ukoUri > b.ukoUri ? 1 : 0));
+      const results = guardResults(view, ordered.slice(0, topK), "vector");
+      const cutShort = byUri.size < topK && !backendExhausted;
+      return { results, exhaustive: answer.exhaustive && !cutShort, generation };
+    }
+    fetch = Math.min(fetch * 4, maxFetch);
+  }
+}
