@@ -1,5 +1,11 @@
 import type { RegistryStore } from "../ports/registry-store.js";
 import type { ScopeStore } from "../ports/scope-store.js";
+import type { TierService } from "./tier-service.js";
+import type { DocumentStore } from "../ports/document-store.js";
+import type { TextBackend } from "../ports/text-backend.js";
+import type { VectorBackend } from "../ports/vector-backend.js";
+import type { GraphBackend } from "../ports/graph-backend.js";
+import type { UnitReader } from "../ports/unit-reader.js";
 
 /**
  * The adapters one server runs on, picked by the composition root. Tests swap any member for another
@@ -8,6 +14,18 @@ import type { ScopeStore } from "../ports/scope-store.js";
 export interface Backends {
   registry: RegistryStore;
   scopes: ScopeStore;
+  /** The context tiers (hot, warm, cold) over their store. */
+  tiers: TierService;
+  /** Documents, versions and chunks: the source every index is rebuilt from. */
+  documents: DocumentStore;
+  /** Keyword search. */
+  text: TextBackend;
+  /** Similarity search; absent: VectorBackendService answers UNIMPLEMENTED and uploaded embeddings stay in the document store only. */
+  vector?: VectorBackend;
+  /** Triples; absent: graph RPCs and PutTriples answer UNIMPLEMENTED. */
+  graph?: GraphBackend;
+  /** Reads documents and chunks by UKO URI (FetchContent, graph evidence); absent: FetchContent answers UNIMPLEMENTED. */
+  units?: UnitReader;
   /** Releases every adapter (flushes and closes databases). */
   close(): Promise<void>;
 }

@@ -4,6 +4,15 @@ import type { Backends } from "./backends.js";
 import { openSqliteDatabase } from "../adapters/sqlite/sqlite-database.js";
 import { SqliteRegistryStore } from "../adapters/sqlite/sqlite-registry-store.js";
 import { SqliteScopeStore } from "../adapters/sqlite/sqlite-scope-store.js";
+import { SqliteFileTierStore } from "../adapters/tiers/sqlite-file-tier-store.js";
+import { TierService } from "./tier-service.js";
+import { SqliteDocumentStore } from "../adapters/sqlite/sqlite-document-store.js";
+import { Fts5TextBackend } from "../adapters/sqlite/fts5-text-backend.js";
+import { SqliteUnitReader } from "../adapters/sqlite/sqlite-unit-reader.js";
+import { chooseTextBackend } from "./choose-text-backend.js";
+import { PartitionedVectorBackend } from "../adapters/memory-vector/partitioned-vector-backend.js";
+import { loadVectors } from "../adapters/memory-vector/load-vectors.js";
+import { OxigraphGraphBackend } from "../adapters/oxigraph/oxigraph-graph-backend.js";
 
 /**
  * The one place that picks adapters: the embedded default (SQLite under the data directory) for now.
@@ -14,10 +23,29 @@ export async function createBackends(config: Config): Promise<Backends> {
   const db = openSqliteDatabase(`${config.dataDir}/acms.db`);
   const registry = new SqliteRegistryStore(db);
   const scopes = new SqliteScopeStore(db);
+  const tiers = await TierService.open(new SqliteFileTierStore(db, `${config.dataDir}/cold`), {
+    budgets: config.tiers,
+    summaryTokens: config.tiers.summaryTokens,
+  });
+  const documents = new SqliteDocumentStore(db);
+  const units = new SqliteUnitReader(db);
+  const text = chooseTextBackend(new Fts5TextBackend(db), { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
+  const vector = new PartitionedVectorBackend({ dimension: config.embeddingDim });
+  loadVectors(vector, documents.iterateVectors());
+  const graph = await OxigraphGraphBackend.open({ path: `${config.dataDir}/graph.db` });
   return {
     registry,
     scopes,
+    tiers,
+    documents,
+    text,
+    vector,
+    graph,
+    units,
     async close() {
+      await vector.close();
+      await graph.close();
+      await tiers.close();
       db.close();
     },
   };

@@ -16,6 +16,8 @@ export interface Config {
   sparqlTimeoutMs: number;
   /** How long a superseded document version stays visible to `recent` scopes, in ms. */
   recentWindowMs: number;
+  /** Keyword index: "native" (the store's, e.g. FTS5) or "memory" (the in-memory BM25 fallback); ACMS_KEYWORD_INDEX. */
+  keywordIndex: "native" | "memory";
   tiers: {
     maxTokensHot: number;
     maxDecisionsWarm: number;
@@ -34,6 +36,12 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return n;
 }
 
+function keywordIndexFrom(raw: string | undefined): "native" | "memory" {
+  if (raw === undefined || raw === "" || raw === "native") return "native";
+  if (raw === "memory") return "memory";
+  throw new Error(`ACMS_KEYWORD_INDEX must be "native" or "memory", got "${raw}"`);
+}
+
 /**
  * Reads the configuration from environment variables (flags are mapped onto the same names by the CLI).
  * Throws an Error with a one-line message on any bad value.
@@ -49,6 +57,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxMessageBytes: intFrom(env, "ACMS_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024, 512 * 1024 * 1024),
     sparqlTimeoutMs: intFrom(env, "ACMS_SPARQL_TIMEOUT_MS", 10000, 10, 600000),
     recentWindowMs: intFrom(env, "ACMS_RECENT_WINDOW_MS", 7 * 24 * 3600 * 1000, 0, 3650 * 24 * 3600 * 1000),
+    keywordIndex: keywordIndexFrom(env.ACMS_KEYWORD_INDEX),
     tiers: {
       maxTokensHot: intFrom(env, "ACMS_CONTEXT_MAX_TOKENS_HOT", 8000, 1, 100_000_000),
       maxDecisionsWarm: intFrom(env, "ACMS_CONTEXT_MAX_DECISIONS_WARM", 500, 1, 100_000_000),

@@ -22,6 +22,9 @@ export async function listen(handler: Handler, host: string, port: number): Prom
   const h2 = http2.createServer({ maxSessionMemory: 64 }, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
   const h1 = http.createServer(handler as (req: http.IncomingMessage, res: http.ServerResponse) => void);
   h1.keepAliveTimeout = 5000;
+  // h1 never listens itself (connections are handed to it), so start what `listen` would: connection
+  // tracking, which closeIdleConnections and the headers/request timeouts depend on.
+  h1.emit("listening");
   const sessions = new Set<http2.ServerHttp2Session>();
   h2.on("session", (s) => {
     sessions.add(s);
@@ -48,7 +51,9 @@ export async function listen(handler: Handler, host: string, port: number): Prom
       socket.pause();
       socket.unshift(head);
       (isH2 ? h2 : h1).emit("connection", socket);
-      socket.resume();
+      // The HTTP/2 session reads the unshifted bytes itself (socket.read()) and then the native handle;
+      // resuming would flush them as 'data' events nobody listens to, losing the connection preface.
+      if (!isH2) socket.resume();
     };
     socket.on("data", onData);
   });
@@ -70,24 +75,22 @@ export async function listen(handler: Handler, host: string, port: number): Prom
       closing = true;
       const stopped = new Promise<void>((resolve) => tcp.close(() => resolve()));
       for (const s of sessions) s.close();
-      h1.closeIdleConnections();
-      const drained = new Promise<void>((resolve) => {
-        const poll = setInterval(() => {
-          h1.closeIdleConnections();
-          if (sessions.size === 0 && sockets.size === 0) {
-            clearInterval(poll);
-            resolve();
-          }
-        }, 20);
-        poll.unref();
-      });
+      // Stops h1's connection checks and closes its idle keep-alive connections (it was never listening).
+      h1.close(() => undefined);
+      let poll: NodeJS.Timeout | undefined;
       let timer: NodeJS.Timeout | undefined;
+      const drained = new Promise<void>((resolve) => {
+        poll = setInterval(() => {
+          h1.closeIdleConnections();
+          if (sessions.size === 0 && sockets.size === 0) resolve();
+        }, 20);
+      });
       const timeout = new Promise<void>((resolve) => {
         timer = setTimeout(resolve, graceMs);
-        timer.unref();
       });
       await Promise.race([drained, timeout]);
-      if (timer) clearTimeout(timer);
+      clearInterval(poll);
+      clearTimeout(timer);
       for (const s of sessions) s.destroy();
       for (const sock of sockets) sock.destroy();
       await stopped;

@@ -6,6 +6,7 @@ import type { Config } from "./config.js";
 import type { InternalErrorSink } from "./error-mapping.js";
 import type { KeyRing } from "./key-ring.js";
 import { listen, type Listener } from "./listener.js";
+import { ServingState } from "./serving-state.js";
 import { allRoutes, PUBLIC_SERVICES } from "./routes/all-routes.js";
 
 /** A running ACMS server. */
@@ -22,6 +23,8 @@ export interface ServerDeps {
   keys: KeyRing;
   backends: Backends;
   onInternalError?: InternalErrorSink;
+  /** Health's source of truth; `startServer` makes one when absent and drains it on close. */
+  serving?: ServingState;
 }
 
 /** The router-wide interceptors and routes, for the real server and for in-memory router transports. */
@@ -41,7 +44,8 @@ export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter
  * Connect on one port.
  * @example const server = await startServer({ config, keys, backends }); await server.close();
  */
-export async function startServer(deps: ServerDeps): Promise<AcmsServer> {
+export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
+  const deps = { ...serverDeps, serving: serverDeps.serving ?? new ServingState() };
   const { routes, interceptors } = createRoutes(deps);
   const handler = connectNodeAdapter({
     routes,
@@ -61,6 +65,7 @@ export async function startServer(deps: ServerDeps): Promise<AcmsServer> {
     port: listener.port,
     url: `http://${hostForUrl}:${listener.port}`,
     async close(graceMs) {
+      deps.serving.startDraining();
       await listener.close(graceMs);
       await deps.backends.close();
     },

@@ -1,7 +1,16 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { ServerDeps } from "../server.js";
+import { ServingState } from "../serving-state.js";
+import { healthRoutes } from "./health-routes.js";
+import { reflectionRoutes } from "./reflection-routes.js";
 import { registryRoutes } from "./registry-routes.js";
 import { scopeRoutes } from "./scope-routes.js";
+import { tierRoutes } from "./tier-routes.js";
+import { indexRoutes } from "./index-routes.js";
+import { textRoutes } from "./text-routes.js";
+import { vectorRoutes } from "./vector-routes.js";
+import { graphRoutes } from "./graph-routes.js";
+import { ragRoutes } from "./rag-routes.js";
 import { unimplementedRoutes } from "./unimplemented-routes.js";
 
 /** Services answered without an API key. */
@@ -12,6 +21,14 @@ export function allRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
   return (router) => {
     registryRoutes(deps)(router);
     scopeRoutes(deps)(router);
+    tierRoutes(deps)(router);
+    indexRoutes(deps)(router);
+    textRoutes(deps)(router);
+    vectorRoutes(deps)(router);
+    graphRoutes(deps)(router);
+    ragRoutes(deps)(router);
     unimplementedRoutes()(router);
+    healthRoutes(deps.serving ?? new ServingState())(router);
+    reflectionRoutes()(router);
   };
 }

@@ -1,0 +1,36 @@
+# ACMS context service on the embedded default backends (SQLite, in-process vectors, Oxigraph).
+#
+#   docker build -t acms .
+#   docker run -p 50051:50051 -v acms-data:/data \
+#     -v "$PWD/keys.json:/run/acms/keys.json:ro" -e ACMS_KEYS_FILE=/run/acms/keys.json acms
+#
+# The container listens on 0.0.0.0, so it REQUIRES keys (ACMS_KEYS_FILE or ACMS_KEYS): without them the
+# server refuses to start with one line, by design (see README, "API keys").
+
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+# Toolchain for native modules (better-sqlite3, usearch) when no prebuilt binary matches.
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends python3 make g++ \
+  && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production \
+    ACMS_HOST=0.0.0.0 \
+    ACMS_PORT=50051 \
+    ACMS_DATA_DIR=/data
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json package-lock.json tsconfig.json ./
+COPY bin ./bin
+COPY gen ./gen
+COPY src ./src
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME /data
+EXPOSE 50051
+# Node runs as PID 1 and handles SIGTERM itself: `docker stop` drains in-flight calls and exits 0.
+ENTRYPOINT ["node", "bin/acms.js"]
+CMD ["serve"]

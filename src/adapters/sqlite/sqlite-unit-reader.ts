@@ -1,0 +1,87 @@
+import type { Statement } from "better-sqlite3";
+import { isVersionVisible } from "../../domain/temporal-filter.js";
+import type { ChunkSnapshot, ChunkText, UnitAddress, UnitReader, UnitRecord, UnitVisibility } from "../../ports/unit-reader.js";
+import type { SqliteDatabase } from "./sqlite-database.js";
+
+interface VersionRow {
+  doc_key: number;
+  content: string;
+  metadata: string;
+  superseded_at: number | null;
+}
+
+interface ChunkRow {
+  chunk_key: number;
+  resource_id: string;
+  path: string;
+  chunk_index: number;
+  text: string;
+  superseded_at: number | null;
+}
+
+/**
+ * UnitReader over the tables SqliteDocumentStore keeps (`documents`, `chunks`, `index_state`): read-only,
+ * so it can share the store's connection. Versions of a document are tried newest first (the live one,
+ * then superseded ones by supersession time), and the first the visibility allows answers.
+ */
+export class SqliteUnitReader implements UnitReader {
+  private readonly versions: Statement<[string, string], VersionRow>;
+  private readonly chunkOf: Statement<[number, number], { text: string }>;
+  private readonly allChunks: Statement<[], ChunkRow>;
+  private readonly generation: Statement<[], bigint>;
+  private readonly snapshot: () => ChunkSnapshot;
+
+  constructor(private readonly db: SqliteDatabase) {
+    this.versions = db.prepare<[string, string], VersionRow>(
+      `SELECT doc_key, content, metadata, superseded_at FROM documents WHERE resource_id = ? AND path = ?
+       ORDER BY superseded_at IS NOT NULL, superseded_at DESC, doc_key DESC`,
+    );
+    this.chunkOf = db.prepare<[number, number], { text: string }>("SELECT text FROM chunks WHERE doc_key = ? AND chunk_index = ?");
+    this.allChunks = db.prepare<[], ChunkRow>(
+      "SELECT chunk_key, resource_id, path, chunk_index, text, superseded_at FROM chunks ORDER BY chunk_key",
+    );
+    this.generation = db.prepare<[], bigint>("SELECT generation FROM index_state WHERE id = 1").pluck().safeIntegers() as unknown as Statement<[], bigint>;
+    this.snapshot = db.transaction((): ChunkSnapshot => {
+      const generation = this.generation.get() ?? 0n;
+      const chunks: ChunkText[] = this.allChunks.all().map((r) => ({
+        chunkKey: r.chunk_key,
+        resourceId: r.resource_id,
+        path: r.path,
+        chunkIndex: r.chunk_index,
+        text: r.text,
+        supersededAt: r.superseded_at,
+      }));
+      return { generation, chunks };
+    });
+  }
+
+  readUnits(addresses: readonly UnitAddress[], visibility: UnitVisibility): Array<UnitRecord | undefined> {
+    const read = this.db.transaction(() => addresses.map((a) => this.readOne(a, visibility)));
+    return read();
+  }
+
+  snapshotChunks(): ChunkSnapshot {
+    return this.snapshot();
+  }
+
+  private readOne(address: UnitAddress, v: UnitVisibility): UnitRecord | undefined {
+    for (const version of this.versions.all(address.resourceId, address.path)) {
+      if (!isVersionVisible(v.temporal, version.superseded_at, v.now, v.recentWindowMs)) continue;
+      let content = version.content;
+      if (address.chunkIndex !== undefined) {
+        const chunk = this.chunkOf.get(version.doc_key, address.chunkIndex);
+        if (!chunk) continue;
+        content = chunk.text;
+      }
+      return {
+        resourceId: address.resourceId,
+        path: address.path,
+        chunkIndex: address.chunkIndex,
+        content,
+        metadata: JSON.parse(version.metadata) as Record<string, string>,
+        supersededAt: version.superseded_at,
+      };
+    }
+    return undefined;
+  }
+}

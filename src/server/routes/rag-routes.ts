@@ -1,0 +1,99 @@
+import { create } from "@bufbuild/protobuf";
+import type { ConnectRouter } from "@connectrpc/connect";
+import {
+  ContributionSchema,
+  FetchedItemSchema,
+  HybridResultSchema,
+  RagService,
+  Source,
+  type HybridResult,
+} from "../../../gen/acms/v1/rag_pb.js";
+import { UnimplementedError } from "../../domain/errors.js";
+import { viewOf } from "../handler-context.js";
+import { fetchContent, type FetchContentDeps } from "../rag/fetch-content.js";
+import { SOURCE_OF, type RagSource } from "../rag/hybrid-request.js";
+import { hybridSearch, type HybridResultRecord, type HybridSearchDeps } from "../rag/hybrid-search.js";
+import type { ServerDeps } from "../server.js";
+
+function toHybridResult(r: HybridResultRecord): HybridResult {
+  return create(HybridResultSchema, {
+    ukoUri: r.ukoUri,
+    resourceId: r.resourceId,
+    path: r.path,
+    content: r.content,
+    score: r.score,
+    metadata: r.metadata,
+    contributions: r.contributions.map((c) => create(ContributionSchema, { source: SOURCE_OF[c.source], rank: c.rank, score: c.score })),
+  });
+}
+
+/**
+ * Says, in `acms-partial` and `acms-failed-sources` metadata, whether sources failed: the stream's
+ * messages carry results only, so a streaming client reads partiality (and the unary one may) here.
+ */
+function setPartialTrailers(headers: Headers, failed: readonly RagSource[]): void {
+  headers.set("acms-partial", String(failed.length > 0));
+  if (failed.length > 0) headers.set("acms-failed-sources", failed.map((s) => Source[SOURCE_OF[s]]).join(","));
+}
+
+/**
+ * RagService: hybrid search (keyword, vector and graph evidence fused with RRF) and FetchContent. The
+ * access interceptor has resolved the call's view and refused out-of-scope or malformed UKO URIs before
+ * a handler runs. HybridSearchStream sends exactly HybridSearch's fused results, one per message in
+ * order, and a cancelled call stops the sources' work (their signal) and the sending.
+ */
+export function ragRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
+  const b = deps.backends;
+  const units = b.units;
+  const searchDeps: HybridSearchDeps = {
+    documents: b.documents,
+    text: b.text,
+    vector: b.vector,
+    graph: b.graph,
+    units,
+    embeddingDim: deps.config.embeddingDim,
+    maxResultsCap: deps.config.maxResultsCap,
+    recentWindowMs: deps.config.recentWindowMs,
+    sparqlTimeoutMs: deps.config.sparqlTimeoutMs,
+  };
+  const fetchDeps: FetchContentDeps | undefined = units && { units, maxUris: deps.config.maxResultsCap, recentWindowMs: deps.config.recentWindowMs };
+  return (router) => {
+    router.service(RagService, {
+      async hybridSearch(req, ctx) {
+        const view = viewOf(ctx);
+        const answer = await hybridSearch(searchDeps, view, req, ctx.signal);
+        setPartialTrailers(ctx.responseTrailer, answer.failedSources);
+        return {
+          results: answer.results.map(toHybridResult),
+          scopeId: view.scopeId,
+          exhaustive: answer.exhaustive,
+          indexGeneration: answer.generation,
+          failedSources: answer.failedSources.map((s) => SOURCE_OF[s]),
+          partial: answer.partial,
+        };
+      },
+      async *hybridSearchStream(req, ctx) {
+        const view = viewOf(ctx);
+        const answer = await hybridSearch(searchDeps, view, req, ctx.signal);
+        ctx.responseHeader.set("acms-scope-id", view.scopeId);
+        ctx.responseHeader.set("acms-index-generation", String(answer.generation));
+        ctx.responseHeader.set("acms-exhaustive", String(answer.exhaustive));
+        setPartialTrailers(ctx.responseHeader, answer.failedSources);
+        for (const r of answer.results) {
+          ctx.signal.throwIfAborted();
+          yield { result: toHybridResult(r) };
+        }
+      },
+      fetchContent(req, ctx) {
+        const view = viewOf(ctx);
+        if (!fetchDeps) throw new UnimplementedError("no document reader is configured on this server");
+        const answer = fetchContent(fetchDeps, view, req.ukoUris);
+        return {
+          items: answer.items.map((i) => create(FetchedItemSchema, i)),
+          missing: answer.missing,
+          scopeId: view.scopeId,
+        };
+      },
+    });
+  };
+}
