@@ -11,6 +11,10 @@ export function globProblem(pattern: string): string | undefined {
   if (pattern.startsWith("/")) return "the pattern is absolute; use a relative POSIX pattern";
   if (pattern.includes("\0")) return "the pattern contains a NUL character";
   if (pattern.split("/").some((seg) => seg === "..")) return "the pattern has a '..' segment";
+  // Document paths have no empty segment, so such a pattern matches nothing: as an exclude it would
+  // silently exclude nothing (`secret/` meant as a directory), so it is refused like any other typo.
+  if (pattern.endsWith("/")) return "the pattern ends with '/' and can match no document path; use 'dir/**' for a directory";
+  if (pattern.includes("//")) return "the pattern has an empty segment ('//') and can match no document path";
   try {
     micromatch.makeRe(pattern, { strictBrackets: true });
   } catch (err) {

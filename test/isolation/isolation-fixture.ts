@@ -249,13 +249,15 @@ export async function buildFixture(t: TestServer): Promise<IsolationFixture> {
   ]);
   const writerOf = (r: string) => (r === secret ? "other" : r === leaf ? "admin" : "writer");
   for (const [r, name] of aliasOf) {
-    const first = of(r)[0];
     await t.client(IndexService, writerOf(r)).putTriples({
       resourceId: r,
       replace: true,
       triples: [
         { subject: iri(`${EX}${name}`), predicate: iri(RDFS_LABEL), object: lit(`${WORD} gx${name} label`) },
-        { subject: iri(`${EX}${name}`), predicate: iri(`${EX}describedBy`), object: iri(docUri(r, first.path)) },
+        // The node points at every document of its resource (excluded paths too) and at other tenants' units,
+        // so graph evidence always has out-of-scope units to (wrongly) offer.
+        ...of(r).map((d) => ({ subject: iri(`${EX}${name}`), predicate: iri(`${EX}describedBy`), object: iri(`${docUri(d.resource, d.path)}#0`) })),
+        ...[apiRoot, web, secret, leaf].filter((x) => x !== r).map((x) => ({ subject: iri(`${EX}${name}`), predicate: iri(`${EX}mentions`), object: iri(docUri(x, of(x)[0].path)) })),
         { subject: iri(`${EX}${name}`), predicate: iri(`${EX}linksTo`), object: iri(COMMON) },
         { subject: iri(COMMON), predicate: iri(`${EX}mentionedIn`), object: lit(`gx${name}`) },
         { subject: iri(COMMON), predicate: iri(`${EX}next`), object: iri(`${EX}${name}`) },

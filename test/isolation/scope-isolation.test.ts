@@ -127,6 +127,48 @@ describe("another principal's scope id", () => {
   });
 });
 
+describe("Connect JSON over HTTP/1.1 (the second listener)", () => {
+  const post = (headers: Record<string, string>, body: unknown) =>
+    fetch(`${t.server.url}/acms.v1.TextBackendService/Search`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    });
+
+  it("scopes the same way, and duplicated or smuggled scope headers reach nothing", async () => {
+    const auth = { authorization: `Bearer ${t.keys.writer}` };
+    const ok = await post({ ...auth, "acms-scope": api.scopeId }, { query: WORD, maxResults: 1000 });
+    expect(ok.status).toBe(200);
+    const body = (await ok.json()) as { results: Array<{ resourceId: string }> };
+    for (const r of body.results) expect(api.resourceIds).toContain(r.resourceId);
+    const dup = await fetch(`${t.server.url}/acms.v1.TextBackendService/Search`, {
+      method: "POST",
+      headers: [
+        ["content-type", "application/json"],
+        ["authorization", `Bearer ${t.keys.writer}`],
+        ["acms-scope", api.scopeId],
+        ["acms-scope", otherScope.scopeId],
+      ],
+      body: JSON.stringify({ query: WORD }),
+    });
+    expect(((await dup.json()) as { code: string }).code).toBe("not_found");
+    const smuggled = await post({ ...auth, "acms-scope": otherScope.scopeId }, { query: WORD, scopeId: api.scopeId });
+    expect(((await smuggled.json()) as { code: string }).code).not.toBe(undefined);
+    expect(smuggled.status).not.toBe(200);
+    const twoKeys = await fetch(`${t.server.url}/acms.v1.TextBackendService/Search`, {
+      method: "POST",
+      headers: [
+        ["content-type", "application/json"],
+        ["authorization", `Bearer ${t.keys.reader}`],
+        ["authorization", `Bearer ${t.keys.other}`],
+        ["acms-scope", otherScope.scopeId],
+      ],
+      body: JSON.stringify({ query: WORD }),
+    });
+    expect(twoKeys.status).not.toBe(200);
+  });
+});
+
 describe("validation RPCs", () => {
   const scope = () => t.client(ScopeService, "writer", api.scopeId);
 
@@ -162,7 +204,7 @@ describe("ResolveScope cannot reach other tenants", () => {
   });
 
   it("refuses names of resources outside the scope's projects, saying the same for existing and unknown ids", async () => {
-    const names = [f.secret, f.leaf, f.web, GHOST_SCOPE, "other/secret:core", "local/web:core", "leaf", "nosuchalias", f.secret.toLowerCase()];
+    const names = [f.secret, f.leaf, f.web, GHOST_SCOPE, "other/secret:core", "local/web:core", "leaf", "shared", "nosuchalias", f.secret.toLowerCase()];
     for (const field of ["includeResources", "excludeResources"] as const) {
       const err = await expectCode(scopes().resolveScope({ projects: ["local/api"], [field]: names }), Code.InvalidArgument);
       const fields = await expectBadFields(scopes().resolveScope({ projects: ["local/api"], [field]: names }));
@@ -180,6 +222,25 @@ describe("ResolveScope cannot reach other tenants", () => {
     expect(await expectBadFields(scopes().resolveScope({ projects: ["local/api"], excludePaths: globs }))).toEqual(globs.map((_, i) => `exclude_paths[${i}]`));
     expect(await expectBadFields(scopes().resolveScope({ projects: ["local/api"], includePaths: globs }))).toEqual(globs.map((_, i) => `include_paths[${i}]`));
   });
+
+  it.each(["secret/", "secret/**/", "secret//**", "secret//"])(
+    "an exclude glob %p that no document path can match is refused, never silently excluding nothing",
+    async (glob) => {
+      const outcome = await scopes()
+        .resolveScope({ projects: ["local/api"], excludePaths: [glob] })
+        .then(
+          (r) => ({ scope: r.scope!, err: undefined }),
+          (e: unknown) => ({ scope: undefined, err: e }),
+        );
+      if (outcome.err) {
+        expect(await expectBadFields(scopes().resolveScope({ projects: ["local/api"], excludePaths: [glob] }))).toEqual(["exclude_paths[0]"]);
+        expect(await expectBadFields(t.client(ScopeService, "writer", api.scopeId).narrowScope({ excludePaths: [glob] }))).toEqual(["exclude_paths[0]"]);
+      } else {
+        const res = await t.client(TextBackendService, "writer", outcome.scope!.scopeId).search({ query: "mksecretkeys" });
+        expect(res.results.map((r) => r.path)).toEqual([]);
+      }
+    },
+  );
 
   it("an admin scope may hold other-tenant descendants, a writer scope never (expansion stops at the key)", async () => {
     const admin = await resolve(t, "admin", { projects: ["local/api"] });
@@ -309,5 +370,23 @@ describe("writes outside the key", () => {
     expect((await other.search({ query: "mktenantsecret" })).results.map((r) => r.resourceId)).toEqual([f.secret]);
     expect((await other.search({ query: "mkintruder" })).results).toEqual([]);
     expect((await t.client(VectorBackendService, "other", otherScope.scopeId).similaritySearch({ embedding: Q, topK: 100 })).results.length).toBe(2);
+  });
+});
+
+describe("a key that loses a project", () => {
+  it("cannot use scopes it made over that project after a restart, on any scoped call", async () => {
+    const web = await resolve(t, "writer", { projects: ["local/web"] });
+    const { dataDir, keys } = t;
+    const keyEntries = t.keyEntries.map((e) => (e.name === "writer" ? { ...e, projects: ["local/web"] } : e));
+    await t.close(false);
+    t = await startTestServer({ env: ENV, dataDir, keyEntries, keys });
+    for (const [, call] of SCOPED_CALLS) {
+      const v = await expectViolation(call("writer", api.scopeId, "grpc"));
+      expect([...v.projectNames]).toEqual(["local/api"]);
+    }
+    const res = await t.client(TextBackendService, "writer", web.scopeId).search({ query: WORD, maxResults: 1000 });
+    expect(res.results.length).toBeGreaterThan(0);
+    for (const r of res.results) expect(web.resourceIds).toContain(r.resourceId);
+    await expectViolation(t.client(ScopeService, "writer").resolveScope({ projects: ["local/api"] }));
   });
 });

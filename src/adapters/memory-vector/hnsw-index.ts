@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import usearch from "usearch";
 
 /** Tuning of the HNSW graphs (usearch). */
@@ -17,8 +18,11 @@ export interface HnswParams {
  */
 export const DEFAULT_HNSW_PARAMS: HnswParams = { connectivity: 24, expansionAdd: 128, expansionSearch: 256 };
 
-/** Batches from this size are inserted with every core. */
-const PARALLEL_ADD_MIN_ROWS = 64;
+/**
+ * Insertion threads, the same on every call: usearch sizes its per-thread contexts when capacity grows,
+ * so an add with more threads than the last growth reserved fails ("Reserve capacity ahead of insertions!").
+ */
+const ADD_THREADS = Math.max(1, Math.min(availableParallelism(), 4));
 
 /**
  * One HNSW graph over unit vectors, keyed by chunk key. It holds half-precision copies (the exact float32
@@ -53,12 +57,12 @@ export class HnswIndex {
 
   /**
    * Adds rows (`vectors` holds `keys.length` unit rows back to back; keys distinct), replacing keys
-   * already present. Large batches use every core; a few rows are not worth waking a thread pool for.
+   * already present.
    */
   addMany(keys: readonly number[], vectors: Float32Array): void {
     if (keys.length === 0) return;
     for (const k of keys) if (this.members.has(k)) this.remove(k);
-    this.index.add(BigUint64Array.from(keys, (k) => BigInt(k)), vectors, keys.length >= PARALLEL_ADD_MIN_ROWS ? 0 : 1);
+    this.index.add(BigUint64Array.from(keys, (k) => BigInt(k)), vectors, ADD_THREADS);
     for (const k of keys) this.members.add(k);
   }
 

@@ -374,12 +374,19 @@ export class PartitionedVectorBackend implements VectorBackend {
         const graph = p.building;
         if (!graph || p.detached) continue;
         const keys = p.keySnapshot();
-        for (let i = 0; i < keys.length; i += this.indexBatchRows) {
-          await yieldToEventLoop();
-          if (this.closed || p.detached || p.building !== graph) break;
-          const batch = keys.slice(i, i + this.indexBatchRows).filter((k) => !graph.has(k));
-          const rows = p.copyRows(batch);
-          graph.addMany(rows.keys, rows.vectors);
+        try {
+          for (let i = 0; i < keys.length; i += this.indexBatchRows) {
+            await yieldToEventLoop();
+            if (this.closed || p.detached || p.building !== graph) break;
+            const batch = keys.slice(i, i + this.indexBatchRows).filter((k) => !graph.has(k));
+            const rows = p.copyRows(batch);
+            graph.addMany(rows.keys, rows.vectors);
+          }
+        } catch (err) {
+          // A failed build must not take the process down: drop it; searches of this holder stay exact.
+          if (p.building === graph) p.building = null;
+          process.stderr.write(`acms: vector graph build failed, searches stay exact: ${err instanceof Error ? err.message : String(err)}\n`);
+          continue;
         }
         if (!this.closed && !p.detached && p.building === graph) {
           p.index = graph;
