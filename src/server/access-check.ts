@@ -148,14 +148,21 @@ export function checkScopedRefs(view: ScopedBackendView, refs: readonly RequestR
 }
 
 /**
- * Rejects any project the principal's key does not allow, and any resource not linked into a project
- * it allows (a resource that does not exist is refused the same way, so ids of other tenants reveal nothing).
+ * Rejects any project the principal's key does not allow, and any resource it may not touch (a resource
+ * that does not exist is refused the same way, so ids of other tenants reveal nothing). Reads may reach a
+ * resource through any project it is linked into; writes (`write`) need the resource's owner project, so
+ * linking another tenant's resource into a project never hands out write access to it.
  */
-export function checkPrincipalRefs(principal: Principal, registry: RegistryStore, refs: readonly RequestRef[]): void {
+export function checkPrincipalRefs(principal: Principal, registry: RegistryStore, refs: readonly RequestRef[], write = false): void {
   if (refs.length === 0) return;
+  const reachable = (id: string): boolean => {
+    const resource = registry.getResource(id);
+    if (!resource) return false;
+    return write ? principal.allowsProject(resource.ownerProject) : resource.links.some((l) => principal.allowsProject(l.project));
+  };
   const o = classify(
     refs,
-    (id) => registry.getResource(id)?.links.some((l) => principal.allowsProject(l.project)) ?? false,
+    reachable,
     (p) => principal.allowsProject(p),
     () => true,
   );

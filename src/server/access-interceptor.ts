@@ -86,6 +86,9 @@ function makeCheck(
   view: ScopedBackendView | undefined,
 ): (m: Message) => void {
   if (view) return (m) => checkScopedRefs(view, collectRefs(input, m));
-  if (mode === Access.READ || mode === Access.WRITE) return (m) => checkPrincipalRefs(principal, deps.registry, collectRefs(input, m));
+  if (mode === Access.READ || mode === Access.WRITE) {
+    const write = mode === Access.WRITE;
+    return (m) => checkPrincipalRefs(principal, deps.registry, collectRefs(input, m), write);
+  }
   return () => undefined;
 }

@@ -144,3 +144,29 @@ describe("authenticate and resolveView", () => {
     expect(foreign?.message.replace(stored.scopeId, "X")).toBe(unknown?.message.replace("01JNOPENOPENOPENOPENOPENOP", "X"));
   });
 });
+
+describe("checkPrincipalRefs for writes", () => {
+  const A2 = "01JAAAAAAAAAAAAAAAAAAAAAA2";
+  const linked: ResourceRecord = {
+    id: A2,
+    ownerProject: "other/x",
+    kind: "repo",
+    parentIds: [],
+    metadata: {},
+    createdAt: new Date(0),
+    links: [
+      { project: "other/x", resourceId: A2, alias: "x" },
+      { project: "local/web", resourceId: A2, alias: "borrowed" },
+    ],
+  };
+  const registry = { getResource: (id: string) => (id === A2 ? linked : undefined) } as unknown as RegistryStore;
+  const writer = createPrincipal("writer", ["local/*"], true);
+
+  it("reads reach a resource through any project it is linked into", () => {
+    expect(() => checkPrincipalRefs(writer, registry, [ref(RefKind.RESOURCE_ID, A2)], false)).not.toThrow();
+  });
+
+  it("writes need the owner project: a link never grants write access", () => {
+    expect(violation(() => checkPrincipalRefs(writer, registry, [ref(RefKind.RESOURCE_ID, A2)], true)).info.resourceIds).toEqual([A2]);
+  });
+});
