@@ -68,8 +68,9 @@ export async function searchVectors(
   const minScore = resolveMinScore("min_score", req.minScore);
   const generation = deps.documents.generation();
   const now = (deps.now ?? Date.now)();
-  const maxFetch = topK * MAX_REFETCH_FACTOR;
-  let fetch = view.temporalScope === "current" ? topK : Math.min(topK * 2, maxFetch);
+  const maxFetch = topK * MAX_REFETCH_FACTOR + 1;
+  // One more than asked, so a full page tells whether top_k cut the answer short (exhaustive).
+  let fetch = view.temporalScope === "current" ? topK + 1 : Math.min(topK * 2 + 1, maxFetch);
   for (;;) {
     const answer = await vector.search(view, query, { topK: fetch, minScore, now, recentWindowMs: deps.recentWindowMs, signal });
     signal?.throwIfAborted();
@@ -93,8 +94,7 @@ export async function searchVectors(
     if (byUri.size >= topK || backendExhausted || fetch >= maxFetch) {
       const ordered = [...byUri.values()].sort((a, b) => b.score - a.score || (a.ukoUri < b.ukoUri ? -1 : a.ukoUri > b.ukoUri ? 1 : 0));
       const results = guardResults(view, ordered.slice(0, topK), "vector");
-      const cutShort = byUri.size < topK && !backendExhausted;
-      return { results, exhaustive: answer.exhaustive && !cutShort, generation };
+      return { results, exhaustive: answer.exhaustive && backendExhausted && byUri.size <= topK, generation };
     }
     fetch = Math.min(fetch * 4, maxFetch);
   }

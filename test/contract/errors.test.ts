@@ -1,4 +1,5 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { GraphBackendService } from "../../gen/acms/v1/graph_pb.js";
 import { IndexService } from "../../gen/acms/v1/index_pb.js";
 import { RagService, Source } from "../../gen/acms/v1/rag_pb.js";
@@ -12,7 +13,7 @@ import { UnavailableError } from "../../src/domain/errors.js";
 import type { GraphBackend } from "../../src/ports/graph-backend.js";
 import type { TextBackend } from "../../src/ports/text-backend.js";
 import { doc, upsert } from "../index/index-fixture.js";
-import type { TestServer } from "../support/test-server.js";
+import { authInterceptor, type TestServer } from "../support/test-server.js";
 import {
   assertCode,
   drain,
@@ -30,6 +31,16 @@ import {
 } from "./contract-fixture.js";
 
 const GHOST = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
+
+/**
+ * A gRPC client of TextBackendService on its own new HTTP/2 connection, able to buffer a large outgoing
+ * message (node's default client session memory, 10 MB, would reset the stream on its own side first).
+ */
+async function startFreshGrpcClient(t: TestServer, scopeId: string) {
+  const sessionManager = new Http2SessionManager(t.server.url, undefined, { maxSessionMemory: 256 });
+  const transport = createGrpcTransport({ baseUrl: t.server.url, sessionManager, interceptors: [authInterceptor(t.keys.writer, scopeId)] });
+  return { client: createClient(TextBackendService, transport), close: () => sessionManager.abort() };
+}
 
 describe("Errors", () => {
   let t: TestServer;
@@ -147,10 +158,43 @@ describe("Errors", () => {
       }
     });
 
-    test("oversize input (a query far over any sane length)", async () => {
+    test("oversize input: a query, a document, a fragment over their limits", async () => {
       const query = "zebra ".repeat(20_000);
       await expectBadField(t.client(TextBackendService, "writer", w.apiScope, protocol).search({ query }), "query");
       await expectBadField(t.client(RagService, "writer", w.apiScope, protocol).hybridSearch({ query }), "query");
+      const big = "x".repeat(5 * 1024 * 1024);
+      const client = t.client(IndexService, "writer", undefined, protocol);
+      await expectBadField(
+        client.upsertDocuments(
+          (async function* () {
+            yield { resourceId: w.guide, documents: [doc("big.md", big)] };
+          })(),
+        ),
+        "documents",
+      );
+      await expectBadField(
+        t.client(ContextTierService, "writer", w.apiScope, protocol).storeFragment({ fragment: { content: "y".repeat(300 * 1024), tier: Tier.COLD, projectName: "local/api" } }),
+        "fragment.content",
+      );
+    });
+
+  });
+
+  describe("a message over the transport limit (ACMS_MAX_MESSAGE_BYTES, 16 MiB)", () => {
+    test("Connect: refused cleanly with RESOURCE_EXHAUSTED, and the server keeps serving", async () => {
+      const err = await expectCode(t.client(TextBackendService, "writer", w.apiScope).search({ query: "q".repeat(17 * 1024 * 1024) }), Code.ResourceExhausted);
+      expect(err.rawMessage).not.toMatch(/\n\s+at /);
+      await t.client(TextBackendService, "writer", w.apiScope).search({ query: "zebra" });
+    });
+
+    test("gRPC: refused cleanly with RESOURCE_EXHAUSTED, and the same connection keeps serving", async () => {
+      const client = await startFreshGrpcClient(t, w.apiScope);
+      try {
+        await expectCode(client.client.search({ query: "q".repeat(17 * 1024 * 1024) }), Code.ResourceExhausted);
+        expect((await client.client.search({ query: "zebra" })).results.length).toBeGreaterThan(0);
+      } finally {
+        client.close();
+      }
     });
   });
 
@@ -274,6 +318,37 @@ describe("Errors", () => {
       const health = await s.client(Health, "writer").check({ service: "" });
       expect(health.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
       await s.client(RegistryService, "writer").listProjects({});
+    });
+  });
+
+  describe("a query over the server's time limit (ACMS_SPARQL_TIMEOUT_MS)", () => {
+    let slow: TestServer;
+    let scope: string;
+    beforeAll(async () => {
+      slow = await startContractServer({ ACMS_SPARQL_TIMEOUT_MS: "10" });
+      scope = (await seedWorld(slow)).apiScope;
+    });
+    afterAll(async () => {
+      await slow.close(true);
+    });
+
+    test.each(PROTOCOLS)("is refused with DEADLINE_EXCEEDED and a plain message, and the server keeps serving (%s)", async (protocol) => {
+      const graph = slow.client(GraphBackendService, "writer", scope, protocol);
+      const query = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o . ?p ?q ?r . ?s ?t ?u . ?v ?w ?x }";
+      await expectCode(graph.sparqlQuery({ query }), Code.DeadlineExceeded);
+      // the engine restarts after a runaway query (the 10 ms budget includes waiting for it): it answers again soon
+      let answered: boolean | undefined;
+      for (let i = 0; i < 50 && answered === undefined; i++) {
+        answered = await graph.sparqlQuery({ query: "ASK { ?s ?p ?o }" }).then(
+          (r) => r.boolean,
+          async (e: unknown) => {
+            expect(Code[ConnectError.from(e).code]).toBe("DeadlineExceeded");
+            await new Promise((r) => setTimeout(r, 100));
+            return undefined;
+          },
+        );
+      }
+      expect(answered).toBe(true);
     });
   });
 

@@ -11,6 +11,7 @@ import { ContextTierService } from "../../gen/acms/v1/tiers_pb.js";
 import { VectorBackendService } from "../../gen/acms/v1/vector_pb.js";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { ServerReflection } from "../../gen/grpc/reflection/v1/reflection_pb.js";
+import { ServerReflection as ServerReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import type { TestServer } from "../support/test-server.js";
 import { callMethod, expectCode, failure, PROTOCOLS, seedWorld, startContractServer, type ContractWorld } from "./contract-fixture.js";
 
@@ -94,15 +95,19 @@ describe("Headers", () => {
       }
       const err = await failure(callMethod(t.client(ServerReflection, undefined, undefined, protocol), ServerReflection.method.serverReflectionInfo, {}));
       expect(Code[err.code]).toBe("Unauthenticated");
+      const alpha = await failure(callMethod(t.client(ServerReflectionV1alpha, undefined, undefined, protocol), ServerReflectionV1alpha.method.serverReflectionInfo, {}));
+      expect(Code[alpha.code]).toBe("Unauthenticated");
       const ok = t.client(ServerReflection, "reader", undefined, protocol);
       const out = [];
       for await (const m of ok.serverReflectionInfo(req())) out.push(m);
       expect(out.length).toBe(1);
     });
 
-    test("health answers without a key", async () => {
+    test("health answers without a key, and ignores an unknown one", async () => {
       const res = await t.client(Health, undefined, undefined, protocol).check({ service: "" });
       expect(res.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+      const bad = await t.client(Health, "not-a-real-key", undefined, protocol).check({ service: "" });
+      expect(bad.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
     });
   });
 
@@ -152,6 +157,11 @@ describe("Headers", () => {
         if (err?.code === Code.FailedPrecondition) wrong.push(`${id}: ${err.rawMessage}`);
       }
       expect(wrong).toEqual([]);
+    });
+
+    test("an acms-scope header on an unscoped RPC is ignored, even another principal's", async () => {
+      const res = await t.client(RegistryService, "writer", w.otherScope, protocol).listProjects({});
+      expect(res.projects.map((p) => p.name)).toContain("local/api");
     });
 
     test("a valid key and own scope pass the header checks (a scoped RPC answers)", async () => {

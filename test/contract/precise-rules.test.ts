@@ -1,4 +1,4 @@
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { GraphBackendService } from "../../gen/acms/v1/graph_pb.js";
 import { RagService, Source } from "../../gen/acms/v1/rag_pb.js";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
@@ -151,6 +151,8 @@ describe("Precise rules", () => {
       await expectBadField(scopes.resolveScope({ projects: ["local/api"], excludeResources: ["gide"] }), "exclude_resources");
       await expectBadField(scopes.resolveScope({ projects: ["local/api"], excludeResources: [GHOST] }), "exclude_resources");
       await expectBadField(scopes.resolveScope({ projects: ["local/api"], includeResources: ["local/frontend:web"] }), "include_resources");
+      // an existing resource outside the named projects matches nothing there
+      await expectBadField(scopes.resolveScope({ projects: ["local/api"], includeResources: [w.web] }), "include_resources");
       // another tenant's resource, by id, matches nothing the caller may name
       await expectBadField(scopes.resolveScope({ projects: ["local/api"], includeResources: [w.foreign] }), "include_resources");
     });
@@ -229,6 +231,14 @@ describe("Precise rules", () => {
       for (const r of res.results) expect(r.score).toBeCloseTo(cosine(query, expected[r.path]), 5);
     });
 
+    test("a hybrid result's vector contribution carries the cosine too", async () => {
+      const query = [1, 1, 0, 0];
+      const res = await t.client(RagService, "writer", w.apiScope).hybridSearch({ query: "zebra", embedding: query, sources: [Source.VECTOR] });
+      const util = res.results.find((r) => r.path === "lib/util.md")!;
+      const contribution = util.contributions.find((c) => c.source === Source.VECTOR)!;
+      expect(contribution.score).toBeCloseTo(cosine(query, [0.6, 0.8, 0, 0]), 5);
+    });
+
     test("a candidate with a negative cosine is never returned", async () => {
       const res = await t.client(VectorBackendService, "writer", w.apiScope).similaritySearch({ embedding: EAST, topK: 1000 });
       expect(res.results.map((r) => r.path)).not.toContain("src/opposite.md");
@@ -253,6 +263,9 @@ describe("Precise rules", () => {
       expect(res.items[0].content).toBe("utility zebra helpers");
       expect(res.missing).toEqual([]);
       expect(res.scopeId).toBe(w.apiScope);
+      expect(res.exhaustive).toBe(true);
+      const search = await t.client(TextBackendService, "writer", w.apiScope).search({ query: "zebra" });
+      expect(res.indexGeneration).toBe(search.indexGeneration);
     });
 
     test("missing lists the URIs of in-scope resources that hold no such unit", async () => {
@@ -347,6 +360,47 @@ describe("Precise rules", () => {
     });
   });
 
+  describe("SPARQL under a scope: other spellings of a graph name", () => {
+    /** The answer must be refused, or hold nothing of the foreign graph. */
+    async function refusedOrClean(query: string): Promise<string> {
+      try {
+        const res = await t.client(GraphBackendService, "writer", w.apiScope).sparqlQuery({ query });
+        const text = JSON.stringify(res.rows.map((r) => r.bindings)) + JSON.stringify(res.triples) + String(res.boolean);
+        if (text.includes("foreign secret") || text.includes(`${EX}F`) || text.includes(w.foreign) || res.boolean) return `leaked: ${query}`;
+        return "clean";
+      } catch (err) {
+        const e = ConnectError.from(err);
+        return e.code === Code.PermissionDenied || e.code === Code.InvalidArgument ? "refused" : `${Code[e.code]}: ${e.rawMessage}`;
+      }
+    }
+
+    test("prefixed names, BASE-relative IRIs, lower-case keywords, VALUES-bound and \\u-escaped graph names never reach another graph", async () => {
+      const f = w.foreign;
+      const escaped = `uko://\\u00${f.charCodeAt(0).toString(16)}${f.slice(1)}/`;
+      const queries = [
+        `PREFIX g: <uko://${f}/> SELECT * FROM g: WHERE { ?s ?p ?o }`,
+        `PREFIX g: <uko://${f}/> SELECT * WHERE { GRAPH g: { ?s ?p ?o } }`,
+        `BASE <uko://${f}/> SELECT * FROM <> WHERE { ?s ?p ?o }`,
+        `BASE <uko://${f}/> SELECT * WHERE { GRAPH <> { ?s ?p ?o } }`,
+        `BASE <uko://${f}/x/> SELECT * WHERE { GRAPH <../> { ?s ?p ?o } }`,
+        `select * from <uko://${f}/> where { ?s ?p ?o }`,
+        `SELECT * WHERE { VALUES ?g { <uko://${f}/> } GRAPH ?g { ?s ?p ?o } }`,
+        `SELECT * WHERE { BIND(IRI("uko://${f}/") AS ?g) GRAPH ?g { ?s ?p ?o } }`,
+        `SELECT * WHERE { GRAPH <${escaped}> { ?s ?p ?o } }`,
+        `SELECT * FROM <${escaped}> WHERE { ?s ?p ?o }`,
+        `ASK { GRAPH ?g { <${EX}F> ?p ?o } }`,
+        `ASK { <${EX}A> <${EX}secret> ?o }`,
+        `SELECT * WHERE { ?s ?p ?o FILTER(?o = "foreign secret") }`,
+        `SELECT * WHERE { { SELECT * WHERE { GRAPH <uko://${f}/> { ?s ?p ?o } } } }`,
+        `SELECT * WHERE { ?s ?p ?o } # GRAPH <uko://${f}/>`,
+        `DESCRIBE <${EX}F>`,
+      ];
+      const outcomes = [];
+      for (const q of queries) outcomes.push(await refusedOrClean(q));
+      expect(outcomes.filter((o) => o !== "clean" && o !== "refused")).toEqual([]);
+    });
+  });
+
   describe("StoreFragment and GetForActor", () => {
     test("StoreFragment with an empty project_name is INVALID_ARGUMENT naming it", async () => {
       const tiers = t.client(ContextTierService, "writer", w.apiScope);
@@ -396,6 +450,19 @@ describe("Precise rules", () => {
         expect([rpc, typeof a.exhaustive]).toEqual([rpc, "boolean"]);
         expect([rpc, a.indexGeneration > 0n]).toEqual([rpc, true]);
       }
+    });
+
+    test("every search, graph and RAG unary response message declares scope_id, exhaustive and index_generation (except FetchContent, below)", () => {
+      const lacking = [TextBackendService, VectorBackendService, GraphBackendService, RagService]
+        .flatMap((s) => s.methods.filter((m) => m.methodKind === "unary" && m.name !== "FetchContent"))
+        .filter((m) => !["scope_id", "exhaustive", "index_generation"].every((f) => m.output.fields.some((x) => x.name === f)))
+        .map((m) => m.name);
+      expect(lacking).toEqual([]);
+    });
+
+    test("FetchContent (RAG, unary) carries exhaustive and index_generation too", () => {
+      const fields = RagService.method.fetchContent.output.fields.map((f) => f.name);
+      expect(fields).toEqual(expect.arrayContaining(["scope_id", "exhaustive", "index_generation"]));
     });
 
     test("index_generation is the same across backends and is the generation of the latest write", async () => {

@@ -1,4 +1,4 @@
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-node";
 import { createClient } from "@connectrpc/connect";
 import { GraphBackendService, TermKind, type Term } from "../../gen/acms/v1/graph_pb.js";
@@ -60,13 +60,28 @@ describe("Services", () => {
 
   describe("every scoped response carries scope_id and whether the answer is exhaustive", () => {
     test.each(PROTOCOLS)("exhaustive is false when a limit cut the answer short, true when it did not (%s)", async (protocol) => {
-      const text = t.client(TextBackendService, "writer", w.apiScope, protocol);
-      expect((await text.search({ query: "common", maxResults: 3 })).exhaustive).toBe(false);
-      expect((await text.search({ query: "common", maxResults: 1000 })).exhaustive).toBe(true);
+      const text = t.client(TextBackendService, "writer", w.bulkScope, protocol);
       const vector = t.client(VectorBackendService, "writer", w.bulkScope, protocol);
-      expect((await vector.similaritySearch({ embedding: [0, 0, 0, 1], topK: 4 })).exhaustive).toBe(false);
       const rag = t.client(RagService, "writer", w.bulkScope, protocol);
-      expect((await rag.hybridSearch({ query: "bulk", topK: 5 })).exhaustive).toBe(false);
+      const got = {
+        "Search max_results=3 of 25": (await text.search({ query: "bulk", maxResults: 3 })).exhaustive,
+        "Search max_results=1000 of 25": (await text.search({ query: "bulk", maxResults: 1000 })).exhaustive,
+        "SimilaritySearch top_k=1000 of 25": (await vector.similaritySearch({ embedding: [0, 0, 0, 1], topK: 1000 })).exhaustive,
+        "HybridSearch top_k=5 of 25": (await rag.hybridSearch({ query: "bulk", topK: 5 })).exhaustive,
+        "HybridSearch top_k=1000 of 25": (await rag.hybridSearch({ query: "bulk", topK: 1000 })).exhaustive,
+      };
+      expect(got).toEqual({
+        "Search max_results=3 of 25": false,
+        "Search max_results=1000 of 25": true,
+        "SimilaritySearch top_k=1000 of 25": true,
+        "HybridSearch top_k=5 of 25": false,
+        "HybridSearch top_k=1000 of 25": true,
+      });
+    });
+
+    test("SimilaritySearch: exhaustive is false when top_k cut the answer short (top_k=4 of 25)", async () => {
+      const vector = t.client(VectorBackendService, "writer", w.bulkScope);
+      expect((await vector.similaritySearch({ embedding: [0, 0, 0, 1], topK: 4 })).exhaustive).toBe(false);
     });
 
     test.each(PROTOCOLS)("streamed answers carry scope_id, exhaustive and index_generation too (acms-scope-id, acms-exhaustive, acms-index-generation headers) (%s)", async (protocol) => {
@@ -107,6 +122,14 @@ describe("Services", () => {
       const reg = t.client(RegistryService, "writer");
       await expectViolation(reg.createProject({ name: "other/mine" }));
       await expectViolation(reg.registerResource({ project: "other/x", alias: "r", kind: "repo" }));
+    });
+
+    test("project names are namespace/name, both parts [a-z0-9][a-z0-9._-]*", async () => {
+      const reg = t.client(RegistryService, "admin");
+      for (const name of ["a.b-c_d/x.y-z_0", "0/9", "team-1/api.v2"]) expect((await reg.createProject({ name })).project!.name).toBe(name);
+      for (const name of ["A/b", "a/B", ".a/b", "a/_b", "a/-b", "a//b", "/b", "a/", "a/b/c", "a b/c", "a/b ", "ä/b"]) {
+        await expectBadField(reg.createProject({ name }), "name");
+      }
     });
 
     test("CreateProject returns the project", async () => {
@@ -167,6 +190,18 @@ describe("Services", () => {
       await expectViolation(index("writer").deleteDocuments({ resourceId: w.foreign, paths: ["x.md"] }));
       await expectViolation(index("writer").putTriples({ resourceId: w.foreign, triples: [] }));
       await expectViolation(index("other").rebuild({ resourceIds: [w.core] }));
+    });
+
+    test("a resource owned by another tenant's project, linked into the writer's, cannot be written by the writer", async () => {
+      await t.client(RegistryService, "admin").createProject({ name: "local/borrow" });
+      await t.client(RegistryService, "admin").linkResource({ project: "local/borrow", resourceId: w.foreign, alias: "borrowed" });
+      const code = (p: Promise<unknown>) => p.then(() => "allowed", (e: unknown) => Code[ConnectError.from(e).code]);
+      const outcomes = {
+        UpsertDocuments: await code(upsert(t, "writer", [{ resourceId: w.foreign, documents: [doc("planted.md", "planted by another tenant")] }])),
+        DeleteDocuments: await code(t.client(IndexService, "writer").deleteDocuments({ resourceId: w.foreign, paths: ["planted.md"] })),
+        Rebuild: await code(t.client(IndexService, "writer").rebuild({ resourceIds: [w.foreign], fullRebuild: true })),
+      };
+      expect(outcomes).toEqual({ UpsertDocuments: "PermissionDenied", DeleteDocuments: "PermissionDenied", Rebuild: "PermissionDenied" });
     });
 
     test("UpsertDocuments returns counts and an index_generation; without chunks the server chunks the content and stores no vectors", async () => {

@@ -109,7 +109,7 @@ describe("searchVectors", () => {
     expect(answer.results[0]).toEqual({ ukoUri: `uko://${R.a}/c.md#1`, resourceId: R.a, path: "c.md", content: "text of 3", score: 0.9, metadata: { lang: "en", key: "3" } });
     expect(answer.generation).toBe(7n);
     expect(answer.exhaustive).toBe(true);
-    expect(vec.calls[0]).toMatchObject({ topK: 3, minScore: 0, now: NOW, recentWindowMs: 1000 });
+    expect(vec.calls[0]).toMatchObject({ topK: 4, minScore: 0, now: NOW, recentWindowMs: 1000 });
   });
 
   it("keeps the best version of a UKO URI and asks again until top_k distinct ones are found", async () => {
@@ -126,7 +126,7 @@ describe("searchVectors", () => {
       [`uko://${R.a}/b.md#0`, 1 - 7 / 100],
       [`uko://${R.a}/c.md#0`, 1 - 8 / 100],
     ]);
-    expect(vec.calls.map((c) => c.topK)).toEqual([6, 24]);
+    expect(vec.calls.map((c) => c.topK)).toEqual([7, 28]);
     expect(answer.exhaustive).toBe(true);
   });
 
@@ -175,7 +175,7 @@ describe("searchVectors", () => {
     const capped = await searchVectors(deps(versions, docs), viewOf([R.a], { temporal: "all" }), { embedding: [1, 0, 0, 0], topK: 2 });
     expect(capped.results).toHaveLength(1);
     expect(capped.exhaustive).toBe(false);
-    expect(versions.calls.map((c) => c.topK)).toEqual([4, 16, 32]);
+    expect(versions.calls.map((c) => c.topK)).toEqual([5, 20, 33]);
   });
 
   it("stops when the call is cancelled", async () => {

@@ -14,6 +14,7 @@ import { fetchContent, type FetchContentDeps } from "../rag/fetch-content.js";
 import { SOURCE_OF, type RagSource } from "../rag/hybrid-request.js";
 import { hybridSearch, type HybridResultRecord, type HybridSearchDeps } from "../rag/hybrid-search.js";
 import type { ServerDeps } from "../server.js";
+import { setStreamAnswerHeaders } from "../stream-answer-headers.js";
 
 function toHybridResult(r: HybridResultRecord): HybridResult {
   return create(HybridResultSchema, {
@@ -31,7 +32,7 @@ function toHybridResult(r: HybridResultRecord): HybridResult {
  * Says, in `acms-partial` and `acms-failed-sources` metadata, whether sources failed: the stream's
  * messages carry results only, so a streaming client reads partiality (and the unary one may) here.
  */
-function setPartialTrailers(headers: Headers, failed: readonly RagSource[]): void {
+function setPartialMetadata(headers: Headers, failed: readonly RagSource[]): void {
   headers.set("acms-partial", String(failed.length > 0));
   if (failed.length > 0) headers.set("acms-failed-sources", failed.map((s) => Source[SOURCE_OF[s]]).join(","));
 }
@@ -62,7 +63,7 @@ export function ragRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
       async hybridSearch(req, ctx) {
         const view = viewOf(ctx);
         const answer = await hybridSearch(searchDeps, view, req, ctx.signal);
-        setPartialTrailers(ctx.responseTrailer, answer.failedSources);
+        setPartialMetadata(ctx.responseTrailer, answer.failedSources);
         return {
           results: answer.results.map(toHybridResult),
           scopeId: view.scopeId,
@@ -75,10 +76,8 @@ export function ragRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
       async *hybridSearchStream(req, ctx) {
         const view = viewOf(ctx);
         const answer = await hybridSearch(searchDeps, view, req, ctx.signal);
-        ctx.responseHeader.set("acms-scope-id", view.scopeId);
-        ctx.responseHeader.set("acms-index-generation", String(answer.generation));
-        ctx.responseHeader.set("acms-exhaustive", String(answer.exhaustive));
-        setPartialTrailers(ctx.responseHeader, answer.failedSources);
+        setStreamAnswerHeaders(ctx.responseHeader, view.scopeId, answer.exhaustive, answer.generation);
+        setPartialMetadata(ctx.responseHeader, answer.failedSources);
         for (const r of answer.results) {
           ctx.signal.throwIfAborted();
           yield { result: toHybridResult(r) };
@@ -87,11 +86,15 @@ export function ragRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
       fetchContent(req, ctx) {
         const view = viewOf(ctx);
         if (!fetchDeps) throw new UnimplementedError("no document reader is configured on this server");
+        const indexGeneration = deps.backends.documents.generation();
         const answer = fetchContent(fetchDeps, view, req.ukoUris);
         return {
           items: answer.items.map((i) => create(FetchedItemSchema, i)),
           missing: answer.missing,
           scopeId: view.scopeId,
+          // Every position is answered: found in `items` or listed in `missing`.
+          exhaustive: true,
+          indexGeneration,
         };
       },
     });
