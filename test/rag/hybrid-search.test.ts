@@ -72,6 +72,10 @@ describe("HybridSearch", () => {
     expect(got).toContain(`uko://${c.docs}/guide/ops.md#0`);
     expect(got).not.toContain(`uko://${c.foreign}/x.md#0`);
     expect(got.some((u) => u.includes("nowhere.md"))).toBe(false);
+    // Scores: the mean over the query words of the best hop weight (1, 1/2, 1/3); "operations" labels nothing.
+    const score = (u: string) => res.results.find((r) => r.ukoUri === u)!.contributions[0].score;
+    expect(score(`uko://${c.docs}/guide/retry.md#0`)).toBeCloseTo(0.5 / 2, 12);
+    expect(score(`uko://${c.docs}/guide/ops.md#0`)).toBeCloseTo(1 / 3 / 2, 12);
     const cache = await rag(c.scope).hybridSearch({ query: "cache", sources: [Source.GRAPH] });
     // A chunk URI in the graph is that chunk.
     expect(uris(cache.results)).toEqual([`uko://${c.docs}/guide/cache.md#1`]);
@@ -121,7 +125,7 @@ describe("HybridSearch", () => {
       const raw = r.contributions.reduce((s, x) => s + 1 / (1 + x.rank), 0);
       expect(r.score).toBeCloseTo(raw / (3 / 2), 12);
     }
-    const vectorHeavy = await rag(c.scope).hybridSearch({ ...req, weights: [{ source: Source.VECTOR, weight: 10 }] });
+    const vectorHeavy = await rag(c.scope).hybridSearch({ ...req, weights: [{ source: Source.VECTOR, weight: 1000 }] });
     expect(vectorHeavy.results[0].ukoUri).toBe(`uko://${c.docs}/guide/cache.md#0`);
     const textOnlyWeight = await rag(c.scope).hybridSearch({
       ...req,
@@ -159,10 +163,13 @@ describe("HybridSearch", () => {
     const req = { query: "retry backoff cache", embedding: [1, 0, 0, 0] };
     const unary = await rag(c.scope).hybridSearch(req);
     const streamed: HybridResult[] = [];
-    let partial: string | null = null;
-    for await (const m of rag(c.scope).hybridSearchStream(req, { onHeader: (h) => (partial = h.get("acms-partial")) })) streamed.push(m.result!);
+    let headers: Headers | undefined;
+    for await (const m of rag(c.scope).hybridSearchStream(req, { onHeader: (h) => (headers = h) })) streamed.push(m.result!);
     expect(streamed.map((r) => [r.ukoUri, r.score])).toEqual(unary.results.map((r) => [r.ukoUri, r.score]));
-    expect(partial).toBe("false");
+    expect(headers?.get("acms-partial")).toBe("false");
+    expect(headers?.get("acms-scope-id")).toBe(c.scope);
+    expect(headers?.get("acms-exhaustive")).toBe(String(unary.exhaustive));
+    expect(headers?.get("acms-index-generation")).toBe(String(unary.indexGeneration));
     expect(await badFields((async () => {
       for await (const _ of rag(c.scope).hybridSearchStream({ query: "" })) void _;
     })())).toEqual(["query"]);
@@ -176,6 +183,21 @@ describe("HybridSearch", () => {
     await expectCode(t.client(RagService, "writer").hybridSearch({ query: "retry" }), Code.FailedPrecondition);
     const reader = await rag(c.scope, "reader").hybridSearch({ query: "retry" }).catch((e) => e);
     expect(Code[(reader as { code: Code }).code]).toBe(Code[Code.NotFound]);
+  });
+
+  it("treats hostile query text as words: no SPARQL or FTS5 injection reaches another tenant", async () => {
+    const hostile = [
+      `") } } SELECT * WHERE { GRAPH ?g { ?s ?p ?o } } #`,
+      `backoff" || true || "`,
+      `retry}} UNION { GRAPH <uko://${c.foreign}/> { ?s ?p ?o } }`,
+      "rid : * OR body : retry",
+      "NEAR(retry backoff) ^*",
+    ];
+    for (const query of hostile) {
+      const res = await rag(c.scope).hybridSearch({ query, embedding: [1, 0, 0, 0] });
+      expect(res.partial).toBe(false);
+      expect(res.results.every((r) => r.resourceId === c.docs || r.resourceId === c.notes)).toBe(true);
+    }
   });
 
   it("FetchContent returns units in exactly the fused order", async () => {

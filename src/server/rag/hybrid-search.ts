@@ -129,7 +129,7 @@ export async function hybridSearch(
     throw new UnavailableError(`every source failed (${names}); retry later`);
   }
 
-  const lists = await toRankedLists(deps, view, answered, now);
+  const lists = toRankedLists(deps, view, answered, now);
   const fused = fuseRrf(lists, { k: plan.rrfK, weights: plan.weights, topK: plan.topK, minScore: plan.minScore });
   const results = guardResults(
     view,
@@ -185,12 +185,12 @@ function payloadOf(r: UnitPayload): UnitPayload {
  * mapped to chunks (see hybridSearch) and hydrated through the unit reader, units that hold nothing at
  * the scope's visible versions dropped before ranks are given.
  */
-async function toRankedLists(
+function toRankedLists(
   deps: HybridSearchDeps,
   view: ScopedBackendView,
   answered: Array<{ source: RagSource; list: SourceList | GraphUnit[] }>,
   now: number,
-): Promise<RankedList<RagSource, UnitPayload>[]> {
+): RankedList<RagSource, UnitPayload>[] {
   const found = new Map<string, UnitPayload>();
   const chunksOfDoc = new Map<string, string[]>();
   for (const a of answered) {

@@ -12,6 +12,7 @@ import { resolveDepth } from "../../domain/request-limits.js";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import type { GraphBackend, GraphQueryOptions, GraphQueryResult, GraphTriplesResult } from "../../ports/graph-backend.js";
 import { viewOf } from "../handler-context.js";
+import { setStreamAnswerHeaders } from "../stream-answer-headers.js";
 import { toWireRow, toWireTriple } from "../rdf-output.js";
 import type { ServerDeps } from "../server.js";
 
@@ -94,7 +95,11 @@ export function graphRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
         };
       },
       async *sparqlQueryStream(req, ctx): AsyncGenerator<StreamPiece> {
-        const r = await backend().query(viewOf(ctx), req.query, options(ctx));
+        const graph = backend();
+        const view = viewOf(ctx);
+        const indexGeneration = deps.backends.documents.generation();
+        const r = await graph.query(view, req.query, options(ctx));
+        setStreamAnswerHeaders(ctx.responseHeader, view.scopeId, r.exhaustive, indexGeneration);
         for (const piece of streamPieces(r)) {
           ctx.signal.throwIfAborted();
           yield piece;

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { TextBackendService, TextResultSchema, type TextResult } from "../../../gen/acms/v1/text_pb.js";
 import { viewOf } from "../handler-context.js";
+import { setStreamAnswerHeaders } from "../stream-answer-headers.js";
 import type { ServerDeps } from "../server.js";
 import { searchText, type TextResultRecord, type TextSearchDeps } from "../text-search.js";
 
@@ -41,7 +42,9 @@ export function textRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
         };
       },
       async *searchStream(req, ctx) {
-        const answer = await searchText(searchDeps, viewOf(ctx), req, ctx.signal);
+        const view = viewOf(ctx);
+        const answer = await searchText(searchDeps, view, req, ctx.signal);
+        setStreamAnswerHeaders(ctx.responseHeader, view.scopeId, answer.exhaustive, answer.generation);
         for (const r of answer.results) {
           ctx.signal.throwIfAborted();
           yield { result: toTextResult(r) };

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { VectorBackendService, VectorResultSchema, type VectorResult } from "../../../gen/acms/v1/vector_pb.js";
 import { viewOf } from "../handler-context.js";
+import { setStreamAnswerHeaders } from "../stream-answer-headers.js";
 import type { ServerDeps } from "../server.js";
 import { searchVectors, type VectorResultRecord, type VectorSearchDeps } from "../vector-search.js";
 
@@ -43,7 +44,9 @@ export function vectorRoutes(deps: ServerDeps): (router: ConnectRouter) => void 
         };
       },
       async *similaritySearchStream(req, ctx) {
-        const answer = await searchVectors(searchDeps, viewOf(ctx), req, ctx.signal);
+        const view = viewOf(ctx);
+        const answer = await searchVectors(searchDeps, view, req, ctx.signal);
+        setStreamAnswerHeaders(ctx.responseHeader, view.scopeId, answer.exhaustive, answer.generation);
         for (const r of answer.results) {
           ctx.signal.throwIfAborted();
           yield { result: toVectorResult(r) };
