@@ -1,18 +1,23 @@
 import { preventedLeaks, type LeakCounter } from "./leak-guard.js";
 import type { ScopedBackendView } from "./scoped-backend-view.js";
 
-/** What decides whether a fragment is visible: its project and the resource it is about. */
+/** What decides whether a fragment is visible: its principal, its project and the resource it is about. */
 export interface FragmentOwner {
+  /** The principal whose namespace holds the fragment. */
+  owner: string;
   id: string;
   projectName: string;
   resourceId: string;
 }
 
 /**
- * Whether a call in `view` may see a fragment: its project is one of the scope's, and its resource (when
- * it names one) is in the scope's effective resource set. A fragment with no project is never visible.
+ * Whether a call in `view` may see a fragment: it belongs to the call's principal (fragment ids are
+ * namespaced per principal, and a scope is owned by one principal), its project is one of the scope's, and
+ * its resource (when it names one) is in the scope's effective resource set. A fragment with no owner or no
+ * project is never visible.
  */
 export function isFragmentVisible(view: ScopedBackendView, f: FragmentOwner): boolean {
+  if (f.owner.length === 0 || f.owner !== view.principal) return false;
   if (f.projectName.length === 0 || !view.projectSet.has(f.projectName)) return false;
   return f.resourceId.length === 0 || view.resourceSet.has(f.resourceId);
 }

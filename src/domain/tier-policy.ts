@@ -10,9 +10,13 @@ export interface TierBudgets {
   maxDecisionsCold: number;
 }
 
-/** What the policy knows of a fragment: where it is, what it weighs, and when it was last used. */
+/**
+ * What the policy knows of a fragment: where it is, what it weighs, and when it was last used. `key` is
+ * the fragment's deployment-wide key (fragmentKey(owner, id)): the budgets are shared by every principal,
+ * so the policy orders all of them in one LRU per tier, and it never needs to know whose a fragment is.
+ */
 export interface TierEntry {
-  readonly id: string;
+  readonly key: string;
   readonly tier: TierName;
   readonly tokens: number;
   /** Access order: larger is more recent. */
@@ -21,7 +25,7 @@ export interface TierEntry {
 
 /** One step that brings the tiers back within budget: down one tier, or out of cold (`to` undefined). */
 export interface PlannedMove {
-  id: string;
+  key: string;
   from: TierName;
   /** The tier below, or undefined when the fragment is deleted (cold overflow). */
   to: TierName | undefined;
@@ -38,7 +42,7 @@ export interface PlannedMove {
  * @example
  * const p = new TierPolicy({ maxTokensHot: 100, maxDecisionsWarm: 2, maxDecisionsCold: 2 });
  * p.place("a", "hot", 80, p.nextSeq()); p.place("b", "hot", 40, p.nextSeq());
- * p.nextOverflowMove(); // { id: "a", from: "hot", to: "warm" }
+ * p.nextOverflowMove(); // { key: "a", from: "hot", to: "warm" }
  */
 export class TierPolicy {
   private readonly tiers: Record<TierName, Map<string, TierEntry>> = { hot: new Map(), warm: new Map(), cold: new Map() };
@@ -54,9 +58,9 @@ export class TierPolicy {
     return this.seq;
   }
 
-  /** The entry of `id`, wherever it is. */
-  get(id: string): TierEntry | undefined {
-    return this.entries.get(id);
+  /** The entry of `key`, wherever it is. */
+  get(key: string): TierEntry | undefined {
+    return this.entries.get(key);
   }
 
   /** Fragments in `tier`. */
@@ -92,30 +96,30 @@ export class TierPolicy {
   }
 
   /**
-   * Puts `id` in `tier` as its most recently used entry (`seq` must be the largest so far, which
+   * Puts `key` in `tier` as its most recently used entry (`seq` must be the largest so far, which
    * nextSeq() guarantees; loading sorts by seq first), taking it out of wherever it was.
    */
-  place(id: string, tier: TierName, tokens: number, seq: number): void {
-    this.remove(id);
-    const entry: TierEntry = { id, tier, tokens, seq };
-    this.entries.set(id, entry);
-    this.tiers[tier].set(id, entry);
+  place(key: string, tier: TierName, tokens: number, seq: number): void {
+    this.remove(key);
+    const entry: TierEntry = { key, tier, tokens, seq };
+    this.entries.set(key, entry);
+    this.tiers[tier].set(key, entry);
     this.tokenTotals[tier] += tokens;
     if (seq > this.seq) this.seq = seq;
   }
 
-  /** Marks `id` as just used, keeping its tier. */
-  touch(id: string, seq: number): void {
-    const e = this.entries.get(id);
-    if (e) this.place(id, e.tier, e.tokens, seq);
+  /** Marks `key` as just used, keeping its tier. */
+  touch(key: string, seq: number): void {
+    const e = this.entries.get(key);
+    if (e) this.place(key, e.tier, e.tokens, seq);
   }
 
-  /** Forgets `id`. */
-  remove(id: string): void {
-    const e = this.entries.get(id);
+  /** Forgets `key`. */
+  remove(key: string): void {
+    const e = this.entries.get(key);
     if (!e) return;
-    this.entries.delete(id);
-    this.tiers[e.tier].delete(id);
+    this.entries.delete(key);
+    this.tiers[e.tier].delete(key);
     this.tokenTotals[e.tier] -= e.tokens;
   }
 
@@ -129,7 +133,7 @@ export class TierPolicy {
       if (!this.over(tier)) continue;
       const lru = this.tiers[tier].values().next();
       if (lru.done) continue;
-      return { id: lru.value.id, from: tier, to: tierBelow(tier) };
+      return { key: lru.value.key, from: tier, to: tierBelow(tier) };
     }
     return undefined;
   }

@@ -8,24 +8,27 @@ export type LoadedFragment = Omit<TierFragment, "content"> & { content: string |
  * keeps placement and LRU order in memory (TierPolicy) and writes every change through this port before
  * it answers, so a restart loses no stored fragment.
  *
+ * A fragment is identified by (`owner`, `id`): fragment ids are namespaced per principal, so the same id
+ * under two owners names two unrelated fragments, and every method that names a fragment takes both.
+ *
  * Implementations must make each `save` a crash-safe move: the fragment's new copy is durable before its
  * old copy (in another tier's storage) is removed, and `load` reconciles what a crash left half-done, so
  * after any crash a fragment is in exactly one tier.
  */
 export interface TierStore {
-  /** Reconciles interrupted moves, then returns every fragment, in ascending access order. */
+  /** Reconciles interrupted moves, then returns every fragment of every owner, in ascending access order. */
   load(): Promise<LoadedFragment[]>;
-  /** The full original content of each of `ids` that exists (any tier). */
-  readContents(ids: readonly string[]): Promise<Map<string, string>>;
+  /** The full original content of each of `owner`'s `ids` that exists (any tier), by id. */
+  readContents(owner: string, ids: readonly string[]): Promise<Map<string, string>>;
   /** Writes `fragment` into `fragment.tier`, replacing any earlier copy in any tier; durable when it resolves. */
   save(fragment: TierFragment): Promise<void>;
-  /** Deletes `id` from whatever tier holds it (no-op when absent). */
-  remove(id: string): Promise<void>;
+  /** Deletes `owner`'s fragment `id` from whatever tier holds it (no-op when absent). */
+  remove(owner: string, id: string): Promise<void>;
   /**
-   * Records a read (LRU order). May be buffered: a crash may lose the order of the latest reads, never a
-   * fragment. A recorded access never overrides a later save (the larger `seq` wins).
+   * Records a read of `owner`'s fragment `id` (LRU order). May be buffered: a crash may lose the order of
+   * the latest reads, never a fragment. A recorded access never overrides a later save (the larger `seq` wins).
    */
-  recordAccess(id: string, lastAccessedAt: Date, seq: number): void;
+  recordAccess(owner: string, id: string, lastAccessedAt: Date, seq: number): void;
   /** Writes buffered accesses and releases the store. */
   close(): Promise<void>;
 }

@@ -10,7 +10,7 @@ import { extractiveSummary, type Summariser } from "../domain/extractive-summari
 import { guardFragments, isFragmentVisible } from "../domain/fragment-visibility.js";
 import { isProjectName } from "../domain/project-name.js";
 import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
-import { TIER_NAMES, tierAbove, tierBelow, type TierFragment, type TierName } from "../domain/tier-fragment.js";
+import { fragmentKey, TIER_NAMES, tierAbove, tierBelow, type TierFragment, type TierName } from "../domain/tier-fragment.js";
 import { TierPolicy, type TierBudgets } from "../domain/tier-policy.js";
 import { countTokens, truncateToTokens } from "../domain/token-count.js";
 import { isUlid, newUlid } from "../domain/ulid-id.js";
@@ -50,7 +50,7 @@ export interface FragmentInput {
   metadata: Record<string, string>;
 }
 
-/** A fragment moved down or deleted to make room. */
+/** A fragment moved down or deleted to make room (always one of the calling principal's: `id` is in its namespace). */
 export interface Displacement {
   id: string;
   from: TierName;
@@ -67,8 +67,8 @@ export interface PlacementResult {
 
 /**
  * The tier counters and sizes. Counters count since the server started, over the whole deployment (the
- * budgets they describe are shared by all plans); population and tokens count only fragments visible in
- * the asking call's scope, so no tenant learns the size of another's context.
+ * budgets they describe are shared by all principals and plans); population and tokens count only the asking
+ * principal's fragments visible in the call's scope, so no tenant learns the size of another's context.
  *
  * GetFragment lookups fall through the tiers: `hotHits + hotMisses` = lookups, `hotMisses = warmHits +
  * warmMisses`, `warmMisses = coldHits + misses`. `demotions` counts every move one tier down (DemoteFragment,
@@ -99,9 +99,16 @@ type Counters = Omit<TierMetrics, "population" | "tokens">;
  * in-memory placement (TierPolicy) records it, so a fragment is in exactly one tier at any moment, also under
  * concurrent calls, and a restart finds every fragment again.
  *
- * The budgets are per deployment, shared by every plan and project (one machine's memory and disk), while
- * visibility is per call: every operation takes the call's scoped view, a fragment outside it is NOT_FOUND
- * (never revealed), EvictLru only ever picks visible fragments, and responses never name invisible ones.
+ * Fragment ids are namespaced per principal (the owner of the call's scope, `view.principal`): a fragment is
+ * (owner, id), two principals may use the same id independently, and every operation only ever sees the
+ * calling principal's fragments, then only those its scope's projects and resources allow. So whether another
+ * principal holds an id never changes an answer. Within one principal, an id held by one of its own
+ * fragments outside the call's scope is ALREADY_EXISTS on store (same tenant, nothing to hide; overwriting
+ * context the scope cannot see would be the surprise), and NOT_FOUND on every other call.
+ *
+ * The budgets are per deployment, shared by every principal, plan and project (one machine's memory and
+ * disk), while visibility is per call: a fragment outside the call's principal or scope is NOT_FOUND (never
+ * revealed), EvictLru only ever picks visible fragments, and responses never name invisible ones.
  * @example
  * const tiers = await TierService.open(store, { budgets, summaryTokens: 128 });
  * const { fragment } = await tiers.storeFragment(view, { id: "", content, tier: undefined, projectName: "local/api", resourceId: "", metadata: {} });
@@ -125,7 +132,7 @@ export class TierService {
   private constructor(
     private readonly store: TierStore,
     private readonly policy: TierPolicy,
-    /** Every fragment, content kept only for hot ones. */
+    /** Every fragment of every principal by fragmentKey(owner, id), content kept only for hot ones. */
     private readonly index: Map<string, LoadedFragment>,
     private readonly options: TierServiceOptions,
   ) {
@@ -143,8 +150,9 @@ export class TierService {
     const loaded = await store.load();
     loaded.sort((a, b) => a.accessSeq - b.accessSeq);
     for (const f of loaded) {
-      index.set(f.id, f);
-      policy.place(f.id, f.tier, f.tokenCount, f.accessSeq);
+      const key = fragmentKey(f.owner, f.id);
+      index.set(key, f);
+      policy.place(key, f.tier, f.tokenCount, f.accessSeq);
     }
     const service = new TierService(store, policy, index, options);
     await service.queue.run(() => service.rebalance());
@@ -155,11 +163,14 @@ export class TierService {
    * Stores (or replaces: same id, same fragment, its tier may change) a fragment into `input.tier` (hot
    * when unset), then displaces least recently used fragments of any tier now over budget. A fragment
    * larger than the whole hot budget is refused into hot (INVALID_ARGUMENT `fragment.content`), never
-   * silently dropped. An id held by a fragment outside the call's scope is ALREADY_EXISTS: another
-   * tenant's fragment is never overwritten. The budgets are shared, so a store may displace another
-   * tenant's fragments; `displaced` lists only those the call's scope can see.
+   * silently dropped. The id is in the calling principal's namespace: another principal's fragment of the
+   * same id is neither seen, overwritten nor hinted at. An id held by one of the principal's own fragments
+   * outside the call's scope is ALREADY_EXISTS (the same tenant learns nothing new, and context its other
+   * scopes use is never overwritten from a scope that cannot see it). The budgets are shared, so a store may
+   * displace other tenants' fragments; `displaced` lists only those the call's scope can see.
    */
   storeFragment(view: ScopedBackendView, input: FragmentInput): Promise<PlacementResult> {
+    const owner = ownerOf(view);
     const id = input.id.length === 0 ? newUlid() : checkId("fragment.fragment_id", input.id);
     checkOwner(view, input.projectName, input.resourceId);
     checkContent(input.content);
@@ -173,11 +184,12 @@ export class TierService {
       );
     }
     return this.queue.run(async () => {
-      const existing = this.index.get(id);
+      const existing = this.index.get(fragmentKey(owner, id));
       if (existing && !isFragmentVisible(view, existing)) throw new AlreadyExistsError(`fragment id ${id} is taken`);
       const summary = tier === "cold" ? await this.summaryOf(input.content) : "";
       const now = this.now();
       const fragment: TierFragment = {
+        owner,
         id,
         tier,
         projectName: input.projectName,
@@ -198,13 +210,15 @@ export class TierService {
   }
 
   /**
-   * The fragment with its full content, marked as just used. Hits and misses count per tier; a fragment
-   * outside the scope is a miss and NOT_FOUND, like a missing one.
+   * The calling principal's fragment `id` with its full content, marked as just used. Hits and misses count
+   * per tier; a fragment outside the scope is a miss and NOT_FOUND, like a missing one.
    */
   getFragment(view: ScopedBackendView, id: string): Promise<TierFragment> {
+    const owner = ownerOf(view);
     checkId("fragment_id", id);
     return this.queue.run(async () => {
-      const f = this.index.get(id);
+      const key = fragmentKey(owner, id);
+      const f = this.index.get(key);
       if (!f || !isFragmentVisible(view, f)) {
         this.counters.hotMisses += 1;
         this.counters.warmMisses += 1;
@@ -225,8 +239,8 @@ export class TierService {
       const at = this.now();
       f.accessSeq = seq;
       f.lastAccessedAt = at;
-      this.policy.touch(id, seq);
-      this.store.recordAccess(id, at, seq);
+      this.policy.touch(key, seq);
+      this.store.recordAccess(owner, id, at, seq);
       return guardFragments(view, [{ ...f, content }], "tier get")[0];
     });
   }
@@ -268,8 +282,8 @@ export class TierService {
   }
 
   /**
-   * Evicts exactly the `count` least recently used fragments of `tier` that the call's scope can see (all of
-   * them when fewer): one plan never evicts another tenant's context. Evicting from hot or warm moves the
+   * Evicts exactly the `count` least recently used fragments of `tier` that the call's principal and scope
+   * can see (all of them when fewer): one plan never evicts another tenant's context. Evicting from hot or warm moves the
    * fragments one tier down through the normal demotion path (summarised into cold), because a tier's
    * eviction is what its overflow does too and deleting context an agent may still need would be a
    * surprise; evicting from cold deletes, counted in `evictions`. Returns the ids, least recently used first.
@@ -280,7 +294,7 @@ export class TierService {
       const victims: LoadedFragment[] = [];
       for (const e of this.policy.lru(tier)) {
         if (victims.length >= count) break;
-        const f = this.index.get(e.id);
+        const f = this.index.get(e.key);
         if (f && isFragmentVisible(view, f)) victims.push(f);
       }
       const down = tierBelow(tier);
@@ -288,7 +302,7 @@ export class TierService {
         if (down) {
           await this.move(f, down);
           this.counters.demotions += 1;
-        } else await this.delete(f.id);
+        } else await this.delete(f);
       }
       await this.rebalance();
       return victims.map((f) => f.id);
@@ -296,7 +310,7 @@ export class TierService {
   }
 
   /**
-   * The fragments `role` sees among `projectNames` (every project of the scope when empty): hot, then warm,
+   * The calling principal's fragments `role` sees among `projectNames` (every project of the scope when empty): hot, then warm,
    * then cold, most recently used first within a tier. Cold fragments show their summary as content unless
    * `includeFullContent`. Reading a view is not a use: it leaves the LRU order alone.
    */
@@ -315,13 +329,14 @@ export class TierService {
       for (const tier of tiersForRole(role)) {
         const inTier: LoadedFragment[] = [];
         for (const e of this.policy.lru(tier)) {
-          const f = this.index.get(e.id);
+          const f = this.index.get(e.key);
           if (f && projects.has(f.projectName) && isFragmentVisible(view, f)) inTier.push(f);
         }
         picked.push(...inTier.reverse());
       }
       const toRead = picked.filter((f) => f.tier === "warm" || (f.tier === "cold" && includeFullContent)).map((f) => f.id);
-      const contents = toRead.length > 0 ? await this.store.readContents(toRead) : new Map<string, string>();
+      // Every picked fragment is the caller's (isFragmentVisible checks the owner), so its ids are one namespace.
+      const contents = toRead.length > 0 ? await this.store.readContents(view.principal, toRead) : new Map<string, string>();
       const out: TierFragment[] = [];
       for (const f of picked) {
         const content = f.content ?? (f.tier === "cold" && !includeFullContent ? f.summary : contents.get(f.id));
@@ -332,7 +347,10 @@ export class TierService {
     });
   }
 
-  /** The counters (deployment-wide) and the population and tokens per tier visible in the call's scope. */
+  /**
+   * The counters (deployment-wide) and the population and tokens per tier of the calling principal's
+   * fragments visible in the call's scope.
+   */
   getMetrics(view: ScopedBackendView): Promise<TierMetrics> {
     // Queued, so it never sees a cascade half-applied.
     return this.queue.run(async () => {
@@ -364,15 +382,16 @@ export class TierService {
     await this.store.close();
   }
 
+  /** The calling principal's fragment `id` when the call's scope sees it; NOT_FOUND otherwise, as for a missing one. */
   private visible(view: ScopedBackendView, id: string): LoadedFragment {
-    const f = this.index.get(id);
+    const f = this.index.get(fragmentKey(ownerOf(view), id));
     if (!f || !isFragmentVisible(view, f)) throw notFound(id);
     return f;
   }
 
   private async contentOf(f: LoadedFragment): Promise<string> {
     if (f.content !== undefined) return f.content;
-    const content = (await this.store.readContents([f.id])).get(f.id);
+    const content = (await this.store.readContents(f.owner, [f.id])).get(f.id);
     if (content === undefined) throw new Error(`tier store lost the content of fragment ${f.id}`);
     return content;
   }
@@ -386,8 +405,9 @@ export class TierService {
   /** Writes the fragment through, then records it in memory (content kept only when hot). */
   private async persist(fragment: TierFragment): Promise<void> {
     await this.store.save(fragment);
-    this.policy.place(fragment.id, fragment.tier, fragment.tokenCount, fragment.accessSeq);
-    this.index.set(fragment.id, { ...fragment, content: fragment.tier === "hot" ? fragment.content : undefined });
+    const key = fragmentKey(fragment.owner, fragment.id);
+    this.policy.place(key, fragment.tier, fragment.tokenCount, fragment.accessSeq);
+    this.index.set(key, { ...fragment, content: fragment.tier === "hot" ? fragment.content : undefined });
   }
 
   /** Moves a fragment to `to` as its most recently used entry; into cold it gains a summary, out of cold it loses it. */
@@ -400,31 +420,41 @@ export class TierService {
     return moved;
   }
 
-  private async delete(id: string): Promise<void> {
-    await this.store.remove(id);
-    this.policy.remove(id);
-    this.index.delete(id);
+  private async delete(f: LoadedFragment): Promise<void> {
+    await this.store.remove(f.owner, f.id);
+    const key = fragmentKey(f.owner, f.id);
+    this.policy.remove(key);
+    this.index.delete(key);
     this.counters.evictions += 1;
   }
 
   /**
    * Applies the policy's overflow moves until every tier is within budget. Budgets are shared, so the moves
-   * may touch any tenant's fragments; what is returned is only what `view` may see (no view: nothing), so a
-   * caller never learns another tenant's fragment ids.
+   * may touch any tenant's fragments; what is returned is only what `view` may see (its principal's, in its
+   * scope; no view: nothing), so a caller never learns another tenant's fragment ids.
    */
   private async rebalance(view?: ScopedBackendView): Promise<Displacement[]> {
     const displaced: Displacement[] = [];
     for (let step = this.policy.nextOverflowMove(); step; step = this.policy.nextOverflowMove()) {
-      const f = this.index.get(step.id);
-      if (!f) throw new Error(`tier policy names fragment ${step.id}, which the index lacks`);
+      const f = this.index.get(step.key);
+      if (!f) throw new Error(`tier policy names fragment ${step.key}, which the index lacks`);
       if (step.to) {
         await this.move(f, step.to);
         this.counters.demotions += 1;
-      } else await this.delete(step.id);
-      if (view && isFragmentVisible(view, f)) displaced.push({ id: step.id, from: step.from, to: step.to, evicted: step.to === undefined });
+      } else await this.delete(f);
+      if (view && isFragmentVisible(view, f)) displaced.push({ id: f.id, from: step.from, to: step.to, evicted: step.to === undefined });
     }
     return displaced;
   }
+}
+
+/**
+ * The namespace of the call's fragments: the principal owning its scope. The access interceptor only builds
+ * views of scopes the caller owns, so an empty one is a server bug, never a client's doing.
+ */
+function ownerOf(view: ScopedBackendView): string {
+  if (view.principal.length === 0) throw new Error(`scope ${view.scopeId} has no owner: tier fragments need a principal namespace`);
+  return view.principal;
 }
 
 function notFound(id: string): NotFoundError {

@@ -12,6 +12,11 @@ const S: Record<"api" | "web" | "both" | "noChild" | "secret" | "readerApi", Res
 const F: Record<string, string> = {};
 const OWNER: Record<string, keyof typeof S> = {};
 const PRINCIPAL: Record<keyof typeof S, string> = { api: "writer", web: "writer", both: "writer", noChild: "writer", secret: "other", readerApi: "reader" };
+/**
+ * Ids of other principals' fragments that the api scope (writer) stored fragments of its own under: fragment
+ * ids are per principal, so from then on the id also names a writer fragment, which the api scope may see.
+ */
+const CLAIMED = new Set<string>();
 const GHOST = "ghost-fragment-id";
 
 const tiers = (scope: keyof typeof S, protocol: "connect" | "grpc" = "connect") => t.client(ContextTierService, PRINCIPAL[scope], S[scope].scopeId, protocol);
@@ -50,11 +55,14 @@ afterAll(async () => {
   await t?.close(true);
 });
 
-/** Which fragments each scope may see. */
+/**
+ * Which fragments each scope may see: its principal's, within its projects and resources. Fragment ids are
+ * namespaced per principal, so the reader, which stores none, sees none of the writer's in the same project.
+ */
 function visibleIn(scope: keyof typeof S): string[] {
   const names: Record<keyof typeof S, string[]> = {
     api: ["apiHot", "apiWarm", "apiCold", "apiChildHot"],
-    readerApi: ["apiHot", "apiWarm", "apiCold", "apiChildHot"],
+    readerApi: [],
     noChild: ["apiHot", "apiWarm", "apiCold"],
     web: ["webHot", "webWarm", "webCold", "sharedHot"],
     both: ["apiHot", "apiWarm", "apiCold", "apiChildHot", "webHot", "webWarm", "webCold", "sharedHot"],
@@ -63,14 +71,20 @@ function visibleIn(scope: keyof typeof S): string[] {
   return names[scope].map((n) => F[n]).sort();
 }
 
-const hiddenFrom = (scope: keyof typeof S) => Object.values(F).filter((id) => !visibleIn(scope).includes(id));
+/** Ids of the fixture's fragments `scope` may not see (less those its principal has since stored its own under). */
+const hiddenFrom = (scope: keyof typeof S) => Object.values(F).filter((id) => !visibleIn(scope).includes(id) && !CLAIMED.has(id));
 
-/** Where every fragment is, as its owner sees it (reading a view does not touch the LRU order). */
+/** A fragment's identity across principals (ids are per principal): "principal id". */
+const keyOf = (principal: string, id: string) => `${principal} ${id}`;
+/** The identity of the fixture fragment `name`. */
+const key = (name: string) => keyOf(PRINCIPAL[OWNER[name]], F[name]);
+
+/** Where every fragment is, by keyOf(principal, id), as its owner sees it (reading a view does not touch the LRU order). */
 async function placement(): Promise<Record<string, Tier>> {
   const out: Record<string, Tier> = {};
   for (const scope of ["both", "secret"] as const) {
     const { fragments } = await tiers(scope).getForActor({ role: Role.STRATEGIST });
-    for (const fr of fragments) out[fr.fragmentId] = fr.tier;
+    for (const fr of fragments) out[keyOf(PRINCIPAL[scope], fr.fragmentId)] = fr.tier;
   }
   return out;
 }
@@ -141,23 +155,36 @@ describe.each(["api", "noChild", "web", "secret", "readerApi"] as const)("tiers 
 describe("tier writes never touch or name another tenant's fragments", () => {
   it("storing under a hidden fragment's id never overwrites, moves or describes it", async () => {
     const before = await placement();
-    for (const id of hiddenFrom("api")) {
-      // Refusing (today: ALREADY_EXISTS) or keeping the two apart are both safe; overwriting is not.
+    const outcomes: Record<string, string> = {};
+    for (const name of Object.keys(F).filter((n) => hiddenFrom("api").includes(F[n]))) {
+      const id = F[name];
+      // Refusing or keeping the two apart are both safe; overwriting is not. Today: the same principal's own
+      // fragment outside the scope is ALREADY_EXISTS, another principal's id is free (ids are per principal).
       const err = await tiers("api")
         .storeFragment({ fragment: { fragmentId: id, content: "overwrite", projectName: "local/api" } })
         .then(
           () => undefined,
           (e: unknown) => e as { code: Code; rawMessage: string },
         );
+      outcomes[name] = err ? Code[err.code] : "OK";
       if (err) {
         expect([Code[Code.AlreadyExists], Code[Code.PermissionDenied], Code[Code.NotFound]]).toContain(Code[err.code]);
         expect(err.rawMessage).not.toContain("local/web");
         expect(err.rawMessage).not.toContain("other/secret");
+      } else {
+        // Kept apart: the stored fragment is the caller's own, under the same id.
+        CLAIMED.add(id);
+        const { fragment } = await tiers("api").getFragment({ fragmentId: id });
+        expect([fragment!.content, fragment!.projectName]).toEqual(["overwrite", "local/api"]);
       }
     }
-    for (const [id, tier] of Object.entries(before)) expect({ id, tier: (await placement())[id] }).toEqual({ id, tier });
+    expect(outcomes).toEqual({ webHot: "AlreadyExists", webWarm: "AlreadyExists", webCold: "AlreadyExists", sharedHot: "AlreadyExists", secretHot: "OK", secretCold: "OK" });
+    const after = await placement();
+    for (const [k, tier] of Object.entries(before)) expect({ k, tier: after[k] }).toEqual({ k, tier });
     const { fragment } = await tiers("secret").getFragment({ fragmentId: F.secretHot });
     expect(fragment!.content).toBe("context secretHot of other/secret");
+    const { fragment: cold } = await tiers("secret").getFragment({ fragmentId: F.secretCold });
+    expect(cold!.content).toBe("context secretCold of other/secret");
   });
 
   it("a client-chosen fragment id another tenant already uses neither blocks nor reveals anything", async () => {
@@ -176,6 +203,26 @@ describe("tier writes never touch or name another tenant's fragments", () => {
     expect(fragment!.content).toBe("other tenant plan");
   });
 
+  it("two principals over the same project keep separate fragment namespaces in every operation", async () => {
+    // admin may scope local/api like the writer: the project is shared, the fragments are not.
+    const admin = await resolve(t, "admin", { projects: ["local/api"] });
+    const a = t.client(ContextTierService, "admin", admin.scopeId);
+    const before = await placement();
+    expect((await a.getForActor({ role: Role.STRATEGIST, includeFullContent: true })).fragments).toEqual([]);
+    expect((await a.getMetrics({})).hotPopulation).toBe(0n);
+    for (const id of [F.apiHot, F.apiWarm, F.apiCold]) await expectCode(a.getFragment({ fragmentId: id }), Code.NotFound);
+    const { fragment } = await a.storeFragment({ fragment: { fragmentId: F.apiWarm, content: "admin note", projectName: "local/api", tier: Tier.COLD } });
+    expect([fragment!.fragmentId, fragment!.tier]).toEqual([F.apiWarm, Tier.COLD]);
+    expect((await a.evictLru({ tier: Tier.WARM, count: 100 })).fragmentIds).toEqual([]);
+    expect(ids((await a.getForActor({ role: Role.STRATEGIST })).fragments)).toEqual([F.apiWarm]);
+    expect((await a.getMetrics({})).coldPopulation).toBe(1n);
+    expect(await placement()).toEqual(before);
+    const { fragment: writers } = await tiers("api").getFragment({ fragmentId: F.apiWarm });
+    expect(writers!.content).toBe("context apiWarm of local/api");
+    expect((await a.evictLru({ tier: Tier.COLD, count: 100 })).fragmentIds).toEqual([F.apiWarm]);
+    expect((await tiers("api").getFragment({ fragmentId: F.apiWarm })).fragment!.content).toBe("context apiWarm of local/api");
+  });
+
   it("displacement caused by one tenant names only fragments that tenant sees", async () => {
     // Fill hot well past its budget from the api scope: the LRU hot fragments of every tenant move down.
     const displacedIds: string[] = [];
@@ -188,7 +235,7 @@ describe("tier writes never touch or name another tenant's fragments", () => {
     for (const id of displacedIds) if (!visible.has(id)) expect(Object.values(F)).not.toContain(id);
     // The other tenants' fragments still exist (moved down at most), none lost to another tenant's call.
     const after = await placement();
-    for (const id of [...visibleIn("web"), ...visibleIn("secret")]) expect(after[id]).toBeDefined();
+    for (const name of ["webHot", "webWarm", "webCold", "sharedHot", "secretHot", "secretCold"]) expect(after[key(name)]).toBeDefined();
   });
 
   it("EvictLru evicts only the scope's fragments, from every tier", async () => {
@@ -201,11 +248,12 @@ describe("tier writes never touch or name another tenant's fragments", () => {
       }
     }
     const api = new Set((await tiers("api").getForActor({ role: Role.STRATEGIST })).fragments.map((x) => x.fragmentId));
-    const others = [...visibleIn("web"), ...visibleIn("secret"), F.apiChildHot];
-    for (const id of evicted) expect(others).not.toContain(id);
+    // Evicted ids are the writer's (the noChild scope's principal); none of them may be outside the scope.
+    const others = ["webHot", "webWarm", "webCold", "sharedHot", "secretHot", "secretCold", "apiChildHot"].map(key);
+    for (const id of evicted) expect(others).not.toContain(keyOf("writer", id));
     const after = await placement();
-    for (const id of others) expect(after[id]).toBe(before[id]);
-    for (const id of evicted) expect(api.has(id) || after[id] === undefined).toBe(true);
+    for (const k of others) expect({ k, tier: after[k] }).toEqual({ k, tier: before[k] });
+    for (const id of evicted) expect(api.has(id) || after[keyOf("writer", id)] === undefined).toBe(true);
     expect(await expectBadFields(tiers("api").evictLru({ tier: Tier.UNSPECIFIED, count: 1 }))).toEqual(["tier"]);
   });
 });

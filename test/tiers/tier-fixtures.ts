@@ -1,11 +1,11 @@
 import { createScopedBackendView, type ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
 import { newUlid } from "../../src/domain/ulid-id.js";
 
-/** A scoped view over `projects` and `resourceIds`, as the access interceptor would build it. */
-export function scopeView(projects: string[], resourceIds: string[] = []): ScopedBackendView {
+/** A scoped view over `projects` and `resourceIds` owned by `owner`, as the access interceptor would build it. */
+export function scopeView(projects: string[], resourceIds: string[] = [], owner = "test"): ScopedBackendView {
   return createScopedBackendView({
     scopeId: newUlid(),
-    owner: "test",
+    owner,
     resourceIds: [...resourceIds].sort(),
     projectNames: projects,
     temporalScope: "current",

@@ -1,19 +1,23 @@
 import type { TierName } from "../../src/domain/tier-fragment.js";
 import type { TierBudgets } from "../../src/domain/tier-policy.js";
 
-/** Who may see a model fragment: a view is the set of owners it allows. */
+/** Who may see a model fragment within its principal: a view is the set of owners (project, resource) it allows. */
 export type Owner = "a" | "b" | "a+r";
 
-/** An operation of a random sequence. */
+/** The principal a call runs as: fragment ids are namespaced per principal, and views never cross principals. */
+export type Principal = "p" | "q";
+
+/** An operation of a random sequence, run as `principal`. */
 export type TierOp =
-  | { kind: "store"; id: string; tokens: number; tier: TierName | undefined; owner: Owner; narrow: boolean }
-  | { kind: "get" | "promote" | "demote"; id: string; narrow: boolean }
-  | { kind: "evict"; tier: TierName; count: number; narrow: boolean };
+  | { kind: "store"; principal: Principal; id: string; tokens: number; tier: TierName | undefined; owner: Owner; narrow: boolean }
+  | { kind: "get" | "promote" | "demote"; principal: Principal; id: string; narrow: boolean }
+  | { kind: "evict"; principal: Principal; tier: TierName; count: number; narrow: boolean };
 
 /** What the model expects an operation to end in. */
 export type Outcome = "ok" | "not_found" | "failed_precondition" | "invalid_argument" | "already_exists" | "scope_violation";
 
 interface Item {
+  principal: Principal;
   id: string;
   tokens: number;
   owner: Owner;
@@ -27,9 +31,15 @@ export function visibleTo(owner: Owner, narrow: boolean): boolean {
   return !narrow || owner === "a";
 }
 
+/** Whether a call as `principal` through a full or narrow view sees `item`: its own principal's, and allowed by the view. */
+function sees(principal: Principal, narrow: boolean, item: Item): boolean {
+  return item.principal === principal && visibleTo(item.owner, narrow);
+}
+
 /**
  * An independent reference of the tier semantics, written as plainly as possible (arrays in LRU order,
- * linear scans), that the property tests run side by side with the real service.
+ * linear scans), that the property tests run side by side with the real service. A fragment is
+ * (principal, id); the budgets, the LRU order and the counters are shared by both principals.
  */
 export class TierModel {
   readonly tiers: Record<TierName, Item[]> = { hot: [], warm: [], cold: [] };
@@ -43,16 +53,16 @@ export class TierModel {
         const tier = op.tier ?? "hot";
         if (!visibleTo(op.owner, op.narrow)) return "scope_violation";
         if (tier === "hot" && op.tokens > this.budgets.maxTokensHot) return "invalid_argument";
-        const found = this.find(op.id);
-        if (found && !visibleTo(found.item.owner, op.narrow)) return "already_exists";
-        this.take(op.id);
-        this.tiers[tier].push({ id: op.id, tokens: op.tokens, owner: op.owner });
+        const found = this.find(op.principal, op.id);
+        if (found && !sees(op.principal, op.narrow, found.item)) return "already_exists";
+        this.take(op.principal, op.id);
+        this.tiers[tier].push({ principal: op.principal, id: op.id, tokens: op.tokens, owner: op.owner });
         this.rebalance();
         return "ok";
       }
       case "get": {
-        const found = this.find(op.id);
-        if (!found || !visibleTo(found.item.owner, op.narrow)) {
+        const found = this.find(op.principal, op.id);
+        if (!found || !sees(op.principal, op.narrow, found.item)) {
           this.counters.hotMisses++;
           this.counters.warmMisses++;
           this.counters.misses++;
@@ -67,18 +77,18 @@ export class TierModel {
           this.counters.warmMisses++;
           this.counters.coldHits++;
         }
-        this.take(op.id);
+        this.take(op.principal, op.id);
         this.tiers[found.tier].push(found.item);
         return "ok";
       }
       case "promote":
       case "demote": {
-        const found = this.find(op.id);
-        if (!found || !visibleTo(found.item.owner, op.narrow)) return "not_found";
+        const found = this.find(op.principal, op.id);
+        if (!found || !sees(op.principal, op.narrow, found.item)) return "not_found";
         const to = op.kind === "promote" ? ABOVE[found.tier] : BELOW[found.tier];
         if (!to) return "failed_precondition";
         if (to === "hot" && found.item.tokens > this.budgets.maxTokensHot) return "failed_precondition";
-        this.take(op.id);
+        this.take(op.principal, op.id);
         this.tiers[to].push(found.item);
         if (op.kind === "promote") this.counters.promotions++;
         else this.counters.demotions++;
@@ -86,9 +96,9 @@ export class TierModel {
         return "ok";
       }
       case "evict": {
-        const victims = this.tiers[op.tier].filter((i) => visibleTo(i.owner, op.narrow)).slice(0, op.count);
+        const victims = this.tiers[op.tier].filter((i) => sees(op.principal, op.narrow, i)).slice(0, op.count);
         for (const v of victims) {
-          this.take(v.id);
+          this.take(v.principal, v.id);
           const to = BELOW[op.tier];
           if (to) {
             this.tiers[to].push(v);
@@ -101,21 +111,28 @@ export class TierModel {
     }
   }
 
-  /** The ids of `tier`, least recently used first. */
-  ids(tier: TierName): string[] {
-    return this.tiers[tier].map((i) => i.id);
+  /** The ids of `principal`'s fragments in `tier`, least recently used first. */
+  ids(tier: TierName, principal: Principal): string[] {
+    return this.tiers[tier].filter((i) => i.principal === principal).map((i) => i.id);
   }
 
-  private find(id: string): { tier: TierName; item: Item } | undefined {
+  /** Fragments of every principal in `tier`. */
+  size(tier: TierName): number {
+    return this.tiers[tier].length;
+  }
+
+  private find(principal: Principal, id: string): { tier: TierName; item: Item } | undefined {
     for (const tier of ["hot", "warm", "cold"] as const) {
-      const item = this.tiers[tier].find((i) => i.id === id);
+      const item = this.tiers[tier].find((i) => i.principal === principal && i.id === id);
       if (item) return { tier, item };
     }
     return undefined;
   }
 
-  private take(id: string): void {
-    for (const tier of ["hot", "warm", "cold"] as const) this.tiers[tier] = this.tiers[tier].filter((i) => i.id !== id);
+  private take(principal: Principal, id: string): void {
+    for (const tier of ["hot", "warm", "cold"] as const) {
+      this.tiers[tier] = this.tiers[tier].filter((i) => !(i.principal === principal && i.id === id));
+    }
   }
 
   private over(tier: TierName): boolean {

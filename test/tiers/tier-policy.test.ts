@@ -5,7 +5,7 @@ import { TierPolicy } from "../../src/domain/tier-policy.js";
 const budgets = { maxTokensHot: 100, maxDecisionsWarm: 2, maxDecisionsCold: 2 };
 
 function ids(p: TierPolicy, tier: "hot" | "warm" | "cold"): string[] {
-  return [...p.lru(tier)].map((e) => e.id);
+  return [...p.lru(tier)].map((e) => e.key);
 }
 
 describe("TierPolicy", () => {
@@ -52,11 +52,11 @@ describe("TierPolicy", () => {
     const p = new TierPolicy(budgets);
     p.place("a", "hot", 80, p.nextSeq());
     p.place("b", "hot", 40, p.nextSeq());
-    expect(p.nextOverflowMove()).toEqual({ id: "a", from: "hot", to: "warm" });
+    expect(p.nextOverflowMove()).toEqual({ key: "a", from: "hot", to: "warm" });
     p.place("a", "warm", 80, p.nextSeq());
     expect(p.nextOverflowMove()).toBeUndefined();
     for (const id of ["c1", "c2", "c3"]) p.place(id, "cold", 1, p.nextSeq());
-    expect(p.nextOverflowMove()).toEqual({ id: "c1", from: "cold", to: undefined });
+    expect(p.nextOverflowMove()).toEqual({ key: "c1", from: "cold", to: undefined });
   });
 
   test("a cascade resolves top down until every tier fits", () => {
@@ -68,13 +68,13 @@ describe("TierPolicy", () => {
     const moves = [];
     for (let m = p.nextOverflowMove(); m; m = p.nextOverflowMove()) {
       moves.push(m);
-      if (m.to) p.place(m.id, m.to, p.get(m.id)!.tokens, p.nextSeq());
-      else p.remove(m.id);
+      if (m.to) p.place(m.key, m.to, p.get(m.key)!.tokens, p.nextSeq());
+      else p.remove(m.key);
     }
     expect(moves).toEqual([
-      { id: "h1", from: "hot", to: "warm" },
-      { id: "w", from: "warm", to: "cold" },
-      { id: "c", from: "cold", to: undefined },
+      { key: "h1", from: "hot", to: "warm" },
+      { key: "w", from: "warm", to: "cold" },
+      { key: "c", from: "cold", to: undefined },
     ]);
     expect(ids(p, "hot")).toEqual(["h2"]);
     expect(ids(p, "warm")).toEqual(["h1"]);

@@ -6,17 +6,20 @@ import { MemoryTierStore } from "../../src/adapters/tiers/memory-tier-store.js";
 import { SqliteFileTierStore } from "../../src/adapters/tiers/sqlite-file-tier-store.js";
 import { openSqliteDatabase } from "../../src/adapters/sqlite/sqlite-database.js";
 import { AcmsError } from "../../src/domain/errors.js";
+import type { ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
 import type { TierName } from "../../src/domain/tier-fragment.js";
 import type { TierBudgets } from "../../src/domain/tier-policy.js";
 import { newUlid } from "../../src/domain/ulid-id.js";
 import type { TierStore } from "../../src/ports/tier-store.js";
 import { TierService } from "../../src/server/tier-service.js";
 import { scopeView } from "./tier-fixtures.js";
-import { TierModel, type Outcome, type Owner, type TierOp } from "./tier-model.js";
+import { TierModel, type Outcome, type Owner, type Principal, type TierOp } from "./tier-model.js";
 
 const R = newUlid();
-const FULL = scopeView(["local/a", "local/b"], [R]);
-const NARROW = scopeView(["local/a"]);
+const PRINCIPALS = ["p", "q"] as const;
+/** Both principals get the same projects and resource: only the principal namespace keeps them apart. */
+const FULL: Record<Principal, ScopedBackendView> = { p: scopeView(["local/a", "local/b"], [R], "p"), q: scopeView(["local/a", "local/b"], [R], "q") };
+const NARROW: Record<Principal, ScopedBackendView> = { p: scopeView(["local/a"], [], "p"), q: scopeView(["local/a"], [], "q") };
 const OWNERS: Record<Owner, { projectName: string; resourceId: string }> = {
   a: { projectName: "local/a", resourceId: "" },
   b: { projectName: "local/b", resourceId: "" },
@@ -26,11 +29,13 @@ const TIERS = ["hot", "warm", "cold"] as const;
 
 const idArb = fc.constantFrom(...Array.from({ length: 10 }, (_, i) => `f${i}`));
 const tierArb = fc.constantFrom<TierName>(...TIERS);
+const principalArb = fc.constantFrom<Principal>(...PRINCIPALS);
 const opArb: fc.Arbitrary<TierOp> = fc.oneof(
   {
     weight: 4,
     arbitrary: fc.record({
       kind: fc.constant("store" as const),
+      principal: principalArb,
       id: idArb,
       tokens: fc.integer({ min: 1, max: 50 }),
       tier: fc.option(tierArb, { nil: undefined }),
@@ -38,8 +43,14 @@ const opArb: fc.Arbitrary<TierOp> = fc.oneof(
       narrow: fc.boolean(),
     }),
   },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom("get" as const, "promote" as const, "demote" as const), id: idArb, narrow: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("evict" as const), tier: tierArb, count: fc.integer({ min: 1, max: 4 }), narrow: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constantFrom("get" as const, "promote" as const, "demote" as const), principal: principalArb, id: idArb, narrow: fc.boolean() }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("evict" as const), principal: principalArb, tier: tierArb, count: fc.integer({ min: 1, max: 4 }), narrow: fc.boolean() }),
+  },
 );
 const budgetsArb: fc.Arbitrary<TierBudgets> = fc.record({
   maxTokensHot: fc.integer({ min: 30, max: 120 }),
@@ -47,9 +58,9 @@ const budgetsArb: fc.Arbitrary<TierBudgets> = fc.record({
   maxDecisionsCold: fc.integer({ min: 1, max: 5 }),
 });
 
-/** `n` tokens of content. */
-function content(n: number): string {
-  return "w".concat(" w".repeat(n - 1));
+/** `n` tokens of content, starting with the storing principal's name so a swap across principals shows. */
+function content(n: number, principal: Principal): string {
+  return principal.concat(" w".repeat(n - 1));
 }
 
 function outcomeOf(err: unknown): Outcome {
@@ -67,11 +78,11 @@ function outcomeOf(err: unknown): Outcome {
 }
 
 async function run(tiers: TierService, op: TierOp): Promise<Outcome> {
-  const view = op.narrow ? NARROW : FULL;
+  const view = (op.narrow ? NARROW : FULL)[op.principal];
   try {
     switch (op.kind) {
       case "store":
-        await tiers.storeFragment(view, { id: op.id, content: content(op.tokens), tier: op.tier, metadata: {}, ...OWNERS[op.owner] });
+        await tiers.storeFragment(view, { id: op.id, content: content(op.tokens, op.principal), tier: op.tier, metadata: {}, ...OWNERS[op.owner] });
         break;
       case "get":
         await tiers.getFragment(view, op.id);
@@ -95,31 +106,37 @@ async function run(tiers: TierService, op: TierOp): Promise<Outcome> {
 /** Every invariant, checked against the reference model after each operation. */
 /** `store` (in memory) is compared tier by tier; `afterRestart` skips the counters, which count since start. */
 async function checkInvariants(tiers: TierService, model: TierModel, budgets: TierBudgets, store?: TierStore, afterRestart = false): Promise<void> {
-  const listed = await tiers.getForActor(FULL, "strategist", [], false);
-  // One tier each: no id listed twice, and the store agrees on every fragment's tier.
-  expect(new Set(listed.map((f) => f.id)).size).toBe(listed.length);
-  if (store instanceof MemoryTierStore) expect(new Map(listed.map((f) => [f.id, f.tier]))).toEqual(store.tiersById());
-  // LRU order honoured: each tier's fragments, least recently used first, as the model has them.
-  for (const tier of TIERS) {
-    const ids = listed.filter((f) => f.tier === tier).map((f) => f.id).reverse();
-    expect(ids).toEqual(model.ids(tier));
+  let hotTokens = 0;
+  for (const principal of PRINCIPALS) {
+    const listed = await tiers.getForActor(FULL[principal], "strategist", [], false);
+    // Only the principal's own fragments, one tier each: no id listed twice, and the store agrees on every tier.
+    expect(listed.every((f) => f.owner === principal)).toBe(true);
+    expect(new Set(listed.map((f) => f.id)).size).toBe(listed.length);
+    if (store instanceof MemoryTierStore) expect(new Map(listed.map((f) => [f.id, f.tier]))).toEqual(store.tiersOf(principal));
+    // LRU order honoured: each tier's fragments, least recently used first, as the model has them.
+    for (const tier of TIERS) {
+      const ids = listed.filter((f) => f.tier === tier).map((f) => f.id).reverse();
+      expect(ids).toEqual(model.ids(tier, principal));
+    }
+    // Access order is also what the timestamps say (ties allowed: the sequence number decides).
+    for (let i = 1; i < listed.length; i++) {
+      if (listed[i].tier === listed[i - 1].tier) expect(listed[i].lastAccessedAt.getTime()).toBeLessThanOrEqual(listed[i - 1].lastAccessedAt.getTime());
+    }
+    // Metrics: counters are deployment-wide, population and tokens the principal's own.
+    const m = await tiers.getMetrics(FULL[principal]);
+    if (!afterRestart) expect({ ...m, population: undefined, tokens: undefined }).toEqual({ ...model.counters, population: undefined, tokens: undefined });
+    expect(m.population).toEqual({ hot: model.ids("hot", principal).length, warm: model.ids("warm", principal).length, cold: model.ids("cold", principal).length });
+    expect(m.hotMisses).toBe(m.warmHits + m.warmMisses);
+    expect(m.warmMisses).toBe(m.coldHits + m.misses);
+    hotTokens += m.tokens.hot;
   }
-  // Access order is also what the timestamps say (ties allowed: the sequence number decides).
-  for (let i = 1; i < listed.length; i++) {
-    if (listed[i].tier === listed[i - 1].tier) expect(listed[i].lastAccessedAt.getTime()).toBeLessThanOrEqual(listed[i - 1].lastAccessedAt.getTime());
-  }
-  // Budgets held.
+  // Budgets held over both principals together (they are per deployment).
   const totals = tiers.totals();
   expect(totals.tokens.hot).toBeLessThanOrEqual(budgets.maxTokensHot);
   expect(totals.population.warm).toBeLessThanOrEqual(budgets.maxDecisionsWarm);
   expect(totals.population.cold).toBeLessThanOrEqual(budgets.maxDecisionsCold);
-  // Metrics consistent with the operations.
-  const m = await tiers.getMetrics(FULL);
-  if (!afterRestart) expect({ ...m, population: undefined, tokens: undefined }).toEqual({ ...model.counters, population: undefined, tokens: undefined });
-  expect(m.population).toEqual({ hot: model.ids("hot").length, warm: model.ids("warm").length, cold: model.ids("cold").length });
-  expect(m.hotMisses).toBe(m.warmHits + m.warmMisses);
-  expect(m.warmMisses).toBe(m.coldHits + m.misses);
-  expect(m.tokens.hot).toBe(totals.tokens.hot);
+  expect(totals.population).toEqual({ hot: model.size("hot"), warm: model.size("warm"), cold: model.size("cold") });
+  expect(hotTokens).toBe(totals.tokens.hot);
 }
 
 async function runSequence(store: TierStore, budgets: TierBudgets, ops: TierOp[]): Promise<{ tiers: TierService; model: TierModel }> {
@@ -155,10 +172,12 @@ describe("random sequences of store, get, promote, demote and evict keep every i
           await tiers.close();
           const reopened = await TierService.open(new SqliteFileTierStore(db, join(dir, "cold")), { budgets, summaryTokens: 8 });
           await checkInvariants(reopened, model, budgets, undefined, true);
-          const full = await reopened.getForActor(FULL, "strategist", [], true);
-          for (const f of full) expect(f.content).toBe(content(f.tokenCount));
-          // Exactly one cold file per cold fragment: no copy left behind by a move.
-          expect(readdirSync(join(dir, "cold")).length).toBe(model.ids("cold").length);
+          for (const principal of PRINCIPALS) {
+            const full = await reopened.getForActor(FULL[principal], "strategist", [], true);
+            for (const f of full) expect(f.content).toBe(content(f.tokenCount, principal));
+          }
+          // Exactly one cold file per cold fragment of either principal: no copy left behind by a move.
+          expect(readdirSync(join(dir, "cold")).length).toBe(model.size("cold"));
           await reopened.close();
           db.close();
         }),

@@ -134,9 +134,12 @@ describe("ContextTierService over the network", () => {
       const err = await expectCode(call({ fragmentId: f.fragmentId }), Code.NotFound);
       expect(err.rawMessage).toBe("fragment secret-1 not found");
     }
-    await expectCode(mine.storeFragment({ fragment: fragment({ fragmentId: "secret-1", content: "overwrite" }) }), Code.AlreadyExists);
+    // Fragment ids are per principal: the same id is a fragment of mine, and theirs is untouched.
+    const own = (await mine.storeFragment({ fragment: fragment({ fragmentId: "secret-1", content: "my own", tier: Tier.HOT }) })).fragment!;
+    expect([own.fragmentId, own.content, own.tier]).toEqual(["secret-1", "my own", Tier.HOT]);
     const evicted = (await mine.evictLru({ tier: Tier.COLD, count: 100 })).fragmentIds;
     expect(evicted).not.toContain("secret-1");
+    expect((await mine.getFragment({ fragmentId: "secret-1" })).fragment!.content).toBe("my own");
     const listed = (await mine.getForActor({ role: Role.STRATEGIST, includeFullContent: true })).fragments;
     expect(listed.some((x) => x.projectName === "other/x" || x.content.includes("their secret"))).toBe(false);
     expect((await mine.getMetrics({})).coldPopulation).toBe(0n);

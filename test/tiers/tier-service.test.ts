@@ -16,7 +16,10 @@ const R1 = newUlid();
 const R2 = newUlid();
 const view = scopeView(["local/api", "local/web"], [R1]);
 const apiOnly = scopeView(["local/api"], [R1]);
+/** The same principal as `view`, in a scope of another project: within one principal, scopes still isolate. */
 const other = scopeView(["other/x"], [R2]);
+/** Another principal over the same projects and resources as `view`: a separate fragment id namespace. */
+const stranger = scopeView(["local/api", "local/web"], [R1], "stranger");
 
 const BUDGETS: TierBudgets = { maxTokensHot: 60, maxDecisionsWarm: 3, maxDecisionsCold: 3 };
 
@@ -160,18 +163,83 @@ describe("StoreFragment", () => {
     expect(second.fragment.createdAt).toEqual(first.fragment.createdAt);
     expect(second.fragment.tier).toBe("cold");
     expect(second.fragment.summary.length).toBeGreaterThan(0);
-    expect(store.tiersById()).toEqual(new Map([["plan:1", "cold"]]));
+    expect(store.tiersOf("test")).toEqual(new Map([["plan:1", "cold"]]));
     const got = await tiers.getFragment(view, "plan:1");
     expect(got.content).toBe(prose(10));
     expect(got.metadata).toEqual({ v: "2" });
     expect((await tiers.getMetrics(view)).population).toEqual({ hot: 0, warm: 0, cold: 1 });
   });
 
-  test("an id held by a fragment outside the scope is ALREADY_EXISTS and the fragment is untouched", async () => {
+  test("an id held by one of the principal's own fragments outside the scope is ALREADY_EXISTS and the fragment is untouched", async () => {
     const { tiers } = await open();
     await tiers.storeFragment(other, input({ id: "shared", projectName: "other/x", content: "theirs" }));
     await rejects(() => tiers.storeFragment(view, input({ id: "shared", content: "mine" })), AlreadyExistsError);
     expect((await tiers.getFragment(other, "shared")).content).toBe("theirs");
+  });
+});
+
+describe("fragment ids are namespaced per principal", () => {
+  test("two principals store the same id independently, even over the same projects and resources", async () => {
+    const { tiers, store } = await open();
+    const mine = await tiers.storeFragment(view, input({ id: "plan-1", content: "my plan", resourceId: R1 }));
+    const theirs = await tiers.storeFragment(stranger, input({ id: "plan-1", content: "their plan", tier: "cold" }));
+    expect(mine.fragment.id).toBe("plan-1");
+    expect(theirs.fragment.id).toBe("plan-1");
+    expect(store.tiersOf("test")).toEqual(new Map([["plan-1", "hot"]]));
+    expect(store.tiersOf("stranger")).toEqual(new Map([["plan-1", "cold"]]));
+    expect((await tiers.getFragment(view, "plan-1")).content).toBe("my plan");
+    expect((await tiers.getFragment(stranger, "plan-1")).content).toBe("their plan");
+    // Replacing one principal's fragment keeps the other's as it was.
+    await tiers.storeFragment(stranger, input({ id: "plan-1", content: "their plan, v2", tier: "warm" }));
+    const again = await tiers.getFragment(view, "plan-1");
+    expect([again.content, again.tier, again.createdAt]).toEqual(["my plan", "hot", mine.fragment.createdAt]);
+  });
+
+  test("whether another principal holds an id never changes an answer: store, get, promote, demote", async () => {
+    const { tiers } = await open();
+    await tiers.storeFragment(stranger, input({ id: "taken", content: "their plan", tier: "warm" }));
+    // Every call on "taken" answers exactly as on "fresh", which nobody holds.
+    for (const id of ["taken", "fresh"]) {
+      const err = await rejects(() => tiers.getFragment(view, id), NotFoundError);
+      expect(err.message).toBe(`fragment ${id} not found`);
+      await rejects(() => tiers.promoteFragment(view, id), NotFoundError);
+      await rejects(() => tiers.demoteFragment(view, id), NotFoundError);
+      const stored = await tiers.storeFragment(view, input({ id, content: `my ${id}`, tier: "warm" }));
+      expect(stored.fragment.tier).toBe("warm");
+      expect((await tiers.promoteFragment(view, id)).fragment.tier).toBe("hot");
+      expect((await tiers.demoteFragment(view, id)).fragment.tier).toBe("warm");
+    }
+    const theirs = await tiers.getFragment(stranger, "taken");
+    expect([theirs.content, theirs.tier]).toEqual(["their plan", "warm"]);
+  });
+
+  test("EvictLru, GetForActor and GetMetrics only ever see the caller's principal's fragments", async () => {
+    const { tiers } = await open();
+    await tiers.storeFragment(view, input({ id: "same", content: tokens(3) }));
+    await tiers.storeFragment(stranger, input({ id: "same", content: tokens(5) }));
+    await tiers.storeFragment(stranger, input({ id: "only-theirs", content: tokens(7) }));
+    const listed = await tiers.getForActor(view, "strategist", [], true);
+    expect(listed.map((f) => [f.id, f.content])).toEqual([["same", tokens(3)]]);
+    expect((await tiers.getMetrics(view)).tokens.hot).toBe(3);
+    expect((await tiers.getMetrics(stranger)).tokens.hot).toBe(12);
+    expect(await tiers.evictLru(view, "hot", 10)).toEqual(["same"]);
+    expect((await tiers.getForActor(stranger, "reviewer", [], false)).map((f) => f.id).sort()).toEqual(["only-theirs", "same"]);
+    expect((await tiers.getFragment(view, "same")).tier).toBe("warm");
+  });
+
+  test("displacement across principals moves the other's fragment but names only the caller's", async () => {
+    const { tiers } = await open({ maxTokensHot: 50, maxDecisionsWarm: 5, maxDecisionsCold: 5 });
+    await tiers.storeFragment(stranger, input({ id: "x", content: tokens(20) }));
+    await tiers.storeFragment(view, input({ id: "x", content: tokens(20) }));
+    const third = await tiers.storeFragment(view, input({ id: "y", content: tokens(20) }));
+    // The stranger's "x" went down; the caller's own "x" (same id) stayed hot and is not named.
+    expect(third.displaced).toEqual([]);
+    expect((await tiers.getFragment(stranger, "x")).tier).toBe("warm");
+    expect((await tiers.getFragment(view, "x")).tier).toBe("hot");
+    const fourth = await tiers.storeFragment(stranger, input({ id: "z", content: tokens(20) }));
+    expect(fourth.displaced).toEqual([]);
+    expect((await tiers.getFragment(view, "x")).tier).toBe("hot");
+    expect((await tiers.getFragment(view, "y")).tier).toBe("warm");
   });
 });
 
@@ -392,7 +460,7 @@ describe("concurrency", () => {
     }
     await Promise.all(ops);
     const listed = await tiers.getForActor(view, "strategist", [], false);
-    const stored = store.tiersById();
+    const stored = store.tiersOf("test");
     expect(new Set(listed.map((f) => f.id)).size).toBe(listed.length);
     expect(new Map(listed.map((f) => [f.id, f.tier]))).toEqual(stored);
     const totals = tiers.totals();

@@ -11,11 +11,14 @@ export interface TierStoreSuiteOptions {
 }
 
 let seq = 0;
+/** The owner (principal namespace) of suite records unless a test names another. */
+export const OWNER = "writer";
 /** A fragment record for the suite; every call gets a larger access sequence number. */
 export function record(id: string, tier: TierName, content = `content of ${id}`, over: Partial<TierFragment> = {}): TierFragment {
   seq += 1;
   const at = new Date(1_700_000_000_000 + seq);
   return {
+    owner: OWNER,
     id,
     tier,
     projectName: "local/api",
@@ -48,7 +51,7 @@ export function runTierStoreSuite(name: string, opts: TierStoreSuiteOptions): vo
       expect(loaded[1]).toEqual({ ...h });
       expect(loaded[0]).toEqual({ ...c, content: undefined });
       expect(loaded[2].content).toBeUndefined();
-      expect(await s.readContents(["w", "c", "h", "missing"])).toEqual(new Map([["w", w.content], ["c", c.content], ["h", "hot words"]]));
+      expect(await s.readContents(OWNER, ["w", "c", "h", "missing"])).toEqual(new Map([["w", w.content], ["c", c.content], ["h", "hot words"]]));
       await s.close();
     });
 
@@ -60,10 +63,10 @@ export function runTierStoreSuite(name: string, opts: TierStoreSuiteOptions): vo
       await s.save(record("f", "warm", "four"));
       const loaded = await s.load();
       expect(loaded.map((f) => [f.id, f.tier])).toEqual([["f", "warm"]]);
-      expect((await s.readContents(["f"])).get("f")).toBe("four");
+      expect((await s.readContents(OWNER, ["f"])).get("f")).toBe("four");
       await s.save(record("f", "cold", "five"));
       expect((await s.load()).map((f) => [f.id, f.tier, f.summary])).toEqual([["f", "cold", "summary of f"]]);
-      expect((await s.readContents(["f"])).get("f")).toBe("five");
+      expect((await s.readContents(OWNER, ["f"])).get("f")).toBe("five");
       await s.close();
     });
 
@@ -71,11 +74,11 @@ export function runTierStoreSuite(name: string, opts: TierStoreSuiteOptions): vo
       const s = await opts.create();
       await s.save(record("a", "hot"));
       await s.save(record("b", "cold"));
-      await s.remove("a");
-      await s.remove("b");
-      await s.remove("nothing");
+      await s.remove(OWNER, "a");
+      await s.remove(OWNER, "b");
+      await s.remove(OWNER, "nothing");
       expect(await s.load()).toEqual([]);
-      expect((await s.readContents(["a", "b"])).size).toBe(0);
+      expect((await s.readContents(OWNER, ["a", "b"])).size).toBe(0);
       await s.close();
     });
 
@@ -86,11 +89,11 @@ export function runTierStoreSuite(name: string, opts: TierStoreSuiteOptions): vo
       await s.save(a);
       await s.save(b);
       const later = record("x", "hot");
-      s.recordAccess("a", later.lastAccessedAt, later.accessSeq);
+      s.recordAccess(OWNER, "a", later.lastAccessedAt, later.accessSeq);
       const stale = record("y", "hot");
       const moved = record("b", "warm");
       await s.save(moved);
-      s.recordAccess("b", stale.lastAccessedAt, stale.accessSeq - 1000);
+      s.recordAccess(OWNER, "b", stale.lastAccessedAt, stale.accessSeq - 1000);
       if (opts.reopen) s = await opts.reopen(s);
       else await s.close();
       const loaded = await s.load();
@@ -110,8 +113,38 @@ export function runTierStoreSuite(name: string, opts: TierStoreSuiteOptions): vo
       const r = await opts.reopen(s);
       const loaded = await r.load();
       expect(loaded).toEqual(saved.map((f) => ({ ...f, content: f.tier === "hot" ? f.content : undefined })));
-      expect(await r.readContents(["w", "c"])).toEqual(new Map([["w", "warm text"], ["c", "cold text"]]));
+      expect(await r.readContents(OWNER, ["w", "c"])).toEqual(new Map([["w", "warm text"], ["c", "cold text"]]));
       await r.close();
+    });
+
+    it("fragment ids are per owner: the same id under two owners is two fragments in every operation", async () => {
+      let s = await opts.create();
+      // Owners chosen so a naive "owner/id" or "owner:id" join would collide: the store must keep them apart.
+      const mine = record("plan-1", "cold", "my plan", { owner: "a/b" });
+      const theirs = record("plan-1", "warm", "their plan", { owner: "a", projectName: "other/x" });
+      const slashed = record("b/plan-1", "hot", "slashed plan", { owner: "a" });
+      for (const f of [mine, theirs, slashed]) await s.save(f);
+      expect(await s.readContents("a/b", ["plan-1"])).toEqual(new Map([["plan-1", "my plan"]]));
+      expect(await s.readContents("a", ["plan-1", "b/plan-1"])).toEqual(new Map([["plan-1", "their plan"], ["b/plan-1", "slashed plan"]]));
+      expect((await s.readContents("nobody", ["plan-1"])).size).toBe(0);
+      // An access recorded for one owner never reorders the other's fragment of the same id.
+      const later = record("x", "hot");
+      s.recordAccess("a", "plan-1", later.lastAccessedAt, later.accessSeq);
+      if (opts.reopen) s = await opts.reopen(s);
+      const loaded = await s.load();
+      expect(loaded.map((f) => [f.owner, f.id, f.tier, f.accessSeq])).toEqual([
+        ["a/b", "plan-1", "cold", mine.accessSeq],
+        ["a", "b/plan-1", "hot", slashed.accessSeq],
+        ["a", "plan-1", "warm", later.accessSeq],
+      ]);
+      // Removing one owner's fragment leaves the other's of the same id where it was.
+      await s.remove("a", "plan-1");
+      expect((await s.load()).map((f) => [f.owner, f.id])).toEqual([
+        ["a/b", "plan-1"],
+        ["a", "b/plan-1"],
+      ]);
+      expect(await s.readContents("a/b", ["plan-1"])).toEqual(new Map([["plan-1", "my plan"]]));
+      await s.close();
     });
   });
 }

@@ -5,7 +5,7 @@ import { MemoryTierStore } from "../../src/adapters/tiers/memory-tier-store.js";
 import { SqliteFileTierStore } from "../../src/adapters/tiers/sqlite-file-tier-store.js";
 import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/sqlite/sqlite-database.js";
 import type { TierStore } from "../../src/ports/tier-store.js";
-import { record, runTierStoreSuite } from "./tier-store-suite.js";
+import { OWNER, record, runTierStoreSuite } from "./tier-store-suite.js";
 
 const dirs: string[] = [];
 const dbs = new Map<TierStore, { db: SqliteDatabase; dir: string }>();
@@ -62,12 +62,12 @@ describe("SqliteFileTierStore crash safety", () => {
     await s.save(record("f", "warm", "warm content"));
     const dir = join(dbs.get(s)!.dir, "cold");
     // What the first half of a warm-to-cold move writes, and a temp file of an interrupted write.
-    writeFileSync(join(dir, "0123456789abcdef0123456789abcdef-99.json"), JSON.stringify({ id: "f", content: "warm content" }));
+    writeFileSync(join(dir, "0123456789abcdef0123456789abcdef-99.json"), JSON.stringify({ owner: OWNER, id: "f", content: "warm content" }));
     writeFileSync(join(dir, "0123456789abcdef0123456789abcdef-100.json.a1b2c3.tmp"), "{");
     const r = await reopenDurable(s);
     expect((await r.load()).map((f) => [f.id, f.tier])).toEqual([["f", "warm"]]);
     expect(coldFiles(r)).toEqual([]);
-    expect((await r.readContents(["f"])).get("f")).toBe("warm content");
+    expect((await r.readContents(OWNER, ["f"])).get("f")).toBe("warm content");
   });
 
   test("a crash after the catalogue commit of a move out of cold, before the file is unlinked, leaves one copy", async () => {
@@ -108,7 +108,47 @@ describe("SqliteFileTierStore crash safety", () => {
     await s.save(record("a", "cold", "A"));
     const dir = join(dbs.get(s)!.dir, "cold");
     const [file] = readdirSync(dir);
-    writeFileSync(join(dir, file), JSON.stringify({ id: "b", content: "B" }));
-    await expect(s.readContents(["a"])).rejects.toThrow(/holds fragment b, expected a/);
+    writeFileSync(join(dir, file), JSON.stringify({ owner: OWNER, id: "b", content: "B" }));
+    await expect(s.readContents(OWNER, ["a"])).rejects.toThrow(/holds fragment writer\/b, expected writer\/a/);
+  });
+
+  test("a cold file holding another owner's fragment of the same id is refused, never served", async () => {
+    const s = await createDurable();
+    await s.save(record("a", "cold", "mine"));
+    const dir = join(dbs.get(s)!.dir, "cold");
+    const [file] = readdirSync(dir);
+    writeFileSync(join(dir, file), JSON.stringify({ owner: "other", id: "a", content: "theirs" }));
+    await expect(s.readContents(OWNER, ["a"])).rejects.toThrow(/holds fragment other\/a, expected writer\/a/);
+  });
+
+  test("two owners' cold fragments of the same id get their own files, and a restart serves each its own", async () => {
+    const s = await createDurable();
+    await s.save(record("plan-1", "cold", "mine", { owner: "writer", accessSeq: 7 }));
+    await s.save(record("plan-1", "cold", "theirs", { owner: "other", accessSeq: 7 }));
+    expect(coldFiles(s)).toHaveLength(2);
+    const r = await reopenDurable(s);
+    // Same id and same access number: only the owner tells the two files apart.
+    expect((await r.load()).map((f) => [f.owner, f.id, f.tier]).sort()).toEqual([
+      ["other", "plan-1", "cold"],
+      ["writer", "plan-1", "cold"],
+    ]);
+    expect(coldFiles(r)).toHaveLength(2);
+    expect(await r.readContents("writer", ["plan-1"])).toEqual(new Map([["plan-1", "mine"]]));
+    expect(await r.readContents("other", ["plan-1"])).toEqual(new Map([["plan-1", "theirs"]]));
+    // Moving one owner's fragment out of cold unlinks its file only.
+    await r.save(record("plan-1", "warm", "theirs, warm", { owner: "other" }));
+    expect(coldFiles(r)).toHaveLength(1);
+    expect(await r.readContents("writer", ["plan-1"])).toEqual(new Map([["plan-1", "mine"]]));
+  });
+
+  test("a tier_fragments table of the pre-release schema (no owner) is refused with a clear message", () => {
+    const dir = freshDir();
+    const db = openSqliteDatabase(join(dir, "acms.db"));
+    try {
+      db.exec(`CREATE TABLE tier_fragments (id TEXT PRIMARY KEY, tier TEXT NOT NULL)`);
+      expect(() => new SqliteFileTierStore(db, join(dir, "cold"))).toThrow(/pre-release schema without per-principal owners/);
+    } finally {
+      db.close();
+    }
   });
 });

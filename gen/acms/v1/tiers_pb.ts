@@ -22,7 +22,8 @@ export const file_acms_v1_tiers: GenFile = /*@__PURE__*/
  */
 export type Fragment = Message<"acms.v1.Fragment"> & {
   /**
-   * The fragment id; empty on store lets the server assign a ULID.
+   * The fragment id, unique per principal (two keys may use the same id independently); empty on store lets
+   * the server assign a ULID.
    *
    * @generated from field: string fragment_id = 1;
    */

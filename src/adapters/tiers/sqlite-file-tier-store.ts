@@ -2,11 +2,12 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync } from "node:fs";
 import { open, readFile, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import type { TierFragment, TierName } from "../../domain/tier-fragment.js";
+import { fragmentKey, type TierFragment, type TierName } from "../../domain/tier-fragment.js";
 import type { LoadedFragment, TierStore } from "../../ports/tier-store.js";
 import type { SqliteDatabase } from "../sqlite/sqlite-database.js";
 
 interface Row {
+  owner: string;
   id: string;
   tier: TierName;
   project_name: string;
@@ -22,8 +23,9 @@ interface Row {
   access_seq: number;
 }
 
-/** What a cold file holds: the id (checked on read) and the full original content. */
+/** What a cold file holds: the owner and id (both checked on read) and the full original content. */
 interface ColdFile {
+  owner: string;
   id: string;
   content: string;
 }
@@ -38,10 +40,14 @@ const COLD_READ_PARALLELISM = 64;
 const READ_BATCH = 500;
 
 /**
- * The embedded tier store: one SQLite table is the catalogue of every fragment (tier, owner, metadata,
+ * The embedded tier store: one SQLite table is the catalogue of every fragment (tier, project, metadata,
  * summary, LRU order) and holds the content of hot and warm fragments (hot is written through, so a restart
  * loses none of it); the content of cold fragments lives in files under `<dataDir>/cold/`, one per
  * fragment version, written atomically (temp file, fsync, rename, fsync of the directory).
+ *
+ * Fragment ids are namespaced per principal: the catalogue's primary key is (owner, id), and a cold file's
+ * name hashes the unambiguous pair (plus the version's access number), so two owners' fragments of the same
+ * id never share a row or a file; the file also records both, checked on every read.
  *
  * A move between SQLite and the files is crash-safe because the destination is made durable first and the
  * catalogue row, committed second, decides which copy is real: into cold, the file is written before the row
@@ -50,7 +56,8 @@ const READ_BATCH = 500;
  * @example const store = new SqliteFileTierStore(openSqliteDatabase(`${dir}/acms.db`), `${dir}/cold`);
  */
 export class SqliteFileTierStore implements TierStore {
-  private readonly pending = new Map<string, { at: number; seq: number }>();
+  /** Buffered read accesses, by fragmentKey(owner, id). */
+  private readonly pending = new Map<string, { owner: string; id: string; at: number; seq: number }>();
   private timer: NodeJS.Timeout | undefined;
   private readonly stmts: ReturnType<typeof prepareStatements>;
 
@@ -59,9 +66,11 @@ export class SqliteFileTierStore implements TierStore {
     private readonly coldDir: string,
   ) {
     mkdirSync(coldDir, { recursive: true });
+    refusePreReleaseSchema(db);
     db.exec(`
       CREATE TABLE IF NOT EXISTS tier_fragments (
-        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL CHECK (length(owner) > 0),
+        id TEXT NOT NULL,
         tier TEXT NOT NULL CHECK (tier IN ('hot', 'warm', 'cold')),
         project_name TEXT NOT NULL,
         resource_id TEXT NOT NULL,
@@ -74,6 +83,7 @@ export class SqliteFileTierStore implements TierStore {
         updated_at INTEGER NOT NULL,
         last_accessed_at INTEGER NOT NULL,
         access_seq INTEGER NOT NULL,
+        PRIMARY KEY (owner, id),
         CHECK ((tier = 'cold' AND content IS NULL AND cold_file IS NOT NULL)
             OR (tier <> 'cold' AND content IS NOT NULL AND cold_file IS NULL))
       ) STRICT;
@@ -93,20 +103,23 @@ export class SqliteFileTierStore implements TierStore {
     const lost = rows.filter((r) => r.cold_file !== null && !present.has(r.cold_file));
     if (lost.length > 0) {
       // Only a file deleted behind the service's back gets here: its row cannot be served, so it goes.
-      const drop = this.db.transaction((ids: string[]) => ids.forEach((id) => this.stmts.remove.run(id)));
-      drop(lost.map((r) => r.id));
-      process.stderr.write(`acms: tier store: ${lost.length} cold fragment file(s) missing under ${this.coldDir}; dropped ${lost.map((r) => r.id).join(", ")}\n`);
+      const drop = this.db.transaction((gone: Row[]) => gone.forEach((r) => this.stmts.remove.run(r.owner, r.id)));
+      drop(lost);
+      // Operators' log: names the files' fragments as owner/id (local stderr, never a client answer).
+      process.stderr.write(
+        `acms: tier store: ${lost.length} cold fragment file(s) missing under ${this.coldDir}; dropped ${lost.map((r) => `${r.owner}/${r.id}`).join(", ")}\n`,
+      );
     }
-    const lostIds = new Set(lost.map((r) => r.id));
-    return rows.filter((r) => !lostIds.has(r.id)).map(fromRow);
+    const lostKeys = new Set(lost.map((r) => fragmentKey(r.owner, r.id)));
+    return rows.filter((r) => !lostKeys.has(fragmentKey(r.owner, r.id))).map(fromRow);
   }
 
-  async readContents(ids: readonly string[]): Promise<Map<string, string>> {
+  async readContents(owner: string, ids: readonly string[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     const cold: Array<{ id: string; file: string }> = [];
     for (let i = 0; i < ids.length; i += READ_BATCH) {
       const batch = ids.slice(i, i + READ_BATCH);
-      const rows = this.stmts.contents.all(JSON.stringify(batch));
+      const rows = this.stmts.contents.all(owner, JSON.stringify(batch));
       for (const r of rows) {
         if (r.content !== null) out.set(r.id, r.content);
         else if (r.cold_file !== null) cold.push({ id: r.id, file: r.cold_file });
@@ -115,21 +128,21 @@ export class SqliteFileTierStore implements TierStore {
     // Bounded parallelism: a strategist's full view may name thousands of cold files.
     for (let i = 0; i < cold.length; i += COLD_READ_PARALLELISM) {
       const batch = cold.slice(i, i + COLD_READ_PARALLELISM);
-      const files = await Promise.all(batch.map((c) => this.readCold(c.id, c.file)));
+      const files = await Promise.all(batch.map((c) => this.readCold(owner, c.id, c.file)));
       batch.forEach((c, j) => out.set(c.id, files[j]));
     }
     return out;
   }
 
   async save(fragment: TierFragment): Promise<void> {
-    const previous = this.stmts.coldFileOf.get(fragment.id)?.cold_file ?? null;
+    const previous = this.stmts.coldFileOf.get(fragment.owner, fragment.id)?.cold_file ?? null;
     let coldFile: string | null = null;
     if (fragment.tier === "cold") {
-      coldFile = `${createHash("sha256").update(fragment.id).digest("hex").slice(0, 32)}-${fragment.accessSeq}.json`;
-      const body: ColdFile = { id: fragment.id, content: fragment.content };
+      coldFile = coldFileName(fragment.owner, fragment.id, fragment.accessSeq);
+      const body: ColdFile = { owner: fragment.owner, id: fragment.id, content: fragment.content };
       await this.writeAtomically(coldFile, JSON.stringify(body));
     }
-    this.pending.delete(fragment.id);
+    this.pending.delete(fragmentKey(fragment.owner, fragment.id));
     try {
       this.upsert(fragment, coldFile);
     } catch (err) {
@@ -141,6 +154,7 @@ export class SqliteFileTierStore implements TierStore {
 
   private upsert(fragment: TierFragment, coldFile: string | null): void {
     this.stmts.upsert.run({
+      owner: fragment.owner,
       id: fragment.id,
       tier: fragment.tier,
       project_name: fragment.projectName,
@@ -157,15 +171,15 @@ export class SqliteFileTierStore implements TierStore {
     });
   }
 
-  async remove(id: string): Promise<void> {
-    const previous = this.stmts.coldFileOf.get(id)?.cold_file ?? null;
-    this.pending.delete(id);
-    this.stmts.remove.run(id);
+  async remove(owner: string, id: string): Promise<void> {
+    const previous = this.stmts.coldFileOf.get(owner, id)?.cold_file ?? null;
+    this.pending.delete(fragmentKey(owner, id));
+    this.stmts.remove.run(owner, id);
     if (previous !== null) await unlinkIfPresent(join(this.coldDir, previous));
   }
 
-  recordAccess(id: string, lastAccessedAt: Date, seq: number): void {
-    this.pending.set(id, { at: lastAccessedAt.getTime(), seq });
+  recordAccess(owner: string, id: string, lastAccessedAt: Date, seq: number): void {
+    this.pending.set(fragmentKey(owner, id), { owner, id, at: lastAccessedAt.getTime(), seq });
     if (!this.timer) {
       this.timer = setTimeout(() => {
         try {
@@ -188,16 +202,19 @@ export class SqliteFileTierStore implements TierStore {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     if (this.pending.size === 0) return;
-    const entries = [...this.pending];
+    const entries = [...this.pending.values()];
     this.pending.clear();
     this.db.transaction(() => {
-      for (const [id, a] of entries) this.stmts.touch.run(a.at, a.seq, id, a.seq);
+      for (const a of entries) this.stmts.touch.run(a.at, a.seq, a.owner, a.id, a.seq);
     })();
   }
 
-  private async readCold(id: string, file: string): Promise<string> {
+  /** The content of a cold file, refused unless it holds exactly `owner`'s fragment `id`. */
+  private async readCold(owner: string, id: string, file: string): Promise<string> {
     const body = JSON.parse(await readFile(join(this.coldDir, file), "utf8")) as ColdFile;
-    if (body.id !== id) throw new Error(`cold file ${file} holds fragment ${body.id}, expected ${id}`);
+    if (body.owner !== owner || body.id !== id) {
+      throw new Error(`cold file ${file} holds fragment ${body.owner}/${body.id}, expected ${owner}/${id}`);
+    }
     return body.content;
   }
 
@@ -227,32 +244,54 @@ export class SqliteFileTierStore implements TierStore {
   }
 }
 
+/**
+ * The name of the cold file of one version of `owner`'s fragment `id`: a hash of the unambiguous pair (a
+ * JSON array, so no owner/id split collides with another) and the version's access number, which every
+ * save makes larger, so a move's new file never overwrites the copy it replaces.
+ */
+function coldFileName(owner: string, id: string, accessSeq: number): string {
+  return `${createHash("sha256").update(JSON.stringify([owner, id])).digest("hex").slice(0, 32)}-${accessSeq}.json`;
+}
+
+/**
+ * Refuses a tier_fragments table from before fragment ids were namespaced per principal (no owner column):
+ * its rows cannot be given an owner, and that schema was never released, so there is nothing to migrate.
+ */
+function refusePreReleaseSchema(db: SqliteDatabase): void {
+  const columns = db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('tier_fragments')`).all();
+  if (columns.length > 0 && !columns.some((c) => c.name === "owner")) {
+    throw new Error(
+      "tier store: table tier_fragments has the pre-release schema without per-principal owners; drop the table (DROP TABLE tier_fragments) and remove the cold/ folder to start the tiers empty",
+    );
+  }
+}
+
 /** The prepared statements of the store, made once per database handle. */
 function prepareStatements(db: SqliteDatabase) {
   return {
     all: db.prepare<[], Row>(
-      `SELECT id, tier, project_name, resource_id, metadata, CASE WHEN tier = 'hot' THEN content END AS content,
+      `SELECT owner, id, tier, project_name, resource_id, metadata, CASE WHEN tier = 'hot' THEN content END AS content,
               cold_file, summary, token_count, created_at, updated_at, last_accessed_at, access_seq
        FROM tier_fragments ORDER BY access_seq`,
     ),
-    coldFileOf: db.prepare<[string], { cold_file: string | null }>(`SELECT cold_file FROM tier_fragments WHERE id = ?`),
+    coldFileOf: db.prepare<[string, string], { cold_file: string | null }>(`SELECT cold_file FROM tier_fragments WHERE owner = ? AND id = ?`),
     upsert: db.prepare(
-      `INSERT INTO tier_fragments (id, tier, project_name, resource_id, metadata, content, cold_file, summary, token_count,
+      `INSERT INTO tier_fragments (owner, id, tier, project_name, resource_id, metadata, content, cold_file, summary, token_count,
                                    created_at, updated_at, last_accessed_at, access_seq)
-       VALUES (@id, @tier, @project_name, @resource_id, @metadata, @content, @cold_file, @summary, @token_count,
+       VALUES (@owner, @id, @tier, @project_name, @resource_id, @metadata, @content, @cold_file, @summary, @token_count,
                @created_at, @updated_at, @last_accessed_at, @access_seq)
-       ON CONFLICT (id) DO UPDATE SET tier = excluded.tier, project_name = excluded.project_name,
+       ON CONFLICT (owner, id) DO UPDATE SET tier = excluded.tier, project_name = excluded.project_name,
          resource_id = excluded.resource_id, metadata = excluded.metadata, content = excluded.content,
          cold_file = excluded.cold_file, summary = excluded.summary, token_count = excluded.token_count,
          created_at = excluded.created_at, updated_at = excluded.updated_at,
          last_accessed_at = excluded.last_accessed_at, access_seq = excluded.access_seq`,
     ),
-    contents: db.prepare<[string], { id: string; content: string | null; cold_file: string | null }>(
-      `SELECT id, content, cold_file FROM tier_fragments WHERE id IN (SELECT value FROM json_each(?))`,
+    contents: db.prepare<[string, string], { id: string; content: string | null; cold_file: string | null }>(
+      `SELECT id, content, cold_file FROM tier_fragments WHERE owner = ? AND id IN (SELECT value FROM json_each(?))`,
     ),
-    remove: db.prepare<[string]>(`DELETE FROM tier_fragments WHERE id = ?`),
-    touch: db.prepare<[number, number, string, number]>(
-      `UPDATE tier_fragments SET last_accessed_at = ?, access_seq = ? WHERE id = ? AND access_seq < ?`,
+    remove: db.prepare<[string, string]>(`DELETE FROM tier_fragments WHERE owner = ? AND id = ?`),
+    touch: db.prepare<[number, number, string, string, number]>(
+      `UPDATE tier_fragments SET last_accessed_at = ?, access_seq = ? WHERE owner = ? AND id = ? AND access_seq < ?`,
     ),
   };
 }
@@ -267,6 +306,7 @@ async function unlinkIfPresent(path: string): Promise<void> {
 
 function fromRow(r: Row): LoadedFragment {
   return {
+    owner: r.owner,
     id: r.id,
     tier: r.tier,
     projectName: r.project_name,
