@@ -31,6 +31,9 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data
 EXPOSE 50051
+# Health needs no key; Connect's JSON form over HTTP/1.1 needs nothing but node.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.ACMS_PORT||50051)+'/grpc.health.v1.Health/Check',{method:'POST',headers:{'content-type':'application/json'},body:'{}'}).then(r=>r.json()).then(j=>process.exit(j.status==='SERVING'?0:1),()=>process.exit(1))"
 # Node runs as PID 1 and handles SIGTERM itself: `docker stop` drains in-flight calls and exits 0.
 ENTRYPOINT ["node", "bin/acms.js"]
 CMD ["serve"]
