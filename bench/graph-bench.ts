@@ -15,8 +15,11 @@ import { join } from "node:path";
 import { Store, literal, namedNode, quad } from "oxigraph";
 import { OxigraphGraphBackend } from "../src/adapters/oxigraph/oxigraph-graph-backend.js";
 import type { RdfTriple } from "../src/domain/rdf-term.js";
-import { createScopedBackendView, type ScopedBackendView } from "../src/domain/scoped-backend-view.js";
+import type { ScopedBackendView } from "../src/domain/scoped-backend-view.js";
 import { graphIri } from "../src/domain/uko-uri.js";
+import { prng } from "../test/support/prng.js";
+import { viewOver } from "../test/support/view-over.js";
+import { median as medianOf, sampleTimes } from "./bench-timing.js";
 
 const RESOURCES = 100;
 const EX = "http://example.org/";
@@ -24,16 +27,6 @@ const XSD_INT = "http://www.w3.org/2001/XMLSchema#integer";
 
 function resourceId(i: number): string {
   return `01JGRAPH${String(i).padStart(18, "0")}`;
-}
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** One resource's triples: `people` persons, each with a name, an age and two "knows" edges. */
@@ -51,21 +44,7 @@ function resourceTriples(r: number, people: number, rnd: () => number): RdfTripl
 }
 
 function viewOf(ids: string[]): ScopedBackendView {
-  return createScopedBackendView({
-    scopeId: "01JBENCHSCOPE0000000000000",
-    owner: "bench",
-    resourceIds: [...ids].sort(),
-    projectNames: ["local/bench"],
-    temporalScope: "current",
-    includeResources: [],
-    excludeResources: [],
-    includePaths: [],
-    excludePaths: [],
-    parentScopeId: "",
-    expandDescendants: true,
-    deniedResourceIds: [],
-    createdAt: new Date(0),
-  });
+  return viewOver(ids, { scopeId: "01JBENCHSCOPE0000000000000", owner: "bench", projectNames: ["local/bench"] });
 }
 
 function toOx(t: RdfTriple["object"]) {
@@ -74,14 +53,7 @@ function toOx(t: RdfTriple["object"]) {
 }
 
 async function median(runs: number, fn: () => unknown | Promise<unknown>): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    await fn();
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)];
+  return medianOf(await sampleTimes(1, runs, fn));
 }
 
 const fmt = (ms: number) => (ms < 1 ? `${(ms * 1000).toFixed(0)} us` : `${ms.toFixed(2)} ms`);

@@ -21,14 +21,16 @@ import { SqliteDocumentStore } from "../src/adapters/sqlite/sqlite-document-stor
 import { Fts5TextBackend } from "../src/adapters/sqlite/fts5-text-backend.js";
 import { SqliteUnitReader } from "../src/adapters/sqlite/sqlite-unit-reader.js";
 import type { RdfTriple } from "../src/domain/rdf-term.js";
-import type { ResourceScope } from "../src/domain/scope.js";
-import { createScopedBackendView } from "../src/domain/scoped-backend-view.js";
 import { formatUkoUri } from "../src/domain/uko-uri.js";
 import { findGraphEvidence } from "../src/server/rag/graph-evidence.js";
 import { checkHybridRequest } from "../src/server/rag/hybrid-request.js";
 import { hybridSearch, type HybridSearchDeps } from "../src/server/rag/hybrid-search.js";
 import { searchText } from "../src/server/text-search.js";
 import { searchVectors } from "../src/server/vector-search.js";
+import { prng } from "../test/support/prng.js";
+import { viewOver } from "../test/support/view-over.js";
+import { median, sampleTimes } from "./bench-timing.js";
+import { syntheticUlid, syntheticWord, zipfRank } from "./synthetic-corpus.js";
 
 const DIM = 64;
 const RESOURCES = 100;
@@ -38,49 +40,10 @@ const WORDS_PER_CHUNK = 30;
 const QUERIES = 30;
 const ROUNDS = 3;
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const SYLLABLES = ["ka", "lo", "mi", "ner", "ta", "vo", "shi", "ru", "pen", "dal", "gor", "eth", "quin", "zu", "bar", "fel"];
-function word(i: number): string {
-  let s = "";
-  let n = i + 1;
-  while (n > 0) {
-    s += SYLLABLES[n % SYLLABLES.length];
-    n = Math.floor(n / SYLLABLES.length);
-  }
-  return s;
-}
-const zipf = (r: () => number) => Math.min(VOCABULARY - 1, Math.floor(Math.exp(r() * Math.log(VOCABULARY))) - 1);
-const ulidFor = (i: number) => `01J${i.toString(32).toUpperCase().replace(/[ILOU]/g, "X").padStart(23, "0")}`;
+const word = (r: () => number) => syntheticWord(zipfRank(r, VOCABULARY));
 
 function vectorOf(r: () => number): Float32Array {
   return Float32Array.from({ length: DIM }, () => r() * 2 - 1);
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
-
-async function timeEach(queries: number, fn: (q: number) => Promise<unknown>): Promise<number[]> {
-  const out: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let q = 0; q < queries; q++) {
-      const t0 = performance.now();
-      await fn(q);
-      out.push(performance.now() - t0);
-    }
-  }
-  return out;
 }
 
 /** Runs the RAG benchmark and prints its figures. */
@@ -95,19 +58,19 @@ export async function run(): Promise<void> {
   const vector = new PartitionedVectorBackend({ dimension: DIM });
   const graph = await OxigraphGraphBackend.open({ path: join(dir, "graph.db") });
   try {
-    const r = rng(42);
-    const resources = Array.from({ length: RESOURCES }, (_, i) => ulidFor(i + 1));
+    const r = prng(42);
+    const resources = Array.from({ length: RESOURCES }, (_, i) => syntheticUlid(i + 1));
     const t0 = performance.now();
     const triplesByResource = new Map<string, RdfTriple[]>();
     for (let d = 0; d < docs; d++) {
       const res = resources[d % RESOURCES];
       const path = `docs/d${d}.md`;
-      const texts = Array.from({ length: CHUNKS_PER_DOC }, () => Array.from({ length: WORDS_PER_CHUNK }, () => word(zipf(r))).join(" "));
+      const texts = Array.from({ length: CHUNKS_PER_DOC }, () => Array.from({ length: WORDS_PER_CHUNK }, () => word(r)).join(" "));
       documents.upsertDocuments(res, [{ path, content: texts.join("\n"), metadata: {}, chunks: texts.map((text) => ({ text, embedding: vectorOf(r) })) }], 1_000);
       const node = { kind: "iri" as const, value: `http://example.org/topic/${d}` };
       const list = triplesByResource.get(res) ?? [];
       list.push(
-        { subject: node, predicate: { kind: "iri", value: "http://www.w3.org/2000/01/rdf-schema#label" }, object: { kind: "literal", value: `${word(zipf(r))} ${word(zipf(r))}` } },
+        { subject: node, predicate: { kind: "iri", value: "http://www.w3.org/2000/01/rdf-schema#label" }, object: { kind: "literal", value: `${word(r)} ${word(r)}` } },
         { subject: node, predicate: { kind: "iri", value: "http://example.org/describes" }, object: { kind: "iri", value: formatUkoUri(res, path) } },
       );
       triplesByResource.set(res, list);
@@ -116,27 +79,12 @@ export async function run(): Promise<void> {
     loadVectors(vector, documents.iterateVectors());
     process.stdout.write(`corpus: ${chunks} chunks in ${docs} documents, ${RESOURCES} resources, ${docs * 2} triples (${((performance.now() - t0) / 1000).toFixed(1)} s to load)\n`);
 
-    const scope: ResourceScope = {
-      scopeId: "01JBENCH000000000000000000",
-      owner: "bench",
-      resourceIds: [...resources].sort(),
-      projectNames: ["local/bench"],
-      temporalScope: "current",
-      includeResources: [],
-      excludeResources: [],
-      includePaths: [],
-      excludePaths: [],
-      parentScopeId: "",
-      expandDescendants: true,
-      deniedResourceIds: [],
-      createdAt: new Date(0),
-    };
-    const view = createScopedBackendView(scope);
+    const view = viewOver(resources, { scopeId: "01JBENCH000000000000000000", owner: "bench", projectNames: ["local/bench"] });
     const text = new Fts5TextBackend(db);
     const deps: HybridSearchDeps = { documents, text, vector, graph, units, embeddingDim: DIM, maxResultsCap: 1000, recentWindowMs: 60_000, sparqlTimeoutMs: 10_000 };
-    const qr = rng(7);
+    const qr = prng(7);
     const queries = Array.from({ length: QUERIES }, () => ({
-      query: `${word(zipf(qr))} ${word(Math.floor(qr() * 200))}`,
+      query: `${word(qr)} ${syntheticWord(Math.floor(qr() * 200))}`,
       embedding: Array.from(vectorOf(qr)),
     }));
     const req = (q: number) => ({ query: queries[q].query, embedding: queries[q].embedding, sources: [], weights: [] });
@@ -146,12 +94,12 @@ export async function run(): Promise<void> {
     // Warm up every path once (statements prepared, graph worker loaded).
     await hybridSearch(deps, view, req(0));
 
-    const textMs = await timeEach(QUERIES, (q) => searchText({ ...limits, text, documents }, view, { query: queries[q].query, maxResults: plan.depth }));
-    const vectorMs = await timeEach(QUERIES, (q) =>
+    const textMs = await sampleTimes(ROUNDS, QUERIES, (q) => searchText({ ...limits, text, documents }, view, { query: queries[q].query, maxResults: plan.depth }));
+    const vectorMs = await sampleTimes(ROUNDS, QUERIES, (q) =>
       searchVectors({ ...limits, vector, documents, embeddingDim: DIM }, view, { embedding: queries[q].embedding, topK: plan.depth, minScore: 0 }),
     );
-    const graphMs = await timeEach(QUERIES, (q) => findGraphEvidence(graph, view, queries[q].query, { depth: plan.depth, timeoutMs: 10_000 }));
-    const hybridMs = await timeEach(QUERIES, (q) => hybridSearch(deps, view, req(q)));
+    const graphMs = await sampleTimes(ROUNDS, QUERIES, (q) => findGraphEvidence(graph, view, queries[q].query, { depth: plan.depth, timeoutMs: 10_000 }));
+    const hybridMs = await sampleTimes(ROUNDS, QUERIES, (q) => hybridSearch(deps, view, req(q)));
 
     const [mt, mv, mg, mh] = [median(textMs), median(vectorMs), median(graphMs), median(hybridMs)];
     const sum = mt + mv + mg;
@@ -165,8 +113,8 @@ export async function run(): Promise<void> {
     await memory.search(view, "warm", { maxResults: 1, now: 2_000, recentWindowMs: 60_000 });
     const buildMs = performance.now() - buildStart;
     const opts = { maxResults: plan.depth, now: 2_000, recentWindowMs: 60_000 };
-    const ftsMs = await timeEach(QUERIES, (q) => text.search(view, queries[q].query, opts));
-    const memMs = await timeEach(QUERIES, (q) => memory.search(view, queries[q].query, opts));
+    const ftsMs = await sampleTimes(ROUNDS, QUERIES, (q) => text.search(view, queries[q].query, opts));
+    const memMs = await sampleTimes(ROUNDS, QUERIES, (q) => memory.search(view, queries[q].query, opts));
     process.stdout.write(`keyword fallback: in-memory BM25 ${median(memMs).toFixed(2)} ms vs FTS5 ${median(ftsMs).toFixed(2)} ms per query (${(median(memMs) / median(ftsMs)).toFixed(2)}x); index build ${buildMs.toFixed(0)} ms\n`);
   } finally {
     await graph.close();

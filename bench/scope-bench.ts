@@ -12,6 +12,7 @@ import { createScopedBackendView } from "../src/domain/scoped-backend-view.js";
 import { newUlid } from "../src/domain/ulid-id.js";
 import { resolveView } from "../src/server/access-check.js";
 import { createPrincipal } from "../src/server/principal.js";
+import { formatMs } from "./bench-timing.js";
 
 function timeIt(iterations: number, fn: () => void): number {
   for (let i = 0; i < Math.min(iterations, 5); i++) fn();
@@ -20,9 +21,7 @@ function timeIt(iterations: number, fn: () => void): number {
   return (performance.now() - start) / iterations;
 }
 
-function fmt(ms: number): string {
-  return ms >= 1 ? `${ms.toFixed(2)} ms` : `${(ms * 1000).toFixed(1)} µs`;
-}
+const fmt = (ms: number) => formatMs(ms, 1);
 
 /** Runs the scope benchmark and prints its figures. */
 export async function run(): Promise<void> {

@@ -7,82 +7,23 @@
 import { openSqliteDatabase } from "../src/adapters/sqlite/sqlite-database.js";
 import { SqliteDocumentStore } from "../src/adapters/sqlite/sqlite-document-store.js";
 import { Fts5TextBackend, rankedSearchSql, scopedMatch } from "../src/adapters/sqlite/fts5-text-backend.js";
-import type { ResourceScope } from "../src/domain/scope.js";
-import { createScopedBackendView } from "../src/domain/scoped-backend-view.js";
 import { searchText } from "../src/server/text-search.js";
+import { prng } from "../test/support/prng.js";
+import { viewOver } from "../test/support/view-over.js";
+import { median, sampleTimes } from "./bench-timing.js";
+import { syntheticUlid, syntheticWord, zipfRank } from "./synthetic-corpus.js";
 
 const WORDS_PER_CHUNK = 40;
 const VOCABULARY = 5000;
 const ROUNDS = 5;
 const QUERIES = 20;
 
-/** A small deterministic generator (mulberry32), so every run indexes the same text. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const SYLLABLES = ["ka", "lo", "mi", "ner", "ta", "vo", "shi", "ru", "pen", "dal", "gor", "eth", "quin", "zu", "bar", "fel"];
-
-function word(i: number): string {
-  let s = "";
-  let n = i + 1;
-  while (n > 0) {
-    s += SYLLABLES[n % SYLLABLES.length];
-    n = Math.floor(n / SYLLABLES.length);
-  }
-  return s;
-}
-
-/** Zipf-like word picker: rank r drawn with probability ~ 1/r. */
-function zipf(rand: () => number): number {
-  return Math.min(VOCABULARY - 1, Math.floor(Math.exp(rand() * Math.log(VOCABULARY))) - 1);
-}
-
-function ulidFor(i: number): string {
-  return `01J${i.toString(32).toUpperCase().replace(/[ILOU]/g, "X").padStart(23, "0")}`;
-}
-
 function view(resourceIds: string[]) {
-  const scope: ResourceScope = {
-    scopeId: "01JBENCH000000000000000000",
-    owner: "bench",
-    resourceIds: [...resourceIds].sort(),
-    projectNames: ["local/bench"],
-    temporalScope: "current",
-    includeResources: [],
-    excludeResources: [],
-    includePaths: [],
-    excludePaths: [],
-    parentScopeId: "",
-    expandDescendants: true,
-    deniedResourceIds: [],
-    createdAt: new Date(0),
-  };
-  return createScopedBackendView(scope);
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
+  return viewOver(resourceIds, { scopeId: "01JBENCH000000000000000000", owner: "bench", projectNames: ["local/bench"] });
 }
 
 async function timeEach(queries: string[], fn: (q: string) => unknown): Promise<number> {
-  const times: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    for (const q of queries) {
-      const t0 = performance.now();
-      await fn(q);
-      times.push(performance.now() - t0);
-    }
-  }
-  return median(times);
+  return median(await sampleTimes(ROUNDS, queries.length, (i) => fn(queries[i])));
 }
 
 /** Runs the text benchmark and prints its figures. */
@@ -93,8 +34,8 @@ export async function run(): Promise<void> {
   const db = openSqliteDatabase(":memory:");
   const store = new SqliteDocumentStore(db);
   const backend = new Fts5TextBackend(db);
-  const rand = rng(42);
-  const ids = Array.from({ length: resources }, (_, i) => ulidFor(i));
+  const rand = prng(42);
+  const ids = Array.from({ length: resources }, (_, i) => syntheticUlid(i));
 
   const t0 = performance.now();
   const perResource = Math.ceil(chunks / resources);
@@ -102,7 +43,7 @@ export async function run(): Promise<void> {
     const docs = [];
     for (let d = 0; d < perResource; d++) {
       const words: string[] = [];
-      for (let w = 0; w < WORDS_PER_CHUNK; w++) words.push(word(zipf(rand)));
+      for (let w = 0; w < WORDS_PER_CHUNK; w++) words.push(syntheticWord(zipfRank(rand, VOCABULARY)));
       const text = words.join(" ");
       docs.push({ path: `docs/${d}.md`, content: text, metadata: { n: String(d) }, chunks: [{ text }] });
     }
@@ -111,8 +52,8 @@ export async function run(): Promise<void> {
   const loadSeconds = (performance.now() - t0) / 1000;
   process.stdout.write(`indexed ${resources * perResource} chunks in ${resources} resources in ${loadSeconds.toFixed(1)} s\n`);
 
-  const qrand = rng(7);
-  const queries = Array.from({ length: QUERIES }, () => `${word(20 + Math.floor(qrand() * 400))} ${word(5 + Math.floor(qrand() * 100))} ${word(Math.floor(qrand() * 2000))}`);
+  const qrand = prng(7);
+  const queries = Array.from({ length: QUERIES }, () => `${syntheticWord(20 + Math.floor(qrand() * 400))} ${syntheticWord(5 + Math.floor(qrand() * 100))} ${syntheticWord(Math.floor(qrand() * 2000))}`);
   const raw = db.prepare(rankedSearchSql("current"));
   const deps = { text: backend, documents: store, maxResultsCap: 1000, recentWindowMs: 0 };
 

@@ -18,7 +18,6 @@ import { ContextTierService, Tier } from "../gen/acms/v1/tiers_pb.js";
 import { MemoryTierStore } from "../src/adapters/tiers/memory-tier-store.js";
 import { SqliteFileTierStore } from "../src/adapters/tiers/sqlite-file-tier-store.js";
 import { openSqliteDatabase } from "../src/adapters/sqlite/sqlite-database.js";
-import { createScopedBackendView } from "../src/domain/scoped-backend-view.js";
 import type { TierBudgets } from "../src/domain/tier-policy.js";
 import { newUlid } from "../src/domain/ulid-id.js";
 import type { TierStore } from "../src/ports/tier-store.js";
@@ -27,6 +26,7 @@ import { loadConfig } from "../src/server/config.js";
 import { generateKey, hashKey, KeyRing } from "../src/server/key-ring.js";
 import { startServer } from "../src/server/server.js";
 import { TierService } from "../src/server/tier-service.js";
+import { viewOver } from "../test/support/view-over.js";
 
 const PHASES = ["store", "get", "demote", "promote"] as const;
 type Phase = (typeof PHASES)[number];
@@ -50,21 +50,7 @@ async function timed(n: number, op: (i: number) => Promise<unknown>, concurrency
   return n / ((performance.now() - start) / 1000);
 }
 
-const VIEW = createScopedBackendView({
-  scopeId: newUlid(),
-  owner: "bench",
-  resourceIds: [],
-  projectNames: ["bench/tiers"],
-  temporalScope: "current",
-  includeResources: [],
-  excludeResources: [],
-  includePaths: [],
-  excludePaths: [],
-  parentScopeId: "",
-  expandDescendants: true,
-  deniedResourceIds: [],
-  createdAt: new Date(),
-});
+const VIEW = viewOver([], { scopeId: newUlid(), owner: "bench", projectNames: ["bench/tiers"], createdAt: new Date() });
 
 async function inProcess(store: TierStore, n: number, budgets: TierBudgets = ROOMY): Promise<Rates> {
   const tiers = await TierService.open(store, { budgets, summaryTokens: 32 });

@@ -9,26 +9,14 @@
  * queries drawn near random stored vectors. Scopes: the largest resource, the 10 largest, all 1,000.
  */
 import { EXACT_SCAN_THRESHOLD, PartitionedVectorBackend, STORE_GRAPH_MIN_SHARE } from "../src/adapters/memory-vector/partitioned-vector-backend.js";
-import { createScopedBackendView, type ScopedBackendView } from "../src/domain/scoped-backend-view.js";
 import type { VectorEntry, VectorSearchOptions } from "../src/ports/vector-backend.js";
+import { gaussian, prng } from "../test/support/prng.js";
+import { viewOver } from "../test/support/view-over.js";
+import { formatMs as fmt, mean, percentile } from "./bench-timing.js";
 
 const DIM = 384;
 const RESOURCES = 1000;
 const CLUSTERS = 256;
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function gaussian(rnd: () => number): number {
-  return Math.sqrt(-2 * Math.log(rnd() + 1e-12)) * Math.cos(2 * Math.PI * rnd());
-}
 
 function resourceId(i: number): string {
   return `01JBENCH${String(i).padStart(18, "0")}`;
@@ -43,33 +31,6 @@ function zipfSizes(total: number, count: number): number[] {
   return sizes;
 }
 
-function viewOver(resourceIds: string[]): ScopedBackendView {
-  return createScopedBackendView({
-    scopeId: "01JBENCHSCOPE0000000000000",
-    owner: "bench",
-    resourceIds: [...resourceIds].sort(),
-    projectNames: ["bench/vectors"],
-    temporalScope: "current",
-    includeResources: [],
-    excludeResources: [],
-    includePaths: [],
-    excludePaths: [],
-    parentScopeId: "",
-    expandDescendants: true,
-    deniedResourceIds: [],
-    createdAt: new Date(0),
-  });
-}
-
-function percentile(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(p * s.length))];
-}
-
-function fmt(ms: number): string {
-  return ms >= 1 ? `${ms.toFixed(2)} ms` : `${(ms * 1000).toFixed(0)} µs`;
-}
-
 /** Random unit-free rows of one partition, for the threshold measurement. */
 function rows(count: number, rnd: () => number, resource: string, firstKey: number): VectorEntry[] {
   return Array.from({ length: count }, (_, i) => ({
@@ -80,6 +41,8 @@ function rows(count: number, rnd: () => number, resource: string, firstKey: numb
     vector: Float32Array.from({ length: DIM }, () => gaussian(rnd)),
   }));
 }
+
+const benchView = (resourceIds: string[]) => viewOver(resourceIds, { scopeId: "01JBENCHSCOPE0000000000000", owner: "bench", projectNames: ["bench/vectors"] });
 
 /** Runs the vector benchmark and prints its figures. */
 export async function run(): Promise<void> {
@@ -134,7 +97,7 @@ export async function run(): Promise<void> {
   ];
   process.stdout.write("scope                          in-scope  recall@10  exact mean   service mean  service p95  speed-up  approximate\n");
   for (const [label, ids] of scopes) {
-    const view = viewOver(ids);
+    const view = benchView(ids);
     const inScope = ids.reduce((a, id) => a + sizes[Number(id.slice(8))], 0);
     for (const q of queries.slice(0, 5)) {
       await exact.search(view, q, opts);
@@ -157,7 +120,6 @@ export async function run(): Promise<void> {
       wanted += want.size;
       found += got.hits.filter((h) => want.has(h.chunkKey)).length;
     }
-    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     process.stdout.write(
       `${label.padEnd(30)} ${String(inScope).padStart(8)}  ${(found / Math.max(1, wanted)).toFixed(3).padStart(9)}  ${fmt(mean(exactMs)).padStart(10)}  ${fmt(mean(serviceMs)).padStart(12)}  ${fmt(percentile(serviceMs, 0.95)).padStart(11)}  ${(mean(exactMs) / mean(serviceMs)).toFixed(1).padStart(7)}x  ${String(approximate).padStart(5)}/${queries.length}\n`,
     );
@@ -176,7 +138,7 @@ export async function run(): Promise<void> {
     scan.replaceAll(data);
     graph.replaceAll(data);
     await graph.whenIndexed();
-    const view = viewOver([resourceId(0)]);
+    const view = benchView([resourceId(0)]);
     const time = async (b: PartitionedVectorBackend) => {
       for (const q of probe.slice(0, 10)) await b.search(view, q, topK20);
       const s = performance.now();

@@ -1,15 +1,8 @@
-import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { readKeysJson, type KeyEntry } from "../server/key-ring.js";
 import { CliUsageError } from "./cli-error.js";
-
-/** One principal of the server's keys file (API.md "Operating"): the key itself is never stored. */
-export interface KeyFileEntry {
-  name: string;
-  key_sha256: string;
-  projects: string[];
-  write: boolean;
-}
 
 /** The keys file used when neither `--file` nor `ACMS_KEYS_FILE` names one: inside the default data directory. */
 export function defaultKeysFile(env: NodeJS.ProcessEnv): string {
@@ -17,34 +10,13 @@ export function defaultKeysFile(env: NodeJS.ProcessEnv): string {
   return resolve(env.ACMS_DATA_DIR || ".acms", "keys.json");
 }
 
-/** A fresh API key: `acms_` and 256 random bits in base64url, the form the server generates too. */
-export function generateApiKey(): string {
-  return `acms_${randomBytes(32).toString("base64url")}`;
-}
-
-/** The hex SHA-256 of a key, as the keys file stores it. */
-export function sha256Hex(key: string): string {
-  return createHash("sha256").update(key, "utf8").digest("hex");
-}
-
 /** Reads the keys file; a missing file is an empty list, a malformed one an error naming the file. */
-export function readKeysFileEntries(path: string): KeyFileEntry[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw new Error(`cannot read keys file ${path}: ${(err as Error).message}`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`keys file ${path} is not valid JSON: ${(err as Error).message}`);
-  }
+export function readKeysFileEntries(path: string): KeyEntry[] {
+  const json = readKeysJson(path, true);
+  if (json === undefined) return [];
   if (!Array.isArray(json)) throw new Error(`keys file ${path} must hold a JSON array`);
   return json.map((raw, i) => {
-    const e = raw as Partial<KeyFileEntry> | null;
+    const e = raw as Partial<KeyEntry> | null;
     if (!e || typeof e.name !== "string" || typeof e.key_sha256 !== "string" || !Array.isArray(e.projects)) {
       throw new Error(`keys file ${path}: entry ${i} needs "name", "key_sha256" and "projects"`);
     }
@@ -53,7 +25,7 @@ export function readKeysFileEntries(path: string): KeyFileEntry[] {
 }
 
 /** Writes the keys file atomically (a temporary file renamed over it), readable by its owner only. */
-export function writeKeysFileEntries(path: string, entries: KeyFileEntry[]): void {
+export function writeKeysFileEntries(path: string, entries: KeyEntry[]): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = join(dirname(path), `.${process.pid}.${randomBytes(4).toString("hex")}.keys.tmp`);
   writeFileSync(tmp, `${JSON.stringify(entries, null, 2)}\n`, { mode: 0o600 });

@@ -1,14 +1,8 @@
 import { Command } from "commander";
 import { runGuarded, CliUsageError } from "./cli-error.js";
 import type { CliIo } from "./cli-io.js";
-import {
-  defaultKeysFile,
-  generateApiKey,
-  readKeysFileEntries,
-  sha256Hex,
-  validatePrincipal,
-  writeKeysFileEntries,
-} from "./keys-file.js";
+import { generateKey, hashKey } from "../server/key-ring.js";
+import { defaultKeysFile, readKeysFileEntries, validatePrincipal, writeKeysFileEntries } from "./keys-file.js";
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, ...value.split(",").map((s) => s.trim()).filter((s) => s.length > 0)];
@@ -37,8 +31,8 @@ export function keysCommand(io: CliIo): Command {
         if (entries.some((e) => e.name === opts.name)) {
           throw new CliUsageError(`a principal named "${opts.name}" already exists in ${file}`);
         }
-        const key = generateApiKey();
-        entries.push({ name: opts.name, key_sha256: sha256Hex(key), projects: opts.projects, write: opts.write });
+        const key = generateKey();
+        entries.push({ name: opts.name, key_sha256: hashKey(key), projects: opts.projects, write: opts.write });
         writeKeysFileEntries(file, entries);
         if (opts.json) {
           io.stdout.write(`${JSON.stringify({ name: opts.name, key, projects: opts.projects, write: opts.write, file })}\n`);

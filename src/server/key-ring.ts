@@ -65,19 +65,26 @@ export function parseKeyEntries(json: unknown, source: string): KeyEntry[] {
   });
 }
 
-/** Reads and validates a keys file. */
-export function readKeysFile(path: string): KeyEntry[] {
+/**
+ * The parsed JSON of a keys file, with errors that name the file; undefined when the file does not exist
+ * and `missingOk` (the CLI starts an absent file empty; the server refuses to start without it).
+ */
+export function readKeysJson(path: string, missingOk = false): unknown {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
+    if (missingOk && (err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new Error(`cannot read keys file ${path}: ${(err as Error).message}`);
   }
-  let json: unknown;
   try {
-    json = JSON.parse(text);
+    return JSON.parse(text);
   } catch (err) {
     throw new Error(`keys file ${path} is not valid JSON: ${(err as Error).message}`);
   }
-  return parseKeyEntries(json, path);
+}
+
+/** Reads and validates a keys file. */
+export function readKeysFile(path: string): KeyEntry[] {
+  return parseKeyEntries(readKeysJson(path), path);
 }

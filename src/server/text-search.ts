@@ -3,20 +3,11 @@ import { guardResults } from "../domain/leak-guard.js";
 import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
 import type { DocumentStore } from "../ports/document-store.js";
 import type { TextBackend } from "../ports/text-backend.js";
-
-/** One hydrated keyword result. */
-export interface TextResultRecord {
-  ukoUri: string;
-  resourceId: string;
-  path: string;
-  content: string;
-  score: number;
-  metadata: Record<string, string>;
-}
+import { hydrateHits, type HitRecord } from "./hydrate-hits.js";
 
 /** A scoped keyword answer. */
 export interface TextAnswer {
-  results: TextResultRecord[];
+  results: HitRecord[];
   exhaustive: boolean;
   /** The index generation when the search started. */
   generation: bigint;
@@ -56,22 +47,6 @@ export async function searchText(
     signal,
   });
   signal?.throwIfAborted();
-  const chunks = deps.documents.getChunks(hits.map((h) => h.chunkKey));
-  const byUri = new Map<string, TextResultRecord>();
-  for (const hit of hits) {
-    const chunk = chunks.get(hit.chunkKey);
-    if (!chunk) continue;
-    const prev = byUri.get(chunk.ukoUri);
-    if (prev && prev.score >= hit.score) continue;
-    byUri.set(chunk.ukoUri, {
-      ukoUri: chunk.ukoUri,
-      resourceId: chunk.resourceId,
-      path: chunk.path,
-      content: chunk.text,
-      score: hit.score,
-      metadata: chunk.metadata,
-    });
-  }
-  const ordered = [...byUri.values()].sort((a, b) => b.score - a.score || (a.ukoUri < b.ukoUri ? -1 : a.ukoUri > b.ukoUri ? 1 : 0));
+  const ordered = hydrateHits(deps.documents, hits);
   return { results: guardResults(view, ordered, "text"), exhaustive, generation };
 }

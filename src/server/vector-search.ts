@@ -5,21 +5,12 @@ import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
 import { isVersionVisible } from "../domain/temporal-filter.js";
 import type { DocumentStore } from "../ports/document-store.js";
 import type { VectorBackend } from "../ports/vector-backend.js";
-
-/** One hydrated similarity result. */
-export interface VectorResultRecord {
-  ukoUri: string;
-  resourceId: string;
-  path: string;
-  content: string;
-  /** The cosine similarity, in [0, 1]. */
-  score: number;
-  metadata: Record<string, string>;
-}
+import { hydrateHits, type HitRecord } from "./hydrate-hits.js";
 
 /** A scoped similarity answer. */
 export interface VectorAnswer {
-  results: VectorResultRecord[];
+  /** Scores are cosine similarities, in [0, 1]. */
+  results: HitRecord[];
   /** False when an approximate index or the re-fetch limit may have cut the answer short. */
   exhaustive: boolean;
   /** The index generation when the search started. */
@@ -74,27 +65,13 @@ export async function searchVectors(
   for (;;) {
     const answer = await vector.search(view, query, { topK: fetch, minScore, now, recentWindowMs: deps.recentWindowMs, signal });
     signal?.throwIfAborted();
-    const chunks = deps.documents.getChunks(answer.hits.map((h) => h.chunkKey));
-    const byUri = new Map<string, VectorResultRecord>();
-    for (const hit of answer.hits) {
-      const chunk = chunks.get(hit.chunkKey);
-      if (!chunk || !isVersionVisible(view.temporalScope, chunk.supersededAt, now, deps.recentWindowMs)) continue;
-      const prev = byUri.get(chunk.ukoUri);
-      if (prev && prev.score >= hit.score) continue;
-      byUri.set(chunk.ukoUri, {
-        ukoUri: chunk.ukoUri,
-        resourceId: chunk.resourceId,
-        path: chunk.path,
-        content: chunk.text,
-        score: hit.score,
-        metadata: chunk.metadata,
-      });
-    }
+    const ordered = hydrateHits(deps.documents, answer.hits, (chunk) =>
+      isVersionVisible(view.temporalScope, chunk.supersededAt, now, deps.recentWindowMs),
+    );
     const backendExhausted = answer.hits.length < fetch;
-    if (byUri.size >= topK || backendExhausted || fetch >= maxFetch) {
-      const ordered = [...byUri.values()].sort((a, b) => b.score - a.score || (a.ukoUri < b.ukoUri ? -1 : a.ukoUri > b.ukoUri ? 1 : 0));
+    if (ordered.length >= topK || backendExhausted || fetch >= maxFetch) {
       const results = guardResults(view, ordered.slice(0, topK), "vector");
-      return { results, exhaustive: answer.exhaustive && backendExhausted && byUri.size <= topK, generation };
+      return { results, exhaustive: answer.exhaustive && backendExhausted && ordered.length <= topK, generation };
     }
     fetch = Math.min(fetch * 4, maxFetch);
   }

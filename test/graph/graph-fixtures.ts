@@ -1,5 +1,6 @@
 import type { RdfTerm, RdfTriple } from "../../src/domain/rdf-term.js";
-import { createScopedBackendView, type ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
+import type { ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
+import { viewOver } from "../support/view-over.js";
 
 /** Three resources: A and B share subjects (so a leak would show), C is never in any scope but "all". */
 export const A = "01JAAAAAAAAAAAAAAAAAAAAAAA";
@@ -37,21 +38,7 @@ export const C_TRIPLES: RdfTriple[] = [triple(iri("alice"), iri("secret"), lit("
 
 /** A view over `resourceIds`, as the access interceptor would build it. */
 export function viewOf(resourceIds: readonly string[], scopeId = "01JSCOPESCOPESCOPESCOPESCO"): ScopedBackendView {
-  return createScopedBackendView({
-    scopeId,
-    owner: "tester",
-    resourceIds: [...resourceIds].sort(),
-    projectNames: ["local/graph"],
-    temporalScope: "current",
-    includeResources: [],
-    excludeResources: [],
-    includePaths: [],
-    excludePaths: [],
-    parentScopeId: "",
-    expandDescendants: true,
-    deniedResourceIds: [],
-    createdAt: new Date(0),
-  });
+  return viewOver(resourceIds, { scopeId, owner: "tester", projectNames: ["local/graph"] });
 }
 
 /** A canonical one-line form of a triple, to compare sets. */

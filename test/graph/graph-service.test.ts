@@ -1,7 +1,4 @@
-import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { Code, createClient } from "@connectrpc/connect";
 import { ScopeViolationSchema } from "../../gen/acms/v1/errors_pb.js";
 import { GraphBackendService, TermKind, type SparqlQueryStreamResponse } from "../../gen/acms/v1/graph_pb.js";
 import { IndexService } from "../../gen/acms/v1/index_pb.js";
@@ -10,25 +7,15 @@ import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { preventedLeaks } from "../../src/domain/leak-guard.js";
 import { graphIri } from "../../src/domain/uko-uri.js";
-import { createBackends } from "../../src/server/composition-root.js";
-import { loadConfig } from "../../src/server/config.js";
-import { generateKey, hashKey, KeyRing } from "../../src/server/key-ring.js";
-import { createRoutes } from "../../src/server/server.js";
-import { authInterceptor, startTestServer, type TestServer } from "../support/test-server.js";
+import type { Backends } from "../../src/server/backends.js";
+import { failure } from "../support/call-failure.js";
+import { startTestServer, type TestServer } from "../support/test-server.js";
+import { withScopedRouterTransport } from "../support/with-scoped-router-transport.js";
 
 const EX = "http://example.org/";
 const iri = (v: string) => ({ kind: TermKind.IRI, value: EX + v });
 const lit = (value: string, more: { datatype?: string; language?: string } = {}) => ({ kind: TermKind.LITERAL, value, ...more });
 const blank = (value: string) => ({ kind: TermKind.BLANK, value });
-
-async function failure(p: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await p;
-  } catch (err) {
-    return ConnectError.from(err);
-  }
-  throw new Error("expected the call to fail");
-}
 
 async function badField(p: Promise<unknown>): Promise<string> {
   const err = await failure(p);
@@ -178,26 +165,15 @@ describe("GraphBackendService over the network", () => {
 
 describe("GraphBackendService without a graph backend", () => {
   it("is UNIMPLEMENTED", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "acms-nograph-"));
-    const config = loadConfig({ ACMS_DATA_DIR: dataDir });
-    const backends = await createBackends(config);
-    await backends.graph?.close();
-    backends.graph = undefined;
-    const key = generateKey();
-    const deps = { config, keys: new KeyRing([{ name: "admin", key_sha256: hashKey(key), projects: ["*/*"], write: true }]), backends, onInternalError: () => undefined };
-    try {
-      const { routes, interceptors } = createRoutes(deps);
-      const transport = (scopeId?: string) =>
-        createRouterTransport(routes, { router: { interceptors }, transport: { interceptors: [authInterceptor(key, scopeId)] } });
-      await createClient(RegistryService, transport()).createProject({ name: "local/api" });
-      const scopeId = (await createClient(ScopeService, transport()).resolveScope({ projects: ["local/api"] })).scope!.scopeId;
-      const client = createClient(GraphBackendService, transport(scopeId));
+    const change = async (b: Backends) => {
+      await b.graph?.close();
+      b.graph = undefined;
+    };
+    await withScopedRouterTransport({ change }, async (transport) => {
+      const client = createClient(GraphBackendService, transport);
       for (const call of [client.sparqlQuery({ query: "ASK { ?s ?p ?o }" }), client.getTriples({ subject: `${EX}a` }), client.traverse({ start: `${EX}a` })]) {
         expect(Code[(await failure(call)).code]).toBe("Unimplemented");
       }
-    } finally {
-      await backends.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   });
 });

@@ -1,12 +1,13 @@
 import micromatch from "micromatch";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { ScopeViolationSchema, type ScopeViolation } from "../../gen/acms/v1/errors_pb.js";
 import { TermKind } from "../../gen/acms/v1/graph_pb.js";
 import { IndexService, type UpsertDocumentsRequestSchema } from "../../gen/acms/v1/index_pb.js";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ScopeService, type ResourceScope } from "../../gen/acms/v1/scope_pb.js";
-import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { expectCode } from "../support/call-failure.js";
+import { ensureProject } from "../support/ensure-project.js";
 import type { TestServer } from "../support/test-server.js";
 
 /** The embedding dimension of the isolation servers. */
@@ -63,38 +64,12 @@ async function* each<T>(list: readonly T[]): AsyncIterable<T> {
   for (const m of list) yield m;
 }
 
-/** The error of a call (or stream) that must fail. */
-export async function failure(p: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await p;
-  } catch (err) {
-    return ConnectError.from(err);
-  }
-  throw new Error("expected the call to fail");
-}
-
-/** Asserts the code, and that no stack trace reaches the wire. */
-export async function expectCode(p: Promise<unknown>, code: Code): Promise<ConnectError> {
-  const err = await failure(p);
-  expect(Code[err.code]).toBe(Code[code]);
-  expect(err.rawMessage).not.toMatch(/\n\s+at /);
-  return err;
-}
-
 /** Asserts PERMISSION_DENIED with a ScopeViolation detail, and returns the detail. */
 export async function expectViolation(p: Promise<unknown>): Promise<ScopeViolation> {
   const err = await expectCode(p, Code.PermissionDenied);
   const [v] = err.findDetails(ScopeViolationSchema);
   expect(v).toBeDefined();
   return v;
-}
-
-/** Asserts INVALID_ARGUMENT with BadRequest field violations, and returns the field names. */
-export async function expectBadFields(p: Promise<unknown>): Promise<string[]> {
-  const err = await expectCode(p, Code.InvalidArgument);
-  const [d] = err.findDetails(BadRequestSchema);
-  expect(d).toBeDefined();
-  return d.fieldViolations.map((v) => v.field);
 }
 
 /** Drains a server stream into an array. */
@@ -161,14 +136,6 @@ export async function resolve(
   return scope!;
 }
 
-async function project(t: TestServer, principal: string, name: string): Promise<void> {
-  try {
-    await t.client(RegistryService, principal).createProject({ name });
-  } catch (err) {
-    if (ConnectError.from(err).code !== Code.AlreadyExists) throw err;
-  }
-}
-
 async function register(t: TestServer, principal: string, proj: string, alias: string, parentIds: string[] = []): Promise<string> {
   const { resource } = await t.client(RegistryService, principal).registerResource({ project: proj, alias, kind: "repo", parentIds });
   return resource!.id;
@@ -186,8 +153,8 @@ const lit = (value: string) => ({ kind: TermKind.LITERAL, value });
  * word in every resource's named graph.
  */
 export async function buildFixture(t: TestServer): Promise<IsolationFixture> {
-  for (const p of ["local/api", "local/web", "local/empty"]) await project(t, "writer", p);
-  await project(t, "other", "other/secret");
+  for (const p of ["local/api", "local/web", "local/empty"]) await ensureProject(t, "writer", p);
+  await ensureProject(t, "other", "other/secret");
   const apiRoot = await register(t, "writer", "local/api", "core");
   const apiChild = await register(t, "writer", "local/api", "child", [apiRoot]);
   const apiGrand = await register(t, "writer", "local/api", "grand", [apiChild]);
@@ -279,9 +246,4 @@ export function graphMarker(f: IsolationFixture, resource: string): string {
     [f.leaf]: "leaf",
   };
   return `gx${names[resource]}`;
-}
-
-/** Every resource of the fixture. */
-export function allResources(f: IsolationFixture): string[] {
-  return [f.apiRoot, f.apiChild, f.apiGrand, f.web, f.shared, f.secret, f.leaf];
 }

@@ -8,6 +8,7 @@ import { TextBackendService } from "../../gen/acms/v1/text_pb.js";
 import { ContextTierService, Role, Tier } from "../../gen/acms/v1/tiers_pb.js";
 import { VectorBackendService } from "../../gen/acms/v1/vector_pb.js";
 import { preventedLeaks } from "../../src/domain/leak-guard.js";
+import { badFields, expectCode } from "../support/call-failure.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import {
   buildFixture,
@@ -15,8 +16,6 @@ import {
   docUri,
   drain,
   ENV,
-  expectBadFields,
-  expectCode,
   expectViolation,
   Q,
   resolve,
@@ -183,8 +182,8 @@ describe("validation RPCs", () => {
     const v = await expectViolation(scope().validateResourceScope({ requestedResourceIds: [f.apiRoot, f.secret, f.leaf, f.web, GHOST_SCOPE] }));
     expect([...v.resourceIds].sort()).toEqual([f.secret, f.leaf, f.web, GHOST_SCOPE].sort());
     await scope().validateResourceScope({ requestedResourceIds: [f.apiRoot, f.apiChild, f.apiGrand, f.shared] });
-    expect(await expectBadFields(scope().validateResourceScope({ requestedResourceIds: ["core"] }))).toEqual(["requested_resource_ids[0]"]);
-    expect(await expectBadFields(scope().validateProjectScope({ requestedProjects: ["local"] }))).toEqual(["requested_projects[0]"]);
+    expect(await badFields(scope().validateResourceScope({ requestedResourceIds: ["core"] }))).toEqual(["requested_resource_ids[0]"]);
+    expect(await badFields(scope().validateProjectScope({ requestedProjects: ["local"] }))).toEqual(["requested_projects[0]"]);
   });
 
   it("see denied resources as outside", async () => {
@@ -207,7 +206,7 @@ describe("ResolveScope cannot reach other tenants", () => {
     const names = [f.secret, f.leaf, f.web, GHOST_SCOPE, "other/secret:core", "local/web:core", "leaf", "shared", "nosuchalias", f.secret.toLowerCase()];
     for (const field of ["includeResources", "excludeResources"] as const) {
       const err = await expectCode(scopes().resolveScope({ projects: ["local/api"], [field]: names }), Code.InvalidArgument);
-      const fields = await expectBadFields(scopes().resolveScope({ projects: ["local/api"], [field]: names }));
+      const fields = await badFields(scopes().resolveScope({ projects: ["local/api"], [field]: names }));
       const wire = field === "includeResources" ? "include_resources" : "exclude_resources";
       expect(fields).toEqual(names.map((_, i) => `${wire}[${i}]`));
       expect(err.rawMessage).toBeTruthy();
@@ -219,8 +218,8 @@ describe("ResolveScope cannot reach other tenants", () => {
 
   it("refuses bad globs (absolute, dot-dot, empty, unparsable) naming the field", async () => {
     const globs = ["/secret/**", "../secret/**", "secret/../**", "", "[", "a/../../b"];
-    expect(await expectBadFields(scopes().resolveScope({ projects: ["local/api"], excludePaths: globs }))).toEqual(globs.map((_, i) => `exclude_paths[${i}]`));
-    expect(await expectBadFields(scopes().resolveScope({ projects: ["local/api"], includePaths: globs }))).toEqual(globs.map((_, i) => `include_paths[${i}]`));
+    expect(await badFields(scopes().resolveScope({ projects: ["local/api"], excludePaths: globs }))).toEqual(globs.map((_, i) => `exclude_paths[${i}]`));
+    expect(await badFields(scopes().resolveScope({ projects: ["local/api"], includePaths: globs }))).toEqual(globs.map((_, i) => `include_paths[${i}]`));
   });
 
   it.each(["secret/", "secret/**/", "secret//**", "secret//"])(
@@ -233,8 +232,8 @@ describe("ResolveScope cannot reach other tenants", () => {
           (e: unknown) => ({ scope: undefined, err: e }),
         );
       if (outcome.err) {
-        expect(await expectBadFields(scopes().resolveScope({ projects: ["local/api"], excludePaths: [glob] }))).toEqual(["exclude_paths[0]"]);
-        expect(await expectBadFields(t.client(ScopeService, "writer", api.scopeId).narrowScope({ excludePaths: [glob] }))).toEqual(["exclude_paths[0]"]);
+        expect(await badFields(scopes().resolveScope({ projects: ["local/api"], excludePaths: [glob] }))).toEqual(["exclude_paths[0]"]);
+        expect(await badFields(t.client(ScopeService, "writer", api.scopeId).narrowScope({ excludePaths: [glob] }))).toEqual(["exclude_paths[0]"]);
       } else {
         const res = await t.client(TextBackendService, "writer", outcome.scope!.scopeId).search({ query: "mksecretkeys" });
         expect(res.results.map((r) => r.path)).toEqual([]);
@@ -278,7 +277,7 @@ describe("NarrowScope never widens", () => {
   });
 
   it("refuses bad deny ids and globs naming the field", async () => {
-    expect(await expectBadFields(narrow().narrowScope({ denyResourceIds: ["core"], excludePaths: ["/abs"] }))).toEqual(["deny_resource_ids[0]", "exclude_paths[0]"]);
+    expect(await badFields(narrow().narrowScope({ denyResourceIds: ["core"], excludePaths: ["/abs"] }))).toEqual(["deny_resource_ids[0]", "exclude_paths[0]"]);
   });
 });
 
@@ -287,7 +286,7 @@ describe("registry: aliases and links cannot cross tenants", () => {
 
   it("refuses an alias that looks like a resource id, another tenant's or any", async () => {
     for (const alias of [f.secret, f.secret.toLowerCase(), f.apiRoot, GHOST_SCOPE]) {
-      expect(await expectBadFields(reg().registerResource({ project: "local/api", alias, kind: "repo" }))).toEqual(["alias"]);
+      expect(await badFields(reg().registerResource({ project: "local/api", alias, kind: "repo" }))).toEqual(["alias"]);
       await expectCode(reg().linkResource({ project: "local/api", resourceId: f.web, alias }), Code.InvalidArgument);
     }
   });

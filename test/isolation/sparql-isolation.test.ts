@@ -2,6 +2,7 @@ import { Code } from "@connectrpc/connect";
 import { GraphBackendService } from "../../gen/acms/v1/graph_pb.js";
 import type { ResourceScope } from "../../gen/acms/v1/scope_pb.js";
 import { preventedLeaks } from "../../src/domain/leak-guard.js";
+import { badFields } from "../support/call-failure.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import {
   buildFixture,
@@ -9,7 +10,6 @@ import {
   drain,
   ENV,
   EX,
-  expectBadFields,
   expectViolation,
   graphMarker,
   graphOf,
@@ -199,7 +199,7 @@ describe("SPARQL that could reach outside the store is refused", () => {
     );
     expect(err).toBeDefined();
     expect([Code[Code.InvalidArgument], Code[Code.PermissionDenied]]).toContain(Code[err!.code]);
-    if (err!.code === Code.InvalidArgument) expect(await expectBadFields(gql().sparqlQuery({ query }))).toEqual(["query"]);
+    if (err!.code === Code.InvalidArgument) expect(await badFields(gql().sparqlQuery({ query }))).toEqual(["query"]);
     // Nothing was written: the other tenant's graph still answers for itself.
     expect(await secretTripleCount()).toBe(secretTriples);
   });

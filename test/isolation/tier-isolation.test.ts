@@ -2,8 +2,9 @@ import { Code } from "@connectrpc/connect";
 import type { ResourceScope } from "../../gen/acms/v1/scope_pb.js";
 import { ContextTierService, Role, Tier, type Fragment } from "../../gen/acms/v1/tiers_pb.js";
 import { preventedLeaks } from "../../src/domain/leak-guard.js";
+import { badFields, expectCode } from "../support/call-failure.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { buildFixture, ENV, expectBadFields, expectCode, expectViolation, resolve, type IsolationFixture } from "./isolation-fixture.js";
+import { buildFixture, ENV, expectViolation, resolve, type IsolationFixture } from "./isolation-fixture.js";
 
 let t: TestServer;
 let f: IsolationFixture;
@@ -148,7 +149,7 @@ describe.each(["api", "noChild", "web", "secret", "readerApi"] as const)("tiers 
       const v = await expectViolation(c.storeFragment({ fragment: { content: "intrusion", projectName: own, resourceId } }));
       expect([...v.resourceIds]).toEqual([resourceId]);
     }
-    expect(await expectBadFields(c.storeFragment({ fragment: { content: "no project", projectName: "" } }))).toEqual(["fragment.project_name"]);
+    expect(await badFields(c.storeFragment({ fragment: { content: "no project", projectName: "" } }))).toEqual(["fragment.project_name"]);
   });
 });
 
@@ -254,6 +255,6 @@ describe("tier writes never touch or name another tenant's fragments", () => {
     const after = await placement();
     for (const k of others) expect({ k, tier: after[k] }).toEqual({ k, tier: before[k] });
     for (const id of evicted) expect(api.has(id) || after[keyOf("writer", id)] === undefined).toBe(true);
-    expect(await expectBadFields(tiers("api").evictLru({ tier: Tier.UNSPECIFIED, count: 1 }))).toEqual(["tier"]);
+    expect(await badFields(tiers("api").evictLru({ tier: Tier.UNSPECIFIED, count: 1 }))).toEqual(["tier"]);
   });
 });

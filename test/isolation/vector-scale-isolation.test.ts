@@ -6,6 +6,7 @@ import { VectorBackendService } from "../../gen/acms/v1/vector_pb.js";
 import { RagService, Source } from "../../gen/acms/v1/rag_pb.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { preventedLeaks } from "../../src/domain/leak-guard.js";
+import { prng } from "../support/prng.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { DIM, drain, ENV, expectAllInScope, resolve } from "./isolation-fixture.js";
 
@@ -18,18 +19,6 @@ let foreign: string;
 let scope: ResourceScope;
 /** Every stored chunk: resource, path, embedding (unit length not required). */
 const rows: Array<{ resource: string; path: string; embedding: number[] }> = [];
-
-/** A deterministic pseudo-random generator (mulberry32), so a failure reproduces. */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a |= 0;
-    a = (a + 0x6d2b79f5) | 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const rand = prng(42);
 /** A random direction, biased towards the query when `near`. */

@@ -1,8 +1,9 @@
 import { Code } from "@connectrpc/connect";
 import { IndexService } from "../../gen/acms/v1/index_pb.js";
 import { RagService } from "../../gen/acms/v1/rag_pb.js";
+import { expectCode } from "../support/call-failure.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { doc, expectCode, makeResource, makeScope, upsert } from "../index/index-fixture.js";
+import { doc, makeResource, makeScope, upsert } from "../index/index-fixture.js";
 import { ENV } from "./rag-fixture.js";
 
 describe("FetchContent and versions", () => {

@@ -3,8 +3,8 @@ import { RagService, Source, type HybridResult } from "../../gen/acms/v1/rag_pb.
 import { TextBackendService } from "../../gen/acms/v1/text_pb.js";
 import { ScopeViolationSchema } from "../../gen/acms/v1/errors_pb.js";
 import { preventedLeaks } from "../../src/domain/leak-guard.js";
+import { badFields, expectCode } from "../support/call-failure.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { badFields, expectCode } from "../index/index-fixture.js";
 import { ENV, loadRagCorpus, type RagCorpus } from "./rag-fixture.js";
 
 let t: TestServer;

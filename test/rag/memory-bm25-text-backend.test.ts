@@ -7,8 +7,9 @@ import { Fts5TextBackend } from "../../src/adapters/sqlite/fts5-text-backend.js"
 import { SqliteUnitReader } from "../../src/adapters/sqlite/sqlite-unit-reader.js";
 import { MemoryBm25TextBackend } from "../../src/adapters/memory-bm25/memory-bm25-text-backend.js";
 import type { TextSearchOptions } from "../../src/ports/text-backend.js";
+import { documentStoreLoader } from "../text/document-store-loader.js";
 import { runTextBackendSuite, type TextBackendHarness } from "../text/text-backend-suite.js";
-import { loadFixtureCorpus, testView, type CorpusDocument } from "../text/text-corpus.js";
+import { loadFixtureCorpus, testView } from "../text/text-corpus.js";
 
 /** Both keyword paths over one SQLite store: FTS5 (native) and the in-memory BM25 fallback. */
 function createHarness(
@@ -24,22 +25,7 @@ function createHarness(
     fts: new Fts5TextBackend(db),
     memory,
     backend: memory,
-    loader: {
-      upsert(doc: CorpusDocument, at: number) {
-        store.upsertDocuments(
-          doc.resourceId,
-          [{ path: doc.path, content: doc.chunks.join(""), metadata: doc.metadata ?? {}, chunks: doc.chunks.map((text) => ({ text })) }],
-          at,
-        );
-      },
-      remove(resourceId: string, path: string, at: number) {
-        store.deleteDocuments(resourceId, [path], at);
-      },
-      describe(chunkKey: number) {
-        const c = store.getChunks([chunkKey]).get(chunkKey);
-        return c && { ukoUri: c.ukoUri, supersededAt: c.supersededAt };
-      },
-    },
+    loader: documentStoreLoader(store),
     close() {
       db.close();
     },

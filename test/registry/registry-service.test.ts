@@ -1,33 +1,11 @@
 import { toJson } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { ScopeViolationSchema } from "../../gen/acms/v1/errors_pb.js";
 import { RegistryService, ResourceSchema } from "../../gen/acms/v1/registry_pb.js";
 import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { isUlid, newUlid } from "../../src/domain/ulid-id.js";
+import { badFields, expectCode } from "../support/call-failure.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-
-async function failure(p: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await p;
-  } catch (err) {
-    return ConnectError.from(err);
-  }
-  throw new Error("expected the call to fail");
-}
-
-async function expectCode(p: Promise<unknown>, code: Code): Promise<ConnectError> {
-  const err = await failure(p);
-  expect(Code[err.code]).toBe(Code[code]);
-  expect(err.rawMessage).not.toMatch(/\n\s+at /);
-  return err;
-}
-
-async function badFields(p: Promise<unknown>): Promise<string[]> {
-  const err = await expectCode(p, Code.InvalidArgument);
-  const [detail] = err.findDetails(BadRequestSchema);
-  expect(detail).toBeDefined();
-  return detail.fieldViolations.map((v) => v.field);
-}
 
 let t: TestServer;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Code, ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
+import { Code, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
 import { ScopeViolationSchema } from "../../gen/acms/v1/errors_pb.js";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
@@ -13,6 +13,7 @@ import { createBackends } from "../../src/server/composition-root.js";
 import { loadConfig } from "../../src/server/config.js";
 import { generateKey, hashKey, KeyRing } from "../../src/server/key-ring.js";
 import { createRoutes, type ServerDeps } from "../../src/server/server.js";
+import { failure } from "../support/call-failure.js";
 import { authInterceptor } from "../support/test-server.js";
 
 // The in-memory level: the real routes and interceptor over a router transport (the composition root's
@@ -71,15 +72,6 @@ afterEach(async () => {
   await deps.backends.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-async function failure(p: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await p;
-  } catch (err) {
-    return ConnectError.from(err);
-  }
-  throw new Error("expected the call to fail");
-}
 
 test("ResolveScope saves exactly one immutable scope owned by the caller", async () => {
   const { scope } = await client(ScopeService, "bob").resolveScope({ projects: ["team/a"] });

@@ -4,16 +4,8 @@ import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ScopeService, type ResourceScope } from "../../gen/acms/v1/scope_pb.js";
 import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { isUlid, newUlid } from "../../src/domain/ulid-id.js";
+import { failure } from "../support/call-failure.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-
-async function failure(p: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await p;
-  } catch (err) {
-    return ConnectError.from(err);
-  }
-  throw new Error("expected the call to fail");
-}
 
 async function expectCode(p: Promise<unknown>, code: Code): Promise<ConnectError> {
   const err = await failure(p);

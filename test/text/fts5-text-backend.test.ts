@@ -2,7 +2,8 @@ import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/sqli
 import { resourceToken, SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { Fts5TextBackend, RID_MATCH_MAX_RESOURCES } from "../../src/adapters/sqlite/fts5-text-backend.js";
 import { runTextBackendSuite, type TextBackendHarness } from "./text-backend-suite.js";
-import { testView, type CorpusDocument } from "./text-corpus.js";
+import { documentStoreLoader } from "./document-store-loader.js";
+import { testView } from "./text-corpus.js";
 
 /** The FTS5 adapter with its loader: documents go in through SqliteDocumentStore, like the server's. */
 function createFts5Harness(): TextBackendHarness & { db: SqliteDatabase; store: SqliteDocumentStore } {
@@ -13,22 +14,7 @@ function createFts5Harness(): TextBackendHarness & { db: SqliteDatabase; store: 
     db,
     store,
     backend,
-    loader: {
-      upsert(doc: CorpusDocument, at: number) {
-        store.upsertDocuments(
-          doc.resourceId,
-          [{ path: doc.path, content: doc.chunks.join(""), metadata: doc.metadata ?? {}, chunks: doc.chunks.map((text) => ({ text })) }],
-          at,
-        );
-      },
-      remove(resourceId: string, path: string, at: number) {
-        store.deleteDocuments(resourceId, [path], at);
-      },
-      describe(chunkKey: number) {
-        const c = store.getChunks([chunkKey]).get(chunkKey);
-        return c && { ukoUri: c.ukoUri, supersededAt: c.supersededAt };
-      },
-    },
+    loader: documentStoreLoader(store),
     close() {
       db.close();
     },

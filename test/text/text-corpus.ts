@@ -1,8 +1,9 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { chunkText } from "../../src/domain/chunking.js";
-import type { ResourceScope, TemporalScope } from "../../src/domain/scope.js";
-import { createScopedBackendView, type ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
+import type { TemporalScope } from "../../src/domain/scope.js";
+import type { ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
+import { viewOver } from "../support/view-over.js";
 
 /** One document of a test corpus, already chunked. */
 export interface CorpusDocument {
@@ -75,20 +76,13 @@ export function testView(
   resourceIds: readonly string[],
   opts: { includePaths?: string[]; excludePaths?: string[]; temporal?: TemporalScope; deniedResourceIds?: string[] } = {},
 ): ScopedBackendView {
-  const scope: ResourceScope = {
+  return viewOver(resourceIds, {
     scopeId: "01JSC0PE000000000000000000",
     owner: "test",
-    resourceIds: [...resourceIds].sort(),
     projectNames: ["local/test"],
     temporalScope: opts.temporal ?? "current",
-    includeResources: [],
-    excludeResources: [],
     includePaths: opts.includePaths ?? [],
     excludePaths: opts.excludePaths ?? [],
-    parentScopeId: "",
-    expandDescendants: true,
     deniedResourceIds: opts.deniedResourceIds ?? [],
-    createdAt: new Date(0),
-  };
-  return createScopedBackendView(scope);
+  });
 }

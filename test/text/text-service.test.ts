@@ -2,8 +2,9 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import { TextBackendService } from "../../gen/acms/v1/text_pb.js";
 import { preventedLeaks } from "../../src/domain/leak-guard.js";
+import { badFields, expectCode } from "../support/call-failure.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { badFields, doc, expectCode, makeResource, makeScope, upsert } from "../index/index-fixture.js";
+import { doc, makeResource, makeScope, upsert } from "../index/index-fixture.js";
 
 let t: TestServer;
 let api: string;

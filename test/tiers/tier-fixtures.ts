@@ -1,23 +1,10 @@
-import { createScopedBackendView, type ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
+import type { ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
 import { newUlid } from "../../src/domain/ulid-id.js";
+import { viewOver } from "../support/view-over.js";
 
 /** A scoped view over `projects` and `resourceIds` owned by `owner`, as the access interceptor would build it. */
 export function scopeView(projects: string[], resourceIds: string[] = [], owner = "test"): ScopedBackendView {
-  return createScopedBackendView({
-    scopeId: newUlid(),
-    owner,
-    resourceIds: [...resourceIds].sort(),
-    projectNames: projects,
-    temporalScope: "current",
-    includeResources: [],
-    excludeResources: [],
-    includePaths: [],
-    excludePaths: [],
-    parentScopeId: "",
-    expandDescendants: true,
-    deniedResourceIds: [],
-    createdAt: new Date(),
-  });
+  return viewOver(resourceIds, { scopeId: newUlid(), owner, projectNames: projects, createdAt: new Date() });
 }
 
 /** Words enough for `n` sentences of distinct, summarisable prose. */

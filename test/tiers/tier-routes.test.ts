@@ -9,6 +9,7 @@ import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { preventedLeaks } from "../../src/domain/leak-guard.js";
 import { countTokens } from "../../src/domain/token-count.js";
 import { isUlid } from "../../src/domain/ulid-id.js";
+import { failure } from "../support/call-failure.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { prose } from "./tier-fixtures.js";
 
@@ -18,15 +19,6 @@ const ENV = {
   ACMS_CONTEXT_MAX_DECISIONS_COLD: "3",
   ACMS_CONTEXT_SUMMARY_TOKENS: "16",
 };
-
-async function failure(p: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await p;
-  } catch (err) {
-    return ConnectError.from(err);
-  }
-  throw new Error("expected the call to fail");
-}
 
 async function expectCode(p: Promise<unknown>, code: Code): Promise<ConnectError> {
   const err = await failure(p);

@@ -1,7 +1,7 @@
 import { PartitionedVectorBackend } from "../../src/adapters/memory-vector/partitioned-vector-backend.js";
 import { HnswIndex } from "../../src/adapters/memory-vector/hnsw-index.js";
 import { DEFAULT_HNSW_PARAMS } from "../../src/adapters/memory-vector/hnsw-index.js";
-import { createScopedBackendView } from "../../src/domain/scoped-backend-view.js";
+import { viewOver } from "../support/view-over.js";
 
 const DIM = 16;
 
@@ -66,21 +66,7 @@ describe("usearch thread contexts", () => {
       process.stderr.write = write;
     }
     expect(errors.filter((e) => e.includes("graph build failed"))).toEqual([]);
-    const view = createScopedBackendView({
-      scopeId: "s",
-      owner: "o",
-      resourceIds: resources,
-      projectNames: ["local/api"],
-      temporalScope: "current",
-      includeResources: [],
-      excludeResources: [],
-      includePaths: [],
-      excludePaths: [],
-      parentScopeId: "",
-      expandDescendants: true,
-      deniedResourceIds: [],
-      createdAt: new Date(0),
-    });
+    const view = viewOver(resources, { scopeId: "s", owner: "o", projectNames: ["local/api"] });
     const { hits } = await backend.search(view, unit(77), { topK: 1, minScore: 0, now: Date.now(), recentWindowMs: 0 });
     expect(hits[0]?.chunkKey).toBe(77);
     await backend.close();

@@ -1,5 +1,6 @@
 import type { VectorBackend, VectorEntry } from "../../src/ports/vector-backend.js";
-import { clusteredVectors, cosine, prng, R, randomVector, referenceSearch, searchOpts, viewOf } from "./vector-fixtures.js";
+import { clusteredVectors, cosine, R, randomVector, referenceSearch, searchOpts, viewOf } from "./vector-fixtures.js";
+import { prng } from "../support/prng.js";
 
 /** How one adapter of the VectorBackend port is run through the shared suite. */
 export interface VectorBackendSuiteOptions {

@@ -1,7 +1,9 @@
-import { createScopedBackendView, type ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
+import type { ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
 import type { TemporalScope } from "../../src/domain/scope.js";
 import { isVersionVisible } from "../../src/domain/temporal-filter.js";
 import type { VectorEntry, VectorHit, VectorSearchOptions } from "../../src/ports/vector-backend.js";
+import { gaussian } from "../support/prng.js";
+import { viewOver } from "../support/view-over.js";
 
 /** Resource ids used across the vector tests (valid ULIDs). */
 export const R = {
@@ -16,38 +18,14 @@ export function viewOf(
   resourceIds: readonly string[],
   opts: { includePaths?: string[]; excludePaths?: string[]; temporal?: TemporalScope } = {},
 ): ScopedBackendView {
-  const sorted = [...resourceIds].sort();
-  return createScopedBackendView({
+  return viewOver(resourceIds, {
     scopeId: "01J0000000000000000000SCOP",
     owner: "tester",
-    resourceIds: sorted,
     projectNames: ["local/test"],
     temporalScope: opts.temporal ?? "current",
-    includeResources: [],
-    excludeResources: [],
     includePaths: opts.includePaths ?? [],
     excludePaths: opts.excludePaths ?? [],
-    parentScopeId: "",
-    expandDescendants: true,
-    deniedResourceIds: [],
-    createdAt: new Date(0),
   });
-}
-
-/** A deterministic PRNG (mulberry32), so every run draws the same vectors. */
-export function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** A standard normal draw from `rnd` (Box-Muller). */
-export function gaussian(rnd: () => number): number {
-  return Math.sqrt(-2 * Math.log(rnd() + 1e-12)) * Math.cos(2 * Math.PI * rnd());
 }
 
 /** A random vector of `dimension` normal draws. */

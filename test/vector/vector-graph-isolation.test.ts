@@ -15,7 +15,8 @@ import { loadConfig } from "../../src/server/config.js";
 import { generateKey, hashKey, KeyRing } from "../../src/server/key-ring.js";
 import { createRoutes, type ServerDeps } from "../../src/server/server.js";
 import { authInterceptor } from "../support/test-server.js";
-import { prng, randomVector } from "./vector-fixtures.js";
+import { prng } from "../support/prng.js";
+import { randomVector } from "./vector-fixtures.js";
 
 // The real routes and interceptors over a router transport, with the vector backend forced onto its graph
 // paths (per-partition and store-wide HNSW) and, side by side, an exact-only twin: every scope must get

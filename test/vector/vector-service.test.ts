@@ -1,7 +1,4 @@
-import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { Code, createClient } from "@connectrpc/connect";
 import { IndexService, type UpsertDocumentsRequest } from "../../gen/acms/v1/index_pb.js";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ResolveScopeRequestSchema, ScopeService } from "../../gen/acms/v1/scope_pb.js";
@@ -10,11 +7,10 @@ import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { UpsertDocumentsRequestSchema } from "../../gen/acms/v1/index_pb.js";
 import { preventedLeaks } from "../../src/domain/leak-guard.js";
-import { createBackends } from "../../src/server/composition-root.js";
-import { loadConfig } from "../../src/server/config.js";
-import { generateKey, hashKey, KeyRing } from "../../src/server/key-ring.js";
-import { createRoutes } from "../../src/server/server.js";
-import { authInterceptor, startTestServer, type TestServer } from "../support/test-server.js";
+import type { Backends } from "../../src/server/backends.js";
+import { failure } from "../support/call-failure.js";
+import { startTestServer, type TestServer } from "../support/test-server.js";
+import { withScopedRouterTransport } from "../support/with-scoped-router-transport.js";
 import { cosine } from "./vector-fixtures.js";
 
 const DIM = 8;
@@ -22,15 +18,6 @@ const ENV = { ACMS_EMBEDDING_DIM: String(DIM) };
 
 function e(...head: number[]): number[] {
   return Array.from({ length: DIM }, (_, i) => head[i] ?? 0);
-}
-
-async function failure(p: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await p;
-  } catch (err) {
-    return ConnectError.from(err);
-  }
-  throw new Error("expected the call to fail");
 }
 
 async function badField(p: Promise<unknown>): Promise<string> {
@@ -222,24 +209,13 @@ describe("VectorBackendService over the real server", () => {
 
 describe("VectorBackendService without a vector backend", () => {
   it("is UNIMPLEMENTED", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "acms-novector-"));
-    const config = loadConfig({ ACMS_DATA_DIR: dataDir, ...ENV });
-    const backends = await createBackends(config);
-    await backends.vector?.close();
-    backends.vector = undefined;
-    const key = generateKey();
-    const deps = { config, keys: new KeyRing([{ name: "admin", key_sha256: hashKey(key), projects: ["*/*"], write: true }]), backends, onInternalError: () => undefined };
-    try {
-      const { routes, interceptors } = createRoutes(deps);
-      const transport = (scopeId?: string) =>
-        createRouterTransport(routes, { router: { interceptors }, transport: { interceptors: [authInterceptor(key, scopeId)] } });
-      await createClient(RegistryService, transport()).createProject({ name: "local/api" });
-      const scopeId = (await createClient(ScopeService, transport()).resolveScope({ projects: ["local/api"] })).scope!.scopeId;
-      const err = await failure(createClient(VectorBackendService, transport(scopeId)).similaritySearch({ embedding: e(1) }));
+    const change = async (b: Backends) => {
+      await b.vector?.close();
+      b.vector = undefined;
+    };
+    await withScopedRouterTransport({ env: ENV, change }, async (transport) => {
+      const err = await failure(createClient(VectorBackendService, transport).similaritySearch({ embedding: e(1) }));
       expect(Code[err.code]).toBe("Unimplemented");
-    } finally {
-      await backends.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   });
 });

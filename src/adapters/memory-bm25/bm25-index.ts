@@ -15,12 +15,6 @@ export interface IndexedRow {
   length: number;
 }
 
-/** A row that holds at least one phrase, and the row's phrase counts in query order. */
-export interface PhraseMatch {
-  row: number;
-  freqs: number[];
-}
-
 /** How an index is built. */
 export interface Bm25IndexOptions {
   /**

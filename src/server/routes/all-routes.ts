@@ -11,7 +11,6 @@ import { textRoutes } from "./text-routes.js";
 import { vectorRoutes } from "./vector-routes.js";
 import { graphRoutes } from "./graph-routes.js";
 import { ragRoutes } from "./rag-routes.js";
-import { unimplementedRoutes } from "./unimplemented-routes.js";
 
 /** Services answered without an API key. */
 export const PUBLIC_SERVICES: ReadonlySet<string> = new Set(["grpc.health.v1.Health"]);
@@ -27,7 +26,6 @@ export function allRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
     vectorRoutes(deps)(router);
     graphRoutes(deps)(router);
     ragRoutes(deps)(router);
-    unimplementedRoutes()(router);
     healthRoutes(deps.serving ?? new ServingState())(router);
     reflectionRoutes()(router);
   };

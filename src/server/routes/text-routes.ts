@@ -1,21 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { TextBackendService, TextResultSchema, type TextResult } from "../../../gen/acms/v1/text_pb.js";
-import { viewOf } from "../handler-context.js";
-import { setStreamAnswerHeaders } from "../stream-answer-headers.js";
+import { TextBackendService, TextResultSchema } from "../../../gen/acms/v1/text_pb.js";
 import type { ServerDeps } from "../server.js";
-import { searchText, type TextResultRecord, type TextSearchDeps } from "../text-search.js";
-
-function toTextResult(r: TextResultRecord): TextResult {
-  return create(TextResultSchema, {
-    ukoUri: r.ukoUri,
-    content: r.content,
-    score: r.score,
-    metadata: r.metadata,
-    resourceId: r.resourceId,
-    path: r.path,
-  });
-}
+import { searchText, type TextSearchDeps } from "../text-search.js";
+import { scopedSearchHandlers } from "./scoped-search-handlers.js";
 
 /**
  * TextBackendService: scoped keyword search on the configured text backend. The access interceptor has
@@ -29,27 +17,11 @@ export function textRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
     maxResultsCap: deps.config.maxResultsCap,
     recentWindowMs: deps.config.recentWindowMs,
   };
+  const handlers = scopedSearchHandlers(
+    (view, req: { query: string; maxResults?: number }, signal) => searchText(searchDeps, view, req, signal),
+    (r) => create(TextResultSchema, r),
+  );
   return (router) => {
-    router.service(TextBackendService, {
-      async search(req, ctx) {
-        const view = viewOf(ctx);
-        const answer = await searchText(searchDeps, view, req, ctx.signal);
-        return {
-          results: answer.results.map(toTextResult),
-          scopeId: view.scopeId,
-          exhaustive: answer.exhaustive,
-          indexGeneration: answer.generation,
-        };
-      },
-      async *searchStream(req, ctx) {
-        const view = viewOf(ctx);
-        const answer = await searchText(searchDeps, view, req, ctx.signal);
-        setStreamAnswerHeaders(ctx.responseHeader, view.scopeId, answer.exhaustive, answer.generation);
-        for (const r of answer.results) {
-          ctx.signal.throwIfAborted();
-          yield { result: toTextResult(r) };
-        }
-      },
-    });
+    router.service(TextBackendService, { search: handlers.unary, searchStream: handlers.stream });
   };
 }

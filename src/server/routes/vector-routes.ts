@@ -1,21 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { VectorBackendService, VectorResultSchema, type VectorResult } from "../../../gen/acms/v1/vector_pb.js";
-import { viewOf } from "../handler-context.js";
-import { setStreamAnswerHeaders } from "../stream-answer-headers.js";
+import { VectorBackendService, VectorResultSchema } from "../../../gen/acms/v1/vector_pb.js";
 import type { ServerDeps } from "../server.js";
-import { searchVectors, type VectorResultRecord, type VectorSearchDeps } from "../vector-search.js";
-
-function toVectorResult(r: VectorResultRecord): VectorResult {
-  return create(VectorResultSchema, {
-    ukoUri: r.ukoUri,
-    content: r.content,
-    score: r.score,
-    metadata: r.metadata,
-    resourceId: r.resourceId,
-    path: r.path,
-  });
-}
+import { searchVectors, type VectorSearchDeps } from "../vector-search.js";
+import { scopedSearchHandlers } from "./scoped-search-handlers.js";
 
 /**
  * VectorBackendService: scoped cosine similarity search on the configured vector backend (UNIMPLEMENTED
@@ -31,27 +19,11 @@ export function vectorRoutes(deps: ServerDeps): (router: ConnectRouter) => void 
     maxResultsCap: deps.config.maxResultsCap,
     recentWindowMs: deps.config.recentWindowMs,
   };
+  const handlers = scopedSearchHandlers(
+    (view, req: { embedding: readonly number[]; topK?: number; minScore?: number }, signal) => searchVectors(searchDeps, view, req, signal),
+    (r) => create(VectorResultSchema, r),
+  );
   return (router) => {
-    router.service(VectorBackendService, {
-      async similaritySearch(req, ctx) {
-        const view = viewOf(ctx);
-        const answer = await searchVectors(searchDeps, view, req, ctx.signal);
-        return {
-          results: answer.results.map(toVectorResult),
-          scopeId: view.scopeId,
-          exhaustive: answer.exhaustive,
-          indexGeneration: answer.generation,
-        };
-      },
-      async *similaritySearchStream(req, ctx) {
-        const view = viewOf(ctx);
-        const answer = await searchVectors(searchDeps, view, req, ctx.signal);
-        setStreamAnswerHeaders(ctx.responseHeader, view.scopeId, answer.exhaustive, answer.generation);
-        for (const r of answer.results) {
-          ctx.signal.throwIfAborted();
-          yield { result: toVectorResult(r) };
-        }
-      },
-    });
+    router.service(VectorBackendService, { similaritySearch: handlers.unary, similaritySearchStream: handlers.stream });
   };
 }

@@ -1,0 +1,51 @@
+import type { HandlerContext } from "@connectrpc/connect";
+import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
+import { viewOf } from "../handler-context.js";
+import type { HitRecord } from "../hydrate-hits.js";
+import { setStreamAnswerHeaders } from "../stream-answer-headers.js";
+
+/** A scoped search answer as text and similarity search return it. */
+interface ScopedSearchAnswer {
+  results: HitRecord[];
+  exhaustive: boolean;
+  generation: bigint;
+}
+
+/** The unary and server-streaming handlers of one scoped search, sharing one search function. */
+export interface ScopedSearchHandlers<Req, R> {
+  unary(req: Req, ctx: HandlerContext): Promise<{ results: R[]; scopeId: string; exhaustive: boolean; indexGeneration: bigint }>;
+  stream(req: Req, ctx: HandlerContext): AsyncGenerator<{ result: R }>;
+}
+
+/**
+ * Builds a search's unary and streaming handlers so that both answer exactly alike: the stream sends the
+ * unary call's results, one per message in rank order, with `scope_id`, `exhaustive` and
+ * `index_generation` in its response headers, and stops (the search's work too, through the call's
+ * signal) when the call is cancelled. The access interceptor has put the call's view in its context.
+ */
+export function scopedSearchHandlers<Req, R>(
+  search: (view: ScopedBackendView, req: Req, signal: AbortSignal) => Promise<ScopedSearchAnswer>,
+  toResult: (r: HitRecord) => R,
+): ScopedSearchHandlers<Req, R> {
+  return {
+    async unary(req, ctx) {
+      const view = viewOf(ctx);
+      const answer = await search(view, req, ctx.signal);
+      return {
+        results: answer.results.map(toResult),
+        scopeId: view.scopeId,
+        exhaustive: answer.exhaustive,
+        indexGeneration: answer.generation,
+      };
+    },
+    async *stream(req, ctx) {
+      const view = viewOf(ctx);
+      const answer = await search(view, req, ctx.signal);
+      setStreamAnswerHeaders(ctx.responseHeader, view.scopeId, answer.exhaustive, answer.generation);
+      for (const r of answer.results) {
+        ctx.signal.throwIfAborted();
+        yield { result: toResult(r) };
+      }
+    },
+  };
+}
