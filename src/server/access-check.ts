@@ -13,6 +13,7 @@ import type { ResourceScope } from "../domain/scope.js";
 import { createScopedBackendView, type ScopedBackendView } from "../domain/scoped-backend-view.js";
 import { isUlid } from "../domain/ulid-id.js";
 import { parseUkoUri } from "../domain/uko-uri.js";
+import { validateDocumentPath } from "../domain/document-path.js";
 import type { RegistryStore } from "../ports/registry-store.js";
 import type { ScopeStore } from "../ports/scope-store.js";
 import type { KeyRing } from "./key-ring.js";
@@ -106,11 +107,31 @@ function classify(refs: readonly RequestRef[], resourceVisible: (id: string) => 
         else if (!pathVisible(uri.resourceId, uri.path)) addUnique(o.paths, r.value);
         break;
       }
+      case RefKind.IRI: {
+        // Any IRI may be asked about; a uko:// IRI names a resource (and maybe a path) and is checked as one.
+        const named = ukoIriTarget(r.value);
+        if (!named) break;
+        if (!resourceVisible(named.resourceId)) addUnique(o.resources, named.resourceId);
+        else if (named.path !== undefined && !pathVisible(named.resourceId, named.path)) addUnique(o.paths, r.value);
+        break;
+      }
       default:
         break;
     }
   }
   return o;
+}
+
+/** The resource (and document path, when there is one) a `uko://` IRI names; undefined for other IRIs. */
+function ukoIriTarget(iri: string): { resourceId: string; path?: string } | undefined {
+  if (!iri.startsWith("uko://")) return undefined;
+  const rest = iri.slice("uko://".length);
+  const end = rest.search(/[/#?]/);
+  const resourceId = end < 0 ? rest : rest.slice(0, end);
+  if (!isUlid(resourceId)) return undefined;
+  if (end < 0 || rest[end] !== "/") return { resourceId };
+  const path = rest.slice(end + 1).replace(/#.*$/, "");
+  return path.length > 0 && validateDocumentPath(path) === undefined ? { resourceId, path } : { resourceId };
 }
 
 function list(values: readonly string[]): string {

@@ -170,3 +170,22 @@ describe("checkPrincipalRefs for writes", () => {
     expect(violation(() => checkPrincipalRefs(writer, registry, [ref(RefKind.RESOURCE_ID, A2)], true)).info.resourceIds).toEqual([A2]);
   });
 });
+
+describe("IRI references", () => {
+  const view = createScopedBackendView(scope());
+
+  it("let any IRI through but a uko:// IRI of an out-of-scope resource or excluded path", () => {
+    expect(() =>
+      checkScopedRefs(view, [
+        ref(RefKind.IRI, "http://example.org/a"),
+        ref(RefKind.IRI, "_:b0"),
+        ref(RefKind.IRI, `uko://${A}/`),
+        ref(RefKind.IRI, `uko://${A}/docs/a.md#3`),
+        ref(RefKind.IRI, "uko://not-a-resource/x"),
+      ]),
+    ).not.toThrow();
+    expect(violation(() => checkScopedRefs(view, [ref(RefKind.IRI, `uko://${B}/`)])).info.resourceIds).toEqual([B]);
+    expect(violation(() => checkScopedRefs(view, [ref(RefKind.IRI, `uko://${C}/x.md#0`)])).info.resourceIds).toEqual([C]);
+    expect(violation(() => checkScopedRefs(view, [ref(RefKind.IRI, `uko://${A}/secret/k.md`)])).message).toContain("secret/k.md");
+  });
+});

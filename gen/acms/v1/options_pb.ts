@@ -11,7 +11,7 @@ import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
  * Describes the file acms/v1/options.proto.
  */
 export const file_acms_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChVhY21zL3YxL29wdGlvbnMucHJvdG8SB2FjbXMudjEqaQoHUmVmS2luZBIYChRSRUZfS0lORF9VTlNQRUNJRklFRBAAEhgKFFJFRl9LSU5EX1JFU09VUkNFX0lEEAESFAoQUkVGX0tJTkRfUFJPSkVDVBACEhQKEFJFRl9LSU5EX1VLT19VUkkQAypWCgZBY2Nlc3MSFgoSQUNDRVNTX1VOU1BFQ0lGSUVEEAASEQoNQUNDRVNTX1NDT1BFRBABEg8KC0FDQ0VTU19SRUFEEAISEAoMQUNDRVNTX1dSSVRFEAM6QwoDcmVmEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjRhgMgASgOMhAuYWNtcy52MS5SZWZLaW5kUgNyZWY6SQoGYWNjZXNzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY0oYDIAEoDjIPLmFjbXMudjEuQWNjZXNzUgZhY2Nlc3NiBnByb3RvMw", [file_google_protobuf_descriptor]);
+  fileDesc("ChVhY21zL3YxL29wdGlvbnMucHJvdG8SB2FjbXMudjEqewoHUmVmS2luZBIYChRSRUZfS0lORF9VTlNQRUNJRklFRBAAEhgKFFJFRl9LSU5EX1JFU09VUkNFX0lEEAESFAoQUkVGX0tJTkRfUFJPSkVDVBACEhQKEFJFRl9LSU5EX1VLT19VUkkQAxIQCgxSRUZfS0lORF9JUkkQBCpWCgZBY2Nlc3MSFgoSQUNDRVNTX1VOU1BFQ0lGSUVEEAASEQoNQUNDRVNTX1NDT1BFRBABEg8KC0FDQ0VTU19SRUFEEAISEAoMQUNDRVNTX1dSSVRFEAM6QwoDcmVmEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjRhgMgASgOMhAuYWNtcy52MS5SZWZLaW5kUgNyZWY6SQoGYWNjZXNzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY0oYDIAEoDjIPLmFjbXMudjEuQWNjZXNzUgZhY2Nlc3NiBnByb3RvMw", [file_google_protobuf_descriptor]);
 
 /**
  * RefKind marks a request field whose values name something that access control must check.
@@ -49,6 +49,14 @@ export enum RefKind {
    * @generated from enum value: REF_KIND_UKO_URI = 3;
    */
   UKO_URI = 3,
+
+  /**
+   * An RDF IRI (or blank node label): any IRI is accepted, but a `uko://<resource-ulid>/...` IRI names that
+   * resource (its graph, a document or a chunk) and is checked like a resource id.
+   *
+   * @generated from enum value: REF_KIND_IRI = 4;
+   */
+  IRI = 4,
 }
 
 /**

@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 from acms.v1 import options_pb2 as acms_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13\x61\x63ms/v1/graph.proto\x12\x07\x61\x63ms.v1\x1a\x15\x61\x63ms/v1/options.proto\"Z\n\x04Term\x12\x1f\n\x04kind\x18\x01 \x01(\x0e\x32\x11.acms.v1.TermKind\x12\r\n\x05value\x18\x02 \x01(\t\x12\x10\n\x08\x64\x61tatype\x18\x03 \x01(\t\x12\x10\n\x08language\x18\x04 \x01(\t\"i\n\x06Triple\x12\x1e\n\x07subject\x18\x01 \x01(\x0b\x32\r.acms.v1.Term\x12 \n\tpredicate\x18\x02 \x01(\x0b\x32\r.acms.v1.Term\x12\x1d\n\x06object\x18\x03 \x01(\x0b\x32\r.acms.v1.Term\"s\n\x03Row\x12,\n\x08\x62indings\x18\x01 \x03(\x0b\x32\x1a.acms.v1.Row.BindingsEntry\x1a>\n\rBindingsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x1c\n\x05value\x18\x02 \x01(\x0b\x32\r.acms.v1.Term:\x02\x38\x01\"#\n\x12SparqlQueryRequest\x12\r\n\x05query\x18\x01 \x01(\t\"\xa6\x02\n\x13SparqlQueryResponse\x12 \n\x07triples\x18\x01 \x03(\x0b\x32\x0f.acms.v1.Triple\x12\x11\n\tvariables\x18\x02 \x03(\t\x12\x1a\n\x04rows\x18\x03 \x03(\x0b\x32\x0c.acms.v1.Row\x12\x0f\n\x07\x62oolean\x18\x04 \x01(\x08\x12<\n\x08metadata\x18\x05 \x03(\x0b\x32*.acms.v1.SparqlQueryResponse.MetadataEntry\x12\x10\n\x08scope_id\x18\x06 \x01(\t\x12\x12\n\nexhaustive\x18\x07 \x01(\x08\x12\x18\n\x10index_generation\x18\x08 \x01(\x04\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\")\n\x18SparqlQueryStreamRequest\x12\r\n\x05query\x18\x01 \x01(\t\"\x9f\x01\n\x19SparqlQueryStreamResponse\x12\'\n\tvariables\x18\x01 \x01(\x0b\x32\x12.acms.v1.VariablesH\x00\x12\x1b\n\x03row\x18\x02 \x01(\x0b\x32\x0c.acms.v1.RowH\x00\x12!\n\x06triple\x18\x03 \x01(\x0b\x32\x0f.acms.v1.TripleH\x00\x12\x11\n\x07\x62oolean\x18\x04 \x01(\x08H\x00\x42\x06\n\x04item\"\x1a\n\tVariables\x12\r\n\x05names\x18\x01 \x03(\t\"$\n\x11GetTriplesRequest\x12\x0f\n\x07subject\x18\x01 \x01(\t\"\xa4\x02\n\x12GetTriplesResponse\x12 \n\x07triples\x18\x01 \x03(\x0b\x32\x0f.acms.v1.Triple\x12\x11\n\tvariables\x18\x02 \x03(\t\x12\x1a\n\x04rows\x18\x03 \x03(\x0b\x32\x0c.acms.v1.Row\x12\x0f\n\x07\x62oolean\x18\x04 \x01(\x08\x12;\n\x08metadata\x18\x05 \x03(\x0b\x32).acms.v1.GetTriplesResponse.MetadataEntry\x12\x10\n\x08scope_id\x18\x06 \x01(\t\x12\x12\n\nexhaustive\x18\x07 \x01(\x08\x12\x18\n\x10index_generation\x18\x08 \x01(\x04\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\">\n\x0fTraverseRequest\x12\r\n\x05start\x18\x01 \x01(\t\x12\x12\n\x05\x64\x65pth\x18\x02 \x01(\x05H\x00\x88\x01\x01\x42\x08\n\x06_depth\"\xa0\x02\n\x10TraverseResponse\x12 \n\x07triples\x18\x01 \x03(\x0b\x32\x0f.acms.v1.Triple\x12\x11\n\tvariables\x18\x02 \x03(\t\x12\x1a\n\x04rows\x18\x03 \x03(\x0b\x32\x0c.acms.v1.Row\x12\x0f\n\x07\x62oolean\x18\x04 \x01(\x08\x12\x39\n\x08metadata\x18\x05 \x03(\x0b\x32\'.acms.v1.TraverseResponse.MetadataEntry\x12\x10\n\x08scope_id\x18\x06 \x01(\t\x12\x12\n\nexhaustive\x18\x07 \x01(\x08\x12\x18\n\x10index_generation\x18\x08 \x01(\x04\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01*d\n\x08TermKind\x12\x19\n\x15TERM_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rTERM_KIND_IRI\x10\x01\x12\x15\n\x11TERM_KIND_LITERAL\x10\x02\x12\x13\n\x0fTERM_KIND_BLANK\x10\x03\x32\xdd\x02\n\x13GraphBackendService\x12N\n\x0bSparqlQuery\x12\x1b.acms.v1.SparqlQueryRequest\x1a\x1c.acms.v1.SparqlQueryResponse\"\x04\x90\xb5\x18\x01\x12\x62\n\x11SparqlQueryStream\x12!.acms.v1.SparqlQueryStreamRequest\x1a\".acms.v1.SparqlQueryStreamResponse\"\x04\x90\xb5\x18\x01\x30\x01\x12K\n\nGetTriples\x12\x1a.acms.v1.GetTriplesRequest\x1a\x1b.acms.v1.GetTriplesResponse\"\x04\x90\xb5\x18\x01\x12\x45\n\x08Traverse\x12\x18.acms.v1.TraverseRequest\x1a\x19.acms.v1.TraverseResponse\"\x04\x90\xb5\x18\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13\x61\x63ms/v1/graph.proto\x12\x07\x61\x63ms.v1\x1a\x15\x61\x63ms/v1/options.proto\"Z\n\x04Term\x12\x1f\n\x04kind\x18\x01 \x01(\x0e\x32\x11.acms.v1.TermKind\x12\r\n\x05value\x18\x02 \x01(\t\x12\x10\n\x08\x64\x61tatype\x18\x03 \x01(\t\x12\x10\n\x08language\x18\x04 \x01(\t\"i\n\x06Triple\x12\x1e\n\x07subject\x18\x01 \x01(\x0b\x32\r.acms.v1.Term\x12 \n\tpredicate\x18\x02 \x01(\x0b\x32\r.acms.v1.Term\x12\x1d\n\x06object\x18\x03 \x01(\x0b\x32\r.acms.v1.Term\"s\n\x03Row\x12,\n\x08\x62indings\x18\x01 \x03(\x0b\x32\x1a.acms.v1.Row.BindingsEntry\x1a>\n\rBindingsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x1c\n\x05value\x18\x02 \x01(\x0b\x32\r.acms.v1.Term:\x02\x38\x01\"#\n\x12SparqlQueryRequest\x12\r\n\x05query\x18\x01 \x01(\t\"\xa6\x02\n\x13SparqlQueryResponse\x12 \n\x07triples\x18\x01 \x03(\x0b\x32\x0f.acms.v1.Triple\x12\x11\n\tvariables\x18\x02 \x03(\t\x12\x1a\n\x04rows\x18\x03 \x03(\x0b\x32\x0c.acms.v1.Row\x12\x0f\n\x07\x62oolean\x18\x04 \x01(\x08\x12<\n\x08metadata\x18\x05 \x03(\x0b\x32*.acms.v1.SparqlQueryResponse.MetadataEntry\x12\x10\n\x08scope_id\x18\x06 \x01(\t\x12\x12\n\nexhaustive\x18\x07 \x01(\x08\x12\x18\n\x10index_generation\x18\x08 \x01(\x04\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\")\n\x18SparqlQueryStreamRequest\x12\r\n\x05query\x18\x01 \x01(\t\"\x9f\x01\n\x19SparqlQueryStreamResponse\x12\'\n\tvariables\x18\x01 \x01(\x0b\x32\x12.acms.v1.VariablesH\x00\x12\x1b\n\x03row\x18\x02 \x01(\x0b\x32\x0c.acms.v1.RowH\x00\x12!\n\x06triple\x18\x03 \x01(\x0b\x32\x0f.acms.v1.TripleH\x00\x12\x11\n\x07\x62oolean\x18\x04 \x01(\x08H\x00\x42\x06\n\x04item\"\x1a\n\tVariables\x12\r\n\x05names\x18\x01 \x03(\t\"*\n\x11GetTriplesRequest\x12\x15\n\x07subject\x18\x01 \x01(\tB\x04\x88\xb5\x18\x04\"\xa4\x02\n\x12GetTriplesResponse\x12 \n\x07triples\x18\x01 \x03(\x0b\x32\x0f.acms.v1.Triple\x12\x11\n\tvariables\x18\x02 \x03(\t\x12\x1a\n\x04rows\x18\x03 \x03(\x0b\x32\x0c.acms.v1.Row\x12\x0f\n\x07\x62oolean\x18\x04 \x01(\x08\x12;\n\x08metadata\x18\x05 \x03(\x0b\x32).acms.v1.GetTriplesResponse.MetadataEntry\x12\x10\n\x08scope_id\x18\x06 \x01(\t\x12\x12\n\nexhaustive\x18\x07 \x01(\x08\x12\x18\n\x10index_generation\x18\x08 \x01(\x04\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"D\n\x0fTraverseRequest\x12\x13\n\x05start\x18\x01 \x01(\tB\x04\x88\xb5\x18\x04\x12\x12\n\x05\x64\x65pth\x18\x02 \x01(\x05H\x00\x88\x01\x01\x42\x08\n\x06_depth\"\xa0\x02\n\x10TraverseResponse\x12 \n\x07triples\x18\x01 \x03(\x0b\x32\x0f.acms.v1.Triple\x12\x11\n\tvariables\x18\x02 \x03(\t\x12\x1a\n\x04rows\x18\x03 \x03(\x0b\x32\x0c.acms.v1.Row\x12\x0f\n\x07\x62oolean\x18\x04 \x01(\x08\x12\x39\n\x08metadata\x18\x05 \x03(\x0b\x32\'.acms.v1.TraverseResponse.MetadataEntry\x12\x10\n\x08scope_id\x18\x06 \x01(\t\x12\x12\n\nexhaustive\x18\x07 \x01(\x08\x12\x18\n\x10index_generation\x18\x08 \x01(\x04\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01*d\n\x08TermKind\x12\x19\n\x15TERM_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rTERM_KIND_IRI\x10\x01\x12\x15\n\x11TERM_KIND_LITERAL\x10\x02\x12\x13\n\x0fTERM_KIND_BLANK\x10\x03\x32\xdd\x02\n\x13GraphBackendService\x12N\n\x0bSparqlQuery\x12\x1b.acms.v1.SparqlQueryRequest\x1a\x1c.acms.v1.SparqlQueryResponse\"\x04\x90\xb5\x18\x01\x12\x62\n\x11SparqlQueryStream\x12!.acms.v1.SparqlQueryStreamRequest\x1a\".acms.v1.SparqlQueryStreamResponse\"\x04\x90\xb5\x18\x01\x30\x01\x12K\n\nGetTriples\x12\x1a.acms.v1.GetTriplesRequest\x1a\x1b.acms.v1.GetTriplesResponse\"\x04\x90\xb5\x18\x01\x12\x45\n\x08Traverse\x12\x18.acms.v1.TraverseRequest\x1a\x19.acms.v1.TraverseResponse\"\x04\x90\xb5\x18\x01\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'acms.v1.graph_pb2', globals())
@@ -25,8 +25,12 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _ROW_BINDINGSENTRY._serialized_options = b'8\001'
   _SPARQLQUERYRESPONSE_METADATAENTRY._options = None
   _SPARQLQUERYRESPONSE_METADATAENTRY._serialized_options = b'8\001'
+  _GETTRIPLESREQUEST.fields_by_name['subject']._options = None
+  _GETTRIPLESREQUEST.fields_by_name['subject']._serialized_options = b'\210\265\030\004'
   _GETTRIPLESRESPONSE_METADATAENTRY._options = None
   _GETTRIPLESRESPONSE_METADATAENTRY._serialized_options = b'8\001'
+  _TRAVERSEREQUEST.fields_by_name['start']._options = None
+  _TRAVERSEREQUEST.fields_by_name['start']._serialized_options = b'\210\265\030\004'
   _TRAVERSERESPONSE_METADATAENTRY._options = None
   _TRAVERSERESPONSE_METADATAENTRY._serialized_options = b'8\001'
   _GRAPHBACKENDSERVICE.methods_by_name['SparqlQuery']._options = None
@@ -37,8 +41,8 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _GRAPHBACKENDSERVICE.methods_by_name['GetTriples']._serialized_options = b'\220\265\030\001'
   _GRAPHBACKENDSERVICE.methods_by_name['Traverse']._options = None
   _GRAPHBACKENDSERVICE.methods_by_name['Traverse']._serialized_options = b'\220\265\030\001'
-  _TERMKIND._serialized_start=1626
-  _TERMKIND._serialized_end=1726
+  _TERMKIND._serialized_start=1638
+  _TERMKIND._serialized_end=1738
   _TERM._serialized_start=55
   _TERM._serialized_end=145
   _TRIPLE._serialized_start=147
@@ -60,17 +64,17 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _VARIABLES._serialized_start=910
   _VARIABLES._serialized_end=936
   _GETTRIPLESREQUEST._serialized_start=938
-  _GETTRIPLESREQUEST._serialized_end=974
-  _GETTRIPLESRESPONSE._serialized_start=977
-  _GETTRIPLESRESPONSE._serialized_end=1269
+  _GETTRIPLESREQUEST._serialized_end=980
+  _GETTRIPLESRESPONSE._serialized_start=983
+  _GETTRIPLESRESPONSE._serialized_end=1275
   _GETTRIPLESRESPONSE_METADATAENTRY._serialized_start=656
   _GETTRIPLESRESPONSE_METADATAENTRY._serialized_end=703
-  _TRAVERSEREQUEST._serialized_start=1271
-  _TRAVERSEREQUEST._serialized_end=1333
-  _TRAVERSERESPONSE._serialized_start=1336
-  _TRAVERSERESPONSE._serialized_end=1624
+  _TRAVERSEREQUEST._serialized_start=1277
+  _TRAVERSEREQUEST._serialized_end=1345
+  _TRAVERSERESPONSE._serialized_start=1348
+  _TRAVERSERESPONSE._serialized_end=1636
   _TRAVERSERESPONSE_METADATAENTRY._serialized_start=656
   _TRAVERSERESPONSE_METADATAENTRY._serialized_end=703
-  _GRAPHBACKENDSERVICE._serialized_start=1729
-  _GRAPHBACKENDSERVICE._serialized_end=2078
+  _GRAPHBACKENDSERVICE._serialized_start=1741
+  _GRAPHBACKENDSERVICE._serialized_end=2090
 # @@protoc_insertion_point(module_scope)
