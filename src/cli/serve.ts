@@ -56,6 +56,23 @@ function envWithFlags(env: NodeJS.ProcessEnv, flags: ServeFlags): NodeJS.Process
   return out;
 }
 
+const FLAG_OF: Record<string, keyof ServeFlags> = {
+  ACMS_HOST: "host",
+  ACMS_PORT: "port",
+  ACMS_DATA_DIR: "dataDir",
+  ACMS_KEYS_FILE: "keysFile",
+  ACMS_EMBEDDING_DIM: "embeddingDim",
+};
+
+/** A config error that names an environment variable also names the flag, when the flag set the value. */
+function namingFlags(message: string, flags: ServeFlags): string {
+  return message.replace(/\b(ACMS_[A-Z_]+)\b/, (name: string) => {
+    const flag = FLAG_OF[name];
+    if (!flag || flags[flag] === undefined) return name;
+    return `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} (${name})`;
+  });
+}
+
 /** The configured keys: from ACMS_KEYS_FILE, or inline JSON in ACMS_KEYS (never both). */
 function configuredKeys(config: Config, env: NodeJS.ProcessEnv): KeyEntry[] {
   const inline = env.ACMS_KEYS && env.ACMS_KEYS.trim().length > 0 ? env.ACMS_KEYS : undefined;
@@ -94,7 +111,7 @@ export async function runServe(options: ServeOptions = {}): Promise<RunningServe
   try {
     config = loadConfig(env);
   } catch (err) {
-    throw new CliUsageError((err as Error).message);
+    throw new CliUsageError(namingFlags((err as Error).message, options));
   }
   let entries = configuredKeys(config, env);
   let generatedKey: string | undefined;

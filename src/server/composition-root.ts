@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
 import type { Config } from "./config.js";
 import type { Backends } from "./backends.js";
 import { openSqliteDatabase } from "../adapters/sqlite/sqlite-database.js";
@@ -20,33 +21,49 @@ import { OxigraphGraphBackend } from "../adapters/oxigraph/oxigraph-graph-backen
  */
 export async function createBackends(config: Config): Promise<Backends> {
   mkdirSync(config.dataDir, { recursive: true });
+  const lock = lockDataDir(config.dataDir);
+  try {
+    return await openEmbedded(config, lock);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends> {
   const db = openSqliteDatabase(`${config.dataDir}/acms.db`);
-  const registry = new SqliteRegistryStore(db);
-  const scopes = new SqliteScopeStore(db);
-  const tiers = await TierService.open(new SqliteFileTierStore(db, `${config.dataDir}/cold`), {
-    budgets: config.tiers,
-    summaryTokens: config.tiers.summaryTokens,
-  });
-  const documents = new SqliteDocumentStore(db);
-  const units = new SqliteUnitReader(db);
-  const text = chooseTextBackend(new Fts5TextBackend(db), { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
-  const vector = new PartitionedVectorBackend({ dimension: config.embeddingDim });
-  loadVectors(vector, documents.iterateVectors());
-  const graph = await OxigraphGraphBackend.open({ path: `${config.dataDir}/graph.db` });
-  return {
-    registry,
-    scopes,
-    tiers,
-    documents,
-    text,
-    vector,
-    graph,
-    units,
-    async close() {
-      await vector.close();
-      await graph.close();
-      await tiers.close();
-      db.close();
-    },
-  };
+  try {
+    const registry = new SqliteRegistryStore(db);
+    const scopes = new SqliteScopeStore(db);
+    const tiers = await TierService.open(new SqliteFileTierStore(db, `${config.dataDir}/cold`), {
+      budgets: config.tiers,
+      summaryTokens: config.tiers.summaryTokens,
+    });
+    const documents = new SqliteDocumentStore(db);
+    const units = new SqliteUnitReader(db);
+    const text = chooseTextBackend(new Fts5TextBackend(db), { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
+    const vector = new PartitionedVectorBackend({ dimension: config.embeddingDim });
+    loadVectors(vector, documents.iterateVectors());
+    const graph = await OxigraphGraphBackend.open({ path: `${config.dataDir}/graph.db` });
+    return {
+      registry,
+      scopes,
+      tiers,
+      documents,
+      text,
+      vector,
+      graph,
+      units,
+      async close() {
+        await vector.close();
+        await graph.close();
+        await tiers.close();
+        db.close();
+        lock.release();
+      },
+    };
+  } catch (err) {
+    db.close();
+    throw err;
+  }
 }

@@ -114,7 +114,7 @@ describe("runServe", () => {
   it("maps flags onto the environment's names and validates both alike", async () => {
     const io = captureIo({ ACMS_DATA_DIR: dataDir, ACMS_PORT: "not-a-port" });
     await expect(runServe({ io, handleSignals: false })).rejects.toThrow(/ACMS_PORT must be an integer/);
-    await expect(runServe({ io, port: "70000", handleSignals: false })).rejects.toThrow(/ACMS_PORT must be between/);
+    await expect(runServe({ io, port: "70000", handleSignals: false })).rejects.toThrow(/--port \(ACMS_PORT\) must be between/);
     await expect(runServe({ io, port: "0", embeddingDim: "0", handleSignals: false })).rejects.toThrow(/ACMS_EMBEDDING_DIM/);
     running = await runServe({ io, port: "0", embeddingDim: "64", dataDir: join(dataDir, "flag"), handleSignals: false });
     expect(running.config).toMatchObject({ embeddingDim: 64, dataDir: join(dataDir, "flag") });
