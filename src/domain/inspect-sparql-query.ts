@@ -25,6 +25,30 @@ const UPDATE_KEYWORDS: ReadonlySet<string> = new Set([
 
 const FIELD = "query";
 
+/**
+ * The deepest nesting of `{`, `(` and `[` accepted, and the longest run of unary `!`. The engine's parser
+ * recurses on each: about 1,000 nested groups overflow its stack (the query engine dies and restarts), and
+ * nested collections `((( ... )))` take seconds to parse from about a hundred deep.
+ */
+export const MAX_SPARQL_NESTING = 40;
+
+function checkNesting(tokens: readonly SparqlToken[]): void {
+  let depth = 0;
+  let bangs = 0;
+  for (const t of tokens) {
+    if (t.kind !== "punct") {
+      bangs = 0;
+      continue;
+    }
+    if (t.text === "{" || t.text === "(" || t.text === "[") {
+      depth += 1;
+      if (depth > MAX_SPARQL_NESTING) throw invalid(`nests groups, brackets or parentheses more than ${MAX_SPARQL_NESTING} deep`);
+    } else if (t.text === "}" || t.text === ")" || t.text === "]") depth = Math.max(0, depth - 1);
+    bangs = t.text === "!" ? bangs + 1 : 0;
+    if (bangs > MAX_SPARQL_NESTING) throw invalid(`has more than ${MAX_SPARQL_NESTING} '!' in a row`);
+  }
+}
+
 function invalid(why: string): InvalidArgumentError {
   return InvalidArgumentError.field(FIELD, why);
 }
@@ -34,8 +58,8 @@ function invalid(why: string): InvalidArgumentError {
  * GRAPH <iri>), resolving prefixed names and relative IRIs the way the engine will, so the scope check
  * compares real graph IRIs. Refuses with INVALID_ARGUMENT: updates, SERVICE (a federated query could
  * reach outside the scope), forms other than SELECT/ASK/CONSTRUCT/DESCRIBE, and graph names it cannot
- * resolve (an unknown prefix, a relative IRI without BASE). Keywords inside strings, IRIs and comments are
- * not keywords (the tokenizer keeps those whole).
+ * resolve (an unknown prefix, a relative IRI without BASE), and nesting deeper than MAX_SPARQL_NESTING.
+ * Keywords inside strings, IRIs and comments are not keywords (the tokenizer keeps those whole).
  *
  * This is the first line only: the dataset the engine is handed is what bounds a query, so a mistake here
  * can refuse a good query but never widen what a query reads.
@@ -43,6 +67,7 @@ function invalid(why: string): InvalidArgumentError {
  */
 export function inspectSparqlQuery(query: string): SparqlQueryInspection {
   const tokens = tokenizeSparql(query);
+  checkNesting(tokens);
   const prefixes = new Map<string, string>();
   let base: string | undefined;
   let i = 0;

@@ -4,6 +4,35 @@ import { InvalidArgumentError, type FieldViolation } from "./errors.js";
 /** The longest glob pattern accepted. */
 export const MAX_GLOB_LENGTH = 1024;
 
+/**
+ * Bounds on wildcards, because globs compile to backtracking regexes: `*a*a*a*a*b` against a 1,000-character
+ * path segment takes minutes, and so does a pattern of four `**` segments separated by `a` (each followed by
+ * a slash) against a path 500 directories deep; either blocks the server. Each `*` run of a segment, and each
+ * `**` segment, can multiply the work by the path's length, so a pattern may hold at most MAX_GLOBSTARS `**`
+ * segments, a segment at most MAX_SEGMENT_STARS runs of `*`, and a pattern at most MAX_WILDCARDS of both in
+ * all (ordinary patterns such as `src/**` followed by `/*.test.ts`, or `**` + `/node_modules/**`, use two).
+ */
+export const MAX_GLOBSTARS = 2;
+export const MAX_SEGMENT_STARS = 2;
+export const MAX_WILDCARDS = 4;
+
+function wildcardProblem(pattern: string): string | undefined {
+  const segments = pattern.split("/");
+  const globstars = segments.filter((seg) => seg === "**").length;
+  if (globstars > MAX_GLOBSTARS) return `the pattern has ${globstars} '**' segments; at most ${MAX_GLOBSTARS} are allowed`;
+  let total = globstars;
+  for (const seg of segments) {
+    if (seg === "**") continue;
+    const stars = seg.match(/\*+/g)?.length ?? 0;
+    if (stars > MAX_SEGMENT_STARS) {
+      return `the segment "${seg.slice(0, 80)}" has ${stars} '*' wildcards; at most ${MAX_SEGMENT_STARS} per segment are allowed`;
+    }
+    total += stars;
+  }
+  if (total > MAX_WILDCARDS) return `the pattern has ${total} wildcards ('*' runs and '**' segments); at most ${MAX_WILDCARDS} are allowed`;
+  return undefined;
+}
+
 /** Why `pattern` is not an acceptable path glob, or undefined when it is. */
 export function globProblem(pattern: string): string | undefined {
   if (pattern.length === 0) return "the pattern is empty";
@@ -15,6 +44,8 @@ export function globProblem(pattern: string): string | undefined {
   // silently exclude nothing (`secret/` meant as a directory), so it is refused like any other typo.
   if (pattern.endsWith("/")) return "the pattern ends with '/' and can match no document path; use 'dir/**' for a directory";
   if (pattern.includes("//")) return "the pattern has an empty segment ('//') and can match no document path";
+  const wildcards = wildcardProblem(pattern);
+  if (wildcards) return wildcards;
   try {
     micromatch.makeRe(pattern, { strictBrackets: true });
   } catch (err) {

@@ -81,8 +81,14 @@ interface Offenders {
 
 function classify(refs: readonly RequestRef[], resourceVisible: (id: string) => boolean, projectVisible: (p: string) => boolean, pathVisible: (id: string, path: string) => boolean): Offenders {
   const o: Offenders = { violations: [], projects: [], resources: [], paths: [] };
+  // A Set per list keeps this linear in the number of refs (a list `includes` was quadratic).
+  const seen = new Map<string[], Set<string>>();
   const addUnique = (list: string[], v: string) => {
-    if (!list.includes(v)) list.push(v);
+    let s = seen.get(list);
+    if (!s) seen.set(list, (s = new Set()));
+    if (s.has(v)) return;
+    s.add(v);
+    list.push(v);
   };
   for (const r of refs) {
     switch (r.kind) {

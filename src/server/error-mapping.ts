@@ -19,6 +19,39 @@ const CODES: Record<AcmsError["kind"], Code> = {
   internal: Code.Internal,
 };
 
+/**
+ * Bounds on what one error carries on the wire. gRPC sends the message and details in HTTP/2 trailers,
+ * which peers cap (typically 8 to 64 KiB): a request with 100k bad entries must still get a readable
+ * INVALID_ARGUMENT, not a stream reset. The first entries are kept and the rest counted.
+ */
+export const WIRE_ERROR_LIMITS = { messageChars: 2048, violations: 50, listEntries: 100 } as const;
+
+function clipMessage(message: string): string {
+  const max = WIRE_ERROR_LIMITS.messageChars;
+  if (message.length <= max) return message;
+  const tail = ` … (${message.length - max + 1} more characters)`;
+  return message.slice(0, max - tail.length) + tail;
+}
+
+function clipList(values: readonly string[]): string[] {
+  return values.slice(0, WIRE_ERROR_LIMITS.listEntries);
+}
+
+/** The message of an INVALID_ARGUMENT: as many violations as fit, then how many more there are. */
+function violationsMessage(violations: readonly { field: string; description: string }[]): string {
+  const budget = WIRE_ERROR_LIMITS.messageChars - 64;
+  const shown: string[] = [];
+  let length = 0;
+  for (const v of violations.slice(0, WIRE_ERROR_LIMITS.violations)) {
+    const part = `${v.field}: ${v.description}`;
+    if (shown.length > 0 && length + part.length + 2 > budget) break;
+    shown.push(part);
+    length += part.length + 2;
+  }
+  const rest = violations.length - shown.length;
+  return clipMessage(shown.join("; ") + (rest > 0 ? `; and ${rest} more field violations` : ""));
+}
+
 /** Called with every error that is not a domain error, so bugs are logged once, server-side. */
 export type InternalErrorSink = (err: unknown) => void;
 
@@ -45,13 +78,22 @@ export function toConnectError(err: unknown, sink: InternalErrorSink = defaultSi
   if (err instanceof AcmsError) {
     const code = CODES[err.kind];
     if (err instanceof ScopeViolationError) {
-      return new ConnectError(err.message, code, undefined, [
-        { desc: ScopeViolationSchema, value: create(ScopeViolationSchema, err.info) },
+      const info = err.info;
+      return new ConnectError(clipMessage(err.message), code, undefined, [
+        {
+          desc: ScopeViolationSchema,
+          value: create(ScopeViolationSchema, {
+            resourceIds: clipList(info.resourceIds),
+            scopeProjectNames: clipList(info.scopeProjectNames),
+            projectNames: clipList(info.projectNames),
+            reason: clipMessage(info.reason),
+          }),
+        },
       ]);
     }
     if (err instanceof InvalidArgumentError) {
-      const violations = err.violations;
-      return new ConnectError(err.message, code, undefined, [
+      const violations = err.violations.slice(0, WIRE_ERROR_LIMITS.violations);
+      return new ConnectError(violationsMessage(err.violations), code, undefined, [
         {
           desc: BadRequestSchema,
           value: create(BadRequestSchema, {
@@ -62,7 +104,7 @@ export function toConnectError(err: unknown, sink: InternalErrorSink = defaultSi
         },
       ]);
     }
-    return new ConnectError(err.message, code);
+    return new ConnectError(clipMessage(err.message), code);
   }
   sink(err);
   return new ConnectError("internal error", Code.Internal);

@@ -15,6 +15,13 @@ export interface Listener {
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 /**
+ * How long a new connection may take to send the bytes that pick its protocol. Until then neither HTTP
+ * server owns the socket, so none of their timeouts apply: without this bound a client could hold
+ * connections open forever by sending nothing, or half an HTTP/2 preface.
+ */
+export const PROTOCOL_SNIFF_TIMEOUT_MS = 10_000;
+
+/**
  * One TCP port that speaks h2c (gRPC, gRPC-Web, Connect over HTTP/2 with prior knowledge) and HTTP/1.1
  * (Connect and gRPC-Web from browsers and plain curl): the first bytes of a connection pick the protocol.
  */
@@ -41,12 +48,15 @@ export async function listen(handler: Handler, host: string, port: number): Prom
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
+    const sniffTimer = setTimeout(() => socket.destroy(), PROTOCOL_SNIFF_TIMEOUT_MS);
+    socket.on("close", () => clearTimeout(sniffTimer));
     let head = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       head = Buffer.concat([head, chunk]);
       const n = Math.min(head.length, H2_PREFACE.length);
       const isH2 = head.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
       if (isH2 && head.length < H2_PREFACE.length) return;
+      clearTimeout(sniffTimer);
       socket.off("data", onData);
       socket.pause();
       socket.unshift(head);

@@ -1,5 +1,13 @@
 import { getOption, type DescField, type DescMessage, type Message } from "@bufbuild/protobuf";
 import { ref, RefKind } from "../../gen/acms/v1/options_pb.js";
+import { InvalidArgumentError } from "../domain/errors.js";
+
+/**
+ * The most marked values one repeated field may hold. Every RPC caps its lists far lower (FetchContent at
+ * the results cap, scopes at a few thousand); this bound only keeps the access check itself cheap, so a
+ * request with millions of references is refused before each is looked up.
+ */
+export const MAX_REFS_PER_FIELD = 10_000;
 
 /** One marked value found in a request: what it refers to, where, and the value. */
 export interface RequestRef {
@@ -62,15 +70,19 @@ function walk(message: Record<string, unknown>, plan: RefPlan, prefix: string, o
   for (const { field, kind } of plan.direct) {
     const v = fieldValue(message, field);
     const name = prefix + field.name;
-    if (Array.isArray(v)) v.forEach((s, i) => out.push({ kind, field: `${name}[${i}]`, value: String(s) }));
-    else if (typeof v === "string" && v.length > 0) out.push({ kind, field: name, value: v });
+    if (Array.isArray(v)) {
+      if (v.length > MAX_REFS_PER_FIELD) throw InvalidArgumentError.field(name, `must have at most ${MAX_REFS_PER_FIELD} entries, got ${v.length}`);
+      v.forEach((s, i) => out.push({ kind, field: `${name}[${i}]`, value: String(s) }));
+    } else if (typeof v === "string" && v.length > 0) out.push({ kind, field: name, value: v });
   }
   for (const { field, plan: sub } of plan.nested) {
     const v = fieldValue(message, field);
     const name = prefix + field.name;
     if (v === undefined || v === null) continue;
-    if (Array.isArray(v)) v.forEach((m, i) => walk(m as Record<string, unknown>, sub, `${name}[${i}].`, out));
-    else if (field.fieldKind === "map") {
+    if (Array.isArray(v)) {
+      if (v.length > MAX_REFS_PER_FIELD) throw InvalidArgumentError.field(name, `must have at most ${MAX_REFS_PER_FIELD} entries, got ${v.length}`);
+      v.forEach((m, i) => walk(m as Record<string, unknown>, sub, `${name}[${i}].`, out));
+    } else if (field.fieldKind === "map") {
       for (const [k, m] of Object.entries(v as Record<string, unknown>)) walk(m as Record<string, unknown>, sub, `${name}[${k}].`, out);
     } else walk(v as Record<string, unknown>, sub, `${name}.`, out);
   }
@@ -78,7 +90,8 @@ function walk(message: Record<string, unknown>, plan: RefPlan, prefix: string, o
 
 /**
  * Collects every value of a field marked with `(acms.v1.ref)` in `message`, nested and repeated too.
- * Empty singular strings are skipped (an absent optional reference names nothing).
+ * Empty singular strings are skipped (an absent optional reference names nothing). A repeated field of more
+ * than MAX_REFS_PER_FIELD entries is INVALID_ARGUMENT naming it.
  * @example collectRefs(UpsertDocumentsRequestSchema, req) // [{ kind: RESOURCE_ID, field: "resource_id", value }]
  */
 export function collectRefs(desc: DescMessage, message: Message): RequestRef[] {

@@ -150,9 +150,13 @@ function encodeTriple(t: RdfTriple, field: string): Row {
   return [s[0], s[1], p[1], o[0], o[1], o[2], o[3]];
 }
 
+/** The longest GetTriples subject or Traverse start accepted (as PutTriples bounds a stored term). */
+export const MAX_NODE_LENGTH = 64 * 1024;
+
 /** Parses GetTriples' subject or Traverse's start: an absolute IRI, or `_:label` for a blank node. */
 function nodeOf(value: string, field: string): RdfTerm {
   if (value.length === 0) throw InvalidArgumentError.field(field, "must not be empty");
+  if (value.length > MAX_NODE_LENGTH) throw InvalidArgumentError.field(field, `must be at most ${MAX_NODE_LENGTH} characters, got ${value.length}`);
   if (value.startsWith("_:")) return { kind: "blank", value: blankLabelOf(value, field) };
   return { kind: "iri", value: iriOf(value, field) };
 }
