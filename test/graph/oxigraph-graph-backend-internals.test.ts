@@ -5,7 +5,7 @@ import { OxigraphGraphBackend } from "../../src/adapters/oxigraph/oxigraph-graph
 import { openSqliteDatabase } from "../../src/adapters/sqlite/sqlite-database.js";
 import { InvalidArgumentError, UnavailableError } from "../../src/domain/errors.js";
 import { graphIri } from "../../src/domain/uko-uri.js";
-import { A, EX, iri, keysOf, lit, triple, viewOf } from "./graph-fixtures.js";
+import { A, EX, blank, iri, keysOf, lit, triple, viewOf } from "./graph-fixtures.js";
 
 const OPTS = { timeoutMs: 20_000 };
 const SLOW = "SELECT (COUNT(*) AS ?n) { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o . ?p ?q ?r . ?s ?t ?u . ?v ?w ?x }";
@@ -28,6 +28,36 @@ afterEach(async () => {
 });
 
 describe("OxigraphGraphBackend internals", () => {
+  it("bulk writes and reloads (the N-Quads path) keep every term, escapes and languages included, and blank nodes still join", async () => {
+    const tricky = ['he said "hi"', "two\nlines", "back\\slash", "tab\there", "accent é ✓", "<not an iri>"];
+    const bulk = Array.from({ length: 600 }, (_, i) => triple(iri(`b${i}`), iri("says"), lit(tricky[i % tricky.length], i % 3 === 0 ? { language: "en" } : {})));
+    const checkBulk = async (backend: OxigraphGraphBackend) => {
+      const r = await backend.query(viewOf([A]), `SELECT ?s ?o { ?s <${EX}says> ?o }`, OPTS);
+      const got = r.form === "SELECT" ? r.rows.map((row) => [row.s.value, row.o.value, row.o.language ?? ""]).sort() : [];
+      expect(got).toEqual(bulk.map((t, i) => [t.subject.value, t.object.value, i % 3 === 0 ? "en" : ""]).sort());
+    };
+    const checkJoin = async (backend: OxigraphGraphBackend) => {
+      const joined = await backend.query(viewOf([A]), `SELECT ?n ?a { <${EX}k> <${EX}link> ?x . ?x <${EX}name> ?n . ?x <${EX}age> ?a }`, OPTS);
+      expect(joined.form === "SELECT" ? joined.rows.map((row) => [row.n.value, row.a.value]) : []).toEqual([["first", "7"]]);
+    };
+    const reopen = async (backend: OxigraphGraphBackend) => {
+      await backend.close();
+      open.splice(open.indexOf(backend), 1);
+      return make();
+    };
+    let b = await make();
+    await b.putTriples(A, bulk, true);
+    await checkBulk(b);
+    b = await reopen(b);
+    await checkBulk(b);
+    await b.putTriples(A, [triple(blank("x"), iri("name"), lit("first")), triple(iri("k"), iri("link"), blank("x"))], false);
+    await b.putTriples(A, [triple(blank("x"), iri("age"), lit("7"))], false);
+    await checkJoin(b);
+    b = await reopen(b);
+    await checkBulk(b);
+    await checkJoin(b);
+  });
+
   it("refuses result terms the wire cannot carry (RDF 1.2 triple terms) and keeps text direction", async () => {
     const b = await make();
     const err = await b.query(viewOf([A]), "SELECT (<<( <http://a> <http://b> <http://c> )>> AS ?t) {}", OPTS).catch((e: Error) => e);
