@@ -12,19 +12,11 @@ CREATE TABLE IF NOT EXISTS scopes (
 );
 `;
 
-/** The JSON body of a stored scope: everything but id, owner and creation time, which have columns. */
-interface ScopeBody {
-  resourceIds: string[];
-  projectNames: string[];
-  temporalScope: string;
-  includeResources: string[];
-  excludeResources: string[];
-  includePaths: string[];
-  excludePaths: string[];
-  parentScopeId: string;
-  expandDescendants: boolean;
-  deniedResourceIds: string[];
-}
+/**
+ * The JSON body of a stored scope: everything but id, owner and creation time, which have columns. The
+ * temporal setting is re-validated on read, so it is kept as the string that was written.
+ */
+type ScopeBody = Omit<ResourceScope, "scopeId" | "owner" | "createdAt" | "temporalScope"> & { temporalScope: string };
 
 function toTemporal(value: string): TemporalScope {
   return (TEMPORAL_SCOPES as readonly string[]).includes(value) ? (value as TemporalScope) : "current";
@@ -64,24 +56,14 @@ export class SqliteScopeStore implements ScopeStore {
   }
 
   save(scope: ResourceScope): void {
-    const body: ScopeBody = {
-      resourceIds: [...scope.resourceIds],
-      projectNames: [...scope.projectNames],
-      temporalScope: scope.temporalScope,
-      includeResources: [...scope.includeResources],
-      excludeResources: [...scope.excludeResources],
-      includePaths: [...scope.includePaths],
-      excludePaths: [...scope.excludePaths],
-      parentScopeId: scope.parentScopeId,
-      expandDescendants: scope.expandDescendants,
-      deniedResourceIds: [...scope.deniedResourceIds],
-    };
+    const { scopeId, owner, createdAt, ...fields } = scope;
+    const body: ScopeBody = fields;
     try {
-      this.insert.run(scope.scopeId, scope.owner, JSON.stringify(body), scope.createdAt.getTime());
+      this.insert.run(scopeId, owner, JSON.stringify(body), createdAt.getTime());
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       if (code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE") {
-        throw new AlreadyExistsError(`scope ${scope.scopeId} already exists`);
+        throw new AlreadyExistsError(`scope ${scopeId} already exists`);
       }
       throw err;
     }
@@ -99,18 +81,10 @@ export class SqliteScopeStore implements ScopeStore {
     if (!row) return undefined;
     const body = JSON.parse(row.body) as ScopeBody;
     const scope = freeze({
+      ...body,
+      temporalScope: toTemporal(body.temporalScope),
       scopeId: row.scope_id,
       owner: row.owner,
-      resourceIds: body.resourceIds,
-      projectNames: body.projectNames,
-      temporalScope: toTemporal(body.temporalScope),
-      includeResources: body.includeResources,
-      excludeResources: body.excludeResources,
-      includePaths: body.includePaths,
-      excludePaths: body.excludePaths,
-      parentScopeId: body.parentScopeId,
-      expandDescendants: body.expandDescendants,
-      deniedResourceIds: body.deniedResourceIds,
       createdAt: new Date(row.created_at),
     });
     this.remember(scope);
