@@ -2,7 +2,7 @@
 """Client and server classes corresponding to protobuf-defined services."""
 import grpc
 
-from acms.v1 import vector_pb2 as acms_dot_v1_dot_vector__pb2
+from ...acms.v1 import vector_pb2 as acms_dot_v1_dot_vector__pb2
 
 
 class VectorBackendServiceStub(object):

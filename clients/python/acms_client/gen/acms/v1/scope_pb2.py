@@ -11,7 +11,7 @@ from google.protobuf import symbol_database as _symbol_database
 _sym_db = _symbol_database.Default()
 
 
-from acms.v1 import options_pb2 as acms_dot_v1_dot_options__pb2
+from ...acms.v1 import options_pb2 as acms_dot_v1_dot_options__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 

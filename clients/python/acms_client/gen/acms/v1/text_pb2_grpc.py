@@ -2,7 +2,7 @@
 """Client and server classes corresponding to protobuf-defined services."""
 import grpc
 
-from acms.v1 import text_pb2 as acms_dot_v1_dot_text__pb2
+from ...acms.v1 import text_pb2 as acms_dot_v1_dot_text__pb2
 
 
 class TextBackendServiceStub(object):
