@@ -13,13 +13,14 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x61\x63ms/v1/errors.proto\x12\x07\x61\x63ms.v1\"j\n\x0eScopeViolation\x12\x14\n\x0cresource_ids\x18\x01 \x03(\t\x12\x1b\n\x13scope_project_names\x18\x02 \x03(\t\x12\x15\n\rproject_names\x18\x03 \x03(\t\x12\x0e\n\x06reason\x18\x04 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x61\x63ms/v1/errors.proto\x12\x07\x61\x63ms.v1\"j\n\x0eScopeViolation\x12\x14\n\x0cresource_ids\x18\x01 \x03(\t\x12\x1b\n\x13scope_project_names\x18\x02 \x03(\t\x12\x15\n\rproject_names\x18\x03 \x03(\t\x12\x0e\n\x06reason\x18\x04 \x01(\tB Z\x1e\x61\x63ms/clients/go/acms/v1;acmsv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'acms.v1.errors_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
+  DESCRIPTOR._serialized_options = b'Z\036acms/clients/go/acms/v1;acmsv1'
   _SCOPEVIOLATION._serialized_start=33
   _SCOPEVIOLATION._serialized_end=139
 # @@protoc_insertion_point(module_scope)

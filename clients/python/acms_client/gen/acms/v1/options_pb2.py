@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import descriptor_pb2 as google_dot_protobuf_dot_descriptor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x61\x63ms/v1/options.proto\x12\x07\x61\x63ms.v1\x1a google/protobuf/descriptor.proto*{\n\x07RefKind\x12\x18\n\x14REF_KIND_UNSPECIFIED\x10\x00\x12\x18\n\x14REF_KIND_RESOURCE_ID\x10\x01\x12\x14\n\x10REF_KIND_PROJECT\x10\x02\x12\x14\n\x10REF_KIND_UKO_URI\x10\x03\x12\x10\n\x0cREF_KIND_IRI\x10\x04*V\n\x06\x41\x63\x63\x65ss\x12\x16\n\x12\x41\x43\x43\x45SS_UNSPECIFIED\x10\x00\x12\x11\n\rACCESS_SCOPED\x10\x01\x12\x0f\n\x0b\x41\x43\x43\x45SS_READ\x10\x02\x12\x10\n\x0c\x41\x43\x43\x45SS_WRITE\x10\x03:>\n\x03ref\x12\x1d.google.protobuf.FieldOptions\x18\xd1\x86\x03 \x01(\x0e\x32\x10.acms.v1.RefKind:A\n\x06\x61\x63\x63\x65ss\x12\x1e.google.protobuf.MethodOptions\x18\xd2\x86\x03 \x01(\x0e\x32\x0f.acms.v1.Accessb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x61\x63ms/v1/options.proto\x12\x07\x61\x63ms.v1\x1a google/protobuf/descriptor.proto*{\n\x07RefKind\x12\x18\n\x14REF_KIND_UNSPECIFIED\x10\x00\x12\x18\n\x14REF_KIND_RESOURCE_ID\x10\x01\x12\x14\n\x10REF_KIND_PROJECT\x10\x02\x12\x14\n\x10REF_KIND_UKO_URI\x10\x03\x12\x10\n\x0cREF_KIND_IRI\x10\x04*V\n\x06\x41\x63\x63\x65ss\x12\x16\n\x12\x41\x43\x43\x45SS_UNSPECIFIED\x10\x00\x12\x11\n\rACCESS_SCOPED\x10\x01\x12\x0f\n\x0b\x41\x43\x43\x45SS_READ\x10\x02\x12\x10\n\x0c\x41\x43\x43\x45SS_WRITE\x10\x03:>\n\x03ref\x12\x1d.google.protobuf.FieldOptions\x18\xd1\x86\x03 \x01(\x0e\x32\x10.acms.v1.RefKind:A\n\x06\x61\x63\x63\x65ss\x12\x1e.google.protobuf.MethodOptions\x18\xd2\x86\x03 \x01(\x0e\x32\x0f.acms.v1.AccessB Z\x1e\x61\x63ms/clients/go/acms/v1;acmsv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'acms.v1.options_pb2', globals())
@@ -23,6 +23,7 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   google_dot_protobuf_dot_descriptor__pb2.MethodOptions.RegisterExtension(access)
 
   DESCRIPTOR._options = None
+  DESCRIPTOR._serialized_options = b'Z\036acms/clients/go/acms/v1;acmsv1'
   _REFKIND._serialized_start=68
   _REFKIND._serialized_end=191
   _ACCESS._serialized_start=193
