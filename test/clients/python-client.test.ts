@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -81,6 +81,23 @@ test("the wheel holds the typed package and its stubs, and the venv's python imp
     "acms.v1.ScopeViolation google.rpc.Status",
   ]);
 }, 60_000);
+
+test("the installed package's type hints check the example agent and catch a misuse (Debian's mypy)", async () => {
+  const mypy = (file: string) =>
+    exec("mypy", ["--python-executable", PYTHON, "--no-incremental", file], { cwd: work }).then(
+      (r) => ({ code: 0, stdout: r.stdout }),
+      (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
+    );
+  const agent = await mypy(join(ROOT, "clients/python/examples/example_agent.py"));
+  expect(agent).toEqual({ code: 0, stdout: expect.stringContaining("Success: no issues found") });
+  writeFileSync(
+    join(work, "misuse.py"),
+    ["from acms_client import AcmsClient", "", "def scope_number(acms: AcmsClient) -> int:", "    return acms.resolve_scope(['local/acms']).scope_id", ""].join("\n"),
+  );
+  const misuse = await mypy(join(work, "misuse.py"));
+  expect(misuse.code).toBe(1);
+  expect(misuse.stdout).toContain('Incompatible return value type (got "str", expected "int")');
+}, 120_000);
 
 function pythonEnv(project = "local/pyagent"): NodeJS.ProcessEnv {
   return { ...process.env, ACMS_URL: t.server.url, ACMS_API_KEY: t.keys.writer, ACMS_PROJECT: project, ACMS_OUTSIDE_PROJECT: "other/secret" };
