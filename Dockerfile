@@ -27,6 +27,8 @@ COPY package.json package-lock.json tsconfig.json ./
 COPY bin ./bin
 COPY gen ./gen
 COPY src ./src
+# The server re-exports the TypeScript client package from its sources.
+COPY clients/typescript/src ./clients/typescript/src
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data

@@ -1,3 +1,1 @@
-export { createAcmsClient, acmsHeadersInterceptor } from "./client/create-acms-client.js";
-export type { AcmsClient, AcmsClientOptions, AcmsProtocol } from "./client/create-acms-client.js";
-export { findScopeViolation, findFieldViolations } from "./client/find-scope-violation.js";
+export * from "../clients/typescript/src/index.js";

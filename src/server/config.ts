@@ -18,6 +18,8 @@ export interface Config {
   recentWindowMs: number;
   /** Keyword index: "native" (the store's, e.g. FTS5) or "memory" (the in-memory BM25 fallback); ACMS_KEYWORD_INDEX. */
   keywordIndex: "native" | "memory";
+  /** Origins browsers may call from (`*`: any); undefined: no CORS headers at all. ACMS_CORS_ORIGINS. */
+  corsOrigins?: "*" | string[];
   tiers: {
     maxTokensHot: number;
     maxDecisionsWarm: number;
@@ -43,6 +45,28 @@ function keywordIndexFrom(raw: string | undefined): "native" | "memory" {
 }
 
 /**
+ * ACMS_CORS_ORIGINS: `*`, or comma-separated origins (`scheme://host[:port]`, exactly as browsers send them in
+ * the Origin header, so a trailing slash or a path is refused rather than silently never matching).
+ */
+function corsOriginsFrom(raw: string | undefined): "*" | string[] | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
+  if (raw.trim() === "*") return "*";
+  return raw.split(",").map((entry) => {
+    const origin = entry.trim();
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || (parsed.protocol !== "http:" && parsed.protocol !== "https:") || parsed.origin !== origin) {
+      throw new Error(`ACMS_CORS_ORIGINS must be "*" or comma-separated origins like https://app.example.com, got "${origin}"`);
+    }
+    return origin;
+  });
+}
+
+/**
  * Reads the configuration from environment variables (flags are mapped onto the same names by the CLI).
  * Throws an Error with a one-line message on any bad value.
  */
@@ -58,6 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sparqlTimeoutMs: intFrom(env, "ACMS_SPARQL_TIMEOUT_MS", 10000, 10, 600000),
     recentWindowMs: intFrom(env, "ACMS_RECENT_WINDOW_MS", 7 * 24 * 3600 * 1000, 0, 3650 * 24 * 3600 * 1000),
     keywordIndex: keywordIndexFrom(env.ACMS_KEYWORD_INDEX),
+    corsOrigins: corsOriginsFrom(env.ACMS_CORS_ORIGINS),
     tiers: {
       maxTokensHot: intFrom(env, "ACMS_CONTEXT_MAX_TOKENS_HOT", 8000, 1, 100_000_000),
       maxDecisionsWarm: intFrom(env, "ACMS_CONTEXT_MAX_DECISIONS_WARM", 500, 1, 100_000_000),

@@ -3,6 +3,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Backends } from "./backends.js";
 import { createAccessInterceptor } from "./access-interceptor.js";
 import type { Config } from "./config.js";
+import { withCors } from "./cors.js";
 import type { InternalErrorSink } from "./error-mapping.js";
 import type { KeyRing } from "./key-ring.js";
 import { listen, type Listener } from "./listener.js";
@@ -55,7 +56,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   });
   let listener: Listener;
   try {
-    listener = await listen(handler, deps.config.host, deps.config.port);
+    listener = await listen(withCors(handler, deps.config.corsOrigins), deps.config.host, deps.config.port);
   } catch (err) {
     await deps.backends.close();
     throw err;

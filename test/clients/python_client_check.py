@@ -1,17 +1,16 @@
 """Checks the Python wrapper against a real server: headers, typed results and decoded error details.
 
-Run by python-client.test.ts with ACMS_URL, ACMS_API_KEY, ACMS_PROJECT and ACMS_OUTSIDE_PROJECT set.
+Run by python-client.test.ts with the python of a venv the acms-client wheel is installed in, and ACMS_URL,
+ACMS_API_KEY, ACMS_PROJECT and ACMS_OUTSIDE_PROJECT set.
 Prints one `ok <check>` line per check and exits non-zero on the first failure.
 """
 
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "clients", "python"))
+import grpc
 
-import grpc  # noqa: E402
-
-from acms_client import AcmsClient, AcmsError, InvalidArgumentError, ScopeViolationError  # noqa: E402
+from acms_client import AcmsClient, AcmsError, InvalidArgumentError, ScopeViolationError
 
 OUTSIDE = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
 

@@ -1,11 +1,11 @@
 """A thin typed wrapper over the generated gRPC stubs: one channel, the key and scope headers on every call,
 keyword arguments for the request fields, and errors raised as :mod:`acms_client.errors` exceptions."""
 
-from typing import Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 import grpc
 
-from ._stubs import (
+from .gen.acms.v1 import (
     graph_pb2,
     graph_pb2_grpc,
     index_pb2,
@@ -24,6 +24,8 @@ from ._stubs import (
     vector_pb2_grpc,
 )
 from .errors import translate_error
+
+_Response = TypeVar("_Response")
 
 _TIERS = {"hot": tiers_pb2.TIER_HOT, "warm": tiers_pb2.TIER_WARM, "cold": tiers_pb2.TIER_COLD}
 _ROLES = {
@@ -108,13 +110,13 @@ class AcmsClient:
             md.append(("acms-scope", self.scope_id))
         return md
 
-    def _call(self, method, request):
+    def _call(self, method: Callable[..., _Response], request: Any) -> _Response:
         try:
             return method(request, metadata=self._metadata(), timeout=self.timeout)
         except grpc.RpcError as err:
             raise translate_error(err) from None
 
-    def _stream(self, method, request) -> Iterator:
+    def _stream(self, method: Callable[..., Iterable[_Response]], request: Any) -> Iterator[_Response]:
         try:
             yield from method(request, metadata=self._metadata(), timeout=self.timeout)
         except grpc.RpcError as err:

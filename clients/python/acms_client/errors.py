@@ -10,7 +10,8 @@ from typing import List, Optional, Sequence, Tuple
 
 import grpc
 
-from ._stubs import error_details_pb2, errors_pb2, status_pb2
+from .gen.acms.v1 import errors_pb2
+from .gen.google.rpc import error_details_pb2, status_pb2
 
 _DETAILS_KEY = "grpc-status-details-bin"
 

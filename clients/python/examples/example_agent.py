@@ -6,17 +6,16 @@ scope over the project, runs a hybrid search, fetches the hits' content in rank 
 context tiers, and shows that a request outside its scope is refused with the offending ids.
 
 Environment: ACMS_URL (default http://127.0.0.1:50051), ACMS_API_KEY (required), ACMS_PROJECT (default
-local/acms). Arguments: the question (default "how do I resolve a scope").
+local/acms). Arguments: the question (default "how do I resolve a scope"). Needs the acms-client package
+installed (see the repository README, "From Python"):
 
-    /usr/bin/python3 clients/python/examples/example_agent.py "how do I ingest a folder"
+    venv/bin/python clients/python/examples/example_agent.py "how do I ingest a folder"
 """
 
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from acms_client import AcmsClient, AcmsError, ScopeViolationError, source_name, tier_name  # noqa: E402
+from acms_client import AcmsClient, AcmsError, ScopeViolationError, source_name, tier_name
 
 OUTSIDE_RESOURCE = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
 

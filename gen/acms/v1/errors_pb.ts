@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file acms/v1/errors.proto.
  */
 export const file_acms_v1_errors: GenFile = /*@__PURE__*/
-  fileDesc("ChRhY21zL3YxL2Vycm9ycy5wcm90bxIHYWNtcy52MSJqCg5TY29wZVZpb2xhdGlvbhIUCgxyZXNvdXJjZV9pZHMYASADKAkSGwoTc2NvcGVfcHJvamVjdF9uYW1lcxgCIAMoCRIVCg1wcm9qZWN0X25hbWVzGAMgAygJEg4KBnJlYXNvbhgEIAEoCWIGcHJvdG8z");
+  fileDesc("ChRhY21zL3YxL2Vycm9ycy5wcm90bxIHYWNtcy52MSJqCg5TY29wZVZpb2xhdGlvbhIUCgxyZXNvdXJjZV9pZHMYASADKAkSGwoTc2NvcGVfcHJvamVjdF9uYW1lcxgCIAMoCRIVCg1wcm9qZWN0X25hbWVzGAMgAygJEg4KBnJlYXNvbhgEIAEoCUIgWh5hY21zL2NsaWVudHMvZ28vYWNtcy92MTthY21zdjFiBnByb3RvMw");
 
 /**
  * ScopeViolation is the error detail of every PERMISSION_DENIED answer caused by a request that names
