@@ -16,7 +16,7 @@ RUN apt-get update \
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
-# The compiled runtime: esbuild (a dev dependency) transpiles src/ and gen/ to dist/; nothing of it ships.
+# The compiled runtime: esbuild (a dev dependency) bundles src/ and gen/ into dist/; only dist/ ships.
 FROM deps AS build
 RUN npm ci --no-audit --no-fund
 COPY scripts ./scripts

@@ -9,4 +9,4 @@ if (existsSync(builder)) {
   const { buildIfStale } = await import(builder.href);
   await buildIfStale();
 }
-await import("../dist/src/cli/main.js");
+await import("../dist/main.js");
