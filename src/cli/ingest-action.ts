@@ -1,12 +1,14 @@
+import { createHash } from "node:crypto";
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { CliIo } from "./cli-io.js";
 import { CliUsageError } from "./cli-usage-error.js";
+import { createCommandEmbedder } from "./command-embedder.js";
 import type { ConnectedBody } from "./connection-options.js";
-import { ingestDirectory, type IngestSummary } from "./ingest-directory.js";
+import { ingestDirectory, type IngestEmbedding, type IngestSummary } from "./ingest-directory.js";
 import { createIngestProgress } from "./ingest-progress.js";
 import { defaultStatePath } from "./ingest-state.js";
-import { DEFAULT_MAX_FILE_BYTES } from "./ingest.js";
+import { DEFAULT_EMBED_BATCH, DEFAULT_MAX_FILE_BYTES } from "./ingest.js";
 import { parseIntFlag } from "./parse-numbers.js";
 
 /** The largest --max-file-bytes: the server refuses documents over 4 MiB. */
@@ -43,6 +45,29 @@ function describe(s: IngestSummary, dir: string, maxFileBytes: number): string {
   return `${lines.join("\n")}\n`;
 }
 
+/** The client-side embedding `--embed-command` asks for, its flags checked; undefined without it. */
+function embeddingOf(
+  io: CliIo,
+  o: { embedCommand?: string; embedBatchSize?: string; embeddingDim?: string },
+): IngestEmbedding | undefined {
+  if (o.embedCommand === undefined) {
+    if (o.embedBatchSize !== undefined) throw new CliUsageError("--embed-batch-size needs --embed-command");
+    return undefined;
+  }
+  const command = o.embedCommand.trim();
+  if (command.length === 0) throw new CliUsageError("--embed-command must not be empty");
+  const batchSize = parseIntFlag("--embed-batch-size", o.embedBatchSize) ?? DEFAULT_EMBED_BATCH;
+  if (batchSize < 1) throw new CliUsageError("--embed-batch-size must be at least 1");
+  const rawDim = o.embeddingDim ?? (io.env.ACMS_EMBEDDING_DIM || undefined);
+  const dimension = parseIntFlag("--embedding-dim", rawDim);
+  if (dimension !== undefined && dimension < 1) throw new CliUsageError("--embedding-dim must be at least 1");
+  return {
+    embedder: createCommandEmbedder(command, { dimension, env: io.env }),
+    batchSize,
+    stateTag: `embed:${createHash("sha256").update(command).digest("hex").slice(0, 16)}`,
+  };
+}
+
 /** The body of `acms ingest <dir>`; `handleSignals: false` leaves SIGINT alone (tests). */
 export const ingest =
   (io: CliIo, opts: { handleSignals?: boolean }): ConnectedBody<[string]> =>
@@ -57,6 +82,9 @@ export const ingest =
       prune?: boolean;
       force?: boolean;
       stateFile?: string;
+      embedCommand?: string;
+      embedBatchSize?: string;
+      embeddingDim?: string;
     }>();
     const dir = resolve(dirArg);
     let isDir = false;
@@ -75,6 +103,8 @@ export const ingest =
         throw new CliUsageError(`globs are relative to the folder, without '..': "${g}"`);
       }
     }
+
+    const embed = embeddingOf(io, o);
 
     const stop = new AbortController();
     const progress = createIngestProgress(io.stderr);
@@ -106,6 +136,7 @@ export const ingest =
           url: conn.url,
           statePath: (resourceId) => (o.stateFile ? resolve(o.stateFile) : defaultStatePath(io.env, conn.url, resourceId)),
           signal: stop.signal,
+          embed,
         },
         progress,
       );
