@@ -16,6 +16,16 @@ RUN apt-get update \
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
+# The compiled runtime: esbuild (a dev dependency) bundles src/ and gen/ into dist/; only dist/ ships.
+FROM deps AS build
+RUN npm ci --no-audit --no-fund
+COPY scripts ./scripts
+COPY gen ./gen
+COPY src ./src
+# The server re-exports the TypeScript client package from its sources.
+COPY clients/typescript/src ./clients/typescript/src
+RUN node scripts/build.mjs --force
+
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production \
@@ -23,12 +33,9 @@ ENV NODE_ENV=production \
     ACMS_PORT=50051 \
     ACMS_DATA_DIR=/data
 COPY --from=deps /app/node_modules ./node_modules
-COPY package.json package-lock.json tsconfig.json ./
+COPY package.json package-lock.json ./
 COPY bin ./bin
-COPY gen ./gen
-COPY src ./src
-# The server re-exports the TypeScript client package from its sources.
-COPY clients/typescript/src ./clients/typescript/src
+COPY --from=build /app/dist ./dist
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data

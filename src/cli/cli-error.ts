@@ -1,9 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { findFieldViolations, findScopeViolation } from "../client/find-scope-violation.js";
 import type { CliIo } from "./cli-io.js";
-
-/** A mistake in the command line itself (a bad flag value, a missing file): printed as `invalid_argument`. */
-export class CliUsageError extends Error {}
+import { CliUsageError } from "./cli-usage-error.js";
 
 /** The canonical gRPC name of a code, e.g. `permission_denied`. */
 function codeName(code: Code): string {

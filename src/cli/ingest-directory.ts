@@ -3,6 +3,9 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { UpsertDocumentsRequestSchema, UpsertDocumentsResponse } from "../../gen/acms/v1/index_pb.js";
 import type { AcmsClient } from "../client/create-acms-client.js";
+import { findFieldViolations } from "../client/find-scope-violation.js";
+import type { Embedder } from "./command-embedder.js";
+import { CliUsageError } from "./cli-usage-error.js";
 import type { IngestProgress } from "./ingest-progress.js";
 import { contentHash, loadIngestState, saveIngestState, type IngestState } from "./ingest-state.js";
 import { decodeText, walkFiles, type WalkedFile } from "./walk-files.js";
@@ -38,6 +41,23 @@ export interface IngestOptions {
   signal?: AbortSignal;
   /** Called after each confirmed stream (tests use it to interrupt at a known point). */
   onStreamConfirmed?: (filesConfirmed: number) => void;
+  /**
+   * Embeds the chunks on the client (`--embed-command`): each document is cut with the server's own chunker
+   * and sent with its chunks and their vectors. Without it the server chunks and stores no vectors.
+   */
+  embed?: IngestEmbedding;
+}
+
+/** Client-side chunking and embedding for an ingest. */
+export interface IngestEmbedding {
+  embedder: Embedder;
+  /** Chunk texts per call of the embedder. */
+  batchSize: number;
+  /**
+   * Recorded with each file's content hash, so a file sent before without these embeddings (or with another
+   * command's) counts as changed and is sent again.
+   */
+  stateTag: string;
 }
 
 /** What an ingest did, for the summary line and `--json`. */
@@ -68,8 +88,18 @@ export interface IngestSummary {
   interrupted: boolean;
 }
 
-type DocumentInit = { path: string; content: string };
+type DocumentInit = { path: string; content: string; chunks?: { text: string; embedding: number[] }[] };
 type UpsertInit = MessageInitShape<typeof UpsertDocumentsRequestSchema>;
+
+/**
+ * A refusal because the embeddings have the wrong dimension holds for every document alike: the run stops
+ * with one line naming both dimensions instead of refusing each file in turn.
+ */
+function throwIfDimensionRefused(err: ConnectError): void {
+  const said = [err.rawMessage, ...findFieldViolations(err).map((f) => f.description)].join("\n");
+  const m = /must have (\d+) dimensions \(the deployment's\), got (\d+)/.exec(said);
+  if (m) throw new CliUsageError(`--embed-command gives ${m[2]}-dimensional embeddings, the server's dimension is ${m[1]} (its ACMS_EMBEDDING_DIM)`);
+}
 
 /** Finds the resource behind `alias` in `project`, creating the project and registering the resource when missing. */
 export async function ensureResource(
@@ -164,7 +194,7 @@ export async function ingestDirectory(client: AcmsClient, opts: IngestOptions, p
         summary.skippedTooLarge++;
         continue;
       }
-      const hash = contentHash(bytes);
+      const hash = opts.embed ? `${contentHash(bytes)}+${opts.embed.stateTag}` : contentHash(bytes);
       if (state.files[file.path] === hash) {
         summary.filesUnchanged++;
         continue;
@@ -192,6 +222,27 @@ export async function ingestDirectory(client: AcmsClient, opts: IngestOptions, p
     yield { resourceId, documents: [doc] };
   }
 
+  /** Cuts each document with the server's chunker and attaches one embedding per chunk from the embedder. */
+  async function embedDocuments(documents: DocumentInit[], embed: IngestEmbedding): Promise<void> {
+    const { chunkText } = await import("../domain/chunking.js");
+    const texts: string[] = [];
+    const owners: DocumentInit[] = [];
+    for (const doc of documents) {
+      doc.chunks = [];
+      for (const text of chunkText(doc.content)) {
+        if (text.trim().length === 0) continue;
+        texts.push(text);
+        owners.push(doc);
+      }
+    }
+    for (let i = 0; i < texts.length; i += embed.batchSize) {
+      const batch = texts.slice(i, i + embed.batchSize);
+      const vectors = await embed.embedder(batch);
+      batch.forEach((text, j) => owners[i + j].chunks!.push({ text, embedding: vectors[j] }));
+    }
+  }
+
+  let embedFailure: unknown;
   let pending = await nextDocument();
   while (pending && !opts.signal?.aborted) {
     const inStream: { doc: DocumentInit; hash: string }[] = [];
@@ -205,6 +256,17 @@ export async function ingestDirectory(client: AcmsClient, opts: IngestOptions, p
           size += pending.bytes;
           pending = await nextDocument();
         }
+        if (opts.embed) {
+          try {
+            await embedDocuments(documents, opts.embed);
+          } catch (err) {
+            // End the stream here: the batches before are confirmed and recorded, this one is not sent.
+            embedFailure = err;
+            inStream.splice(inStream.length - documents.length, documents.length);
+            pending = undefined;
+            return;
+          }
+        }
         yield { resourceId, documents };
       }
     }
@@ -215,6 +277,7 @@ export async function ingestDirectory(client: AcmsClient, opts: IngestOptions, p
       count(await client.index.upsertDocuments(stream));
     } catch (err) {
       if (!(err instanceof ConnectError) || err.code !== Code.InvalidArgument) throw err;
+      if (opts.embed) throwIfDimensionRefused(err);
       // Let the generator settle first, so `inStream` and `pending` no longer change under the retry.
       await stream.return(undefined);
       // One document the server refuses must not sink the run: resend the stream's documents one by one
@@ -239,6 +302,7 @@ export async function ingestDirectory(client: AcmsClient, opts: IngestOptions, p
   }
   progress.update(processed, summary.chunksIndexed);
   progress.stop();
+  if (embedFailure !== undefined) throw embedFailure;
   summary.interrupted = pending !== undefined || (opts.signal?.aborted === true && next < walk.files.length);
 
   if (opts.prune && !summary.interrupted) {

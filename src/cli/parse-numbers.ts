@@ -1,4 +1,4 @@
-import { CliUsageError } from "./cli-error.js";
+import { CliUsageError } from "./cli-usage-error.js";
 
 /** Parses an integer flag, naming the flag in the error. */
 export function parseIntFlag(flag: string, raw: string | undefined): number | undefined {

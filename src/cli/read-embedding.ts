@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { CliUsageError } from "./cli-error.js";
+import { CliUsageError } from "./cli-usage-error.js";
 
 /**
  * An embedding given on the command line: a JSON array of numbers, or `@file` holding one. The CLI does not

@@ -1,77 +1,13 @@
-import { readFileSync } from "node:fs";
 import { Command } from "commander";
-import { SparqlQueryResponseSchema, TermKind, type Term } from "../../gen/acms/v1/graph_pb.js";
-import { HybridSearchResponseSchema, Source } from "../../gen/acms/v1/rag_pb.js";
-import { SearchResponseSchema } from "../../gen/acms/v1/text_pb.js";
-import { SimilaritySearchResponseSchema } from "../../gen/acms/v1/vector_pb.js";
-import { CliUsageError } from "./cli-error.js";
-import { outputWidth, type CliIo } from "./cli-io.js";
-import { addConnectionOptions, connectedAction, requireScope } from "./connection-options.js";
-import { formatTable, snippet } from "./format-table.js";
-import { parseIntFlag, parseNumberFlag } from "./parse-numbers.js";
-import { printMessageJson } from "./print-json.js";
-import { readEmbedding } from "./read-embedding.js";
+import type { CliIo } from "./cli-io.js";
+import { addConnectionOptions, connectedAction } from "./connection-options.js";
 
-interface Ranked {
-  score: number;
-  ukoUri: string;
-  content: string;
-}
-
-function printRanked(io: CliIo, results: Ranked[], query: string, note?: string): void {
-  if (results.length === 0) {
-    io.stdout.write(`no results${note ? ` (${note})` : ""}\n`);
-    return;
-  }
-  const width = outputWidth(io);
-  const fixed = 4 + 2 + 6 + 2 + Math.max(7, ...results.map((r) => r.ukoUri.length)) + 2 + String(results.length).length;
-  const room = Math.max(20, width - fixed);
-  const rows = results.map((r, i) => [String(i + 1), r.score.toFixed(4), r.ukoUri, snippet(r.content, query, room)]);
-  io.stdout.write(formatTable(["RANK", "SCORE", "UKO_URI", "SNIPPET"], rows, width));
-  if (note) io.stdout.write(`${note}\n`);
-}
-
-function termText(t: Term | undefined): string {
-  if (!t) return "";
-  switch (t.kind) {
-    case TermKind.IRI:
-      return `<${t.value}>`;
-    case TermKind.BLANK:
-      return `_:${t.value}`;
-    case TermKind.LITERAL:
-      return t.language ? `"${t.value}"@${t.language}` : t.datatype && !t.datatype.endsWith("#string") ? `"${t.value}"^^<${t.datatype}>` : `"${t.value}"`;
-    default:
-      return t.value;
-  }
-}
-
-const SOURCES: Record<string, Source> = { text: Source.TEXT, vector: Source.VECTOR, graph: Source.GRAPH };
-
-function parseSources(raw: string | undefined): Source[] {
-  if (raw === undefined) return [];
-  return raw
-    .split(",")
-    .map((s) => s.trim().toLowerCase())
-    .filter((s) => s.length > 0)
-    .map((s) => {
-      const source = SOURCES[s];
-      if (source === undefined) throw new CliUsageError(`--sources: unknown source "${s}" (text, vector, graph)`);
-      return source;
-    });
-}
-
-function readQuery(raw: string): string {
-  if (!raw.startsWith("@")) return raw;
-  try {
-    return readFileSync(raw.slice(1), "utf8");
-  } catch (err) {
-    throw new CliUsageError(`cannot read ${raw.slice(1)}: ${(err as Error).message}`);
-  }
-}
+const actions = () => import("./search-actions.js");
 
 /**
  * `acms search text|vector|graph|hybrid`: the four search modes under the --scope scope, as a table
- * (rank, score, UKO URI, snippet) or, with --json, the response message.
+ * (rank, score, UKO URI, snippet) or, with --json, the response message. The bodies are in
+ * `search-actions.ts`, loaded only when a search runs.
  */
 export function searchCommand(io: CliIo): Command {
   const search = new Command("search").description("search the --scope scope (text, vector, graph or hybrid)");
@@ -83,16 +19,7 @@ export function searchCommand(io: CliIo): Command {
       .argument("<query...>", "the query words")
       .option("-n, --max-results <n>", "how many results (server default 20)"),
     { scoped: true },
-  ).action(
-    connectedAction(io, async ({ conn, client, cmd }, words: string[]) => {
-      requireScope(conn);
-      const query = words.join(" ");
-      const o = cmd.opts<{ maxResults?: string }>();
-      const res = await client.text.search({ query, maxResults: parseIntFlag("--max-results", o.maxResults) });
-      if (conn.json) printMessageJson(io, SearchResponseSchema, res);
-      else printRanked(io, res.results, query, res.exhaustive ? undefined : "(more results may match: raise --max-results)");
-    }),
-  );
+  ).action(connectedAction(io, async () => (await actions()).searchText(io)));
 
   addConnectionOptions(
     search
@@ -102,19 +29,7 @@ export function searchCommand(io: CliIo): Command {
       .option("-k, --top-k <n>", "how many results (server default 20)")
       .option("--min-score <x>", "lowest cosine similarity to return"),
     { scoped: true },
-  ).action(
-    connectedAction(io, async ({ conn, client, cmd }) => {
-      requireScope(conn);
-      const o = cmd.opts<{ embedding: string; topK?: string; minScore?: string }>();
-      const res = await client.vector.similaritySearch({
-        embedding: readEmbedding(o.embedding),
-        topK: parseIntFlag("--top-k", o.topK),
-        minScore: parseNumberFlag("--min-score", o.minScore),
-      });
-      if (conn.json) printMessageJson(io, SimilaritySearchResponseSchema, res);
-      else printRanked(io, res.results, "");
-    }),
-  );
+  ).action(connectedAction(io, async () => (await actions()).searchVector(io)));
 
   addConnectionOptions(
     search
@@ -122,30 +37,7 @@ export function searchCommand(io: CliIo): Command {
       .description("a SPARQL read query over the scope's named graphs")
       .argument("<sparql>", "the query, or @file holding it"),
     { scoped: true },
-  ).action(
-    connectedAction(io, async ({ conn, client }, raw: string) => {
-      requireScope(conn);
-      const res = await client.graph.sparqlQuery({ query: readQuery(raw) });
-      if (conn.json) {
-        printMessageJson(io, SparqlQueryResponseSchema, res);
-        return;
-      }
-      const width = outputWidth(io);
-      if (res.variables.length > 0) {
-        const rows = res.rows.map((r) => res.variables.map((v) => termText(r.bindings[v])));
-        io.stdout.write(formatTable(res.variables.map((v) => `?${v}`), rows, width));
-        io.stdout.write(`${res.rows.length} row${res.rows.length === 1 ? "" : "s"}\n`);
-      } else if (res.triples.length > 0) {
-        const rows = res.triples.map((t) => [termText(t.subject), termText(t.predicate), termText(t.object)]);
-        io.stdout.write(formatTable(["SUBJECT", "PREDICATE", "OBJECT"], rows, width));
-        io.stdout.write(`${res.triples.length} triple${res.triples.length === 1 ? "" : "s"}\n`);
-      } else if (/^\s*(PREFIX\s+\S+\s+<[^>]*>\s*|BASE\s+<[^>]*>\s*)*ASK\b/i.test(readQuery(raw))) {
-        io.stdout.write(`${res.boolean}\n`);
-      } else {
-        io.stdout.write("no results\n");
-      }
-    }),
-  );
+  ).action(connectedAction(io, async () => (await actions()).searchGraph(io)));
 
   addConnectionOptions(
     search
@@ -158,26 +50,6 @@ export function searchCommand(io: CliIo): Command {
       .option("--min-score <x>", "lowest fused score to return")
       .option("--rrf-k <n>", "the RRF constant (server default 60)"),
     { scoped: true },
-  ).action(
-    connectedAction(io, async ({ conn, client, cmd }, words: string[]) => {
-      requireScope(conn);
-      const query = words.join(" ");
-      const o = cmd.opts<{ embedding?: string; sources?: string; topK?: string; minScore?: string; rrfK?: string }>();
-      const res = await client.rag.hybridSearch({
-        query,
-        embedding: o.embedding === undefined ? [] : readEmbedding(o.embedding),
-        sources: parseSources(o.sources),
-        topK: parseIntFlag("--top-k", o.topK),
-        minScore: parseNumberFlag("--min-score", o.minScore),
-        rrfK: parseIntFlag("--rrf-k", o.rrfK),
-      });
-      if (conn.json) {
-        printMessageJson(io, HybridSearchResponseSchema, res);
-        return;
-      }
-      const failed = res.failedSources.map((s) => Source[s].toLowerCase());
-      printRanked(io, res.results, query, failed.length > 0 ? `partial: ${failed.join(", ")} failed` : undefined);
-    }),
-  );
+  ).action(connectedAction(io, async () => (await actions()).searchHybrid(io)));
   return search;
 }

@@ -1,9 +1,12 @@
-import type { Command } from "commander";
+import { existsSync, rmSync, statSync } from "node:fs";
+import { createServer } from "node:net";
+import { dirname } from "node:path";
 import { isLoopback, loadConfig, type Config } from "../server/config.js";
 import { createBackends } from "../server/composition-root.js";
 import { generateKey, hashKey, KeyRing, parseKeyEntries, readKeysFile, type KeyEntry } from "../server/key-ring.js";
 import { startServer, type AcmsServer } from "../server/server.js";
-import { CliUsageError, formatCliError } from "./cli-error.js";
+import { formatCliError } from "./cli-error.js";
+import { CliUsageError } from "./cli-usage-error.js";
 import { processIo, type CliIo } from "./cli-io.js";
 
 /** The `serve` flags; each one overrides the environment variable of the same meaning. */
@@ -98,6 +101,35 @@ function describeListenError(err: unknown, config: Config): Error {
 }
 
 /**
+ * Refuses a data directory that cannot be one (itself, or the nearest existing ancestor, is a file) in one
+ * line, before anything is created: mkdir would otherwise fail with a raw EEXIST or ENOTDIR.
+ */
+function checkDataDir(dataDir: string, flags: ServeFlags): void {
+  let path = dataDir;
+  while (!existsSync(path)) {
+    const up = dirname(path);
+    if (up === path) return;
+    path = up;
+  }
+  if (statSync(path).isDirectory()) return;
+  const what = path === dataDir ? "is a file, not a directory" : `cannot be created: ${path} is a file`;
+  throw new CliUsageError(namingFlags(`the data directory ACMS_DATA_DIR ${dataDir} ${what}`, flags));
+}
+
+/**
+ * Fails fast, with the one-line listen error, when the port is taken: checked before the data directory
+ * and the backends are created, so a failed start leaves nothing behind. Port 0 is always free.
+ */
+async function checkPortFree(config: Config): Promise<void> {
+  if (config.port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", (err) => reject(describeListenError(err, config)));
+    probe.listen({ host: config.host, port: config.port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
+/**
  * Starts the service: configuration from the environment (flags override it), keys from ACMS_KEYS_FILE or
  * ACMS_KEYS. With no keys it serves a newcomer on loopback only with a generated admin key printed once,
  * and refuses any other address (an open server must never run without keys). Throws an Error with a
@@ -125,11 +157,17 @@ export async function runServe(options: ServeOptions = {}): Promise<RunningServe
     entries = [{ name: "admin", key_sha256: hashKey(generatedKey), projects: ["*/*"], write: true }];
   }
 
+  checkDataDir(config.dataDir, options);
+  await checkPortFree(config);
+  const createdDataDir = !existsSync(config.dataDir);
   const backends = await createBackends(config);
   let server: AcmsServer;
   try {
     server = await startServer({ config, keys: new KeyRing(entries), backends });
   } catch (err) {
+    // Lost a race for the port after the check (startServer has closed the backends): a data directory this
+    // run created holds nothing yet, so it goes too.
+    if (createdDataDir) rmSync(config.dataDir, { recursive: true, force: true });
     throw describeListenError(err, config);
   }
 
@@ -174,24 +212,4 @@ function installSignalHandlers(io: CliIo, stop: () => Promise<void>): void {
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
-}
-
-/** Adds `acms serve` to the program. */
-export function registerServeCommand(program: Command, io: CliIo = processIo()): void {
-  program
-    .command("serve")
-    .description("serve the ACMS API (gRPC, gRPC-Web and Connect on one port) on the embedded default backends")
-    .option("--host <host>", "address to listen on (ACMS_HOST, default 127.0.0.1)")
-    .option("--port <port>", "port to listen on, 0 picks a free one (ACMS_PORT, default 50051)")
-    .option("--data-dir <dir>", "where the embedded backends keep their data (ACMS_DATA_DIR, default ./.acms)")
-    .option("--keys-file <file>", "JSON file of hashed API keys (ACMS_KEYS_FILE)")
-    .option("--embedding-dim <n>", "the deployment's vector dimension (ACMS_EMBEDDING_DIM, default 384)")
-    .action(async (flags: ServeFlags) => {
-      try {
-        await runServe({ ...flags, io, handleSignals: true });
-      } catch (err) {
-        io.stderr.write(`${formatCliError(err)}\n`);
-        io.setExitCode(1);
-      }
-    });
 }

@@ -1,26 +1,9 @@
-import { readFileSync } from "node:fs";
 import { Command } from "commander";
-import {
-  FragmentSchema,
-  GetMetricsResponseSchema,
-  GetForActorResponseSchema,
-  Role,
-  StoreFragmentResponseSchema,
-  Tier,
-  type Fragment,
-} from "../../gen/acms/v1/tiers_pb.js";
-import { CliUsageError } from "./cli-error.js";
-import { outputWidth, type CliIo } from "./cli-io.js";
-import { addConnectionOptions, connectedAction, requireScope } from "./connection-options.js";
-import { formatTable } from "./format-table.js";
-import { printMessageJson } from "./print-json.js";
+import type { CliIo } from "./cli-io.js";
+import { addConnectionOptions, connectedAction } from "./connection-options.js";
+import { CliUsageError } from "./cli-usage-error.js";
 
-const TIERS: Record<string, Tier> = { hot: Tier.HOT, warm: Tier.WARM, cold: Tier.COLD };
-const ROLES: Record<string, Role> = { strategist: Role.STRATEGIST, executor: Role.EXECUTOR, reviewer: Role.REVIEWER };
-
-function tierName(t: Tier): string {
-  return t === Tier.UNSPECIFIED ? "-" : Tier[t].toLowerCase();
-}
+const actions = () => import("./tiers-actions.js");
 
 function parseMeta(value: string, previous: Record<string, string>): Record<string, string> {
   const eq = value.indexOf("=");
@@ -28,30 +11,10 @@ function parseMeta(value: string, previous: Record<string, string>): Record<stri
   return { ...previous, [value.slice(0, eq)]: value.slice(eq + 1) };
 }
 
-/** Content from `--content`: literal text, `@file`, or `-` for standard input. */
-function readContent(raw: string): string {
-  if (raw === "-") return readFileSync(0, "utf8");
-  if (raw.startsWith("@")) {
-    try {
-      return readFileSync(raw.slice(1), "utf8");
-    } catch (err) {
-      throw new CliUsageError(`--content: cannot read ${raw.slice(1)}: ${(err as Error).message}`);
-    }
-  }
-  return raw;
-}
-
-function printFragment(io: CliIo, f: Fragment | undefined): void {
-  if (!f) throw new Error("the server answered without a fragment");
-  io.stdout.write(
-    `fragment ${f.fragmentId}\n  tier: ${tierName(f.tier)}  project: ${f.projectName}  tokens: ${f.tokenCount}` +
-      `${f.resourceId ? `  resource: ${f.resourceId}` : ""}\n` +
-      `${f.summary && f.summary !== f.content ? `  summary: ${f.summary.replace(/\s+/g, " ")}\n` : ""}` +
-      `${f.content}${f.content.endsWith("\n") || f.content === "" ? "" : "\n"}`,
-  );
-}
-
-/** `acms tiers store|get|list|metrics`: the agent context tiers (hot, warm, cold) under the --scope scope. */
+/**
+ * `acms tiers store|get|list|metrics`: the agent context tiers (hot, warm, cold) under the --scope scope.
+ * The bodies are in `tiers-actions.ts`, loaded only when one runs.
+ */
 export function tiersCommand(io: CliIo): Command {
   const tiers = new Command("tiers").description("store and read agent context fragments in the hot, warm and cold tiers");
 
@@ -66,43 +29,10 @@ export function tiersCommand(io: CliIo): Command {
       .option("--resource <resource-id>", "the resource the fragment is about (must be in scope)")
       .option("--meta <key=value>", "metadata (repeatable)", parseMeta, {}),
     { scoped: true },
-  ).action(
-    connectedAction(io, async ({ conn, client, cmd }) => {
-      requireScope(conn);
-      const o = cmd.opts<{ project: string; content: string; tier: string; id?: string; resource?: string; meta: Record<string, string> }>();
-      const tier = TIERS[o.tier.toLowerCase()];
-      if (tier === undefined) throw new CliUsageError(`--tier must be hot, warm or cold, got "${o.tier}"`);
-      const res = await client.tiers.storeFragment({
-        fragment: {
-          fragmentId: o.id ?? "",
-          content: readContent(o.content),
-          tier,
-          projectName: o.project,
-          resourceId: o.resource ?? "",
-          metadata: o.meta,
-        },
-      });
-      if (conn.json) {
-        printMessageJson(io, StoreFragmentResponseSchema, res);
-        return;
-      }
-      const f = res.fragment;
-      io.stdout.write(`stored ${f?.fragmentId} in ${tierName(f?.tier ?? Tier.UNSPECIFIED)} (${f?.tokenCount ?? 0} tokens)\n`);
-      for (const d of res.displaced) {
-        io.stdout.write(d.evicted ? `  evicted ${d.fragmentId} from ${tierName(d.fromTier)}\n` : `  moved ${d.fragmentId} ${tierName(d.fromTier)} -> ${tierName(d.toTier)}\n`);
-      }
-    }),
-  );
+  ).action(connectedAction(io, async () => (await actions()).storeFragment(io)));
 
   addConnectionOptions(tiers.command("get").description("print a fragment").argument("<fragment-id>"), { scoped: true }).action(
-    connectedAction(io, async ({ conn, client }, id: string) => {
-      requireScope(conn);
-      const res = await client.tiers.getFragment({ fragmentId: id });
-      if (conn.json) {
-        if (!res.fragment) throw new Error("the server answered without a fragment");
-        printMessageJson(io, FragmentSchema, res.fragment);
-      } else printFragment(io, res.fragment);
-    }),
+    connectedAction(io, async () => (await actions()).getFragment(io)),
   );
 
   addConnectionOptions(
@@ -112,44 +42,10 @@ export function tiersCommand(io: CliIo): Command {
       .option("--role <role>", "strategist, executor or reviewer", "strategist")
       .option("--project <name>", "only these projects (repeatable; default every project of the scope)", (v: string, p: string[]) => [...p, v], []),
     { scoped: true },
-  ).action(
-    connectedAction(io, async ({ conn, client, cmd }) => {
-      requireScope(conn);
-      const o = cmd.opts<{ role: string; project: string[] }>();
-      const role = ROLES[o.role.toLowerCase()];
-      if (role === undefined) throw new CliUsageError(`--role must be strategist, executor or reviewer, got "${o.role}"`);
-      const res = await client.tiers.getForActor({ role, projectNames: o.project });
-      if (conn.json) {
-        printMessageJson(io, GetForActorResponseSchema, res);
-        return;
-      }
-      if (res.fragments.length === 0) {
-        io.stdout.write("no fragments\n");
-        return;
-      }
-      const rows = res.fragments.map((f) => [f.fragmentId, tierName(f.tier), f.projectName, String(f.tokenCount), (f.summary || f.content).replace(/\s+/g, " ")]);
-      io.stdout.write(formatTable(["FRAGMENT", "TIER", "PROJECT", "TOKENS", "CONTENT"], rows, outputWidth(io)));
-    }),
-  );
+  ).action(connectedAction(io, async () => (await actions()).listFragments(io)));
 
   addConnectionOptions(tiers.command("metrics").description("hits, misses, population and movements per tier"), { scoped: true }).action(
-    connectedAction(io, async ({ conn, client }) => {
-      requireScope(conn);
-      const m = await client.tiers.getMetrics({});
-      if (conn.json) {
-        printMessageJson(io, GetMetricsResponseSchema, m);
-        return;
-      }
-      const rows = [
-        ["hot", String(m.hotPopulation), String(m.hotTokens), String(m.hotHits), String(m.hotMisses)],
-        ["warm", String(m.warmPopulation), String(m.warmTokens), String(m.warmHits), String(m.warmMisses)],
-        ["cold", String(m.coldPopulation), String(m.coldTokens), String(m.coldHits), "-"],
-      ];
-      io.stdout.write(formatTable(["TIER", "FRAGMENTS", "TOKENS", "HITS", "MISSES"], rows));
-      io.stdout.write(
-        `promotions ${m.promotions}, demotions ${m.demotions}, evictions ${m.evictions}, misses ${m.misses}\n`,
-      );
-    }),
+    connectedAction(io, async () => (await actions()).fragmentMetrics(io)),
   );
   return tiers;
 }

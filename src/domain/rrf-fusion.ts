@@ -3,10 +3,11 @@
  *
  * Each source contributes `weight / (k + rank)` for every unit it found, with ranks starting at 1 (the
  * best unit of a source has rank 1). The fused score of a unit is the sum of its terms, normalised by the
- * largest sum any unit could reach from the lists fused, `Σ weight / (k + 1)` (found first by every
- * source), so it lies in [0, 1] as every score on the wire does, and 1 means "ranked first everywhere".
- * A source that answered with an empty list still counts in that maximum (it was asked and found nothing);
- * a source that failed is not fused at all.
+ * largest sum any unit could reach from the lists fused, `Σ weight / (k + 1)` over the sources that
+ * answered, so it lies in [0, 1] as every score on the wire does, and 1 means "ranked first by every source
+ * that answered". A source answered when its list holds at least one unit: an empty list (asked, found
+ * nothing) or a failed source (not fused at all) adds nothing any unit could reach, so it does not count in
+ * the maximum either; otherwise a keyword-only answer beside an empty graph source would cap at 0.5.
  *
  * Defaults: `k = 60` (the paper's value), weight 1 per source. Order: fused score descending, ties by key
  * ascending (the key is the unit's UKO URI), so the answer is deterministic. `minScore` and `topK` apply
@@ -106,7 +107,7 @@ export function fuseRrf<S, P>(lists: readonly RankedList<S, P>[], opts: FusionOp
   let maxSum = 0;
   for (const list of lists) {
     const weight = weightOf(list.source);
-    maxSum += weight / (k + 1);
+    if (list.items.length > 0) maxSum += weight / (k + 1);
     const seen = new Set<string>();
     let previousRank = 0;
     list.items.forEach((item, position) => {

@@ -100,6 +100,17 @@ describe("HybridSearch", () => {
     expect(hybrid.results[0].score).toBe(1);
   });
 
+  it("normalises over the sources that answered: keyword hits beside a graph that found nothing reach 1", async () => {
+    // Text and graph apply (no embedding); no graph label holds "circuit" or "breakers", so only text answers.
+    const res = await rag(c.scope).hybridSearch({ query: "circuit breakers" });
+    expect(res.partial).toBe(false);
+    expect(res.failedSources).toEqual([]);
+    expect(res.results[0].ukoUri).toBe(`uko://${c.docs}/guide/retry.md#1`);
+    expect(res.results.every((r) => sourcesOf(r).join() === "TEXT")).toBe(true);
+    expect(res.results[0].score).toBe(1);
+    for (const r of res.results) expect(r.score).toBeCloseTo(1 / (60 + r.contributions[0].rank) / (1 / 61), 12);
+  });
+
   it("without an embedding, the vector source does not run; an empty source list means every source that applies", async () => {
     const res = await rag(c.scope).hybridSearch({ query: "retry backoff" });
     expect(res.results.some((r) => sourcesOf(r).includes("VECTOR"))).toBe(false);

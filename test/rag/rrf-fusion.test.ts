@@ -93,6 +93,21 @@ describe("fuseRrf arithmetic", () => {
     expect(() => fuseRrf([bad], { k: 60 })).toThrow(RangeError);
   });
 
+  it("normalises over the sources that answered: an empty list adds nothing to the best achievable sum", () => {
+    // Keyword-only evidence beside a graph source that found nothing: the top unit is first in every
+    // source that answered, so it scores 1 (it capped at 0.5 while the empty list counted).
+    const r = fuseRrf([list("text", ["a", "b"]), list("graph", [])], { k: 60 });
+    expect(r.items.map((i) => i.key)).toEqual(["a", "b"]);
+    expect(r.items[0].score).toBe(1);
+    expect(r.items[1].score).toBeCloseTo(1 / 62 / (1 / 61), 15);
+    // A source that did answer still counts where a unit lacks its evidence.
+    const both = fuseRrf([list("text", ["a"]), list("graph", ["b"]), list("vector", [])], { k: 60 });
+    expect(both.items.map((i) => i.score)).toEqual([0.5, 0.5]);
+    // Weights of sources that answered only.
+    const weighted = fuseRrf([list("text", ["a"]), list("graph", [])], { k: 60, weights: new Map<Src, number>([["graph", 5]]) });
+    expect(weighted.items[0].score).toBe(1);
+  });
+
   it("returns nothing for no lists or empty lists", () => {
     expect(fuseRrf<Src, string>([], { k: DEFAULT_RRF_K }).items).toEqual([]);
     expect(fuseRrf([list("text", [])], { k: DEFAULT_RRF_K }).items).toEqual([]);

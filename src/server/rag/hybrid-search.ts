@@ -85,7 +85,7 @@ const docUriOf = (chunkUri: string): string => chunkUri.slice(0, chunkUri.lastIn
  * none, for its first chunk (`#0`), which then represents the document.
  *
  * A source that fails (or has no backend) is left out of the fusion and listed in `failedSources`; the
- * answer is then partial. Only when every source fails does the call fail: UNIMPLEMENTED when none has
+ * answer is then partial. Scores are normalised over the sources that answered with at least one unit. Only when every source fails does the call fail: UNIMPLEMENTED when none has
  * a backend, UNAVAILABLE otherwise. Errors that are the caller's (bad arguments, scope) fail the call.
  * Every result passes the leak guard.
  */

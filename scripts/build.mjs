@@ -1,0 +1,88 @@
+/**
+ * The build: bundles the `acms` program (src/cli/main.ts, with the server, gen/ and the Connect and protobuf
+ * runtimes) into dist/ with esbuild, split at every dynamic import so each subcommand loads only its own
+ * chunks (`acms --help` loads the definitions alone, `acms search` the client, only `acms serve` the server).
+ * Connect and protobuf are inlined because they are hundreds of tiny ES modules (resolving them was most of
+ * a CLI call); every other package, the native ones included, stays an ordinary import from node_modules.
+ * Type checking is `npm run typecheck`, not this.
+ *
+ *   node scripts/build.mjs           build when a source changed since the last build (a stat walk when not)
+ *   node scripts/build.mjs --force   wipe dist/ and build
+ *
+ * `bin/acms.js` (so `npm start` and `npx acms`) and the tests' global set-up call `buildIfStale()`, so a
+ * fresh clone runs compiled code without a manual build and a checkout never runs a stale one.
+ */
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const OUT = join(ROOT, "dist");
+const STAMP = join(OUT, ".build-stamp");
+const SOURCES = ["src", "gen", "clients/typescript/src"];
+/** Packages bundled into dist/ (many small ES modules, pure JavaScript); the rest are imported at run time. */
+const INLINED = new Set(["@connectrpc/connect", "@connectrpc/connect-node", "@bufbuild/protobuf", "commander"]);
+
+/** The newest modification time under the sources (directories too, so a deleted file counts). */
+function newestSourceMtime() {
+  let newest = Math.max(statSync(join(ROOT, "package.json")).mtimeMs, statSync(fileURLToPath(import.meta.url)).mtimeMs);
+  const walk = (dir) => {
+    newest = Math.max(newest, statSync(dir).mtimeMs);
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith(".ts")) newest = Math.max(newest, statSync(path).mtimeMs);
+    }
+  };
+  for (const dir of SOURCES) walk(join(ROOT, dir));
+  return newest;
+}
+
+/** Whether dist/ is older than some source (or missing). */
+export function isStale() {
+  if (!existsSync(STAMP)) return true;
+  return statSync(STAMP).mtimeMs < newestSourceMtime();
+}
+
+/** Transpiles every source to dist/ (a clean build when `clean`). */
+export async function build({ clean = false } = {}) {
+  const esbuild = await import("esbuild");
+  const startedAt = new Date();
+  if (clean) rmSync(OUT, { recursive: true, force: true });
+  mkdirSync(OUT, { recursive: true });
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+  await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: { main: "src/cli/main.ts" },
+    outdir: OUT,
+    chunkNames: "chunks/[name]-[hash]",
+    bundle: true,
+    splitting: true,
+    external: Object.keys(pkg.dependencies ?? {}).filter((name) => !INLINED.has(name)),
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    // Inlined CommonJS (commander) calls require(): give every output file one.
+    banner: { js: 'import { createRequire as acmsCreateRequire } from "node:module"; const require = acmsCreateRequire(import.meta.url);' },
+    logLevel: "warning",
+  });
+  // esbuild serves builds from a child process that outlives the build; a process that goes on to serve
+  // (bin/acms.js) must not keep it, or signals aimed at the leaf process of `npm start` land there.
+  await esbuild.stop();
+  // Dated when the build started, so a source saved during the build makes the next run build again.
+  writeFileSync(STAMP, `${startedAt.toISOString()}\n`);
+  utimesSync(STAMP, startedAt, startedAt);
+}
+
+/** Builds when dist/ is missing or older than a source; returns whether it built. */
+export async function buildIfStale() {
+  if (!isStale()) return false;
+  await build();
+  return true;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const force = process.argv.includes("--force");
+  if (force) await build({ clean: true });
+  else if (!(await buildIfStale())) process.stdout.write("dist/ is up to date\n");
+}

@@ -1,0 +1,128 @@
+import { readFileSync } from "node:fs";
+import {
+  FragmentSchema,
+  GetMetricsResponseSchema,
+  GetForActorResponseSchema,
+  Role,
+  StoreFragmentResponseSchema,
+  Tier,
+  type Fragment,
+} from "../../gen/acms/v1/tiers_pb.js";
+import { outputWidth, type CliIo } from "./cli-io.js";
+import { CliUsageError } from "./cli-usage-error.js";
+import { requireScope, type ConnectedBody } from "./connection-options.js";
+import { formatTable } from "./format-table.js";
+import { printMessageJson } from "./print-json.js";
+
+const TIERS: Record<string, Tier> = { hot: Tier.HOT, warm: Tier.WARM, cold: Tier.COLD };
+const ROLES: Record<string, Role> = { strategist: Role.STRATEGIST, executor: Role.EXECUTOR, reviewer: Role.REVIEWER };
+
+function tierName(t: Tier): string {
+  return t === Tier.UNSPECIFIED ? "-" : Tier[t].toLowerCase();
+}
+
+/** Content from `--content`: literal text, `@file`, or `-` for standard input. */
+function readContent(raw: string): string {
+  if (raw === "-") return readFileSync(0, "utf8");
+  if (raw.startsWith("@")) {
+    try {
+      return readFileSync(raw.slice(1), "utf8");
+    } catch (err) {
+      throw new CliUsageError(`--content: cannot read ${raw.slice(1)}: ${(err as Error).message}`);
+    }
+  }
+  return raw;
+}
+
+function printFragment(io: CliIo, f: Fragment | undefined): void {
+  if (!f) throw new Error("the server answered without a fragment");
+  io.stdout.write(
+    `fragment ${f.fragmentId}\n  tier: ${tierName(f.tier)}  project: ${f.projectName}  tokens: ${f.tokenCount}` +
+      `${f.resourceId ? `  resource: ${f.resourceId}` : ""}\n` +
+      `${f.summary && f.summary !== f.content ? `  summary: ${f.summary.replace(/\s+/g, " ")}\n` : ""}` +
+      `${f.content}${f.content.endsWith("\n") || f.content === "" ? "" : "\n"}`,
+  );
+}
+
+/** The body of `acms tiers store`. */
+export const storeFragment =
+  (io: CliIo): ConnectedBody<[]> =>
+  async ({ conn, client, cmd }) => {
+    requireScope(conn);
+    const o = cmd.opts<{ project: string; content: string; tier: string; id?: string; resource?: string; meta: Record<string, string> }>();
+    const tier = TIERS[o.tier.toLowerCase()];
+    if (tier === undefined) throw new CliUsageError(`--tier must be hot, warm or cold, got "${o.tier}"`);
+    const res = await client.tiers.storeFragment({
+      fragment: {
+        fragmentId: o.id ?? "",
+        content: readContent(o.content),
+        tier,
+        projectName: o.project,
+        resourceId: o.resource ?? "",
+        metadata: o.meta,
+      },
+    });
+    if (conn.json) {
+      printMessageJson(io, StoreFragmentResponseSchema, res);
+      return;
+    }
+    const f = res.fragment;
+    io.stdout.write(`stored ${f?.fragmentId} in ${tierName(f?.tier ?? Tier.UNSPECIFIED)} (${f?.tokenCount ?? 0} tokens)\n`);
+    for (const d of res.displaced) {
+      io.stdout.write(d.evicted ? `  evicted ${d.fragmentId} from ${tierName(d.fromTier)}\n` : `  moved ${d.fragmentId} ${tierName(d.fromTier)} -> ${tierName(d.toTier)}\n`);
+    }
+  };
+
+/** The body of `acms tiers get`. */
+export const getFragment =
+  (io: CliIo): ConnectedBody<[string]> =>
+  async ({ conn, client }, id) => {
+    requireScope(conn);
+    const res = await client.tiers.getFragment({ fragmentId: id });
+    if (conn.json) {
+      if (!res.fragment) throw new Error("the server answered without a fragment");
+      printMessageJson(io, FragmentSchema, res.fragment);
+    } else printFragment(io, res.fragment);
+  };
+
+/** The body of `acms tiers list`. */
+export const listFragments =
+  (io: CliIo): ConnectedBody<[]> =>
+  async ({ conn, client, cmd }) => {
+    requireScope(conn);
+    const o = cmd.opts<{ role: string; project: string[] }>();
+    const role = ROLES[o.role.toLowerCase()];
+    if (role === undefined) throw new CliUsageError(`--role must be strategist, executor or reviewer, got "${o.role}"`);
+    const res = await client.tiers.getForActor({ role, projectNames: o.project });
+    if (conn.json) {
+      printMessageJson(io, GetForActorResponseSchema, res);
+      return;
+    }
+    if (res.fragments.length === 0) {
+      io.stdout.write("no fragments\n");
+      return;
+    }
+    const rows = res.fragments.map((f) => [f.fragmentId, tierName(f.tier), f.projectName, String(f.tokenCount), (f.summary || f.content).replace(/\s+/g, " ")]);
+    io.stdout.write(formatTable(["FRAGMENT", "TIER", "PROJECT", "TOKENS", "CONTENT"], rows, outputWidth(io)));
+  };
+
+/** The body of `acms tiers metrics`. */
+export const fragmentMetrics =
+  (io: CliIo): ConnectedBody<[]> =>
+  async ({ conn, client }) => {
+    requireScope(conn);
+    const m = await client.tiers.getMetrics({});
+    if (conn.json) {
+      printMessageJson(io, GetMetricsResponseSchema, m);
+      return;
+    }
+    const rows = [
+      ["hot", String(m.hotPopulation), String(m.hotTokens), String(m.hotHits), String(m.hotMisses)],
+      ["warm", String(m.warmPopulation), String(m.warmTokens), String(m.warmHits), String(m.warmMisses)],
+      ["cold", String(m.coldPopulation), String(m.coldTokens), String(m.coldHits), "-"],
+    ];
+    io.stdout.write(formatTable(["TIER", "FRAGMENTS", "TOKENS", "HITS", "MISSES"], rows));
+    io.stdout.write(
+      `promotions ${m.promotions}, demotions ${m.demotions}, evictions ${m.evictions}, misses ${m.misses}\n`,
+    );
+  };
