@@ -91,6 +91,27 @@ describe("resolveScopeResources", () => {
     expect(resolve({ includeResources: ["sub"], expandDescendants: false }).resourceIds).toEqual([SUB]);
   });
 
+  test("expand_descendants=false keeps exactly the linked resources: no descendant linked elsewhere joins", () => {
+    // HIDDEN descends from REPO and is visible to this caller, but it is linked into other/x only.
+    expect(resolve({ visible: () => true, expandDescendants: false })).toEqual({ resourceIds: [REPO, SUB, LEAF].sort(), deniedResourceIds: [] });
+    expect(resolve({ visible: () => true }).resourceIds).toContain(HIDDEN);
+    const web = resolveScopeResources({
+      projects: ["local/web"],
+      links: LINKS.filter((l) => l.project === "local/web"),
+      withDescendants: (ids) => new Set([...ids, ...(ids.includes(DOCS) ? [REPO, SUB] : [])]),
+      visible: visibleToLocal,
+      includeResources: [],
+      excludeResources: [],
+      expandDescendants: false,
+    });
+    expect(web.resourceIds).toEqual([DOCS, WEB_API].sort());
+  });
+
+  test("expand_descendants=false: an allow list cannot name a descendant that is not linked", () => {
+    const v = violationsOf(() => resolve({ visible: () => true, includeResources: [HIDDEN], expandDescendants: false }));
+    expect(v.map((x) => x.field)).toEqual(["include_resources[0]"]);
+  });
+
   test("deny drops the named resource with its descendants and records them", () => {
     const r = resolve({ excludeResources: [SUB] });
     expect(r.resourceIds).toEqual([REPO]);
@@ -217,6 +238,17 @@ describe("narrowScopeResources", () => {
   test("deny without expansion removes only the id", () => {
     const r = narrowScopeResources({ ...base, denyResourceIds: [SUB], expandDescendants: false });
     expect(r.resourceIds).toEqual([REPO, LEAF, DOCS, WEB_API].sort());
+  });
+
+  test("a project subset of a parent without expansion keeps exactly the resources linked into it", () => {
+    // DOCS descends from REPO here and the parent holds both, but DOCS is linked into local/web only.
+    const dag = (ids: readonly string[]) => new Set([...withDescendants(ids), ...(ids.includes(REPO) ? [DOCS] : [])]);
+    const childLinks = LINKS.filter((l) => l.project === "local/api");
+    const flat = narrowScopeResources({ ...base, childProjects: ["local/api"], childLinks, withDescendants: dag, expandDescendants: false });
+    expect(flat.resourceIds).toEqual([REPO, SUB, LEAF].sort());
+    expect(flat.deniedResourceIds).toEqual([DOCS, WEB_API].sort());
+    const expanded = narrowScopeResources({ ...base, childProjects: ["local/api"], childLinks, withDescendants: dag });
+    expect(expanded.resourceIds).toEqual([REPO, SUB, LEAF, DOCS].sort());
   });
 
   test("a child can never hold anything its parent lacked", () => {

@@ -162,7 +162,8 @@ export type ResolveScopeRequest = Message<"acms.v1.ResolveScopeRequest"> & {
   temporalScope: string;
 
   /**
-   * Whether allow and deny cover DAG descendants (default true).
+   * Whether the scope reaches the DAG descendants of the projects' resources and allow and deny cover
+   * descendants (default true); false keeps exactly the linked resources.
    *
    * @generated from field: optional bool expand_descendants = 7;
    */
