@@ -90,7 +90,7 @@ func (RefKind) EnumDescriptor() ([]byte, []int) {
 type Access int32
 
 const (
-	// Only authentication (a known API key).
+	// Not set: the server refuses the call (fail closed), so every method must name its rule.
 	Access_ACCESS_UNSPECIFIED Access = 0
 	// The call needs the `acms-scope` header; marked fields are checked against the scope.
 	Access_ACCESS_SCOPED Access = 1

@@ -19,7 +19,8 @@ const _ = grpc.SupportPackageIsVersion7
 type ScopeServiceClient interface {
 	// ResolveScope resolves projects, allow and deny lists and path filters into a stored scope.
 	ResolveScope(ctx context.Context, in *ResolveScopeRequest, opts ...grpc.CallOption) (*ResolveScopeResponse, error)
-	// GetScope returns a stored scope made by the caller (NOT_FOUND otherwise).
+	// GetScope returns a stored scope made by the caller (NOT_FOUND otherwise). A read with no marked
+	// field: the key is checked, and the handler answers only the caller's own scopes.
 	GetScope(ctx context.Context, in *GetScopeRequest, opts ...grpc.CallOption) (*GetScopeResponse, error)
 	// NarrowScope makes a child of the header's scope that can only be narrower.
 	NarrowScope(ctx context.Context, in *NarrowScopeRequest, opts ...grpc.CallOption) (*NarrowScopeResponse, error)
@@ -88,7 +89,8 @@ func (c *scopeServiceClient) ValidateResourceScope(ctx context.Context, in *Vali
 type ScopeServiceServer interface {
 	// ResolveScope resolves projects, allow and deny lists and path filters into a stored scope.
 	ResolveScope(context.Context, *ResolveScopeRequest) (*ResolveScopeResponse, error)
-	// GetScope returns a stored scope made by the caller (NOT_FOUND otherwise).
+	// GetScope returns a stored scope made by the caller (NOT_FOUND otherwise). A read with no marked
+	// field: the key is checked, and the handler answers only the caller's own scopes.
 	GetScope(context.Context, *GetScopeRequest) (*GetScopeResponse, error)
 	// NarrowScope makes a child of the header's scope that can only be narrower.
 	NarrowScope(context.Context, *NarrowScopeRequest) (*NarrowScopeResponse, error)

@@ -100,10 +100,12 @@ class GetForActorRequest(_message.Message):
     def __init__(self, role: _Optional[_Union[Role, str]] = ..., project_names: _Optional[_Iterable[str]] = ..., include_full_content: bool = ...) -> None: ...
 
 class GetForActorResponse(_message.Message):
-    __slots__ = ["fragments"]
+    __slots__ = ["fragments", "scope_id"]
     FRAGMENTS_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_ID_FIELD_NUMBER: _ClassVar[int]
     fragments: _containers.RepeatedCompositeFieldContainer[Fragment]
-    def __init__(self, fragments: _Optional[_Iterable[_Union[Fragment, _Mapping]]] = ...) -> None: ...
+    scope_id: str
+    def __init__(self, fragments: _Optional[_Iterable[_Union[Fragment, _Mapping]]] = ..., scope_id: _Optional[str] = ...) -> None: ...
 
 class GetFragmentRequest(_message.Message):
     __slots__ = ["fragment_id"]
