@@ -3,7 +3,8 @@
  * search against a running server, against a baseline measured in the same run (`node -e 0`, the start-up
  * no Node CLI can avoid), and the time from spawning `acms serve` to health SERVING on an empty data
  * directory, compiled (dist/) against the TypeScript sources through tsx. Every command runs as a child
- * process, as a user runs it; figures are medians of BENCH_CLI_ROUNDS runs (default 7; 3 for start-up).
+ * process, as a user runs it; figures are medians of BENCH_CLI_ROUNDS runs (default 7, or 3 when
+ * BENCH_SCALE < 1; start-up at most 3).
  */
 import { spawn, execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -93,7 +94,9 @@ function row(label: string, ms: number, baseline: number, goal?: number): string
 
 /** Runs the CLI benchmark and prints its figures. */
 export async function run(): Promise<void> {
-  const rounds = Number(process.env.BENCH_CLI_ROUNDS) || 7;
+  // A small BENCH_SCALE (CI) takes fewer rounds; the data set here does not scale.
+  const small = (Number(process.env.BENCH_SCALE) || 1) < 1;
+  const rounds = Number(process.env.BENCH_CLI_ROUNDS) || (small ? 3 : 7);
   const { buildIfStale } = (await import(join(ROOT, "scripts", "build.mjs"))) as { buildIfStale: () => Promise<boolean> };
   await buildIfStale();
 

@@ -23,9 +23,13 @@ const SOURCES = ["src", "gen", "clients/typescript/src"];
 /** Packages bundled into dist/ (many small ES modules, pure JavaScript); the rest are imported at run time. */
 const INLINED = new Set(["@connectrpc/connect", "@connectrpc/connect-node", "@bufbuild/protobuf", "commander"]);
 
-/** The newest modification time under the sources (directories too, so a deleted file counts). */
+/**
+ * The newest modification time under the sources (directories too, so a deleted file counts), the package
+ * files (an upgraded inlined package changes the lockfile) and this script.
+ */
 function newestSourceMtime() {
-  let newest = Math.max(statSync(join(ROOT, "package.json")).mtimeMs, statSync(fileURLToPath(import.meta.url)).mtimeMs);
+  const files = [join(ROOT, "package.json"), join(ROOT, "package-lock.json"), fileURLToPath(import.meta.url)];
+  let newest = Math.max(...files.filter((f) => existsSync(f)).map((f) => statSync(f).mtimeMs));
   const walk = (dir) => {
     newest = Math.max(newest, statSync(dir).mtimeMs);
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -44,7 +48,10 @@ export function isStale() {
   return statSync(STAMP).mtimeMs < newestSourceMtime();
 }
 
-/** Transpiles every source to dist/ (a clean build when `clean`). */
+/**
+ * Bundles the program into dist/. Chunk names carry a content hash, so a build next to a running `acms`
+ * never rewrites a chunk it may still import; `clean` (npm run build) first drops the chunks of older builds.
+ */
 export async function build({ clean = false } = {}) {
   const esbuild = await import("esbuild");
   const startedAt = new Date();
