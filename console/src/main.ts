@@ -4,7 +4,7 @@ import { projectsPage } from "./pages/projects-page.js";
 import { scopePage } from "./pages/scope-page.js";
 import { searchPage } from "./pages/search-page.js";
 import { tiersPage } from "./pages/tiers-page.js";
-import { client, getKey, getScopeId, setKey, signOut } from "./session.js";
+import { client, getKey, getScopeId, SCOPE_CHANGED, setKey, signOut } from "./session.js";
 
 /** The console's pages by hash: the hash names a page only, nothing secret ever goes into the URL. */
 const PAGES: Record<string, { title: string; render: (main: HTMLElement) => void | Promise<void> }> = {
@@ -32,15 +32,19 @@ function render(): void {
   }
   const page = currentPage();
   replace(nav, h("ul", {}, Object.entries(PAGES).map(([name, p]) => h("li", {}, h("a", { href: `#${name}`, "aria-current": name === page ? "page" : undefined }, p.title)))));
+  renderSession();
+  document.title = `${PAGES[page].title} · ACMS console`;
+  void PAGES[page].render(main);
+}
+
+function renderSession(): void {
   const scope = getScopeId();
   replace(
     session,
-    h("span", { class: "hint" }, scope ? h("span", {}, "scope ", h("code", {}, scope)) : "no scope in use"),
+    h("span", { class: "hint", id: "scope-in-use" }, scope ? h("span", {}, "scope in use ", h("code", {}, scope)) : "no scope in use"),
     " ",
     h("button", { type: "button", onclick: () => { signOut(); window.location.hash = ""; render(); } }, "Forget key"),
   );
-  document.title = `${PAGES[page].title} · ACMS console`;
-  void PAGES[page].render(main);
 }
 
 function loginView(): void {
@@ -73,6 +77,7 @@ function loginView(): void {
   key.focus();
 }
 
+window.addEventListener(SCOPE_CHANGED, renderSession);
 window.addEventListener("hashchange", () => {
   render();
   main.focus();

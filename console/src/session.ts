@@ -36,8 +36,12 @@ export function getScopeId(): string | undefined {
   return sessionStorage.getItem(SCOPE) ?? undefined;
 }
 
+/** Event fired on `window` when the scope in use changes, so the header can show it. */
+export const SCOPE_CHANGED = "acms-scope-changed";
+
 export function setScopeId(scopeId: string): void {
   sessionStorage.setItem(SCOPE, scopeId);
+  window.dispatchEvent(new Event(SCOPE_CHANGED));
 }
 
 export function madeScopes(): MadeScope[] {

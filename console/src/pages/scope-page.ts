@@ -70,7 +70,10 @@ export async function scopePage(main: HTMLElement): Promise<void> {
     try {
       const [{ scope }] = await Promise.all([client().scope.resolveScope(request), loadAliases(chosen, aliases)]);
       if (mine !== seq || !scope) return;
-      showResolved(result, scope, aliases);
+      // An emptied scope is stored but refused on every call that uses it: ask the server for that refusal.
+      const refusal = scope.resourceIds.length === 0 ? await refusalOf(scope) : undefined;
+      if (mine !== seq) return;
+      showResolved(result, scope, aliases, refusal, () => showStored(stored));
       rememberScope({ scopeId: scope.scopeId, projects: scope.projectNames, resourceCount: scope.resourceIds.length, summary: summary(request) });
       showStored(stored);
     } catch (err) {
@@ -82,8 +85,8 @@ export async function scopePage(main: HTMLElement): Promise<void> {
     }
   };
   const later = debounce(() => void resolve(), RESOLVE_DEBOUNCE_MS);
+  // `input` fires for text, checkboxes and selects alike; `change` would fire again on blur.
   form.addEventListener("input", later);
-  form.addEventListener("change", later);
   replace(result, h("h3", { id: "resolved-h" }, "Resolved scope"), h("p", {}, "Pick projects: the resolved set appears here as you type."));
 }
 
@@ -110,14 +113,23 @@ function summary(req: { includeResources: string[]; excludeResources: string[]; 
   return parts.join("; ") || "everything in the projects";
 }
 
-function showResolved(result: HTMLElement, scope: ResourceScope, aliases: Map<string, string>): void {
+async function refusalOf(scope: ResourceScope): Promise<unknown> {
+  try {
+    await client(scope.scopeId).scope.validateProjectScope({ requestedProjects: scope.projectNames });
+    return undefined;
+  } catch (err) {
+    return err;
+  }
+}
+
+function showResolved(result: HTMLElement, scope: ResourceScope, aliases: Map<string, string>, refusal: unknown, onUse: () => void): void {
   const list = pagedList(
     scope.resourceIds,
     (id) => h("li", {}, h("code", {}, id), " ", h("span", { class: "alias" }, aliases.get(id) ?? "")),
     { label: "Resolved resources" },
   );
   list.body.id = "resolved-resources";
-  const use = h("button", { type: "button", class: "primary", onclick: () => { setScopeId(scope.scopeId); use.textContent = "In use for search and tiers"; announce("Scope in use"); } }, getScopeId() === scope.scopeId ? "In use for search and tiers" : "Use this scope");
+  const use = h("button", { type: "button", class: "primary", onclick: () => { setScopeId(scope.scopeId); use.textContent = "In use for search and tiers"; onUse(); announce("Scope in use"); } }, getScopeId() === scope.scopeId ? "In use for search and tiers" : "Use this scope");
   replace(
     result,
     h("h3", { id: "resolved-h" }, `Resolved scope: ${scope.resourceIds.length} resources`),
@@ -133,7 +145,7 @@ function showResolved(result: HTMLElement, scope: ResourceScope, aliases: Map<st
       h("dt", {}, "Paths"),
       h("dd", {}, [scope.includePaths.length ? `include ${scope.includePaths.join(", ")}` : "all", scope.excludePaths.length ? `; exclude ${scope.excludePaths.join(", ")}` : ""].join("")),
     ),
-    use,
+    refusal === undefined ? use : [h("p", {}, "This scope holds no resource: every call that uses it is refused."), errorView(refusal)],
     list.body,
     list.pager,
   );

@@ -177,9 +177,9 @@ async function search(
         "tr",
         {},
         h("td", {}, i + 1),
-        h("td", { class: "num" }, r.score.toFixed(4)),
+        h("td", { class: "num" }, score(r.score)),
         h("td", {}, h("code", { class: "uri" }, r.ukoUri), h("div", { class: "snippet" }, r.content.slice(0, 200))),
-        h("td", {}, h("ul", { class: "plain contributions" }, r.contributions.map((c) => h("li", {}, `${c.source}: rank ${c.rank}, score ${c.score.toFixed(4)}`)))),
+        h("td", {}, h("ul", { class: "plain contributions" }, r.contributions.map((c) => h("li", {}, `${c.source}: rank ${c.rank}, score ${score(c.score)}`)))),
         h("td", {}, h("button", { type: "button", "aria-label": `Fetch ${r.ukoUri}`, onclick: () => fetchOne(r.ukoUri) }, "Fetch")),
       ),
     { label: "Results", container: "tbody" },
@@ -199,6 +199,11 @@ export function parseEmbedding(text: string): number[] {
   const values = parts.map(Number);
   if (values.length === 0 || values.some((v) => !Number.isFinite(v))) throw new Error("The embedding must be a list of numbers, e.g. [0.1, 0.2, 0.3].");
   return values;
+}
+
+/** Four decimals, or three significant digits for tiny scores (BM25 over a small corpus), so none reads as 0. */
+function score(v: number): string {
+  return v !== 0 && Math.abs(v) < 0.001 ? v.toPrecision(3) : v.toFixed(4);
 }
 
 function sourceName(s: Source): string {
