@@ -123,6 +123,25 @@ describe("operator's console in Chromium", () => {
     await page.getByRole("heading", { name: /Parent DAG of local\/web \(2 resources\)/ }).waitFor();
   });
 
+  test("long lists are paged: a project of 120 resources puts 50 rows at a time into the page", async () => {
+    const reg = t.client(RegistryService, "writer");
+    await reg.createProject({ name: "local/big" });
+    for (let i = 0; i < 120; i += 1) await reg.registerResource({ project: "local/big", alias: `r${String(i).padStart(3, "0")}`, kind: "dataset" });
+    await page.reload();
+    await page.getByLabel(/Project \(/).selectOption("local/big");
+    await page.getByRole("heading", { name: /Parent DAG of local\/big \(120 resources\)/ }).waitFor();
+    await expect(page.locator(".tree-row").count()).resolves.toBe(50);
+    await expect(page.locator("#resources-table tbody tr").count()).resolves.toBe(50);
+    const treePager = page.getByRole("group", { name: "Resource tree pages" });
+    await expect(treePager.locator(".page-status").textContent()).resolves.toBe("1-50 of 120");
+    await treePager.getByRole("button", { name: "Next page" }).click();
+    await treePager.getByRole("button", { name: "Next page" }).click();
+    await expect(treePager.locator(".page-status").textContent()).resolves.toBe("101-120 of 120");
+    await expect(page.locator(".tree-row strong").first().textContent()).resolves.toBe("r100");
+    await expect(treePager.getByRole("button", { name: "Next page" }).isDisabled()).resolves.toBe(true);
+    await shot("1b-projects-paged");
+  });
+
   test("scope builder resolves live as allow/deny change, lists the tab's scopes and shows a refusal", async () => {
     await page.getByRole("link", { name: "Scope builder" }).click();
     await page.getByLabel("local/api").check();

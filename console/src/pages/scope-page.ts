@@ -145,9 +145,7 @@ function showResolved(result: HTMLElement, scope: ResourceScope, aliases: Map<st
       h("dt", {}, "Paths"),
       h("dd", {}, [scope.includePaths.length ? `include ${scope.includePaths.join(", ")}` : "all", scope.excludePaths.length ? `; exclude ${scope.excludePaths.join(", ")}` : ""].join("")),
     ),
-    refusal === undefined ? use : [h("p", {}, "This scope holds no resource: every call that uses it is refused."), errorView(refusal)],
-    list.body,
-    list.pager,
+    refusal === undefined ? [use, list.body, list.pager] : [h("p", {}, "This scope holds no resource: every call that uses it is refused."), errorView(refusal)],
   );
   announce(`Scope resolved: ${scope.resourceIds.length} resources`);
 }

@@ -61,6 +61,7 @@ export function searchPage(main: HTMLElement): void {
     h("legend", {}, "Hybrid sources (none ticked: every source that applies)"),
     SOURCES.map(([s, name]) => h("span", { class: "checkbox" }, h("input", { type: "checkbox", id: `source-${name}`, name: "sources", value: s }), h("label", { for: `source-${name}` }, name))),
   );
+  const maxField = field("Max results (top_k)", max);
   const queryField = field("Query", query);
   const embeddingField = field("Embedding (paste floats: a JSON array or comma/space separated)", embedding);
   const sparqlField = field("SPARQL (SELECT, ASK, CONSTRUCT, DESCRIBE)", sparql);
@@ -73,6 +74,7 @@ export function searchPage(main: HTMLElement): void {
     embeddingField.hidden = mode === "text" || mode === "graph";
     sparqlField.hidden = mode !== "graph";
     sources.hidden = mode !== "hybrid";
+    maxField.hidden = mode === "graph";
   };
   modes.addEventListener("change", () => {
     mode = (modes.querySelector<HTMLInputElement>("input[name=mode]:checked")?.value ?? "hybrid") as Mode;
@@ -117,7 +119,7 @@ export function searchPage(main: HTMLElement): void {
     embeddingField,
     sparqlField,
     sources,
-    field("Max results (top_k)", max),
+    maxField,
     h("button", { type: "submit", class: "primary" }, "Search"),
   );
   const fetchForm = h(
@@ -187,6 +189,7 @@ async function search(
   replace(
     resultsEl,
     h("h3", {}, `${rows.length} results`),
+    mode === "hybrid" ? h("p", { class: "hint" }, "Fused score: reciprocal rank fusion of each source's rank (rrf_k 60 unless set), normalised into [0, 1]; a unit found by more sources ranks higher.") : null,
     h("table", { class: "data", id: "results-table" }, h("thead", {}, h("tr", {}, ["#", mode === "hybrid" ? "Fused score" : "Score", "Unit", "Why it ranked here (source: rank, score)", ""].map((c) => h("th", { scope: "col" }, c)))), list.body),
     list.pager,
   );
@@ -201,9 +204,9 @@ export function parseEmbedding(text: string): number[] {
   return values;
 }
 
-/** Four decimals, or three significant digits for tiny scores (BM25 over a small corpus), so none reads as 0. */
+/** Four decimals, or an exponent for tiny scores (BM25 over a small corpus), so none reads as 0. */
 function score(v: number): string {
-  return v !== 0 && Math.abs(v) < 0.001 ? v.toPrecision(3) : v.toFixed(4);
+  return v !== 0 && Math.abs(v) < 0.001 ? v.toExponential(2) : v.toFixed(4);
 }
 
 function sourceName(s: Source): string {

@@ -59,7 +59,7 @@ function metricsView(project: string, m: GetMetricsResponse): HTMLElement {
       "table",
       { class: "data", id: "tiers-table" },
       h("caption", {}, "Population, tokens, budget (per project) and GetFragment hit rate per tier"),
-      h("thead", {}, h("tr", {}, ["Tier", "Population", "Tokens", "Budget", "Hit rate"].map((c) => h("th", { scope: "col" }, c)))),
+      h("thead", {}, h("tr", {}, ["Tier", "Population", "Tokens", "Budget", "Hit rate"].map((c) => h("th", { scope: "col", class: c === "Population" || c === "Tokens" ? "num" : undefined }, c)))),
       h("tbody", {}, tiers.map(([name, pop, tokens, b, r]) => h("tr", { "data-tier": name }, h("th", { scope: "row" }, name), h("td", { class: "num" }, String(pop)), h("td", { class: "num" }, String(tokens)), h("td", {}, b), h("td", {}, r)))),
     ),
     h("dl", { class: "kv" }, h("dt", {}, "Promotions"), h("dd", {}, String(m.promotions)), h("dt", {}, "Demotions"), h("dd", {}, String(m.demotions)), h("dt", {}, "Evictions"), h("dd", {}, String(m.evictions))),
