@@ -142,10 +142,16 @@ function showResolved(result: HTMLElement, scope: ResourceScope, aliases: Map<st
       h("dd", {}, scope.projectNames.join(", ")),
       h("dt", {}, "Temporal"),
       h("dd", {}, scope.temporalScope),
+      h("dt", {}, "Allow"),
+      h("dd", {}, scope.includeResources.join(", ") || "everything in the projects"),
+      h("dt", {}, "Deny"),
+      h("dd", {}, scope.excludeResources.join(", ") || "nothing"),
+      h("dt", {}, "Descendants"),
+      h("dd", {}, scope.expandDescendants ? "expanded" : "only the linked resources"),
       h("dt", {}, "Paths"),
       h("dd", {}, [scope.includePaths.length ? `include ${scope.includePaths.join(", ")}` : "all", scope.excludePaths.length ? `; exclude ${scope.excludePaths.join(", ")}` : ""].join("")),
     ),
-    refusal === undefined ? [use, list.body, list.pager] : [h("p", {}, "This scope holds no resource: every call that uses it is refused."), errorView(refusal)],
+    refusal === undefined ? [use, h("h4", {}, "Resources in the scope"), list.body, list.pager] : [h("p", {}, "This scope holds no resource: every call that uses it is refused."), errorView(refusal)],
   );
   announce(`Scope resolved: ${scope.resourceIds.length} resources`);
 }
