@@ -13,6 +13,7 @@
  * fresh clone runs compiled code without a manual build and a checkout never runs a stale one.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -20,6 +21,9 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const OUT = join(ROOT, "dist");
 const STAMP = join(OUT, ".build-stamp");
 const SOURCES = ["src", "gen", "clients/typescript/src"];
+/** What the console (console/, built by Vite into dist/console) is made of. */
+const CONSOLE_SOURCES = ["console", "clients/typescript/src", "gen"];
+const CONSOLE_INDEX = join(OUT, "console", "index.html");
 /** Packages bundled into dist/ (many small ES modules, pure JavaScript); the rest are imported at run time. */
 const INLINED = new Set(["@connectrpc/connect", "@connectrpc/connect-node", "@bufbuild/protobuf", "commander"]);
 
@@ -81,15 +85,58 @@ export async function build({ clean = false } = {}) {
   utimesSync(STAMP, startedAt, startedAt);
 }
 
-/** Builds when dist/ is missing or older than a source; returns whether it built. */
-export async function buildIfStale() {
-  if (!isStale()) return false;
-  await build();
+/** The newest modification time of any file under `dirs` (the console is HTML and CSS too, not only .ts). */
+function newestFileMtime(dirs) {
+  let newest = 0;
+  const walk = (dir) => {
+    newest = Math.max(newest, statSync(dir).mtimeMs);
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else newest = Math.max(newest, statSync(path).mtimeMs);
+    }
+  };
+  for (const dir of dirs) if (existsSync(join(ROOT, dir))) walk(join(ROOT, dir));
+  return newest;
+}
+
+/** Whether dist/console is missing or older than a console source (false where there is no console/). */
+export function consoleIsStale() {
+  if (!existsSync(join(ROOT, "console"))) return false;
+  if (!existsSync(CONSOLE_INDEX)) return true;
+  return statSync(CONSOLE_INDEX).mtimeMs < newestFileMtime(CONSOLE_SOURCES);
+}
+
+/**
+ * Builds the console with Vite in a child process (so nothing of Vite stays in a process that goes on to
+ * serve). Returns false where Vite is not installed (a production install: /console then says how to build).
+ */
+export function buildConsole() {
+  const vite = join(ROOT, "node_modules", "vite", "bin", "vite.js");
+  if (!existsSync(vite)) return false;
+  const run = spawnSync(process.execPath, [vite, "build", "--config", "console/vite.config.ts", "--logLevel", "warn"], {
+    cwd: ROOT,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  if (run.status !== 0) throw new Error(`the console build failed (vite exited with ${run.status ?? run.signal})`);
   return true;
+}
+
+/** Builds what is missing or older than its sources (the program, then the console); returns whether it built. */
+export async function buildIfStale() {
+  let built = false;
+  if (isStale()) {
+    await build();
+    built = true;
+  }
+  if (consoleIsStale() && buildConsole()) built = true;
+  return built;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const force = process.argv.includes("--force");
-  if (force) await build({ clean: true });
-  else if (!(await buildIfStale())) process.stdout.write("dist/ is up to date\n");
+  if (force) {
+    await build({ clean: true });
+    buildConsole();
+  } else if (!(await buildIfStale())) process.stdout.write("dist/ is up to date\n");
 }

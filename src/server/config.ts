@@ -20,6 +20,8 @@ export interface Config {
   keywordIndex: "native" | "memory";
   /** Origins browsers may call from (`*`: any); undefined: no CORS headers at all. ACMS_CORS_ORIGINS. */
   corsOrigins?: "*" | string[];
+  /** The built operator's console served at /console (ACMS_CONSOLE_DIR; default dist/console, built by `npm run build`). */
+  consoleDir: string;
   tiers: {
     maxTokensHot: number;
     maxDecisionsWarm: number;
@@ -83,6 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     recentWindowMs: intFrom(env, "ACMS_RECENT_WINDOW_MS", 7 * 24 * 3600 * 1000, 0, 3650 * 24 * 3600 * 1000),
     keywordIndex: keywordIndexFrom(env.ACMS_KEYWORD_INDEX),
     corsOrigins: corsOriginsFrom(env.ACMS_CORS_ORIGINS),
+    consoleDir: resolve(env.ACMS_CONSOLE_DIR && env.ACMS_CONSOLE_DIR.length > 0 ? env.ACMS_CONSOLE_DIR : "dist/console"),
     tiers: {
       maxTokensHot: intFrom(env, "ACMS_CONTEXT_MAX_TOKENS_HOT", 8000, 1, 100_000_000),
       maxDecisionsWarm: intFrom(env, "ACMS_CONTEXT_MAX_DECISIONS_WARM", 500, 1, 100_000_000),

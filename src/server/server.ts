@@ -3,6 +3,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Backends } from "./backends.js";
 import { createAccessInterceptor } from "./access-interceptor.js";
 import type { Config } from "./config.js";
+import { withConsole } from "./console-assets.js";
 import { withCors } from "./cors.js";
 import type { InternalErrorSink } from "./error-mapping.js";
 import type { KeyRing } from "./key-ring.js";
@@ -57,7 +58,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   });
   let listener: Listener;
   try {
-    listener = await listen(withCors(handler, deps.config.corsOrigins), deps.config.host, deps.config.port);
+    listener = await listen(withConsole(withCors(handler, deps.config.corsOrigins), deps.config.consoleDir), deps.config.host, deps.config.port);
   } catch (err) {
     await deps.backends.close();
     throw err;

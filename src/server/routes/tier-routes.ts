@@ -124,6 +124,9 @@ export function tierRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
           promotions: BigInt(m.promotions),
           demotions: BigInt(m.demotions),
           evictions: BigInt(m.evictions),
+          hotMaxTokens: BigInt(deps.config.tiers.maxTokensHot),
+          warmMaxDecisions: BigInt(deps.config.tiers.maxDecisionsWarm),
+          coldMaxDecisions: BigInt(deps.config.tiers.maxDecisionsCold),
         };
       },
     });

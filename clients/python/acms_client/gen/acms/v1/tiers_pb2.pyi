@@ -124,38 +124,44 @@ class GetMetricsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetMetricsResponse(_message.Message):
-    __slots__ = ["cold_hits", "cold_population", "cold_tokens", "demotions", "evictions", "hot_hits", "hot_misses", "hot_population", "hot_tokens", "misses", "promotions", "warm_hits", "warm_misses", "warm_population", "warm_tokens"]
+    __slots__ = ["cold_hits", "cold_max_decisions", "cold_population", "cold_tokens", "demotions", "evictions", "hot_hits", "hot_max_tokens", "hot_misses", "hot_population", "hot_tokens", "misses", "promotions", "warm_hits", "warm_max_decisions", "warm_misses", "warm_population", "warm_tokens"]
     COLD_HITS_FIELD_NUMBER: _ClassVar[int]
+    COLD_MAX_DECISIONS_FIELD_NUMBER: _ClassVar[int]
     COLD_POPULATION_FIELD_NUMBER: _ClassVar[int]
     COLD_TOKENS_FIELD_NUMBER: _ClassVar[int]
     DEMOTIONS_FIELD_NUMBER: _ClassVar[int]
     EVICTIONS_FIELD_NUMBER: _ClassVar[int]
     HOT_HITS_FIELD_NUMBER: _ClassVar[int]
+    HOT_MAX_TOKENS_FIELD_NUMBER: _ClassVar[int]
     HOT_MISSES_FIELD_NUMBER: _ClassVar[int]
     HOT_POPULATION_FIELD_NUMBER: _ClassVar[int]
     HOT_TOKENS_FIELD_NUMBER: _ClassVar[int]
     MISSES_FIELD_NUMBER: _ClassVar[int]
     PROMOTIONS_FIELD_NUMBER: _ClassVar[int]
     WARM_HITS_FIELD_NUMBER: _ClassVar[int]
+    WARM_MAX_DECISIONS_FIELD_NUMBER: _ClassVar[int]
     WARM_MISSES_FIELD_NUMBER: _ClassVar[int]
     WARM_POPULATION_FIELD_NUMBER: _ClassVar[int]
     WARM_TOKENS_FIELD_NUMBER: _ClassVar[int]
     cold_hits: int
+    cold_max_decisions: int
     cold_population: int
     cold_tokens: int
     demotions: int
     evictions: int
     hot_hits: int
+    hot_max_tokens: int
     hot_misses: int
     hot_population: int
     hot_tokens: int
     misses: int
     promotions: int
     warm_hits: int
+    warm_max_decisions: int
     warm_misses: int
     warm_population: int
     warm_tokens: int
-    def __init__(self, hot_hits: _Optional[int] = ..., hot_misses: _Optional[int] = ..., warm_hits: _Optional[int] = ..., warm_misses: _Optional[int] = ..., hot_population: _Optional[int] = ..., warm_population: _Optional[int] = ..., cold_population: _Optional[int] = ..., hot_tokens: _Optional[int] = ..., warm_tokens: _Optional[int] = ..., cold_tokens: _Optional[int] = ..., promotions: _Optional[int] = ..., demotions: _Optional[int] = ..., evictions: _Optional[int] = ..., cold_hits: _Optional[int] = ..., misses: _Optional[int] = ...) -> None: ...
+    def __init__(self, hot_hits: _Optional[int] = ..., hot_misses: _Optional[int] = ..., warm_hits: _Optional[int] = ..., warm_misses: _Optional[int] = ..., hot_population: _Optional[int] = ..., warm_population: _Optional[int] = ..., cold_population: _Optional[int] = ..., hot_tokens: _Optional[int] = ..., warm_tokens: _Optional[int] = ..., cold_tokens: _Optional[int] = ..., promotions: _Optional[int] = ..., demotions: _Optional[int] = ..., evictions: _Optional[int] = ..., cold_hits: _Optional[int] = ..., misses: _Optional[int] = ..., hot_max_tokens: _Optional[int] = ..., warm_max_decisions: _Optional[int] = ..., cold_max_decisions: _Optional[int] = ...) -> None: ...
 
 class PromoteFragmentRequest(_message.Message):
     __slots__ = ["fragment_id"]

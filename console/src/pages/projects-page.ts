@@ -1,0 +1,92 @@
+import type { Resource } from "@acms/client/gen/acms/v1/registry_pb.js";
+import { announce, field, h, replace } from "../dom.js";
+import { errorView } from "../error-view.js";
+import { pagedList } from "../paged-list.js";
+import { resourceTree } from "../resource-tree.js";
+import { client } from "../session.js";
+
+/** Projects the key may see, and a chosen project's resources drawn as their parent DAG with every alias. */
+export async function projectsPage(main: HTMLElement): Promise<void> {
+  const select = h("select", { name: "project" });
+  const detail = h("div", { id: "project-detail" });
+  replace(main, h("h2", {}, "Projects and resources"), h("div", { id: "project-picker" }, "Loading projects…"), detail);
+  let projects: string[];
+  try {
+    projects = (await client().registry.listProjects({})).projects.map((p) => p.name).sort();
+  } catch (err) {
+    replace(main.querySelector("#project-picker")!, errorView(err));
+    return;
+  }
+  if (projects.length === 0) {
+    replace(main.querySelector("#project-picker")!, h("p", {}, "This key sees no project yet."));
+    return;
+  }
+  replace(select, projects.map((p) => h("option", { value: p }, p)));
+  select.addEventListener("change", () => void showProject(select.value, detail));
+  replace(main.querySelector("#project-picker")!, field(`Project (${projects.length} visible to this key)`, select));
+  await showProject(projects[0], detail);
+}
+
+async function showProject(project: string, detail: HTMLElement): Promise<void> {
+  replace(detail, h("p", {}, `Loading ${project}…`));
+  let resources: Resource[];
+  try {
+    resources = (await client().registry.listResources({ project })).resources;
+  } catch (err) {
+    replace(detail, errorView(err));
+    return;
+  }
+  const byId = new Map(resources.map((r) => [r.id, r]));
+  const rows = resourceTree(resources);
+  const tree = pagedList(
+    rows,
+    (row) =>
+      h(
+        "li",
+        { class: `tree-row depth-${Math.min(row.depth, 8)}`, "data-depth": row.depth },
+        h("span", { class: "tree-branch", "aria-hidden": "true" }, row.depth === 0 ? "" : "└ "),
+        h("strong", {}, row.resource.alias || "(no alias)"),
+        " ",
+        h("span", { class: "kind" }, row.resource.kind),
+        " ",
+        h("code", { class: "id" }, row.resource.id),
+        row.repeated ? h("em", { class: "repeat" }, " (drawn above: several parents)") : null,
+        row.depth > 0 ? h("span", { class: "visually-hidden" }, ` level ${row.depth + 1}`) : null,
+      ),
+    { label: "Resource tree" },
+  );
+  tree.body.setAttribute("aria-label", `Resource DAG of ${project}`);
+  tree.body.classList.add("tree");
+  const table = pagedList(
+    [...resources].sort((a, b) => a.alias.localeCompare(b.alias)),
+    (r) =>
+      h(
+        "tr",
+        {},
+        h("th", { scope: "row" }, r.alias),
+        h("td", {}, r.kind),
+        h("td", {}, h("code", {}, r.id)),
+        h("td", {}, r.ownerProject),
+        h("td", {}, r.parentIds.map((p) => byId.get(p)?.alias ?? p).join(", ") || "—"),
+        h("td", {}, r.links.map((l) => `${l.project}: ${l.alias}`).join("; ")),
+      ),
+    { label: "Resources", container: "tbody" },
+  );
+  replace(
+    detail,
+    h("section", { "aria-labelledby": "dag-h" }, h("h3", { id: "dag-h" }, `Parent DAG of ${project} (${resources.length} resources)`), tree.body, tree.pager),
+    h(
+      "section",
+      { "aria-labelledby": "aliases-h" },
+      h("h3", { id: "aliases-h" }, "Aliases per project"),
+      h(
+        "table",
+        { class: "data", id: "resources-table" },
+        h("thead", {}, h("tr", {}, ["Alias here", "Kind", "Id", "Owner", "Parents", "Aliases in every project"].map((c) => h("th", { scope: "col" }, c)))),
+        table.body,
+      ),
+      table.pager,
+    ),
+  );
+  announce(`${resources.length} resources in ${project}`);
+}
