@@ -10,7 +10,7 @@ import {
   ResourceExhaustedError,
   UnavailableError,
 } from "../../domain/errors.js";
-import { inspectSparqlQuery } from "../../domain/inspect-sparql-query.js";
+import { inspectSparqlQuery, MAX_SPARQL_LENGTH } from "../../domain/inspect-sparql-query.js";
 import type { RdfTerm, RdfTriple } from "../../domain/rdf-term.js";
 import { requireText } from "../../domain/request-limits.js";
 import { scopeSparqlDataset } from "../../domain/scope-sparql-dataset.js";
@@ -27,8 +27,7 @@ import type {
 import { openSqliteDatabase, type SqliteDatabase } from "../sqlite/sqlite-database.js";
 import { OXIGRAPH_WORKER_SOURCE } from "./oxigraph-worker-source.js";
 
-/** The longest SPARQL query accepted, in characters. */
-export const MAX_SPARQL_LENGTH = 64 * 1024;
+export { MAX_SPARQL_LENGTH };
 
 /** The default cap on rows or triples of one answer. */
 export const DEFAULT_GRAPH_MAX_RESULTS = 10_000;
