@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./connection-guard.js";
 
 /** Everything the server reads from its environment, validated once at start. */
 export interface Config {
@@ -18,6 +19,8 @@ export interface Config {
   recentWindowMs: number;
   /** Keyword index: "native" (the store's, e.g. FTS5) or "memory" (the in-memory BM25 fallback); ACMS_KEYWORD_INDEX. */
   keywordIndex: "native" | "memory";
+  /** ACMS_MAX_CONNECTIONS_PER_PEER, ACMS_IDLE_TIMEOUT_MS, ACMS_HANDSHAKE_TIMEOUT_MS. */
+  connections: ConnectionLimits;
   tiers: {
     maxTokensHot: number;
     maxDecisionsWarm: number;
@@ -58,6 +61,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sparqlTimeoutMs: intFrom(env, "ACMS_SPARQL_TIMEOUT_MS", 10000, 10, 600000),
     recentWindowMs: intFrom(env, "ACMS_RECENT_WINDOW_MS", 7 * 24 * 3600 * 1000, 0, 3650 * 24 * 3600 * 1000),
     keywordIndex: keywordIndexFrom(env.ACMS_KEYWORD_INDEX),
+    connections: {
+      maxPerPeer: intFrom(env, "ACMS_MAX_CONNECTIONS_PER_PEER", DEFAULT_CONNECTION_LIMITS.maxPerPeer, 1, 1_000_000),
+      idleTimeoutMs: intFrom(env, "ACMS_IDLE_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.idleTimeoutMs, 100, 24 * 3600 * 1000),
+      handshakeTimeoutMs: intFrom(env, "ACMS_HANDSHAKE_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.handshakeTimeoutMs, 100, 600_000),
+    },
     tiers: {
       maxTokensHot: intFrom(env, "ACMS_CONTEXT_MAX_TOKENS_HOT", 8000, 1, 100_000_000),
       maxDecisionsWarm: intFrom(env, "ACMS_CONTEXT_MAX_DECISIONS_WARM", 500, 1, 100_000_000),

@@ -1,11 +1,11 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Backends } from "./backends.js";
 import { createAccessInterceptor } from "./access-interceptor.js";
 import type { Config } from "./config.js";
 import type { InternalErrorSink } from "./error-mapping.js";
 import type { KeyRing } from "./key-ring.js";
 import { listen, type Listener } from "./listener.js";
+import { createNodeHandler } from "./node-handler.js";
 import { ServingState } from "./serving-state.js";
 import { allRoutes, PUBLIC_SERVICES } from "./routes/all-routes.js";
 
@@ -47,7 +47,7 @@ export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter
 export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   const deps = { ...serverDeps, serving: serverDeps.serving ?? new ServingState() };
   const { routes, interceptors } = createRoutes(deps);
-  const handler = connectNodeAdapter({
+  const handler = createNodeHandler({
     routes,
     interceptors,
     readMaxBytes: deps.config.maxMessageBytes,
@@ -55,7 +55,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   });
   let listener: Listener;
   try {
-    listener = await listen(handler, deps.config.host, deps.config.port);
+    listener = await listen(handler, deps.config.host, deps.config.port, deps.config.connections);
   } catch (err) {
     await deps.backends.close();
     throw err;
