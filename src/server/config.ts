@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./connection-guard.js";
+import { DEFAULT_QUOTA_LIMITS, type QuotaLimits } from "./quota-ledger.js";
 
 /** Everything the server reads from its environment, validated once at start. */
 export interface Config {
@@ -21,6 +22,8 @@ export interface Config {
   keywordIndex: "native" | "memory";
   /** ACMS_MAX_CONNECTIONS_PER_PEER, ACMS_IDLE_TIMEOUT_MS, ACMS_HANDSHAKE_TIMEOUT_MS. */
   connections: ConnectionLimits;
+  /** Per-principal quotas: ACMS_QUOTA_CONCURRENT, _RATE, _BURST, _RESULT_BYTES, _RESULT_ROWS, _CALL_MS. */
+  quotas: QuotaLimits;
   tiers: {
     maxTokensHot: number;
     maxDecisionsWarm: number;
@@ -65,6 +68,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxPerPeer: intFrom(env, "ACMS_MAX_CONNECTIONS_PER_PEER", DEFAULT_CONNECTION_LIMITS.maxPerPeer, 1, 1_000_000),
       idleTimeoutMs: intFrom(env, "ACMS_IDLE_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.idleTimeoutMs, 100, 24 * 3600 * 1000),
       handshakeTimeoutMs: intFrom(env, "ACMS_HANDSHAKE_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.handshakeTimeoutMs, 100, 600_000),
+    },
+    quotas: {
+      concurrent: intFrom(env, "ACMS_QUOTA_CONCURRENT", DEFAULT_QUOTA_LIMITS.concurrent, 1, 1_000_000),
+      ratePerSecond: intFrom(env, "ACMS_QUOTA_RATE", DEFAULT_QUOTA_LIMITS.ratePerSecond, 1, 1_000_000),
+      burst: intFrom(env, "ACMS_QUOTA_BURST", DEFAULT_QUOTA_LIMITS.burst, 1, 10_000_000),
+      resultBytes: intFrom(env, "ACMS_QUOTA_RESULT_BYTES", DEFAULT_QUOTA_LIMITS.resultBytes, 1024, 4 * 1024 * 1024 * 1024),
+      resultRows: intFrom(env, "ACMS_QUOTA_RESULT_ROWS", DEFAULT_QUOTA_LIMITS.resultRows, 1, 100_000_000),
+      callMs: intFrom(env, "ACMS_QUOTA_CALL_MS", DEFAULT_QUOTA_LIMITS.callMs, 10, 24 * 3600 * 1000),
     },
     tiers: {
       maxTokensHot: intFrom(env, "ACMS_CONTEXT_MAX_TOKENS_HOT", 8000, 1, 100_000_000),

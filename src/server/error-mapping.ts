@@ -1,8 +1,9 @@
 import { create } from "@bufbuild/protobuf";
+import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ScopeViolationSchema } from "../../gen/acms/v1/errors_pb.js";
-import { BadRequestSchema, BadRequest_FieldViolationSchema } from "../../gen/google/rpc/error_details_pb.js";
-import { AcmsError, InvalidArgumentError, ScopeViolationError } from "../domain/errors.js";
+import { BadRequestSchema, BadRequest_FieldViolationSchema, RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { AcmsError, InvalidArgumentError, ResourceExhaustedError, ScopeViolationError } from "../domain/errors.js";
 
 const CODES: Record<AcmsError["kind"], Code> = {
   invalid_argument: Code.InvalidArgument,
@@ -128,6 +129,11 @@ export function toConnectError(err: unknown, sink: InternalErrorSink = defaultSi
             ),
           }),
         },
+      ]);
+    }
+    if (err instanceof ResourceExhaustedError && err.retryAfterMs !== undefined) {
+      return new ConnectError(clipMessage(err.message), code, undefined, [
+        { desc: RetryInfoSchema, value: create(RetryInfoSchema, { retryDelay: durationFromMs(Math.max(1, err.retryAfterMs)) }) },
       ]);
     }
     return new ConnectError(clipMessage(err.message), code);

@@ -1,10 +1,11 @@
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import type { Backends } from "./backends.js";
 import { createAccessInterceptor } from "./access-interceptor.js";
 import type { Config } from "./config.js";
 import type { InternalErrorSink } from "./error-mapping.js";
 import type { KeyRing } from "./key-ring.js";
 import { listen, type Listener } from "./listener.js";
+import { createQuotaInterceptor } from "./quota-interceptor.js";
 import { createNodeHandler } from "./node-handler.js";
 import { ServingState } from "./serving-state.js";
 import { allRoutes, PUBLIC_SERVICES } from "./routes/all-routes.js";
@@ -28,7 +29,7 @@ export interface ServerDeps {
 }
 
 /** The router-wide interceptors and routes, for the real server and for in-memory router transports. */
-export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter) => void; interceptors: ReturnType<typeof createAccessInterceptor>[] } {
+export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter) => void; interceptors: Interceptor[] } {
   const interceptor = createAccessInterceptor({
     keys: deps.keys,
     scopes: deps.backends.scopes,
@@ -36,7 +37,8 @@ export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter
     publicServices: PUBLIC_SERVICES,
     onInternalError: deps.onInternalError,
   });
-  return { routes: allRoutes(deps), interceptors: [interceptor] };
+  // Quotas come after access: they are kept per principal, which access names.
+  return { routes: allRoutes(deps), interceptors: [interceptor, createQuotaInterceptor(deps.config.quotas)] };
 }
 
 /**
