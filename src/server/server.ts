@@ -6,6 +6,8 @@ import type { InternalErrorSink } from "./error-mapping.js";
 import type { KeyRing } from "./key-ring.js";
 import { listen, type Listener } from "./listener.js";
 import { createQuotaInterceptor } from "./quota-interceptor.js";
+import { createAuditInterceptor } from "./audit-interceptor.js";
+import { AuditLog } from "./audit-log.js";
 import { createNodeHandler } from "./node-handler.js";
 import { ServingState } from "./serving-state.js";
 import { allRoutes, PUBLIC_SERVICES } from "./routes/all-routes.js";
@@ -26,6 +28,8 @@ export interface ServerDeps {
   onInternalError?: InternalErrorSink;
   /** Health's source of truth; `startServer` makes one when absent and drains it on close. */
   serving?: ServingState;
+  /** Where refused calls are recorded; `startServer` opens `config.auditLog` when this is absent. */
+  audit?: AuditLog;
 }
 
 /** The router-wide interceptors and routes, for the real server and for in-memory router transports. */
@@ -37,8 +41,11 @@ export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter
     publicServices: PUBLIC_SERVICES,
     onInternalError: deps.onInternalError,
   });
-  // Quotas come after access: they are kept per principal, which access names.
-  return { routes: allRoutes(deps), interceptors: [interceptor, createQuotaInterceptor(deps.config.quotas)] };
+  // Quotas come after access: they are kept per principal, which access names. The audit log is outermost:
+  // it sees the code every refusal ends with.
+  const interceptors = [interceptor, createQuotaInterceptor(deps.config.quotas)];
+  if (deps.audit) interceptors.unshift(createAuditInterceptor(deps.audit));
+  return { routes: allRoutes(deps), interceptors };
 }
 
 /**
@@ -47,7 +54,8 @@ export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter
  * @example const server = await startServer({ config, keys, backends }); await server.close();
  */
 export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
-  const deps = { ...serverDeps, serving: serverDeps.serving ?? new ServingState() };
+  const audit = serverDeps.audit ?? (serverDeps.config.auditLog ? AuditLog.open(serverDeps.config.auditLog) : undefined);
+  const deps = { ...serverDeps, serving: serverDeps.serving ?? new ServingState(), audit };
   const { routes, interceptors } = createRoutes(deps);
   const handler = createNodeHandler({
     routes,
@@ -60,6 +68,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
     listener = await listen(handler, deps.config.host, deps.config.port, deps.config.connections);
   } catch (err) {
     await deps.backends.close();
+    await audit?.close();
     throw err;
   }
   const hostForUrl = listener.host.includes(":") ? `[${listener.host}]` : listener.host;
@@ -70,6 +79,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
       deps.serving.startDraining();
       await listener.close(graceMs);
       await deps.backends.close();
+      if (!serverDeps.audit) await audit?.close();
     },
   };
 }
