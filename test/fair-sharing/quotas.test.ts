@@ -33,7 +33,7 @@ describe("concurrency and cost", () => {
   let w: ContractWorld;
 
   beforeAll(async () => {
-    t = await startTestServer({ env: { ...CONTRACT_ENV, ACMS_QUOTA_CONCURRENT: "2", ACMS_QUOTA_RESULT_ROWS: "10", ACMS_QUOTA_CALL_MS: "500" } });
+    t = await startTestServer({ env: { ...CONTRACT_ENV, ACMS_QUOTA_CONCURRENT: "2", ACMS_QUOTA_RESULT_ROWS: "10" } });
     w = await seedWorld(t);
   });
 
@@ -89,6 +89,21 @@ describe("concurrency and cost", () => {
     assertCode(streamErr, Code.ResourceExhausted);
     expect(streamed.length).toBe(10);
     expect((await drain(text.searchStream({ query: "common", maxResults: 10 }))).length).toBe(10);
+  });
+
+});
+
+describe("time", () => {
+  let t: TestServer;
+  let w: ContractWorld;
+
+  beforeAll(async () => {
+    t = await startTestServer({ env: { ...CONTRACT_ENV, ACMS_QUOTA_CALL_MS: "500" } });
+    w = await seedWorld(t);
+  });
+
+  afterAll(async () => {
+    await t?.close(true);
   });
 
   it("a call past its time budget is DEADLINE_EXCEEDED, and health answers meanwhile", async () => {
