@@ -98,4 +98,12 @@ export class DeadlineExceededError extends AcmsError {
 /** A budget or size limit refuses the request. */
 export class ResourceExhaustedError extends AcmsError {
   readonly kind = "resource_exhausted" as const;
+
+  /** `retryAfterMs`: when a retry may succeed (sent as google.rpc.RetryInfo), when the limit is a passing one. */
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
 }

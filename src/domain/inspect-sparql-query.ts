@@ -32,6 +32,12 @@ const FIELD = "query";
  */
 export const MAX_SPARQL_NESTING = 40;
 
+/**
+ * The longest SPARQL query accepted, in characters: the hard cap that keeps inspection (linear) and the
+ * engine's parse bounded whatever the adapter.
+ */
+export const MAX_SPARQL_LENGTH = 64 * 1024;
+
 function checkNesting(tokens: readonly SparqlToken[]): void {
   let depth = 0;
   let bangs = 0;
@@ -58,7 +64,8 @@ function invalid(why: string): InvalidArgumentError {
  * GRAPH <iri>), resolving prefixed names and relative IRIs the way the engine will, so the scope check
  * compares real graph IRIs. Refuses with INVALID_ARGUMENT: updates, SERVICE (a federated query could
  * reach outside the scope), forms other than SELECT/ASK/CONSTRUCT/DESCRIBE, and graph names it cannot
- * resolve (an unknown prefix, a relative IRI without BASE), and nesting deeper than MAX_SPARQL_NESTING.
+ * resolve (an unknown prefix, a relative IRI without BASE), nesting deeper than MAX_SPARQL_NESTING, and
+ * queries longer than MAX_SPARQL_LENGTH. Linear in the query's length (the tokenizer is).
  * Keywords inside strings, IRIs and comments are not keywords (the tokenizer keeps those whole).
  *
  * This is the first line only: the dataset the engine is handed is what bounds a query, so a mistake here
@@ -66,6 +73,7 @@ function invalid(why: string): InvalidArgumentError {
  * @example inspectSparqlQuery("PREFIX g: <uko://01J.../> SELECT * FROM g: { ?s ?p ?o }").from // ["uko://01J.../"]
  */
 export function inspectSparqlQuery(query: string): SparqlQueryInspection {
+  if (query.length > MAX_SPARQL_LENGTH) throw invalid(`must be at most ${MAX_SPARQL_LENGTH} characters, got ${query.length}`);
   const tokens = tokenizeSparql(query);
   checkNesting(tokens);
   const prefixes = new Map<string, string>();

@@ -1,16 +1,16 @@
-import micromatch from "micromatch";
 import { InvalidArgumentError, type FieldViolation } from "./errors.js";
+import { compileGlob, GlobSyntaxError } from "./glob-matcher.js";
 
 /** The longest glob pattern accepted. */
 export const MAX_GLOB_LENGTH = 1024;
 
 /**
- * Bounds on wildcards, because globs compile to backtracking regexes: `*a*a*a*a*b` against a 1,000-character
- * path segment takes minutes, and so does a pattern of four `**` segments separated by `a` (each followed by
- * a slash) against a path 500 directories deep; either blocks the server. Each `*` run of a segment, and each
- * `**` segment, can multiply the work by the path's length, so a pattern may hold at most MAX_GLOBSTARS `**`
- * segments, a segment at most MAX_SEGMENT_STARS runs of `*`, and a pattern at most MAX_WILDCARDS of both in
- * all (ordinary patterns such as `src/**` followed by `/*.test.ts`, or `**` + `/node_modules/**`, use two).
+ * Bounds on wildcards. Globs are matched by an automaton (glob-matcher.ts), which cannot backtrack, so these
+ * no longer stand between a pattern and minutes of matching (with the regex matcher used before,
+ * `*a*a*a*a*b` against a 1,000-character segment took minutes); they keep the automaton's live states,
+ * hence the cost per path character, small. A pattern may hold at most MAX_GLOBSTARS `**` segments, a
+ * segment at most MAX_SEGMENT_STARS runs of `*`, and a pattern at most MAX_WILDCARDS of both in all
+ * (ordinary patterns such as `src/**` followed by `/*.test.ts`, or `**` + `/node_modules/**`, use two).
  */
 export const MAX_GLOBSTARS = 2;
 export const MAX_SEGMENT_STARS = 2;
@@ -47,9 +47,10 @@ export function globProblem(pattern: string): string | undefined {
   const wildcards = wildcardProblem(pattern);
   if (wildcards) return wildcards;
   try {
-    micromatch.makeRe(pattern, { strictBrackets: true });
+    compileGlob(pattern);
   } catch (err) {
-    return `the pattern does not parse: ${(err as Error).message}`;
+    if (err instanceof GlobSyntaxError) return `the pattern does not parse: ${err.message}`;
+    throw err;
   }
   return undefined;
 }
@@ -82,18 +83,20 @@ export interface PathFilter {
   matches(path: string): boolean;
 }
 
-/** Compiles the filter once; the result is cheap to call on every candidate. */
+/**
+ * Compiles the filter once; the result is cheap to call on every candidate, and costs at most the path's
+ * length times the automaton's size (no backtracking). The globs must have passed `globProblem`.
+ */
 export function compilePathFilter(includePaths: readonly string[], excludePaths: readonly string[]): PathFilter {
-  const opts = { dot: true };
-  const includes = includePaths.map((p) => micromatch.matcher(p, opts));
-  const excludes = excludePaths.map((p) => micromatch.matcher(p, opts));
+  const includes = includePaths.map((p) => compileGlob(p));
+  const excludes = excludePaths.map((p) => compileGlob(p));
   return {
     matchesAll: includePaths.length === 0 && excludePaths.length === 0,
     includePaths,
     excludePaths,
     matches(path: string): boolean {
-      if (includes.length > 0 && !includes.some((m) => m(path))) return false;
-      return !excludes.some((m) => m(path));
+      if (includes.length > 0 && !includes.some((m) => m.matches(path))) return false;
+      return !excludes.some((m) => m.matches(path));
     },
   };
 }

@@ -24,6 +24,8 @@ const PLX = "%[0-9A-Fa-f]{2}|\\\\[_~.\\-!$&'()*+,;=/?#@%]";
 const PN_PREFIX = `[${PN_CHARS_BASE}](?:[${PN_CHARS}.]*[${PN_CHARS}])?`;
 const PN_LOCAL = `(?:[${PN_CHARS_U}:0-9]|${PLX})(?:(?:[${PN_CHARS}.:]|${PLX})*(?:[${PN_CHARS}:]|${PLX}))?`;
 const PNAME = new RegExp(`(${PN_PREFIX})?:(${PN_LOCAL})?`, "uy");
+/** A prefix name's first letter and the maximal run of characters it may hold before its `:`. */
+const PN_RUN = new RegExp(`[${PN_CHARS_BASE}][${PN_CHARS}.]*`, "uy");
 const VAR = new RegExp(`[?$][${PN_CHARS_U}0-9][${PN_CHARS_U}0-9\\u00B7\\u0300-\\u036F\\u203F-\\u2040]*`, "uy");
 const BNODE = new RegExp(`_:[${PN_CHARS_U}0-9](?:[${PN_CHARS}.]*[${PN_CHARS}])?`, "uy");
 const WORD = /[A-Za-z_][A-Za-z0-9_]*/y;
@@ -77,11 +79,20 @@ function stringEnd(query: string, at: number): number {
  * variables); everything else becomes a `punct`, `number` or `langtag` token. A `<` opens an IRI whenever the
  * IRIREF production matches there (as a SPARQL parser reads it), else it is an operator.
  * Throws INVALID_ARGUMENT (field `query`) on an unterminated string.
+ *
+ * Linear in the query's length: a failed prefixed-name match at a letter scans the whole run of name
+ * characters ahead of it, and every later start inside that run fails the same way (the run ends at the
+ * same character, which is not a `:` after a non-`.`), so the run is scanned once and those starts skip
+ * the match (a start at a non-letter fails at its first character). Without
+ * that, a run of letters that are not keyword letters (any non-ASCII one) was scanned again from each of
+ * its characters: quadratic, seconds for a 16 KB query, on the serving thread.
  */
 export function tokenizeSparql(query: string): SparqlToken[] {
   const tokens: SparqlToken[] = [];
   let i = 0;
   const n = query.length;
+  /** Starts before this offset cannot open a prefixed name (see above). */
+  let noPnameBefore = 0;
   while (i < n) {
     const c = query[i];
     if (c === " " || c === "\t" || c === "\n" || c === "\r") {
@@ -131,13 +142,17 @@ export function tokenizeSparql(query: string): SparqlToken[] {
         continue;
       }
     }
-    PNAME.lastIndex = i;
-    const pm = PNAME.exec(query);
-    if (pm && pm[0].length > 0 && pm[0].includes(":")) {
-      const local = (pm[2] ?? "").replace(/\\(.)/g, "$1");
-      tokens.push({ kind: "pname", text: pm[0], value: pm[1] ?? "", local, offset: i });
-      i += pm[0].length;
-      continue;
+    if (i >= noPnameBefore) {
+      PNAME.lastIndex = i;
+      const pm = PNAME.exec(query);
+      if (pm && pm[0].length > 0 && pm[0].includes(":")) {
+        const local = (pm[2] ?? "").replace(/\\(.)/g, "$1");
+        tokens.push({ kind: "pname", text: pm[0], value: pm[1] ?? "", local, offset: i });
+        i += pm[0].length;
+        continue;
+      }
+      PN_RUN.lastIndex = i;
+      if (PN_RUN.exec(query)) noPnameBefore = PN_RUN.lastIndex;
     }
     const w = matchAt(WORD, query, i);
     if (w) {

@@ -15,8 +15,10 @@ export type GraphQueryResult =
 
 /** Options of one SPARQL query. */
 export interface GraphQueryOptions {
-  /** The query is stopped this many ms after the call, time waiting for a free worker included (DEADLINE_EXCEEDED). */
+  /** The query is stopped after running this many ms (DEADLINE_EXCEEDED); time waiting for the engine is bounded apart. */
   timeoutMs: number;
+  /** Who asks (the principal): an engine shared by tenants queues each apart and serves them in turn. */
+  tenant?: string;
   /** Aborts the query (a cancelled call or stream). */
   signal?: AbortSignal;
 }

@@ -44,7 +44,7 @@ async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends
     const text = chooseTextBackend(new Fts5TextBackend(db), { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
     const vector = new PartitionedVectorBackend({ dimension: config.embeddingDim });
     await loadVectors(vector, documents.iterateVectors());
-    const graph = await OxigraphGraphBackend.open({ path: `${config.dataDir}/graph.db` });
+    const graph = await OxigraphGraphBackend.open({ path: `${config.dataDir}/graph.db`, ...config.graph });
     return {
       registry,
       scopes,

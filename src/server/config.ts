@@ -1,4 +1,6 @@
 import { resolve } from "node:path";
+import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./connection-guard.js";
+import { DEFAULT_QUOTA_LIMITS, type QuotaLimits } from "./quota-ledger.js";
 
 /** Everything the server reads from its environment, validated once at start. */
 export interface Config {
@@ -12,8 +14,10 @@ export interface Config {
   maxResultsCap: number;
   /** Largest accepted request message, in bytes. */
   maxMessageBytes: number;
-  /** Time limit of a SPARQL query, in ms. */
+  /** Time limit of a SPARQL query, in ms, counted from when a graph worker takes it. */
   sparqlTimeoutMs: number;
+  /** Embedded graph engine: query workers (ACMS_GRAPH_WORKERS) and how long a query may wait for one (ACMS_GRAPH_QUEUE_TIMEOUT_MS). */
+  graph: { workers: number; queueTimeoutMs: number };
   /** How long a superseded document version stays visible to `recent` scopes, in ms. */
   recentWindowMs: number;
   /** Keyword index: "native" (the store's, e.g. FTS5) or "memory" (the in-memory BM25 fallback); ACMS_KEYWORD_INDEX. */
@@ -22,6 +26,12 @@ export interface Config {
   corsOrigins?: "*" | string[];
   /** The built operator's console served at /console (ACMS_CONSOLE_DIR; default dist/console, built by `npm run build`). */
   consoleDir: string;
+  /** ACMS_MAX_CONNECTIONS_PER_PEER, ACMS_IDLE_TIMEOUT_MS, ACMS_HANDSHAKE_TIMEOUT_MS. */
+  connections: ConnectionLimits;
+  /** Where refused calls are logged (ACMS_AUDIT_LOG: a file path, or "stderr"); unset: not logged. */
+  auditLog?: string;
+  /** Per-principal quotas: ACMS_QUOTA_CONCURRENT, _RATE, _BURST, _RESULT_BYTES, _RESULT_ROWS, _CALL_MS. */
+  quotas: QuotaLimits;
   tiers: {
     maxTokensHot: number;
     maxDecisionsWarm: number;
@@ -82,10 +92,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxResultsCap: intFrom(env, "ACMS_MAX_RESULTS", 1000, 1, 100000),
     maxMessageBytes: intFrom(env, "ACMS_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024, 512 * 1024 * 1024),
     sparqlTimeoutMs: intFrom(env, "ACMS_SPARQL_TIMEOUT_MS", 10000, 10, 600000),
+    graph: {
+      workers: intFrom(env, "ACMS_GRAPH_WORKERS", 2, 1, 64),
+      queueTimeoutMs: intFrom(env, "ACMS_GRAPH_QUEUE_TIMEOUT_MS", 30_000, 10, 3_600_000),
+    },
     recentWindowMs: intFrom(env, "ACMS_RECENT_WINDOW_MS", 7 * 24 * 3600 * 1000, 0, 3650 * 24 * 3600 * 1000),
     keywordIndex: keywordIndexFrom(env.ACMS_KEYWORD_INDEX),
     corsOrigins: corsOriginsFrom(env.ACMS_CORS_ORIGINS),
     consoleDir: resolve(env.ACMS_CONSOLE_DIR && env.ACMS_CONSOLE_DIR.length > 0 ? env.ACMS_CONSOLE_DIR : "dist/console"),
+    connections: {
+      maxPerPeer: intFrom(env, "ACMS_MAX_CONNECTIONS_PER_PEER", DEFAULT_CONNECTION_LIMITS.maxPerPeer, 1, 1_000_000),
+      idleTimeoutMs: intFrom(env, "ACMS_IDLE_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.idleTimeoutMs, 100, 24 * 3600 * 1000),
+      handshakeTimeoutMs: intFrom(env, "ACMS_HANDSHAKE_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.handshakeTimeoutMs, 100, 600_000),
+    },
+    auditLog: env.ACMS_AUDIT_LOG && env.ACMS_AUDIT_LOG.length > 0 ? env.ACMS_AUDIT_LOG : undefined,
+    quotas: {
+      concurrent: intFrom(env, "ACMS_QUOTA_CONCURRENT", DEFAULT_QUOTA_LIMITS.concurrent, 1, 1_000_000),
+      ratePerSecond: intFrom(env, "ACMS_QUOTA_RATE", DEFAULT_QUOTA_LIMITS.ratePerSecond, 1, 1_000_000),
+      burst: intFrom(env, "ACMS_QUOTA_BURST", DEFAULT_QUOTA_LIMITS.burst, 1, 10_000_000),
+      resultBytes: intFrom(env, "ACMS_QUOTA_RESULT_BYTES", DEFAULT_QUOTA_LIMITS.resultBytes, 1024, 4 * 1024 * 1024 * 1024),
+      resultRows: intFrom(env, "ACMS_QUOTA_RESULT_ROWS", DEFAULT_QUOTA_LIMITS.resultRows, 1, 100_000_000),
+      callMs: intFrom(env, "ACMS_QUOTA_CALL_MS", DEFAULT_QUOTA_LIMITS.callMs, 10, 24 * 3600 * 1000),
+    },
     tiers: {
       maxTokensHot: intFrom(env, "ACMS_CONTEXT_MAX_TOKENS_HOT", 8000, 1, 100_000_000),
       maxDecisionsWarm: intFrom(env, "ACMS_CONTEXT_MAX_DECISIONS_WARM", 500, 1, 100_000_000),

@@ -1,8 +1,9 @@
 import { create } from "@bufbuild/protobuf";
+import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ScopeViolationSchema } from "../../gen/acms/v1/errors_pb.js";
-import { BadRequestSchema, BadRequest_FieldViolationSchema } from "../../gen/google/rpc/error_details_pb.js";
-import { AcmsError, InvalidArgumentError, ScopeViolationError } from "../domain/errors.js";
+import { BadRequestSchema, BadRequest_FieldViolationSchema, RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { AcmsError, InvalidArgumentError, ResourceExhaustedError, ScopeViolationError } from "../domain/errors.js";
 
 const CODES: Record<AcmsError["kind"], Code> = {
   invalid_argument: Code.InvalidArgument,
@@ -59,12 +60,38 @@ const defaultSink: InternalErrorSink = (err) => {
   process.stderr.write(`acms: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
 };
 
+/** Node's errors for a stream or connection the peer reset or closed under a call. */
+const CLIENT_GONE_CODES: ReadonlySet<string> = new Set([
+  "ERR_HTTP2_INVALID_STREAM",
+  "ERR_HTTP2_STREAM_ERROR",
+  "ERR_HTTP2_STREAM_CANCEL",
+  "ERR_STREAM_PREMATURE_CLOSE",
+  "ECONNRESET",
+  "EPIPE",
+]);
+
+/** Whether `err` (or what it wraps) says the client went away: a cancel, not a server failure to log. */
+function isClientGone(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 4; depth++) {
+    if (e instanceof ConnectError && (e.code === Code.Canceled || e.code === Code.Aborted)) return true;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && CLIENT_GONE_CODES.has(code)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 /**
  * Translates anything thrown by a handler into a ConnectError with a real code and protobuf details.
  * Domain errors keep their message; anything else becomes INTERNAL with a generic message, so no stack
  * trace or driver message ever reaches the wire.
  */
 export function toConnectError(err: unknown, sink: InternalErrorSink = defaultSink): ConnectError {
+  if (isClientGone(err)) return new ConnectError("the client cancelled the call", Code.Canceled);
+  if (err instanceof ConnectError && err.code === Code.Internal && err.rawMessage.startsWith("parse binary: ")) {
+    // A streamed request message that does not decode (connect-es calls it INTERNAL): the client's fault.
+    return new ConnectError(`a request message is not valid protobuf (${err.rawMessage.slice(14)})`, Code.InvalidArgument);
+  }
   if (err instanceof ConnectError) {
     if (err.code === Code.Internal || err.code === Code.Unknown) {
       // Connect wraps plain errors as INTERNAL/UNKNOWN keeping their message: hide it.
@@ -102,6 +129,11 @@ export function toConnectError(err: unknown, sink: InternalErrorSink = defaultSi
             ),
           }),
         },
+      ]);
+    }
+    if (err instanceof ResourceExhaustedError && err.retryAfterMs !== undefined) {
+      return new ConnectError(clipMessage(err.message), code, undefined, [
+        { desc: RetryInfoSchema, value: create(RetryInfoSchema, { retryDelay: durationFromMs(Math.max(1, err.retryAfterMs)) }) },
       ]);
     }
     return new ConnectError(clipMessage(err.message), code);

@@ -1,6 +1,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import { ConnectionGuard, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./connection-guard.js";
 
 type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 
@@ -25,15 +26,17 @@ export const PROTOCOL_SNIFF_TIMEOUT_MS = 10_000;
  * One TCP port that speaks h2c (gRPC, gRPC-Web, Connect over HTTP/2 with prior knowledge) and HTTP/1.1
  * (Connect and gRPC-Web from browsers and plain curl): the first bytes of a connection pick the protocol.
  */
-export async function listen(handler: Handler, host: string, port: number): Promise<Listener> {
+export async function listen(handler: Handler, host: string, port: number, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): Promise<Listener> {
+  const guard = new ConnectionGuard(limits);
   const h2 = http2.createServer({ maxSessionMemory: 64 }, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
   const h1 = http.createServer(handler as (req: http.IncomingMessage, res: http.ServerResponse) => void);
-  h1.keepAliveTimeout = 5000;
+  h1.keepAliveTimeout = Math.min(5000, limits.idleTimeoutMs);
   // h1 never listens itself (connections are handed to it), so start what `listen` would: connection
   // tracking, which closeIdleConnections and the headers/request timeouts depend on.
   h1.emit("listening");
   const sessions = new Set<http2.ServerHttp2Session>();
   h2.on("session", (s) => {
+    guard.watch(s);
     sessions.add(s);
     s.on("close", () => sessions.delete(s));
   });
@@ -45,6 +48,7 @@ export async function listen(handler: Handler, host: string, port: number): Prom
       socket.destroy();
       return;
     }
+    if (!guard.admit(socket)) return;
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());

@@ -1,5 +1,4 @@
-import type { ConnectRouter } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import type { Backends } from "./backends.js";
 import { createAccessInterceptor } from "./access-interceptor.js";
 import type { Config } from "./config.js";
@@ -8,6 +7,10 @@ import { withCors } from "./cors.js";
 import type { InternalErrorSink } from "./error-mapping.js";
 import type { KeyRing } from "./key-ring.js";
 import { listen, type Listener } from "./listener.js";
+import { createQuotaInterceptor } from "./quota-interceptor.js";
+import { createAuditInterceptor } from "./audit-interceptor.js";
+import { AuditLog } from "./audit-log.js";
+import { createNodeHandler } from "./node-handler.js";
 import { ServingState } from "./serving-state.js";
 import { allRoutes, AUTHENTICATED_SERVICES, PUBLIC_SERVICES } from "./routes/all-routes.js";
 
@@ -27,10 +30,12 @@ export interface ServerDeps {
   onInternalError?: InternalErrorSink;
   /** Health's source of truth; `startServer` makes one when absent and drains it on close. */
   serving?: ServingState;
+  /** Where refused calls are recorded; `startServer` opens `config.auditLog` when this is absent. */
+  audit?: AuditLog;
 }
 
 /** The router-wide interceptors and routes, for the real server and for in-memory router transports. */
-export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter) => void; interceptors: ReturnType<typeof createAccessInterceptor>[] } {
+export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter) => void; interceptors: Interceptor[] } {
   const interceptor = createAccessInterceptor({
     keys: deps.keys,
     scopes: deps.backends.scopes,
@@ -39,7 +44,11 @@ export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter
     authenticatedServices: AUTHENTICATED_SERVICES,
     onInternalError: deps.onInternalError,
   });
-  return { routes: allRoutes(deps), interceptors: [interceptor] };
+  // Quotas come after access: they are kept per principal, which access names. The audit log is outermost:
+  // it sees the code every refusal ends with.
+  const interceptors = [interceptor, createQuotaInterceptor(deps.config.quotas)];
+  if (deps.audit) interceptors.unshift(createAuditInterceptor(deps.audit));
+  return { routes: allRoutes(deps), interceptors };
 }
 
 /**
@@ -48,9 +57,10 @@ export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter
  * @example const server = await startServer({ config, keys, backends }); await server.close();
  */
 export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
-  const deps = { ...serverDeps, serving: serverDeps.serving ?? new ServingState() };
+  const audit = serverDeps.audit ?? (serverDeps.config.auditLog ? AuditLog.open(serverDeps.config.auditLog) : undefined);
+  const deps = { ...serverDeps, serving: serverDeps.serving ?? new ServingState(), audit };
   const { routes, interceptors } = createRoutes(deps);
-  const handler = connectNodeAdapter({
+  const handler = createNodeHandler({
     routes,
     interceptors,
     readMaxBytes: deps.config.maxMessageBytes,
@@ -58,9 +68,10 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   });
   let listener: Listener;
   try {
-    listener = await listen(withConsole(withCors(handler, deps.config.corsOrigins), deps.config.consoleDir), deps.config.host, deps.config.port);
+    listener = await listen(withConsole(withCors(handler, deps.config.corsOrigins), deps.config.consoleDir), deps.config.host, deps.config.port, deps.config.connections);
   } catch (err) {
     await deps.backends.close();
+    await audit?.close();
     throw err;
   }
   const hostForUrl = listener.host.includes(":") ? `[${listener.host}]` : listener.host;
@@ -71,6 +82,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
       deps.serving.startDraining();
       await listener.close(graceMs);
       await deps.backends.close();
+      if (!serverDeps.audit) await audit?.close();
     },
   };
 }

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { InvalidArgumentError, ScopeViolationError } from "../../src/domain/errors.js";
-import { inspectSparqlQuery } from "../../src/domain/inspect-sparql-query.js";
+import { inspectSparqlQuery, MAX_SPARQL_LENGTH } from "../../src/domain/inspect-sparql-query.js";
 import { resolveIri } from "../../src/domain/resolve-iri.js";
 import { scopeSparqlDataset } from "../../src/domain/scope-sparql-dataset.js";
 import { tokenizeSparql } from "../../src/domain/sparql-tokenizer.js";
@@ -163,5 +163,36 @@ describe("scopeSparqlDataset", () => {
         },
       ),
     );
+  });
+});
+
+describe("inspection is linear in the query's length", () => {
+  it("a run of name letters is tokenized as before: prefixed names found at every start that opens one", () => {
+    const kinds = (q: string) => tokenizeSparql(q).map((t) => `${t.kind}:${t.text}`);
+    expect(kinds("-abc:x")).toEqual(["punct:-", "pname:abc:x"]);
+    expect(kinds("0abc:x")).toEqual(["number:0", "pname:abc:x"]);
+    expect(kinds("é-é:x")).toEqual(["pname:é-é:x"]);
+    expect(kinds("a-b-c:d")).toEqual(["pname:a-b-c:d"]);
+    expect(kinds("é.:x")).toEqual(["punct:é", "punct:.", "pname::x"]);
+    expect(kinds("ab.:x")).toEqual(["word:ab", "punct:.", "pname::x"]);
+    expect(kinds("éa.b.:c")).toEqual(["punct:é", "word:a", "punct:.", "word:b", "punct:.", "pname::c"]);
+    expect(kinds("é€é")).toEqual(["punct:é", "punct:€", "punct:é"]);
+    expect(kinds("éSELECT")).toEqual(["punct:é", "word:SELECT"]);
+  });
+
+  it("64 KB of one repeated letter (non-ASCII, or ASCII with hyphens) is inspected at once", () => {
+    // Each of these took the old tokenizer about a minute (a failed prefix match rescanned the run from
+    // every letter). Grown from 1 KB to the cap: every size gives the same answer.
+    for (const unit of ["é", "€", "a-", "e.", "𝔸"]) {
+      for (let size = 1024; size <= 60 * 1024; size *= 4) {
+        const body = unit.repeat(Math.floor(size / unit.length));
+        expect(inspectSparqlQuery(`SELECT * { ${body} }`)).toEqual({ form: "SELECT", from: [], fromNamed: [], graphNames: [] });
+        expect(inspectSparqlQuery(`SELECT * FROM <${graphIri(A)}> { ?s ?p ${body} }`).from).toEqual([graphIri(A)]);
+      }
+    }
+  });
+
+  it("a query over MAX_SPARQL_LENGTH is INVALID_ARGUMENT before it is tokenized", () => {
+    expect(() => inspectSparqlQuery(`SELECT * { ${"é".repeat(MAX_SPARQL_LENGTH)} }`)).toThrow(InvalidArgumentError);
   });
 });

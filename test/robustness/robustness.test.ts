@@ -305,13 +305,16 @@ describe("pathological globs", () => {
       `${"**/".repeat(300)}x`,
       "**/a/**/a/**/a/**/b",
       "**/*a*/**/*a*/b",
+      // Extglob groups: refused (the matcher has no backtracking; these were the ones that needed it).
+      "+(a|aa)".repeat(100) + "b",
+      "+(a*)",
     ]) {
       const err = await refused(() => scope.resolveScope({ projects: ["local/api"], includePaths: [glob] }), Code.InvalidArgument);
       expect(badFields(err)).toEqual(["include_paths[0]"]);
       await refused(() => t.client(ScopeService, "writer", w.apiScope).narrowScope({ excludePaths: [glob] }), Code.InvalidArgument);
     }
     // Allowed but once exponential-looking patterns still resolve.
-    for (const glob of ["{a,b}".repeat(200), `${"{a,".repeat(150)}b${"}".repeat(150)}`, "{1..100000000}", "{1..1000}{1..1000}{1..1000}", "+(a|aa)".repeat(100) + "b", "?".repeat(1000)]) {
+    for (const glob of ["{a,b}".repeat(200), `${"{a,".repeat(150)}b${"}".repeat(150)}`, "{1..100000000}", "{1..1000}{1..1000}{1..1000}", "?".repeat(1000)]) {
       await scope.resolveScope({ projects: ["local/api"], includePaths: [glob] });
     }
   });

@@ -58,6 +58,8 @@ export async function startTestServer(opts: {
   keyEntries?: KeyEntry[];
   keys?: Record<string, string>;
   principals?: TestPrincipal[];
+  /** Receives every internal error (default: ignored). */
+  onInternalError?: (err: unknown) => void;
 } = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "acms-test-"));
   let keys: Record<string, string> = opts.keys ?? {};
@@ -72,7 +74,7 @@ export async function startTestServer(opts: {
   }
   const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ...opts.env });
   const backends = await createBackends(config);
-  const server = await startServer({ config, keys: new KeyRing(keyEntries), backends, onInternalError: () => undefined });
+  const server = await startServer({ config, keys: new KeyRing(keyEntries), backends, onInternalError: opts.onInternalError ?? (() => undefined) });
   const sessions: Http2SessionManager[] = [];
   const transports = new Map<string, Transport>();
   function transportFor(protocol: "connect" | "grpc", key: string | undefined, scopeId: string | undefined): Transport {

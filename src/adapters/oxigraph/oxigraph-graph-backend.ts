@@ -10,7 +10,7 @@ import {
   ResourceExhaustedError,
   UnavailableError,
 } from "../../domain/errors.js";
-import { inspectSparqlQuery } from "../../domain/inspect-sparql-query.js";
+import { inspectSparqlQuery, MAX_SPARQL_LENGTH } from "../../domain/inspect-sparql-query.js";
 import type { RdfTerm, RdfTriple } from "../../domain/rdf-term.js";
 import { requireText } from "../../domain/request-limits.js";
 import { scopeSparqlDataset } from "../../domain/scope-sparql-dataset.js";
@@ -25,10 +25,10 @@ import type {
   GraphTriplesResult,
 } from "../../ports/graph-backend.js";
 import { openSqliteDatabase, type SqliteDatabase } from "../sqlite/sqlite-database.js";
+import { FairQueue } from "./fair-queue.js";
 import { OXIGRAPH_WORKER_SOURCE } from "./oxigraph-worker-source.js";
 
-/** The longest SPARQL query accepted, in characters. */
-export const MAX_SPARQL_LENGTH = 64 * 1024;
+export { MAX_SPARQL_LENGTH };
 
 /** The default cap on rows or triples of one answer. */
 export const DEFAULT_GRAPH_MAX_RESULTS = 10_000;
@@ -42,9 +42,23 @@ export interface OxigraphGraphBackendOptions {
   path: string;
   /** The most rows or triples one answer carries; more makes it non-exhaustive. */
   maxResults?: number;
-  /** Query workers, each holding a full copy of the store (default 1). */
+  /** Query workers, each holding a full copy of the store (default DEFAULT_GRAPH_WORKERS). */
   workers?: number;
+  /**
+   * Loaded workers kept idle (default 1): a worker stopped at a query's time limit is replaced by a spare
+   * at once, so no other tenant waits for a reload.
+   */
+  spares?: number;
+  /** How long a query may wait for a worker, in ms (default DEFAULT_GRAPH_QUEUE_TIMEOUT_MS). */
+  queueTimeoutMs?: number;
+  /** The most queries one tenant may have waiting (default DEFAULT_GRAPH_MAX_QUEUED_PER_TENANT). */
+  maxQueuedPerTenant?: number;
 }
+
+/** The default pool: two workers, so one slow query never holds every tenant. */
+export const DEFAULT_GRAPH_WORKERS = 2;
+export const DEFAULT_GRAPH_QUEUE_TIMEOUT_MS = 30_000;
+export const DEFAULT_GRAPH_MAX_QUEUED_PER_TENANT = 64;
 
 /** A stored triple: `[subjectKind, subject, predicate, objectKind, object, datatype, language]` (see the worker source). */
 type Statement = BetterSqlite3.Statement<unknown[]>;
@@ -67,6 +81,8 @@ type WorkerReply =
 
 interface Job {
   id: number;
+  tenant: string;
+  timeoutMs: number;
   request: WorkerRequest;
   resolve(value: unknown): void;
   reject(err: Error): void;
@@ -188,9 +204,11 @@ function abortReason(signal: AbortSignal): Error {
  * covers the data and the write sequence number together, a replace is atomic without rename dances, and
  * loading needs no parser that would rename blank nodes (so labels stay stable across restarts).
  *
- * Time limits: queries run in a worker thread that owns the store (see `OXIGRAPH_WORKER_SOURCE`); at its
- * deadline or on cancellation a running query's worker is terminated and a fresh one loads from SQLite,
- * so no query can block the service. Writes are posted to every worker after they commit, in order, so a
+ * Time limits: queries run on a pool of worker threads, each owning a copy of the store (see
+ * `OXIGRAPH_WORKER_SOURCE`), fed from one queue per tenant served round robin; a query's time limit counts
+ * from when a worker takes it, waiting is bounded apart (RESOURCE_EXHAUSTED). At its deadline or on
+ * cancellation a running query's worker is terminated and replaced by a loaded spare (a new spare loads
+ * from SQLite), so no query can block the service and no other tenant waits for a reload. Writes are posted to every worker after they commit, in order, so a
  * query sent after `putTriples` resolved sees its triples.
  *
  * Scope: every query gets an explicit dataset, default graph = union of the in-scope graphs and named
@@ -206,7 +224,11 @@ function abortReason(signal: AbortSignal): Error {
  */
 export class OxigraphGraphBackend implements GraphBackend {
   private readonly slots: Slot[] = [];
-  private readonly queue: Job[] = [];
+  private readonly spares: Slot[] = [];
+  private readonly spareCount: number;
+  private readonly queueTimeoutMs: number;
+  private readonly maxQueuedPerTenant: number;
+  private readonly queue = new FairQueue<Job>();
   private nextId = 0;
   private seq: number;
   private closed = false;
@@ -246,8 +268,12 @@ export class OxigraphGraphBackend implements GraphBackend {
     this.deleteGraph = db.prepare("DELETE FROM graph_triples WHERE graph = ?");
     this.setSeq = db.prepare("UPDATE graph_meta SET value = ? WHERE key = 'seq'");
     this.workerData = { oxigraphPath: resolvePackage("oxigraph"), sqlitePath: resolvePackage("better-sqlite3"), dbPath: path };
-    const workers = Math.max(1, opts.workers ?? 1);
+    const workers = Math.max(1, opts.workers ?? DEFAULT_GRAPH_WORKERS);
+    this.spareCount = Math.max(0, opts.spares ?? 1);
+    this.queueTimeoutMs = opts.queueTimeoutMs ?? DEFAULT_GRAPH_QUEUE_TIMEOUT_MS;
+    this.maxQueuedPerTenant = opts.maxQueuedPerTenant ?? DEFAULT_GRAPH_MAX_QUEUED_PER_TENANT;
     for (let i = 0; i < workers; i++) this.slots.push(this.spawn());
+    for (let i = 0; i < this.spareCount; i++) this.spares.push(this.spawn());
   }
 
   /** Opens the store at `opts.path` and resolves once a query worker has loaded it. */
@@ -321,8 +347,8 @@ export class OxigraphGraphBackend implements GraphBackend {
     if (this.closed) return;
     this.closed = true;
     const err = new UnavailableError("the graph backend is closed");
-    for (const job of this.queue.splice(0)) this.finish(job).reject(err);
-    for (const slot of this.slots) {
+    for (const job of this.queue.drain()) this.finish(job).reject(err);
+    for (const slot of [...this.slots, ...this.spares]) {
       if (slot.job) this.finish(slot.job).reject(err);
       slot.state = "dead";
       slot.worker.removeAllListeners();
@@ -359,7 +385,7 @@ export class OxigraphGraphBackend implements GraphBackend {
   }
 
   private postWrite(message: { type: "write" | "clear"; seq: number; graph: string; replace?: boolean; rows?: Row[] }): void {
-    for (const slot of this.slots) if (slot.state !== "dead") slot.worker.postMessage(message);
+    for (const slot of [...this.slots, ...this.spares]) if (slot.state !== "dead") slot.worker.postMessage(message);
   }
 
   private spawn(): Slot {
@@ -371,7 +397,10 @@ export class OxigraphGraphBackend implements GraphBackend {
     return slot;
   }
 
-  /** Replaces a worker (stuck on a query, cancelled, or failed) with a fresh one loading from SQLite. */
+  /**
+   * Replaces a worker (stuck on a query, cancelled, or failed): with a loaded spare when one is ready (and a
+   * new spare starts loading from SQLite), else with a fresh worker loading. Only that worker's queries stop.
+   */
   private restart(slot: Slot): void {
     slot.worker.removeAllListeners();
     void slot.worker.terminate();
@@ -379,7 +408,12 @@ export class OxigraphGraphBackend implements GraphBackend {
       slot.state = "dead";
       return;
     }
-    const fresh = this.spawn();
+    const spareAt = this.spares.findIndex((s) => s.state === "ready");
+    let fresh: Slot;
+    if (spareAt >= 0) {
+      fresh = this.spares.splice(spareAt, 1)[0];
+      this.spares.push(this.spawn());
+    } else fresh = this.spawn();
     const index = this.slots.indexOf(slot);
     if (index >= 0) this.slots[index] = fresh;
   }
@@ -387,6 +421,14 @@ export class OxigraphGraphBackend implements GraphBackend {
   /** A worker died: a running query fails with `failure`; a worker that never loaded is left dead until the next query. */
   private onWorkerFailure(slot: Slot, failure: Error): void {
     if (slot.state === "dead" || this.closed) return;
+    const spareAt = this.spares.indexOf(slot);
+    if (spareAt >= 0) {
+      // A spare that failed is dropped; the next restart starts another.
+      slot.state = "dead";
+      slot.worker.removeAllListeners();
+      this.spares.splice(spareAt, 1);
+      return;
+    }
     const job = slot.job;
     slot.job = undefined;
     if (slot.state === "ready") {
@@ -399,7 +441,7 @@ export class OxigraphGraphBackend implements GraphBackend {
     slot.worker.removeAllListeners();
     if (this.slots.every((s) => s.state === "dead")) {
       const err = new UnavailableError(`the graph store could not be loaded: ${failure.message}`);
-      for (const j of this.queue.splice(0)) this.finish(j).reject(err);
+      for (const j of this.queue.drain()) this.finish(j).reject(err);
       for (const w of this.readyWaiters.splice(0)) w.reject(err);
     }
   }
@@ -428,22 +470,38 @@ export class OxigraphGraphBackend implements GraphBackend {
     return new Promise((resolve, reject) => this.readyWaiters.push({ resolve, reject }));
   }
 
-  /** Sends a read to a worker, bounded by `opts.timeoutMs` from now (waiting in the queue included). */
+  /**
+   * Queues a read for a worker, in its tenant's queue (tenants are served round robin). Waiting is bounded
+   * apart from running: a query still waiting after `queueTimeoutMs`, or past the tenant's queue cap, is
+   * RESOURCE_EXHAUSTED with a retry delay (the query never ran, so it is not too slow: the engine is busy,
+   * mostly with the tenant's own queries, and a later retry can succeed); once on a worker it may run
+   * `opts.timeoutMs` (then DEADLINE_EXCEEDED).
+   */
   private run(request: WorkerRequest, opts: GraphQueryOptions): Promise<unknown> {
     this.assertOpen();
     const signal = opts.signal;
     if (signal?.aborted) return Promise.reject(abortReason(signal));
+    const tenant = opts.tenant ?? "";
+    if (this.queue.waiting(tenant) >= this.maxQueuedPerTenant) {
+      return Promise.reject(
+        new ResourceExhaustedError(`more than ${this.maxQueuedPerTenant} graph queries of this caller are waiting; retry when some have answered`, 1000),
+      );
+    }
     return new Promise((resolve, reject) => {
-      const job: Job = { id: ++this.nextId, request, resolve, reject, signal };
+      const job: Job = { id: ++this.nextId, tenant, timeoutMs: opts.timeoutMs, request, resolve, reject, signal };
       job.timer = setTimeout(
-        () => this.abandon(job, new DeadlineExceededError(`the graph query ran past its time limit of ${opts.timeoutMs} ms`)),
-        opts.timeoutMs,
+        () =>
+          this.abandon(
+            job,
+            new ResourceExhaustedError(`the graph engine is busy: the query waited ${this.queueTimeoutMs} ms for a worker without starting`, 1000),
+          ),
+        this.queueTimeoutMs,
       );
       if (signal) {
         job.onAbort = () => this.abandon(job, abortReason(signal));
         signal.addEventListener("abort", job.onAbort, { once: true });
       }
-      this.queue.push(job);
+      this.queue.push(tenant, job);
       this.reviveDeadSlots();
       this.dispatch();
     });
@@ -456,10 +514,7 @@ export class OxigraphGraphBackend implements GraphBackend {
     if (slot && slot.job === job) {
       slot.job = undefined;
       this.restart(slot);
-    } else {
-      const at = this.queue.indexOf(job);
-      if (at >= 0) this.queue.splice(at, 1);
-    }
+    } else this.queue.remove(job.tenant, job);
     job.reject(err);
     this.dispatch();
   }
@@ -478,11 +533,17 @@ export class OxigraphGraphBackend implements GraphBackend {
 
   private dispatch(): void {
     for (const slot of this.slots) {
-      if (this.queue.length === 0) return;
+      if (this.queue.size === 0) return;
       if (slot.state !== "ready" || slot.job) continue;
       const job = this.queue.shift() as Job;
       job.slot = slot;
       slot.job = job;
+      // The time limit counts from here: waiting for the worker was bounded apart.
+      clearTimeout(job.timer);
+      job.timer = setTimeout(
+        () => this.abandon(job, new DeadlineExceededError(`the graph query ran past its time limit of ${job.timeoutMs} ms`)),
+        job.timeoutMs,
+      );
       slot.worker.postMessage({ ...job.request, id: job.id });
     }
   }

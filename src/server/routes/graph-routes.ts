@@ -11,6 +11,7 @@ import { guardResults } from "../../domain/leak-guard.js";
 import { resolveDepth } from "../../domain/request-limits.js";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import type { GraphBackend, GraphQueryOptions, GraphQueryResult, GraphTriplesResult } from "../../ports/graph-backend.js";
+import { principalKey } from "../context-keys.js";
 import { viewOf } from "../handler-context.js";
 import { setStreamAnswerHeaders } from "../stream-answer-headers.js";
 import { toWireRow, toWireTriple } from "../rdf-output.js";
@@ -74,7 +75,11 @@ export function graphRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
     if (!graph) throw new UnimplementedError("no graph backend is configured on this server");
     return graph;
   };
-  const options = (ctx: HandlerContext): GraphQueryOptions => ({ timeoutMs: deps.config.sparqlTimeoutMs, signal: ctx.signal });
+  const options = (ctx: HandlerContext): GraphQueryOptions => ({
+    timeoutMs: deps.config.sparqlTimeoutMs,
+    signal: ctx.signal,
+    tenant: ctx.values.get(principalKey)?.name,
+  });
   const guarded = (view: ScopedBackendView, r: GraphTriplesResult) => guardResults(view, r.triples, "graph backend").map(toWireTriple);
 
   return (router) => {

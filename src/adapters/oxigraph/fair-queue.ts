@@ -1,0 +1,65 @@
+/**
+ * A queue per tenant, served round robin: each `shift` takes the oldest entry of the tenant after the one
+ * served last, so one tenant's backlog delays another's next entry by at most one entry per server.
+ */
+export class FairQueue<T> {
+  private readonly queues = new Map<string, T[]>();
+  /** Tenants with a non-empty queue, in serving order (the next to serve first). */
+  private readonly order: string[] = [];
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** How many entries `tenant` has waiting. */
+  waiting(tenant: string): number {
+    return this.queues.get(tenant)?.length ?? 0;
+  }
+
+  push(tenant: string, item: T): void {
+    let q = this.queues.get(tenant);
+    if (!q) {
+      q = [];
+      this.queues.set(tenant, q);
+      this.order.push(tenant);
+    }
+    q.push(item);
+    this.count += 1;
+  }
+
+  /** The next entry, round robin between tenants. */
+  shift(): T | undefined {
+    const tenant = this.order.shift();
+    if (tenant === undefined) return undefined;
+    const q = this.queues.get(tenant) as T[];
+    const item = q.shift() as T;
+    this.count -= 1;
+    if (q.length > 0) this.order.push(tenant);
+    else this.queues.delete(tenant);
+    return item;
+  }
+
+  /** Takes `item` out wherever it waits; false when it is not queued. */
+  remove(tenant: string, item: T): boolean {
+    const q = this.queues.get(tenant);
+    const at = q ? q.indexOf(item) : -1;
+    if (!q || at < 0) return false;
+    q.splice(at, 1);
+    this.count -= 1;
+    if (q.length === 0) {
+      this.queues.delete(tenant);
+      this.order.splice(this.order.indexOf(tenant), 1);
+    }
+    return true;
+  }
+
+  /** Empties the queue, returning every entry. */
+  drain(): T[] {
+    const all = [...this.queues.values()].flat();
+    this.queues.clear();
+    this.order.length = 0;
+    this.count = 0;
+    return all;
+  }
+}

@@ -1,0 +1,166 @@
+import type * as http from "node:http";
+import type * as http2 from "node:http2";
+import { Code, ConnectError, createConnectRouter } from "@connectrpc/connect";
+import { createAsyncIterable, type UniversalHandler, type UniversalServerResponse } from "@connectrpc/connect/protocol";
+import {
+  compressionBrotli,
+  compressionGzip,
+  universalRequestFromNodeRequest,
+  universalResponseToNodeResponse,
+  type ConnectNodeAdapterOptions,
+} from "@connectrpc/connect-node";
+
+type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
+type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
+
+/** What connect-es says when a request body does not decode (it answers INTERNAL for it). */
+const PARSE_BINARY = "parse binary: ";
+
+/** The message a malformed body gets instead: it names the message type and what was wrong. */
+function malformedMessage(inputType: string, parseMessage: string): string {
+  return `the request body is not a valid ${inputType} message (${parseMessage.slice(PARSE_BINARY.length)})`;
+}
+
+const textDecoder = new TextDecoder();
+const textEncoder = new TextEncoder();
+
+/** A Connect unary error body `{"code":"internal","message":"parse binary: ..."}`, rewritten; else undefined. */
+function rewriteConnectJson(json: string, inputType: string): string | undefined {
+  try {
+    const parsed = JSON.parse(json) as { code?: string; message?: string; error?: { code?: string; message?: string } };
+    const err = parsed.error ?? parsed;
+    if (err.code !== "internal" || !err.message?.startsWith(PARSE_BINARY)) return undefined;
+    err.code = "invalid_argument";
+    err.message = malformedMessage(inputType, err.message);
+    return JSON.stringify(parsed);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Rewrites gRPC status headers (trailers, or a trailers-only head) that carry a body parse failure. */
+function rewriteGrpcHeaders(headers: Headers, inputType: string): boolean {
+  if (headers.get("grpc-status") !== String(Code.Internal)) return false;
+  const raw = headers.get("grpc-message") ?? "";
+  let message: string;
+  try {
+    message = decodeURIComponent(raw);
+  } catch {
+    return false;
+  }
+  if (!message.startsWith(PARSE_BINARY)) return false;
+  headers.set("grpc-status", String(Code.InvalidArgument));
+  headers.set("grpc-message", encodeURIComponent(malformedMessage(inputType, message)));
+  headers.delete("grpc-status-details-bin");
+  return true;
+}
+
+function envelope(flags: number, payload: Uint8Array): Uint8Array {
+  const out = new Uint8Array(5 + payload.length);
+  out[0] = flags;
+  new DataView(out.buffer).setUint32(1, payload.length);
+  out.set(payload, 5);
+  return out;
+}
+
+/** One enveloped chunk that is an end-of-stream frame (gRPC-Web trailers, Connect end-stream JSON), rewritten. */
+function rewriteEndFrame(chunk: Uint8Array, contentType: string, inputType: string): Uint8Array {
+  if (chunk.length < 5) return chunk;
+  const flags = chunk[0];
+  const length = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength).getUint32(1);
+  if (length !== chunk.length - 5) return chunk;
+  const payload = textDecoder.decode(chunk.subarray(5));
+  if (contentType.startsWith("application/grpc-web") && flags === 0x80) {
+    const headers = new Headers();
+    for (const line of payload.split("\r\n")) {
+      const i = line.indexOf(":");
+      if (i > 0) headers.append(line.slice(0, i).trim(), line.slice(i + 1).trim());
+    }
+    if (!rewriteGrpcHeaders(headers, inputType)) return chunk;
+    let text = "";
+    headers.forEach((value, key) => {
+      text += `${key}: ${value}\r\n`;
+    });
+    return envelope(flags, textEncoder.encode(text));
+  }
+  if (contentType.startsWith("application/connect+") && flags === 0x02) {
+    const rewritten = rewriteConnectJson(payload, inputType);
+    return rewritten === undefined ? chunk : envelope(flags, textEncoder.encode(rewritten));
+  }
+  return chunk;
+}
+
+/**
+ * connect-es answers a request body that does not decode as protobuf with INTERNAL (its JSON decoding says
+ * INVALID_ARGUMENT), before any interceptor runs for unary calls: the error is rewritten here, on the way
+ * out, in whichever protocol framed it (Connect unary JSON, Connect end-stream, gRPC trailers or a
+ * trailers-only head, gRPC-Web trailer frame).
+ */
+async function malformedBodyIsInvalidArgument(res: UniversalServerResponse, inputType: string): Promise<UniversalServerResponse> {
+  const header = new Headers(res.header);
+  const contentType = header.get("content-type") ?? "";
+  rewriteGrpcHeaders(header, inputType);
+  const body = res.body;
+  if (body === undefined) return { ...res, header };
+  if (res.status === 500 && contentType.startsWith("application/json") && !header.has("content-encoding")) {
+    // A Connect unary error: one small JSON body, read whole so the status can change with it.
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of body instanceof Uint8Array ? [body] : body) chunks.push(chunk);
+    const rewritten = rewriteConnectJson(textDecoder.decode(Buffer.concat(chunks)), inputType);
+    const bytes = rewritten === undefined ? Buffer.concat(chunks) : textEncoder.encode(rewritten);
+    header.set("content-length", String(bytes.byteLength));
+    return { ...res, status: rewritten === undefined ? res.status : 400, header, body: createAsyncIterable([bytes]) };
+  }
+  if (body instanceof Uint8Array) return { ...res, header };
+  const trailer = res.trailer instanceof Headers ? res.trailer : undefined;
+  return {
+    ...res,
+    header,
+    body: (async function* rewritten() {
+      for await (const chunk of body) yield rewriteEndFrame(chunk, contentType, inputType);
+      if (trailer) rewriteGrpcHeaders(trailer, inputType);
+    })(),
+  };
+}
+
+/** Whether a response failed only because the client went away (reset its stream, closed the connection). */
+function clientWentAway(res: NodeResponse, reason: unknown): boolean {
+  const code = ConnectError.from(reason).code;
+  if (code === Code.Aborted || code === Code.Canceled) return true;
+  return res.destroyed || (res as { stream?: http2.Http2Stream }).stream?.destroyed === true;
+}
+
+/**
+ * The Node request handler of the server: connect-node's adapter (`connectNodeAdapter`), with a request
+ * body that does not decode answered INVALID_ARGUMENT in every protocol (JSON bodies are decoded strictly
+ * too: invalid UTF-8 is refused, not replaced), and a client that goes away mid-call not logged as a failure.
+ */
+export function createNodeHandler(options: ConnectNodeAdapterOptions): (req: NodeRequest, res: NodeResponse) => void {
+  const router = createConnectRouter({
+    acceptCompression: [compressionGzip, compressionBrotli],
+    ...options,
+    jsonOptions: { textDecoder: new TextDecoder("utf-8", { fatal: true }), ...options.jsonOptions } as ConnectNodeAdapterOptions["jsonOptions"],
+  });
+  options.routes(router);
+  const paths = new Map<string, UniversalHandler>();
+  for (const h of router.handlers) paths.set((options.requestPathPrefix ?? "") + h.requestPath, h);
+  return (req, res) => {
+    const handler = paths.get(req.url?.split("?", 2)[0] ?? "");
+    if (!handler) {
+      if (options.fallback) options.fallback(req, res);
+      else {
+        res.writeHead(404);
+        res.end();
+      }
+      return;
+    }
+    const uReq = universalRequestFromNodeRequest(req, res, undefined, options.contextValues?.(req));
+    handler(uReq)
+      .then((uRes) => malformedBodyIsInvalidArgument(uRes, handler.method.input.typeName))
+      .then((uRes) => universalResponseToNodeResponse(uRes, res))
+      .catch((reason: unknown) => {
+        if (clientWentAway(res, reason)) return;
+        process.stderr.write(`acms: handler for ${handler.service.typeName}/${handler.method.name} failed: ${String(reason)}\n`);
+      });
+  };
+}

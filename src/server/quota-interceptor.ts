@@ -1,0 +1,107 @@
+import { create, toBinary, type DescMessage, type Message } from "@bufbuild/protobuf";
+import { durationFromMs } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { principalKey } from "./context-keys.js";
+import { QuotaLedger, type QuotaLimits, type QuotaRefusal } from "./quota-ledger.js";
+
+/** A RESOURCE_EXHAUSTED carrying google.rpc.RetryInfo, so clients know when to come back. */
+export function resourceExhausted(message: string, retryAfterMs: number): ConnectError {
+  return new ConnectError(message, Code.ResourceExhausted, undefined, [
+    { desc: RetryInfoSchema, value: create(RetryInfoSchema, { retryDelay: durationFromMs(Math.max(1, retryAfterMs)) }) },
+  ]);
+}
+
+/** Rows of one response message: the entries of its top-level lists (results, rows, triples, items...). */
+function rowsOf(schema: DescMessage, message: Message): number {
+  let rows = 0;
+  for (const field of schema.fields) {
+    if (field.fieldKind === "list") rows += ((message as unknown as Record<string, unknown[]>)[field.localName] ?? []).length;
+  }
+  return rows;
+}
+
+/** Counts a call's rows and bytes against its budget, throwing RESOURCE_EXHAUSTED when past it. */
+class CostMeter {
+  private rows = 0;
+  private bytes = 0;
+
+  constructor(
+    private readonly limits: QuotaLimits,
+    private readonly schema: DescMessage,
+  ) {}
+
+  add(message: Message, rows: number): void {
+    this.rows += rows;
+    if (this.rows > this.limits.resultRows) {
+      throw resourceExhausted(`the answer exceeds the per-call budget of ${this.limits.resultRows} rows: narrow the query or lower its limit`, 1000);
+    }
+    this.bytes += toBinary(this.schema, message).byteLength;
+    if (this.bytes > this.limits.resultBytes) {
+      throw resourceExhausted(`the answer exceeds the per-call budget of ${this.limits.resultBytes} bytes: narrow the query or lower its limit`, 1000);
+    }
+  }
+}
+
+/** Called with every call refused over quota (the audit log). */
+export type QuotaRefusalSink = (refusal: { principal: string; rpc: string; reason: string }) => void;
+
+/**
+ * Per-principal quotas, router-wide and after the access interceptor (which names the principal): calls
+ * in flight, calls per second with a burst, and a per-call cost budget (response bytes and rows, and
+ * running time: the call's signal aborts at the budget and the call ends DEADLINE_EXCEEDED). Over quota
+ * is RESOURCE_EXHAUSTED with RetryInfo. Unauthenticated services (health) are never throttled: they have
+ * no principal.
+ */
+export function createQuotaInterceptor(limits: QuotaLimits, onRefused?: QuotaRefusalSink): Interceptor {
+  const ledger = new QuotaLedger(limits);
+  return (next) => async (req) => {
+    const principal = req.contextValues.get(principalKey);
+    if (!principal) return next(req);
+    const rpc = `${req.service.typeName}/${req.method.name}`;
+    const admitted = ledger.admit(principal.name);
+    if ("reason" in admitted) {
+      const refusal = admitted as QuotaRefusal;
+      onRefused?.({ principal: principal.name, rpc, reason: refusal.reason });
+      throw resourceExhausted(`Over quota: ${refusal.reason}; retry in ${refusal.retryAfterMs} ms`, refusal.retryAfterMs);
+    }
+    const budget = new AbortController();
+    const timer = setTimeout(() => budget.abort(new ConnectError(`the call ran past its time budget of ${limits.callMs} ms`, Code.DeadlineExceeded)), limits.callMs);
+    const signal = AbortSignal.any([req.signal, budget.signal]);
+    const done = () => {
+      clearTimeout(timer);
+      admitted.release();
+    };
+    const overTime = new Promise<never>((_, reject) => {
+      budget.signal.addEventListener("abort", () => reject(budget.signal.reason), { once: true });
+    });
+    overTime.catch(() => undefined);
+    const meter = new CostMeter(limits, req.method.output);
+    try {
+      const res = await Promise.race([next({ ...req, signal }), overTime]);
+      if (!res.stream) {
+        meter.add(res.message, rowsOf(req.method.output, res.message));
+        done();
+        return res;
+      }
+      const messages = res.message;
+      return {
+        ...res,
+        message: (async function* metered() {
+          try {
+            for await (const m of messages) {
+              if (budget.signal.aborted) throw budget.signal.reason;
+              meter.add(m, 1);
+              yield m;
+            }
+          } finally {
+            done();
+          }
+        })(),
+      };
+    } catch (err) {
+      done();
+      throw err;
+    }
+  };
+}

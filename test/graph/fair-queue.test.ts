@@ -1,0 +1,26 @@
+import { FairQueue } from "../../src/adapters/oxigraph/fair-queue.js";
+
+describe("FairQueue", () => {
+  it("serves tenants round robin, whatever one tenant has queued", () => {
+    const q = new FairQueue<string>();
+    for (let i = 0; i < 5; i++) q.push("a", `a${i}`);
+    q.push("b", "b0");
+    q.push("b", "b1");
+    q.push("c", "c0");
+    const order: string[] = [];
+    for (let x = q.shift(); x !== undefined; x = q.shift()) order.push(x);
+    expect(order).toEqual(["a0", "b0", "c0", "a1", "b1", "a2", "a3", "a4"]);
+    expect(q.size).toBe(0);
+  });
+
+  it("removes a waiting entry and keeps the rotation", () => {
+    const q = new FairQueue<string>();
+    q.push("a", "a0");
+    q.push("b", "b0");
+    q.push("a", "a1");
+    expect(q.remove("b", "b0")).toBe(true);
+    expect(q.remove("b", "b0")).toBe(false);
+    expect(q.waiting("a")).toBe(2);
+    expect([q.shift(), q.shift(), q.shift()]).toEqual(["a0", "a1", undefined]);
+  });
+});
