@@ -2,9 +2,12 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Backends } from "./backends.js";
 import { createAccessInterceptor } from "./access-interceptor.js";
+import { COMPRESS_MIN_BYTES } from "./compression-policy.js";
 import type { Config } from "./config.js";
 import type { InternalErrorSink } from "./error-mapping.js";
 import type { KeyRing } from "./key-ring.js";
+import { createGrpcStreamHandler } from "./grpc/grpc-stream-handler.js";
+import { recordingRoutes, type MethodRegistry } from "./grpc/method-registry.js";
 import { listen, type Listener } from "./listener.js";
 import { ServingState } from "./serving-state.js";
 import { allRoutes, PUBLIC_SERVICES } from "./routes/all-routes.js";
@@ -41,21 +44,25 @@ export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter
 
 /**
  * Starts the server on `config.host:config.port` (port 0 picks a free one), serving gRPC, gRPC-Web and
- * Connect on one port.
+ * Connect on one port. Unary and server-streaming gRPC calls take the fast path (createGrpcStreamHandler:
+ * the same handlers and interceptors on Node's HTTP/2 streams); everything else goes through Connect.
  * @example const server = await startServer({ config, keys, backends }); await server.close();
  */
 export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   const deps = { ...serverDeps, serving: serverDeps.serving ?? new ServingState() };
   const { routes, interceptors } = createRoutes(deps);
+  const methods: MethodRegistry = new Map();
   const handler = connectNodeAdapter({
-    routes,
+    routes: recordingRoutes(routes, methods),
     interceptors,
     readMaxBytes: deps.config.maxMessageBytes,
     writeMaxBytes: deps.config.maxMessageBytes,
+    compressMinBytes: COMPRESS_MIN_BYTES,
   });
   let listener: Listener;
   try {
-    listener = await listen(handler, deps.config.host, deps.config.port);
+    const grpc = createGrpcStreamHandler({ methods, interceptors, maxMessageBytes: deps.config.maxMessageBytes, compressMinBytes: COMPRESS_MIN_BYTES });
+    listener = await listen(handler, deps.config.host, deps.config.port, grpc);
   } catch (err) {
     await deps.backends.close();
     throw err;
