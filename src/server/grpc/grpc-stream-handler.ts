@@ -100,7 +100,12 @@ export function createGrpcStreamHandler(opts: GrpcStreamHandlerOptions): GrpcStr
 
 /** One gRPC call on one HTTP/2 stream. */
 class GrpcCall {
-  private readonly controller = new AbortController();
+  /** Made on first use of the call's signal: most calls finish without anyone listening to it. */
+  private controller: AbortController | undefined;
+  private abortReason: ConnectError | undefined;
+  private requestHeader: Headers | undefined;
+  private readonly values = createContextValues();
+  private ownRequest: UnaryRequest | StreamRequest | undefined;
   private done = false;
   private headersSent = false;
   private timer: NodeJS.Timeout | undefined;
@@ -129,7 +134,7 @@ class GrpcCall {
       if (timeout.error) throw timeout.error;
       if (timeout.timeoutMs !== undefined) {
         this.deadline = Date.now() + timeout.timeoutMs;
-        this.timer = setTimeout(() => this.controller.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeout.timeoutMs);
+        this.timer = setTimeout(() => this.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeout.timeoutMs);
       }
       const input = fromBinaryChecked(this.spec.method.input, await this.readMessage());
       if (this.spec.kind === "unary") await this.unary(input);
@@ -151,7 +156,20 @@ class GrpcCall {
     if (this.done) return;
     this.done = true;
     clearTimeout(this.timer);
-    this.controller.abort(new ConnectError("the operation was aborted", Code.Canceled));
+    this.abort(new ConnectError("the operation was aborted", Code.Canceled));
+  }
+
+  private abort(reason: ConnectError): void {
+    this.abortReason ??= reason;
+    this.controller?.abort(reason);
+  }
+
+  private get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortReason) this.controller.abort(this.abortReason);
+    }
+    return this.controller.signal;
   }
 
   /** Reads the one enveloped request message, refusing any envelope over the size limit as soon as its header arrives. */
@@ -190,8 +208,10 @@ class GrpcCall {
     });
   }
 
-  private requestHeaders(): Headers {
-    const h = new Headers();
+  /** The request's metadata as Headers, made on first use (a public call never reads it). */
+  private get requestHeaders(): Headers {
+    if (this.requestHeader) return this.requestHeader;
+    const h = (this.requestHeader = new Headers());
     for (const [k, v] of Object.entries(this.headers)) {
       if (k.startsWith(":") || v === undefined) continue;
       if (Array.isArray(v)) for (const item of v) h.append(k, item);
@@ -200,17 +220,21 @@ class GrpcCall {
     return h;
   }
 
-  private context(requestHeader: Headers): HandlerContext {
+  private context(): HandlerContext {
     const call = this;
     const { method } = this.spec;
     const { deadline } = this;
     return {
       method,
       service: method.parent,
-      signal: this.controller.signal,
+      get signal() {
+        return call.signal;
+      },
       timeoutMs: () => (deadline === undefined ? undefined : deadline - Date.now()),
       requestMethod: "POST",
-      requestHeader,
+      get requestHeader() {
+        return call.requestHeaders;
+      },
       get responseHeader() {
         return (call.responseHeader ??= new Headers());
       },
@@ -218,9 +242,51 @@ class GrpcCall {
         return (call.responseTrailer ??= new Headers());
       },
       protocolName: "grpc",
-      values: createContextValues(),
-      url: `http://${this.header(":authority") ?? "localhost"}${this.header(":path")}`,
+      values: this.values,
+      get url() {
+        return call.url;
+      },
     };
+  }
+
+  private get url(): string {
+    return `http://${this.header(":authority") ?? "localhost"}${this.header(":path")}`;
+  }
+
+  /**
+   * The context the handler sees: the call's own, or, when an interceptor passed on a request of its own,
+   * one that takes that request's header, signal and context values (as Connect merges them).
+   */
+  private handlerContext(ctx: HandlerContext, req: UnaryRequest | StreamRequest): HandlerContext {
+    if (req === this.ownRequest) return ctx;
+    return Object.create(ctx, {
+      service: { value: req.service },
+      requestHeader: { value: req.header },
+      signal: { value: req.signal },
+      values: { value: req.contextValues },
+    }) as HandlerContext;
+  }
+
+  /** The request an interceptor sees; like the context, its costlier parts are made on first read. */
+  private request<S extends boolean>(stream: S, message: unknown): S extends true ? StreamRequest : UnaryRequest {
+    const call = this;
+    return (this.ownRequest = {
+      stream,
+      service: this.spec.method.parent,
+      method: this.spec.method,
+      requestMethod: "POST",
+      get url() {
+        return call.url;
+      },
+      get signal() {
+        return call.signal;
+      },
+      get header() {
+        return call.requestHeaders;
+      },
+      contextValues: this.values,
+      message,
+    } as never);
   }
 
   /** The interceptors around `call`, outermost first (as Connect's applyInterceptors); headers and trailers are read lazily. */
@@ -249,22 +315,12 @@ class GrpcCall {
 
   private async unary(input: Message): Promise<void> {
     const { method, impl } = this.spec as MethodImplSpec & { kind: "unary" };
-    const ctx = this.context(this.requestHeaders());
+    const ctx = this.context();
     const next = this.intercepted(ctx, async (req) => ({
       stream: false,
-      message: normalize(method.output, await impl(req.message as Message, { ...ctx, requestHeader: req.header, signal: req.signal, values: req.contextValues } as never)),
+      message: normalize(method.output, await impl(req.message as Message, this.handlerContext(ctx, req) as never)),
     }));
-    const res = (await next({
-      stream: false,
-      service: method.parent,
-      method,
-      requestMethod: "POST",
-      url: ctx.url,
-      signal: ctx.signal,
-      header: ctx.requestHeader,
-      contextValues: ctx.values,
-      message: input,
-    } as UnaryRequest)) as UnaryResponse<DescMessage, DescMessage>;
+    const res = (await next(this.request(false, input))) as UnaryResponse<DescMessage, DescMessage>;
     this.adopt(res, ctx);
     await this.send(method.output, res.message);
     this.finish();
@@ -272,25 +328,15 @@ class GrpcCall {
 
   private async serverStream(input: Message): Promise<void> {
     const { method, impl } = this.spec as MethodImplSpec & { kind: "server_streaming" };
-    const ctx = this.context(this.requestHeaders());
+    const ctx = this.context();
     const next = this.intercepted(ctx, async (req) => ({
       stream: true,
       message: normalizeEach(
         method.output,
-        impl(await single(req.message as AsyncIterable<Message>), { ...ctx, requestHeader: req.header, signal: req.signal, values: req.contextValues } as never),
+        impl(await single(req.message as AsyncIterable<Message>), this.handlerContext(ctx, req) as never),
       ),
     }));
-    const res = (await next({
-      stream: true,
-      service: method.parent,
-      method,
-      requestMethod: "POST",
-      url: ctx.url,
-      signal: ctx.signal,
-      header: ctx.requestHeader,
-      contextValues: ctx.values,
-      message: createAsyncIterable([input]),
-    } as StreamRequest)) as StreamResponse<DescMessage, DescMessage>;
+    const res = (await next(this.request(true, createAsyncIterable([input])))) as StreamResponse<DescMessage, DescMessage>;
     this.adopt(res, ctx);
     for await (const m of res.message) {
       if (this.stream.destroyed) return;
