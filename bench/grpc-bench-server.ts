@@ -2,7 +2,8 @@
  * One server of the gRPC benchmark in a process of its own (forked by grpc-bench.ts): `service DATA_DIR
  * KEY_SHA256` runs the real ACMS server over the data directory; `plain DB_PATH RESOURCE_IDS` runs the plain
  * grpc-js baseline over the same SQLite file. Over IPC it reports `{ port }` once listening, answers
- * `"cpu"` with its own `process.cpuUsage()` (so CPU per call is the server's alone) and exits on `"stop"`.
+ * `"cpu"` with its own `process.cpuUsage()` (so CPU per call is the server's alone), `"memory"` with its
+ * resident set size, and exits on `"stop"`.
  */
 import { createBackends } from "../src/server/composition-root.js";
 import { loadConfig } from "../src/server/config.js";
@@ -27,6 +28,7 @@ async function start(): Promise<{ port: number; close(): Promise<void> | void }>
 const server = await start();
 process.on("message", async (msg: string) => {
   if (msg === "cpu") process.send!({ cpu: process.cpuUsage() });
+  if (msg === "memory") process.send!({ rss: process.memoryUsage().rss });
   if (msg === "stop") {
     await server.close();
     process.exit(0);
