@@ -13,11 +13,13 @@ export interface HnswParams {
 }
 
 /**
- * Defaults measured on 384-dimension clustered data (bench/vector-bench.ts, a 13k-row partition, top_k
- * 10, after exact re-scoring): M 16 / ef 96 gave recall@10 0.93-0.96, M 16 / ef 200 0.95-0.98, M 24 /
- * ef 200 0.99 at 0.42 ms per search, ef 400 0.996 at 0.53 ms. M 24 / ef 256 sits between the last two.
+ * Defaults measured on 384-dimension clustered data (bench/vector-bench.ts, the largest resource's 13,360
+ * rows, queries drawn near rows of the whole store, top_k 10, 4x over-fetch and exact re-scoring): M 24 /
+ * efConstruction 128 / ef 256 gave recall@10 0.984-0.989 (more over-fetch did not help: the misses were
+ * never among the graph's candidates), ef 512 0.992, M 32 / efConstruction 256 / ef 512 0.999 at the
+ * same build time within noise. Earlier: M 16 / ef 96 gave 0.93-0.96.
  */
-export const DEFAULT_HNSW_PARAMS: HnswParams = { connectivity: 24, expansionAdd: 128, expansionSearch: 256 };
+export const DEFAULT_HNSW_PARAMS: HnswParams = { connectivity: 32, expansionAdd: 256, expansionSearch: 512 };
 
 /**
  * Insertion threads, the same on every call: usearch sizes its per-thread contexts when capacity grows,
