@@ -93,7 +93,7 @@ export function createGrpcStreamHandler(opts: GrpcStreamHandlerOptions): GrpcStr
     if (encoding !== undefined && encoding !== "identity") return false;
     const spec = opts.methods.get(headers[":path"] ?? "");
     if (!spec) return false;
-    void new GrpcCall(opts, interceptors, spec, stream, headers, contentType).run();
+    new GrpcCall(opts, interceptors, spec, stream, headers, contentType).run().catch(() => stream.destroy());
     return true;
   };
 }
@@ -140,7 +140,7 @@ class GrpcCall {
       if (this.spec.kind === "unary") await this.unary(input);
       else await this.serverStream(input);
     } catch (err) {
-      this.fail(toConnect(err));
+      if (!this.stream.destroyed) this.fail(toConnect(err));
     } finally {
       this.done = true;
       clearTimeout(this.timer);
@@ -182,6 +182,7 @@ class GrpcCall {
       const fail = (err: ConnectError) => {
         this.stream.off("data", onData);
         this.stream.off("end", onEnd);
+        this.stream.off("close", onClose);
         this.stream.resume();
         reject(err);
       };
@@ -197,7 +198,13 @@ class GrpcCall {
         }
         if (limit >= 0 && size > limit) fail(new ConnectError("protocol error: received extra input message", Code.Unimplemented));
       };
+      const onClose = () => {
+        this.stream.off("data", onData);
+        this.stream.off("end", onEnd);
+        reject(new ConnectError("the operation was aborted", Code.Canceled));
+      };
       const onEnd = () => {
+        this.stream.off("close", onClose);
         if (size === 0) return reject(new ConnectError(`protocol error: missing input message for ${this.spec.kind === "unary" ? "unary" : "server-streaming"} method`, Code.Unimplemented));
         if (limit < 0 || size < limit) return reject(new ConnectError(`protocol error: incomplete envelope (${size} bytes)`, Code.InvalidArgument));
         const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
@@ -205,6 +212,7 @@ class GrpcCall {
       };
       this.stream.on("data", onData);
       this.stream.once("end", onEnd);
+      this.stream.once("close", onClose);
     });
   }
 
