@@ -129,9 +129,10 @@ async function compare(
   serviceJob: Omit<LoadJob, "address" | "concurrency" | "calls" | "warmup">,
   plainJob: Omit<LoadJob, "address" | "concurrency" | "calls" | "warmup">,
   calls: number,
-): Promise<number[]> {
+): Promise<{ ratios: number[]; plain: Measured[] }> {
   process.stdout.write(`${title}\n`);
   const ratios: number[] = [];
+  const plainRuns: Measured[] = [];
   for (const concurrency of CONCURRENCIES) {
     const sizes = { concurrency, calls, warmup: Math.max(50, Math.round(calls / 4)) };
     const s: Measured[] = [];
@@ -143,13 +144,14 @@ async function compare(
     const sm = medianOf(s);
     const pm = medianOf(p);
     ratios.push(sm.callsPerSecond / pm.callsPerSecond);
+    plainRuns.push(pm);
     process.stdout.write(
       `  concurrency ${concurrency}\n    ${row("service", sm)}\n    ${row("plain", pm)}\n` +
         `    service/plain: throughput ${(sm.callsPerSecond / pm.callsPerSecond).toFixed(2)}x, ` +
         `p50 ${(sm.p50 / pm.p50).toFixed(2)}x, p99 ${(sm.p99 / pm.p99).toFixed(2)}x, cpu per call ${(sm.cpuPerCall / pm.cpuPerCall).toFixed(2)}x\n`,
     );
   }
-  return ratios;
+  return { ratios, plain: plainRuns };
 }
 
 function bearer(key: string, scopeId?: string): Interceptor {
@@ -247,7 +249,7 @@ export async function run(): Promise<void> {
     const searchPath = "/acms.v1.TextBackendService/Search";
     const search = bytes(SearchRequestSchema, { query, maxResults: 20 });
     const auth = { authorization: `Bearer ${key}`, "acms-scope": oneScope };
-    const searchRatios = await compare(
+    const { ratios: searchRatios } = await compare(
       `Search, 1-resource scope (${CHUNKS_PER_RESOURCE} chunks), "${query}", 20 results`,
       load,
       service,
@@ -258,7 +260,7 @@ export async function run(): Promise<void> {
     );
     const healthPath = "/grpc.health.v1.Health/Check";
     const health = bytes(HealthCheckRequestSchema, { service: "" });
-    const healthRatios = await compare(
+    const { ratios: healthRatios, plain: plainHealth } = await compare(
       "Health Check",
       load,
       service,
@@ -304,7 +306,8 @@ export async function run(): Promise<void> {
     const overGrpc = medianOf(getRuns);
     process.stdout.write(
       `Tier GetFragment: in process ${Math.round(inProcess)} ops/s (one caller); through gRPC ${Math.round(overGrpc.callsPerSecond)} ops/s ` +
-        `(16 callers, p50 ${overGrpc.p50.toFixed(2)} ms, cpu ${Math.round(overGrpc.cpuPerCall)} µs/call): ${(overGrpc.callsPerSecond / inProcess).toFixed(2)}x in process\n`,
+        `(16 callers, p50 ${overGrpc.p50.toFixed(2)} ms, cpu ${Math.round(overGrpc.cpuPerCall)} µs/call): ${(overGrpc.callsPerSecond / inProcess).toFixed(2)}x in process, ` +
+        `${(overGrpc.callsPerSecond / plainHealth[CONCURRENCIES.indexOf(16)].callsPerSecond).toFixed(2)}x a plain grpc-js trivial handler at 16 callers (the wire's ceiling)\n`,
     );
     const fmt = (rs: number[]) => rs.map((r) => r.toFixed(2)).join(" / ");
     process.stdout.write(`summary: service/plain throughput at concurrency ${CONCURRENCIES.join(" / ")}: Search ${fmt(searchRatios)}, Health ${fmt(healthRatios)}\n`);
