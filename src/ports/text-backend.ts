@@ -1,4 +1,5 @@
 import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
+import type { ChunkRecord } from "./document-store.js";
 
 /** One keyword hit: a chunk version and its normalised score in [0, 1]. */
 export interface TextHit {
@@ -6,6 +7,8 @@ export interface TextHit {
   resourceId: string;
   path: string;
   score: number;
+  /** The chunk itself, when the backend read it with the hit (the same store): spares the caller a second look-up. */
+  chunk?: ChunkRecord;
 }
 
 /** Options of one keyword search; the request's values, already validated. */

@@ -42,7 +42,7 @@ async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends
     const documents = new SqliteDocumentStore(db);
     const units = new SqliteUnitReader(db);
     const text = chooseTextBackend(new Fts5TextBackend(db), { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
-    const vector = new PartitionedVectorBackend({ dimension: config.embeddingDim });
+    const vector = new PartitionedVectorBackend({ dimension: config.embeddingDim, graphDir: `${config.dataDir}/vectors` });
     await loadVectors(vector, documents.iterateVectors());
     const graph = await OxigraphGraphBackend.open({ path: `${config.dataDir}/graph.db`, ...config.graph });
     return {

@@ -13,19 +13,20 @@ export interface HitRecord {
 
 /**
  * Turns a backend's chunk hits into results the way keyword and similarity search both answer: hydrates
- * text and metadata from the document store, drops hits whose chunk is gone or that `keep` rejects, keeps
+ * text and metadata from the document store (hits the backend already read with their chunk skip that), drops hits whose chunk is gone or that `keep` rejects, keeps
  * one result per UKO URI (several versions of a chunk share one; the best-scoring wins) and orders by
  * score descending then UKO URI, so equal scores rank the same on every call.
  */
 export async function hydrateHits(
   documents: Pick<DocumentStore, "getChunks">,
-  hits: readonly { chunkKey: number; score: number }[],
+  hits: readonly { chunkKey: number; score: number; chunk?: ChunkRecord }[],
   keep: (chunk: ChunkRecord) => boolean = () => true,
 ): Promise<HitRecord[]> {
-  const chunks = await documents.getChunks(hits.map((h) => h.chunkKey));
+  const missing = hits.filter((h) => h.chunk === undefined).map((h) => h.chunkKey);
+  const chunks = missing.length > 0 ? await documents.getChunks(missing) : undefined;
   const byUri = new Map<string, HitRecord>();
   for (const hit of hits) {
-    const chunk = chunks.get(hit.chunkKey);
+    const chunk = hit.chunk ?? chunks?.get(hit.chunkKey);
     if (!chunk || !keep(chunk)) continue;
     const prev = byUri.get(chunk.ukoUri);
     if (prev && prev.score >= hit.score) continue;

@@ -3,6 +3,9 @@ import http2 from "node:http2";
 import net from "node:net";
 import { ConnectionGuard, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./connection-guard.js";
 
+/** Takes an HTTP/2 stream before the request handler sees it; false passes it on (see createGrpcStreamHandler). */
+export type StreamHandler = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => boolean;
+
 type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 
 /** A listening server and how to stop it gracefully. */
@@ -26,9 +29,16 @@ export const PROTOCOL_SNIFF_TIMEOUT_MS = 10_000;
  * One TCP port that speaks h2c (gRPC, gRPC-Web, Connect over HTTP/2 with prior knowledge) and HTTP/1.1
  * (Connect and gRPC-Web from browsers and plain curl): the first bytes of a connection pick the protocol.
  */
-export async function listen(handler: Handler, host: string, port: number, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): Promise<Listener> {
+export async function listen(
+  handler: Handler,
+  host: string,
+  port: number,
+  limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+  streamHandler?: StreamHandler,
+): Promise<Listener> {
   const guard = new ConnectionGuard(limits);
   const h2 = http2.createServer({ maxSessionMemory: 64 }, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
+  if (streamHandler) takeStreamsFirst(h2, streamHandler);
   const h1 = http.createServer(handler as (req: http.IncomingMessage, res: http.ServerResponse) => void);
   h1.keepAliveTimeout = Math.min(5000, limits.idleTimeoutMs);
   // h1 never listens itself (connections are handed to it), so start what `listen` would: connection
@@ -110,4 +120,17 @@ export async function listen(handler: Handler, host: string, port: number, limit
       await stopped;
     },
   };
+}
+
+/**
+ * Puts `streamHandler` in front of the compatibility layer that turns each HTTP/2 stream into a
+ * request/response pair for `handler`: streams it takes never reach that layer.
+ */
+function takeStreamsFirst(h2: http2.Http2Server, streamHandler: StreamHandler): void {
+  const compat = h2.listeners("stream") as Array<(...args: unknown[]) => void>;
+  h2.removeAllListeners("stream");
+  h2.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
+    if (streamHandler(stream, headers)) return;
+    for (const listener of compat) listener.call(h2, stream, headers, ...rest);
+  });
 }

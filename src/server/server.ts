@@ -1,11 +1,14 @@
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import type { Backends } from "./backends.js";
 import { createAccessInterceptor } from "./access-interceptor.js";
+import { COMPRESS_MIN_BYTES } from "./compression-policy.js";
 import type { Config } from "./config.js";
 import { withConsole } from "./console-assets.js";
 import { withCors } from "./cors.js";
 import type { InternalErrorSink } from "./error-mapping.js";
 import type { KeyRing } from "./key-ring.js";
+import { createGrpcStreamHandler } from "./grpc/grpc-stream-handler.js";
+import { recordingRoutes, type MethodRegistry } from "./grpc/method-registry.js";
 import { listen, type Listener } from "./listener.js";
 import { createQuotaInterceptor } from "./quota-interceptor.js";
 import { createAuditInterceptor } from "./audit-interceptor.js";
@@ -53,22 +56,26 @@ export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter
 
 /**
  * Starts the server on `config.host:config.port` (port 0 picks a free one), serving gRPC, gRPC-Web and
- * Connect on one port.
+ * Connect on one port. Unary and server-streaming gRPC calls take the fast path (createGrpcStreamHandler:
+ * the same handlers and interceptors on Node's HTTP/2 streams); everything else goes through Connect.
  * @example const server = await startServer({ config, keys, backends }); await server.close();
  */
 export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   const audit = serverDeps.audit ?? (serverDeps.config.auditLog ? AuditLog.open(serverDeps.config.auditLog) : undefined);
   const deps = { ...serverDeps, serving: serverDeps.serving ?? new ServingState(), audit };
   const { routes, interceptors } = createRoutes(deps);
+  const methods: MethodRegistry = new Map();
   const handler = createNodeHandler({
-    routes,
+    routes: recordingRoutes(routes, methods),
     interceptors,
     readMaxBytes: deps.config.maxMessageBytes,
     writeMaxBytes: deps.config.maxMessageBytes,
+    compressMinBytes: COMPRESS_MIN_BYTES,
   });
   let listener: Listener;
   try {
-    listener = await listen(withConsole(withCors(handler, deps.config.corsOrigins), deps.config.consoleDir), deps.config.host, deps.config.port, deps.config.connections);
+    const grpc = createGrpcStreamHandler({ methods, interceptors, maxMessageBytes: deps.config.maxMessageBytes, compressMinBytes: COMPRESS_MIN_BYTES });
+    listener = await listen(withConsole(withCors(handler, deps.config.corsOrigins), deps.config.consoleDir), deps.config.host, deps.config.port, deps.config.connections, grpc);
   } catch (err) {
     await deps.backends.close();
     await audit?.close();

@@ -177,7 +177,7 @@ describe("PartitionedVectorBackend specifics", () => {
     });
   });
 
-  it("recall@10 of the graph path on a clustered 384-dimension set is at least 0.95", async () => {
+  it("recall@10 of the graph path on a clustered 384-dimension set is at least 0.99", async () => {
     const dim = 384;
     const b = new PartitionedVectorBackend({ dimension: dim, exactThreshold: 0 });
     open.push(b);
@@ -195,7 +195,7 @@ describe("PartitionedVectorBackend specifics", () => {
       const want = new Set(referenceSearch(rows, view, q, searchOpts({ topK: 10 })).map((h) => h.chunkKey));
       found += got.hits.filter((h) => want.has(h.chunkKey)).length;
     }
-    expect(found / (queries.length * 10)).toBeGreaterThanOrEqual(0.95);
+    expect(found / (queries.length * 10)).toBeGreaterThanOrEqual(0.99);
     // Building the graph takes seconds on an idle machine and minutes on a loaded one: the time limit
     // only stops a hang (the build's speed is a figure of bench/vector-bench.ts).
   }, 600_000);

@@ -1,3 +1,4 @@
+import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import usearch from "usearch";
 
@@ -12,16 +13,21 @@ export interface HnswParams {
 }
 
 /**
- * Defaults measured on 384-dimension clustered data (bench/vector-bench.ts, a 13k-row partition, top_k
- * 10, after exact re-scoring): M 16 / ef 96 gave recall@10 0.93-0.96, M 16 / ef 200 0.95-0.98, M 24 /
- * ef 200 0.99 at 0.42 ms per search, ef 400 0.996 at 0.53 ms. M 24 / ef 256 sits between the last two.
+ * Defaults measured on 384-dimension clustered data (bench/vector-bench.ts, the largest resource's 13,360
+ * rows, queries drawn near rows of the whole store, top_k 10, 4x over-fetch and exact re-scoring): M 24 /
+ * efConstruction 128 / ef 256 gave recall@10 0.984-0.989 (more over-fetch did not help: the misses were
+ * never among the graph's candidates), ef 512 0.992, M 32 / efConstruction 256 / ef 512 0.999 at the
+ * same build time within noise. Earlier: M 16 / ef 96 gave 0.93-0.96.
  */
-export const DEFAULT_HNSW_PARAMS: HnswParams = { connectivity: 24, expansionAdd: 128, expansionSearch: 256 };
+export const DEFAULT_HNSW_PARAMS: HnswParams = { connectivity: 32, expansionAdd: 256, expansionSearch: 512 };
 
 /**
  * Insertion threads, the same on every call: usearch sizes its per-thread contexts when capacity grows,
  * so an add with more threads than the last growth reserved fails ("Reserve capacity ahead of insertions!").
  */
+/** The version of the `.keys` file layout: [format, dimension, graph file bytes, count, ...sorted keys] as float64. */
+const KEYS_FORMAT = 1;
+
 const ADD_THREADS = Math.max(1, Math.min(availableParallelism(), 4));
 
 /**
@@ -34,6 +40,8 @@ export class HnswIndex {
   private readonly members = new Set<number>();
   /** Removals since the graph was built; many of them degrade it, and the owner then rebuilds it. */
   removals = 0;
+  /** Whether the graph changed since it was saved or loaded. */
+  dirty = true;
 
   constructor(readonly dimension: number, params: HnswParams) {
     this.index = new usearch.Index({
@@ -64,12 +72,53 @@ export class HnswIndex {
     for (const k of keys) if (this.members.has(k)) this.remove(k);
     this.index.add(BigUint64Array.from(keys, (k) => BigInt(k)), vectors, ADD_THREADS);
     for (const k of keys) this.members.add(k);
+    this.dirty = true;
   }
 
   remove(key: number): void {
     if (!this.members.delete(key)) return;
     this.index.remove(BigInt(key));
     this.removals += 1;
+    this.dirty = true;
+  }
+
+  /**
+   * Writes the graph to `<path>.usearch` and its member keys to `<path>.keys` (each through a temp file
+   * and a rename). The keys file is written last and records the graph file's size, so a crash between
+   * the two leaves a pair that `load` refuses.
+   */
+  save(path: string): void {
+    this.index.save(`${path}.usearch.tmp`);
+    renameSync(`${path}.usearch.tmp`, `${path}.usearch`);
+    const keys = Float64Array.from([...this.members].sort((a, b) => a - b));
+    const header = Float64Array.of(KEYS_FORMAT, this.dimension, statSync(`${path}.usearch`).size, keys.length);
+    writeFileSync(`${path}.keys.tmp`, Buffer.concat([Buffer.from(header.buffer), Buffer.from(keys.buffer)]));
+    renameSync(`${path}.keys.tmp`, `${path}.keys`);
+    this.dirty = false;
+  }
+
+  /**
+   * The graph saved at `path`, when it holds exactly `keys` (chunk keys are never reused, so the same keys
+   * mean the same vectors) at this dimension; undefined when it is missing, stale, or does not load.
+   */
+  static load(path: string, dimension: number, params: HnswParams, keys: readonly number[]): HnswIndex | undefined {
+    try {
+      const raw = readFileSync(`${path}.keys`);
+      const words = new Float64Array(raw.buffer, raw.byteOffset, Math.floor(raw.length / 8));
+      const [format, dim, graphBytes, count] = words;
+      if (format !== KEYS_FORMAT || dim !== dimension || count !== keys.length || words.length !== 4 + count) return undefined;
+      if (statSync(`${path}.usearch`).size !== graphBytes) return undefined;
+      const sorted = [...keys].sort((a, b) => a - b);
+      for (let i = 0; i < count; i++) if (words[4 + i] !== sorted[i]) return undefined;
+      const graph = new HnswIndex(dimension, params);
+      graph.index.load(`${path}.usearch`);
+      if (graph.index.size() !== count) return undefined;
+      for (const k of sorted) graph.members.add(k);
+      graph.dirty = false;
+      return graph;
+    } catch {
+      return undefined;
+    }
   }
 
   /** The keys of up to `k` approximate nearest neighbours of the unit vector `query`, best first. */

@@ -1,3 +1,5 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { UnavailableError } from "../../domain/errors.js";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import { supersededCutoff } from "../../domain/temporal-filter.js";
@@ -56,6 +58,12 @@ export interface PartitionedVectorBackendOptions {
    * It is built once the store holds 4x `exactThreshold` vectors.
    */
   storeGraph?: boolean;
+  /**
+   * A folder to keep built graphs in, so a restart loads them instead of rebuilding (building HNSW over
+   * 100k vectors takes most of a minute). A saved graph is used only when it holds exactly the keys it is
+   * loaded for; a stale, partial or corrupt one is rebuilt. Graphs are saved when built and on close.
+   */
+  graphDir?: string;
 }
 
 /** Graphs with more removals than this (and than live members) are rebuilt, as HNSW degrades under churn. */
@@ -93,6 +101,9 @@ export class PartitionedVectorBackend implements VectorBackend {
   private readonly indexQueue = new Set<GraphHolder>();
   private indexer: Promise<void> | null = null;
   private closed = false;
+  private readonly graphDir: string | undefined;
+  /** Graphs loaded from `graphDir` and graphs built, since construction (the log and tests read them). */
+  readonly graphCounts = { loaded: 0, built: 0 };
 
   constructor(opts: PartitionedVectorBackendOptions) {
     if (!Number.isInteger(opts.dimension) || opts.dimension <= 0) throw new RangeError(`dimension must be a positive integer, got ${opts.dimension}`);
@@ -108,6 +119,8 @@ export class PartitionedVectorBackend implements VectorBackend {
     this.useStoreGraph = opts.storeGraph ?? true;
     this.storeGraphMinRows = Math.max(1, this.exactThreshold * 4);
     this.storeGraph = new StoreGraph(this.partitionOfKey, this.dimension);
+    this.graphDir = opts.graphDir;
+    if (this.graphDir) mkdirSync(this.graphDir, { recursive: true });
   }
 
   /** How many chunk versions are held. */
@@ -305,6 +318,8 @@ export class PartitionedVectorBackend implements VectorBackend {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const p of this.partitions.values()) this.saveGraph(p);
+    this.saveGraph(this.storeGraph);
     for (const p of this.partitions.values()) this.drop(p);
     this.drop(this.storeGraph);
     this.partitions = new Map();
@@ -348,10 +363,37 @@ export class PartitionedVectorBackend implements VectorBackend {
     }
     if (holder.building) return;
     const churned = holder.index !== null && holder.index.removals > Math.max(MIN_REMOVALS_FOR_REBUILD, holder.index.size);
+    if (holder.index === null && holder.size >= minRows && this.loadGraph(holder)) return;
     if ((holder.index === null && holder.size >= minRows) || churned) {
       holder.building = new HnswIndex(this.dimension, this.hnswParams);
       this.indexQueue.add(holder);
       if (!this.indexer) this.indexer = this.runIndexer();
+    }
+  }
+
+  private graphPath(holder: GraphHolder): string | undefined {
+    if (!this.graphDir) return undefined;
+    return join(this.graphDir, holder === this.storeGraph ? "store" : `r-${(holder as VectorPartition).resourceId}`);
+  }
+
+  /** Takes the holder's saved graph when it matches the rows held; true when it did. */
+  private loadGraph(holder: GraphHolder): boolean {
+    const path = this.graphPath(holder);
+    const graph = path === undefined ? undefined : HnswIndex.load(path, this.dimension, this.hnswParams, holder.keySnapshot());
+    if (!graph) return false;
+    holder.index = graph;
+    this.graphCounts.loaded += 1;
+    return true;
+  }
+
+  /** Saves the holder's graph when it changed since it was saved or loaded; a failure only costs a rebuild later. */
+  private saveGraph(holder: GraphHolder): void {
+    const path = this.graphPath(holder);
+    if (path === undefined || !holder.index?.dirty || holder.detached) return;
+    try {
+      holder.index.save(path);
+    } catch (err) {
+      process.stderr.write(`acms: could not save a vector graph (it is rebuilt at the next start): ${err instanceof Error ? err.message : String(err)}\n`);
     }
   }
 
@@ -391,6 +433,8 @@ export class PartitionedVectorBackend implements VectorBackend {
         if (!this.closed && !p.detached && p.building === graph) {
           p.index = graph;
           p.building = null;
+          this.graphCounts.built += 1;
+          this.saveGraph(p);
         }
       }
     } finally {

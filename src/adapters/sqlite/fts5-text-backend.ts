@@ -3,6 +3,7 @@ import { normaliseBm25 } from "../../domain/bm25-normalise.js";
 import { supersededCutoff } from "../../domain/temporal-filter.js";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import type { TemporalScope } from "../../domain/scope.js";
+import type { ChunkRecord } from "../../ports/document-store.js";
 import type { TextBackend, TextHit, TextSearchOptions } from "../../ports/text-backend.js";
 import { matchAnyTerm, queryTerms, quoteFts5 } from "./fts5-match-query.js";
 import { resourceToken } from "./sqlite-document-store.js";
@@ -28,6 +29,9 @@ export interface RankedRow {
   superseded_at: number | null;
   uko_uri: string;
   bm25_rank: number;
+  doc_key: number;
+  text: string;
+  metadata: string;
 }
 
 function temporalCondition(temporal: TemporalScope): string {
@@ -40,15 +44,18 @@ function temporalCondition(temporal: TemporalScope): string {
  * The ranked SQL of a scoped keyword search: FTS5 `bm25()` over the `body` column only (the `rid` column
  * weighs 0, so a scope filter never changes a score), joined to the chunk rows and restricted to the
  * scope's resources and visible versions in SQL. Ordered by rank, then UKO URI, then live before
- * superseded, so the first row of each URI is its best version. Exported for the bench's baseline.
+ * superseded, so the first row of each URI is its best version. Each row carries the chunk's text and
+ * its document's metadata, so a search is one statement, not a ranking and then a look-up. When the
+ * MATCH itself names the scope's resources (`ridInMatch`, small scopes) the resource list is not
+ * checked a second time. Exported for the bench's baseline.
  */
-export function rankedSearchSql(temporal: TemporalScope): string {
+export function rankedSearchSql(temporal: TemporalScope, ridInMatch = false): string {
   return `SELECT c.chunk_key, c.resource_id, c.path, c.chunk_index, c.superseded_at,
       'uko://' || c.resource_id || '/' || c.path || '#' || c.chunk_index AS uko_uri,
-      bm25(chunks_fts, 1.0, 0.0) AS bm25_rank
-    FROM chunks_fts JOIN chunks c ON c.chunk_key = chunks_fts.rowid
+      bm25(chunks_fts, 1.0, 0.0) AS bm25_rank, c.doc_key, c.text, d.metadata
+    FROM chunks_fts JOIN chunks c ON c.chunk_key = chunks_fts.rowid JOIN documents d ON d.doc_key = c.doc_key
     WHERE chunks_fts MATCH @match
-      AND c.resource_id IN (SELECT value FROM json_each(@rids))
+      ${ridInMatch ? "" : "AND c.resource_id IN (SELECT value FROM json_each(@rids))"}
       AND ${temporalCondition(temporal)}
     ORDER BY bm25_rank, uko_uri, c.superseded_at IS NOT NULL, c.superseded_at DESC
     LIMIT @limit OFFSET @offset`;
@@ -72,22 +79,24 @@ export function scopedMatch(query: string, resourceIds: readonly string[]): stri
  */
 export class Fts5TextBackend implements TextBackend {
   readonly hasNativeKeywordSearch = true;
-  private readonly statements = new Map<TemporalScope, Statement<Record<string, unknown>, RankedRow>>();
+  private readonly statements = new Map<string, Statement<Record<string, unknown>, RankedRow>>();
 
   constructor(private readonly db: SqliteDatabase) {}
 
   async search(view: ScopedBackendView, query: string, opts: TextSearchOptions): Promise<{ hits: TextHit[]; exhaustive: boolean }> {
     const match = scopedMatch(query, view.resourceIds);
     if (match === undefined || view.resourceIds.length === 0) return { hits: [], exhaustive: true };
-    const stmt = this.statement(view.temporalScope);
-    const params = {
+    const ridInMatch = view.resourceIds.length <= RID_MATCH_MAX_RESOURCES;
+    const stmt = this.statement(view.temporalScope, ridInMatch);
+    const params: { match: string; cutoff: number; limit: number; offset: number; rids?: string } = {
       match,
-      rids: JSON.stringify(view.resourceIds),
       cutoff: supersededCutoff(view.temporalScope, opts.now, opts.recentWindowMs) ?? 0,
       limit: 0,
       offset: 0,
     };
+    if (!ridInMatch) params.rids = JSON.stringify(view.resourceIds);
     const hits: TextHit[] = [];
+    const metadataByDoc = new Map<number, Record<string, string>>();
     const seen = new Set<string>();
     const filterPaths = !view.paths.matchesAll;
     // Only path filters and older versions (one URI, several rows) can drop rows; without them one row
@@ -103,7 +112,19 @@ export class Fts5TextBackend implements TextBackend {
         if (seen.has(row.uko_uri)) continue;
         seen.add(row.uko_uri);
         if (filterPaths && !view.paths.matches(row.path)) continue;
-        hits.push({ chunkKey: row.chunk_key, resourceId: row.resource_id, path: row.path, score: normaliseBm25(-row.bm25_rank) });
+        let metadata = metadataByDoc.get(row.doc_key);
+        if (!metadata) metadataByDoc.set(row.doc_key, (metadata = JSON.parse(row.metadata) as Record<string, string>));
+        const chunk: ChunkRecord = {
+          chunkKey: row.chunk_key,
+          resourceId: row.resource_id,
+          path: row.path,
+          chunkIndex: row.chunk_index,
+          text: row.text,
+          metadata,
+          supersededAt: row.superseded_at,
+          ukoUri: row.uko_uri,
+        };
+        hits.push({ chunkKey: row.chunk_key, resourceId: row.resource_id, path: row.path, score: normaliseBm25(-row.bm25_rank), chunk });
         if (hits.length === opts.maxResults) {
           return { hits, exhaustive: i === rows.length - 1 && rows.length < page };
         }
@@ -114,11 +135,12 @@ export class Fts5TextBackend implements TextBackend {
     }
   }
 
-  private statement(temporal: TemporalScope): Statement<Record<string, unknown>, RankedRow> {
-    let stmt = this.statements.get(temporal);
+  private statement(temporal: TemporalScope, ridInMatch: boolean): Statement<Record<string, unknown>, RankedRow> {
+    const key = `${temporal}:${ridInMatch}`;
+    let stmt = this.statements.get(key);
     if (!stmt) {
-      stmt = this.db.prepare<Record<string, unknown>, RankedRow>(rankedSearchSql(temporal));
-      this.statements.set(temporal, stmt);
+      stmt = this.db.prepare<Record<string, unknown>, RankedRow>(rankedSearchSql(temporal, ridInMatch));
+      this.statements.set(key, stmt);
     }
     return stmt;
   }

@@ -1,0 +1,118 @@
+/**
+ * Start-up benchmark: how long the server takes from process start to listening, and its resident
+ * memory then, over data directories holding 0, a tenth of and all of BENCH_SCALE x 100,000 chunks with
+ * 384-dimension embeddings (100 resources), each in a fresh process (grpc-bench-server.ts). Start-up
+ * should stay flat as the data grows: figures are ratios to the empty directory's, measured in the same
+ * run. Then the vector graphs over the full set: built from the rows (a first start) against loaded from
+ * the files a previous run saved (every later start). Graph data is not included (the graph store's
+ * start-up is measured by the graph bench).
+ */
+import { fork } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadVectors } from "../src/adapters/memory-vector/load-vectors.js";
+import { PartitionedVectorBackend } from "../src/adapters/memory-vector/partitioned-vector-backend.js";
+import { openSqliteDatabase } from "../src/adapters/sqlite/sqlite-database.js";
+import { SqliteDocumentStore } from "../src/adapters/sqlite/sqlite-document-store.js";
+import { SqliteRegistryStore } from "../src/adapters/sqlite/sqlite-registry-store.js";
+import { newUlid } from "../src/domain/ulid-id.js";
+import { generateKey, hashKey } from "../src/server/key-ring.js";
+import { gaussian, prng } from "../test/support/prng.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const DIM = 384;
+const RESOURCES = 100;
+
+async function fill(dataDir: string, chunks: number): Promise<void> {
+  const db = openSqliteDatabase(join(dataDir, "acms.db"));
+  const registry = new SqliteRegistryStore(db);
+  const documents = new SqliteDocumentStore(db);
+  await registry.createProject("bench/startup");
+  const rnd = prng(5);
+  const perResource = Math.ceil(chunks / RESOURCES);
+  for (let r = 0; r < RESOURCES && chunks > 0; r++) {
+    const id = newUlid();
+    await registry.registerResource({ id, project: "bench/startup", alias: `r${r}`, kind: "docs", parentIds: [], metadata: {} });
+    const docs = Array.from({ length: perResource }, (_, d) => ({
+      path: `docs/${d}.md`,
+      content: `chunk ${d} of resource ${r}`,
+      metadata: {},
+      chunks: [{ text: `chunk ${d} of resource ${r}`, embedding: Float32Array.from({ length: DIM }, () => gaussian(rnd)) }],
+    }));
+    await documents.upsertDocuments(id, docs, Date.now());
+  }
+  db.close();
+}
+
+/** Forks a server over `dataDir`; resolves with the time to listening (ms) and the RSS then (bytes). */
+function startOnce(dataDir: string): Promise<{ ms: number; rss: number }> {
+  const t0 = performance.now();
+  const proc = fork(join(here, "grpc-bench-server.ts"), ["service", dataDir, hashKey(generateKey())], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  return new Promise((resolve, reject) => {
+    proc.once("exit", (code) => reject(new Error(`server exited with ${code}`)));
+    proc.once("message", () => {
+      const ms = performance.now() - t0;
+      proc.once("message", (m) => {
+        proc.removeAllListeners("exit");
+        proc.once("exit", () => resolve({ ms, rss: (m as { rss: number }).rss }));
+        proc.send("stop");
+      });
+      proc.send("memory");
+    });
+  });
+}
+
+/** Time (ms) until every vector graph of `dataDir` is ready in a fresh backend, and how many were loaded and built. */
+async function graphsReady(dataDir: string, graphDir: string): Promise<{ ms: number; loaded: number; built: number }> {
+  const db = openSqliteDatabase(join(dataDir, "acms.db"));
+  try {
+    const t0 = performance.now();
+    const vectors = new PartitionedVectorBackend({ dimension: DIM, graphDir });
+    loadVectors(vectors, new SqliteDocumentStore(db).iterateVectors());
+    await vectors.whenIndexed();
+    const ms = performance.now() - t0;
+    await vectors.close();
+    return { ms, ...vectors.graphCounts };
+  } finally {
+    db.close();
+  }
+}
+
+/** Runs the start-up benchmark and prints its figures. */
+export async function run(): Promise<void> {
+  const scale = Number(process.env.BENCH_SCALE ?? "1") || 1;
+  const full = Math.max(5000, Math.round(100_000 * scale));
+  let base: { ms: number; rss: number } | undefined;
+  process.stdout.write(`start-up to listening, fresh process (tsx), ${DIM}-dimension embeddings in ${RESOURCES} resources\n`);
+  for (const chunks of [0, Math.round(full / 10), full]) {
+    const dataDir = mkdtempSync(join(tmpdir(), "acms-startup-bench-"));
+    try {
+      await fill(dataDir, chunks);
+      const runs = [await startOnce(dataDir), await startOnce(dataDir)];
+      const best = runs.reduce((a, b) => (b.ms < a.ms ? b : a));
+      base ??= best;
+      process.stdout.write(
+        `  ${String(chunks).padStart(7)} chunks: ${(best.ms / 1000).toFixed(2)} s (${(best.ms / base.ms).toFixed(2)}x empty), ` +
+          `RSS ${(best.rss / 2 ** 20).toFixed(0)} MiB (${(best.rss / base.rss).toFixed(2)}x empty)\n`,
+      );
+      if (chunks === full) {
+        const graphDir = join(dataDir, "bench-vectors");
+        const built = await graphsReady(dataDir, graphDir);
+        const loaded = await graphsReady(dataDir, graphDir);
+        process.stdout.write(
+          `  vector graphs over ${chunks} chunks ready: built ${(built.ms / 1000).toFixed(2)} s (${built.built} built), ` +
+            `loaded ${(loaded.ms / 1000).toFixed(2)} s (${loaded.loaded} loaded, ${loaded.built} built): ${(built.ms / loaded.ms).toFixed(1)}x faster\n`,
+        );
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run();

@@ -1,0 +1,90 @@
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PartitionedVectorBackend } from "../../src/adapters/memory-vector/partitioned-vector-backend.js";
+import type { VectorEntry } from "../../src/ports/vector-backend.js";
+import { prng } from "../support/prng.js";
+import { clusteredVectors, R, searchOpts, viewOf } from "./vector-fixtures.js";
+
+const DIM = 32;
+
+describe("saved HNSW graphs", () => {
+  let dir: string;
+  const open: PartitionedVectorBackend[] = [];
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "acms-graphs-"));
+  });
+  afterEach(async () => {
+    for (const b of open.splice(0)) await b.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const rows = (count: number, firstKey = 1): VectorEntry[] =>
+    clusteredVectors(prng(firstKey), DIM, count, 8, 0.5).map((vector, i) => ({ chunkKey: firstKey + i, resourceId: R.a, path: "d.md", supersededAt: null, vector }));
+  const backend = () => {
+    const b = new PartitionedVectorBackend({ dimension: DIM, exactThreshold: 64, storeGraph: false, graphDir: dir });
+    open.push(b);
+    return b;
+  };
+  const queries = clusteredVectors(prng(99), DIM, 10, 8, 0.5);
+
+  it("are loaded at the next start instead of rebuilt, and answer as the built graph did", async () => {
+    const data = rows(600);
+    const first = backend();
+    first.replaceAll(data);
+    await first.whenIndexed();
+    expect(first.graphCounts).toEqual({ loaded: 0, built: 1 });
+    const before = [];
+    for (const q of queries) before.push(await first.search(viewOf([R.a]), q, searchOpts({ topK: 10 })));
+    await first.close();
+    open.splice(0);
+    expect(readdirSync(dir).sort()).toEqual([`r-${R.a}.keys`, `r-${R.a}.usearch`]);
+
+    const second = backend();
+    second.replaceAll(data);
+    expect(second.graphCounts).toEqual({ loaded: 1, built: 0 });
+    await second.whenIndexed();
+    expect(second.graphCounts.built).toBe(0);
+    for (let i = 0; i < queries.length; i++) {
+      const got = await second.search(viewOf([R.a]), queries[i], searchOpts({ topK: 10 }));
+      expect(got.exhaustive).toBe(false);
+      expect(got.hits).toEqual(before[i].hits);
+    }
+  });
+
+  it("are rebuilt when the rows changed since they were saved (a stale graph is never used)", async () => {
+    const first = backend();
+    first.replaceAll(rows(600));
+    await first.whenIndexed();
+    await first.close();
+    open.splice(0);
+    const second = backend();
+    second.replaceAll([...rows(600), ...rows(1, 10_000)]);
+    await second.whenIndexed();
+    expect(second.graphCounts).toEqual({ loaded: 0, built: 1 });
+    const got = await second.search(viewOf([R.a]), rows(1, 10_000)[0].vector, searchOpts({ topK: 1 }));
+    expect(got.hits[0].chunkKey).toBe(10_000);
+  });
+
+  it("are rebuilt when a saved file is corrupt or missing, without failing the start", async () => {
+    const data = rows(600);
+    const first = backend();
+    first.replaceAll(data);
+    await first.whenIndexed();
+    await first.close();
+    open.splice(0);
+    writeFileSync(join(dir, `r-${R.a}.usearch`), "not a graph");
+    const second = backend();
+    second.replaceAll(data);
+    await second.whenIndexed();
+    expect(second.graphCounts).toEqual({ loaded: 0, built: 1 });
+    await second.close();
+    open.splice(0);
+    rmSync(join(dir, `r-${R.a}.keys`));
+    const third = backend();
+    third.replaceAll(data);
+    await third.whenIndexed();
+    expect(third.graphCounts).toEqual({ loaded: 0, built: 1 });
+    expect((await third.search(viewOf([R.a]), data[5].vector, searchOpts({ topK: 1 }))).hits[0].chunkKey).toBe(data[5].chunkKey);
+  });
+});
