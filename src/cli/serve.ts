@@ -18,6 +18,12 @@ export interface ServeFlags {
   keysFile?: string;
   /** ACMS_EMBEDDING_DIM */
   embeddingDim?: string;
+  /** ACMS_SPARQL_QUERY_URL (the password stays in ACMS_SPARQL_PASSWORD: a flag would show in `ps`) */
+  sparqlQueryUrl?: string;
+  /** ACMS_SPARQL_UPDATE_URL */
+  sparqlUpdateUrl?: string;
+  /** ACMS_SPARQL_USER */
+  sparqlUser?: string;
 }
 
 /** What `runServe` needs besides the flags. */
@@ -53,6 +59,9 @@ function envWithFlags(env: NodeJS.ProcessEnv, flags: ServeFlags): NodeJS.Process
   set("ACMS_DATA_DIR", flags.dataDir);
   set("ACMS_KEYS_FILE", flags.keysFile);
   set("ACMS_EMBEDDING_DIM", flags.embeddingDim);
+  set("ACMS_SPARQL_QUERY_URL", flags.sparqlQueryUrl);
+  set("ACMS_SPARQL_UPDATE_URL", flags.sparqlUpdateUrl);
+  set("ACMS_SPARQL_USER", flags.sparqlUser);
   return out;
 }
 
@@ -62,6 +71,9 @@ const FLAG_OF: Record<string, keyof ServeFlags> = {
   ACMS_DATA_DIR: "dataDir",
   ACMS_KEYS_FILE: "keysFile",
   ACMS_EMBEDDING_DIM: "embeddingDim",
+  ACMS_SPARQL_QUERY_URL: "sparqlQueryUrl",
+  ACMS_SPARQL_UPDATE_URL: "sparqlUpdateUrl",
+  ACMS_SPARQL_USER: "sparqlUser",
 };
 
 /** A config error that names an environment variable also names the flag, when the flag set the value. */
@@ -143,6 +155,7 @@ export async function runServe(options: ServeOptions = {}): Promise<RunningServe
     out(`acms: send it as the header   authorization: Bearer ${generatedKey}`);
     out(`acms: e.g.  npx buf curl --protocol grpc --http2-prior-knowledge --reflect-header '*' -H "authorization: Bearer ${generatedKey}" --list-services ${server.url}`);
   }
+  if (backends.graphEngine) out(`acms: graph engine: ${backends.graphEngine}`);
   out(`acms: listening on ${server.url} (gRPC, gRPC-Web and Connect; h2c and HTTP/1.1), data in ${config.dataDir}`);
 
   let stopping: Promise<void> | undefined;
@@ -186,6 +199,9 @@ export function registerServeCommand(program: Command, io: CliIo = processIo()):
     .option("--data-dir <dir>", "where the embedded backends keep their data (ACMS_DATA_DIR, default ./.acms)")
     .option("--keys-file <file>", "JSON file of hashed API keys (ACMS_KEYS_FILE)")
     .option("--embedding-dim <n>", "the deployment's vector dimension (ACMS_EMBEDDING_DIM, default 384)")
+    .option("--sparql-query-url <url>", "keep the graph on this SPARQL 1.1 endpoint instead of the embedded Oxigraph (ACMS_SPARQL_QUERY_URL)")
+    .option("--sparql-update-url <url>", "the endpoint's SPARQL Update URL (ACMS_SPARQL_UPDATE_URL, default the query URL)")
+    .option("--sparql-user <user>", "the endpoint user; its password is read from ACMS_SPARQL_PASSWORD only (ACMS_SPARQL_USER)")
     .action(async (flags: ServeFlags) => {
       try {
         await runServe({ ...flags, io, handleSignals: true });

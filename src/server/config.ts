@@ -18,6 +18,8 @@ export interface Config {
   recentWindowMs: number;
   /** Keyword index: "native" (the store's, e.g. FTS5) or "memory" (the in-memory BM25 fallback); ACMS_KEYWORD_INDEX. */
   keywordIndex: "native" | "memory";
+  /** The graph on a SPARQL 1.1 Protocol endpoint instead of the embedded Oxigraph; absent: embedded. */
+  sparqlEndpoint?: SparqlEndpointConfig;
   tiers: {
     maxTokensHot: number;
     maxDecisionsWarm: number;
@@ -25,6 +27,43 @@ export interface Config {
     /** Token target of the cold-tier summary. */
     summaryTokens: number;
   };
+}
+
+/** ACMS_SPARQL_QUERY_URL, ACMS_SPARQL_UPDATE_URL, ACMS_SPARQL_USER, ACMS_SPARQL_PASSWORD. */
+export interface SparqlEndpointConfig {
+  queryUrl: string;
+  /** Defaults to the query URL (Virtuoso serves both on one URL). */
+  updateUrl: string;
+  user?: string;
+  password?: string;
+}
+
+function httpUrlFrom(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new Error(`${name} must be an http or https URL, got "${raw.slice(0, 200)}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${name} must be an http or https URL, got "${url.protocol}" URL`);
+  if (url.username !== "" || url.password !== "") throw new Error(`${name} must not hold credentials: set ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD`);
+  return url.toString();
+}
+
+/** The SPARQL endpoint settings, or undefined when ACMS_SPARQL_QUERY_URL is unset (the embedded graph). */
+function sparqlEndpointFrom(env: NodeJS.ProcessEnv): SparqlEndpointConfig | undefined {
+  const queryUrl = httpUrlFrom(env, "ACMS_SPARQL_QUERY_URL");
+  const updateUrl = httpUrlFrom(env, "ACMS_SPARQL_UPDATE_URL");
+  const user = env.ACMS_SPARQL_USER && env.ACMS_SPARQL_USER.length > 0 ? env.ACMS_SPARQL_USER : undefined;
+  const password = env.ACMS_SPARQL_PASSWORD && env.ACMS_SPARQL_PASSWORD.length > 0 ? env.ACMS_SPARQL_PASSWORD : undefined;
+  if (!queryUrl) {
+    if (updateUrl || user || password) throw new Error("ACMS_SPARQL_QUERY_URL must be set when ACMS_SPARQL_UPDATE_URL, ACMS_SPARQL_USER or ACMS_SPARQL_PASSWORD is");
+    return undefined;
+  }
+  if ((user === undefined) !== (password === undefined)) throw new Error("ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD must be set together");
+  return { queryUrl, updateUrl: updateUrl ?? queryUrl, user, password };
 }
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -58,6 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sparqlTimeoutMs: intFrom(env, "ACMS_SPARQL_TIMEOUT_MS", 10000, 10, 600000),
     recentWindowMs: intFrom(env, "ACMS_RECENT_WINDOW_MS", 7 * 24 * 3600 * 1000, 0, 3650 * 24 * 3600 * 1000),
     keywordIndex: keywordIndexFrom(env.ACMS_KEYWORD_INDEX),
+    sparqlEndpoint: sparqlEndpointFrom(env),
     tiers: {
       maxTokensHot: intFrom(env, "ACMS_CONTEXT_MAX_TOKENS_HOT", 8000, 1, 100_000_000),
       maxDecisionsWarm: intFrom(env, "ACMS_CONTEXT_MAX_DECISIONS_WARM", 500, 1, 100_000_000),
