@@ -9,7 +9,7 @@ import { LUBM_Q1, LUBM_Q14, lubmUniversity, type LubmUniversity } from "../suppo
 import { viewOf } from "./graph-fixtures.js";
 
 /** Four universities, one resource graph each. */
-const RESOURCES = ["01JLUBM0AAAAAAAAAAAAAAAAAA", "01JLUBM1AAAAAAAAAAAAAAAAAA", "01JLUBM2AAAAAAAAAAAAAAAAAA", "01JLUBM3AAAAAAAAAAAAAAAAAA"];
+const RESOURCES = ["01JKBMN0AAAAAAAAAAAAAAAAAA", "01JKBMN1AAAAAAAAAAAAAAAAAA", "01JKBMN2AAAAAAAAAAAAAAAAAA", "01JKBMN3AAAAAAAAAAAAAAAAAA"];
 const universities: LubmUniversity[] = RESOURCES.map((_, i) => lubmUniversity(i, 1000 + i));
 const OPTS = { timeoutMs: 30_000 };
 

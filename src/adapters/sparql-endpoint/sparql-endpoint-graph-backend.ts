@@ -15,6 +15,7 @@ import type {
   SparqlRow,
 } from "../../ports/graph-backend.js";
 import { nodeTerm, normaliseTriple, sparqlTerm, termOfJson, termOfNTriples } from "./endpoint-terms.js";
+import { rewriteForVirtuoso } from "./rewrite-for-virtuoso.js";
 import { SparqlHttpClient, type SparqlResponse } from "./sparql-http-client.js";
 import { readNTriples, readSparqlJsonResults } from "./sparql-results-reader.js";
 
@@ -180,13 +181,14 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
     const inspection = inspectSparqlQuery(sparql);
     const dataset = scopeSparqlDataset(inspection, view);
     const deadline = Date.now() + opts.timeoutMs;
+    const text = rewriteForVirtuoso(sparql);
     if (inspection.form === "CONSTRUCT" || inspection.form === "DESCRIBE") {
-      const res = await this.send(this.queryUrl, queryBody(sparql, dataset, opts.timeoutMs), ACCEPT_TRIPLES, "query", deadline, opts.signal);
+      const res = await this.send(this.queryUrl, queryBody(text, dataset, opts.timeoutMs), ACCEPT_TRIPLES, "query", deadline, opts.signal);
       const read = await this.read(res, (body) => readNTriples(body, this.cap, res.stop));
       const triples = read.triples.map(([s, p, o]) => ({ subject: termOfNTriples(s), predicate: termOfNTriples(p), object: termOfNTriples(o) }));
       return { form: inspection.form, triples, exhaustive: read.exhaustive };
     }
-    const res = await this.send(this.queryUrl, queryBody(sparql, dataset, opts.timeoutMs), ACCEPT_RESULTS, "query", deadline, opts.signal);
+    const res = await this.send(this.queryUrl, queryBody(text, dataset, opts.timeoutMs), ACCEPT_RESULTS, "query", deadline, opts.signal);
     const read = await this.read(res, (body) => readSparqlJsonResults(body, this.cap, res.stop));
     if (inspection.form === "ASK") {
       if (read.kind !== "boolean") throw new UnavailableError("the SPARQL endpoint answered an ASK query without a boolean");

@@ -150,10 +150,17 @@ export async function startVirtuoso(): Promise<VirtuosoInstance> {
   writeFileSync(ini, iniText(dir, sqlPort, httpPort));
   const child = spawn(VIRTUOSO, ["+configfile", ini, "+foreground"], { cwd: dir, stdio: "ignore", detached: false });
   const base = `http://127.0.0.1:${httpPort}`;
+  // A test process that dies without stopping it must not leave a server and its files behind.
+  const onExit = () => {
+    child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once("exit", onExit);
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    process.removeListener("exit", onExit);
     if (child.exitCode === null) {
       const exited = new Promise<void>((r) => child.once("exit", () => r()));
       child.kill("SIGKILL");
