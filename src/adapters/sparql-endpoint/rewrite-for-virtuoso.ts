@@ -1,12 +1,16 @@
 import { tokenizeSparql } from "../../domain/sparql-tokenizer.js";
+import { SKOLEM_PREFIX } from "./endpoint-terms.js";
 
-/** What a zero-argument BNODE() becomes: a fresh node per call, in the form the adapter reads back as a blank node. */
-const FRESH_NODE = 'IRI(CONCAT("nodeID://q", STRUUID()))';
+/**
+ * What a zero-argument BNODE() becomes: a fresh skolem IRI per call, which the adapter reads back as a
+ * blank node (Virtuoso leaves IRI("nodeID://...") unbound, so its own blank node form cannot be made).
+ */
+const FRESH_NODE = `IRI(CONCAT("${SKOLEM_PREFIX}q", STRUUID()))`;
 
 /**
  * Rewrites the one SPARQL 1.1 built-in Virtuoso 7 lacks and that has a faithful stand-in: `BNODE()`
  * (without argument; Virtuoso answers "Built-in function is not implemented"). It becomes a fresh
- * `nodeID://` IRI per call, which the adapter answers as a blank node, as Virtuoso's own blank nodes.
+ * skolem IRI per call, which the adapter answers as a blank node, as it answers stored blank nodes.
  * Tokens are read with the inspection's tokenizer, so nothing inside a string, IRI or comment changes,
  * and no graph name is touched (the scope check ran on the query as written).
  */

@@ -41,6 +41,13 @@ export interface SparqlResponse {
   done(): void;
 }
 
+/**
+ * The largest response head accepted. Virtuoso echoes every dataset graph back as an
+ * `X-SPARQL-default-graph` / `X-SPARQL-named-graph` header, so a scope of a thousand graphs makes a
+ * head of about 100 KB, past Node's 16 KB default.
+ */
+const MAX_HEADER_BYTES = 16 * 1024 * 1024;
+
 /** The address of an endpoint without user information, for messages. */
 export function endpointName(url: URL): string {
   return `${url.protocol}//${url.host}${url.pathname}`;
@@ -158,7 +165,20 @@ export class SparqlHttpClient {
     this.agents.https.destroy();
   }
 
-  private attempt(req: SparqlRequest, signal: AbortSignal): Promise<IncomingMessage> {
+  /**
+   * One request; a kept-alive connection the endpoint closed while idle (the request then fails on a
+   * reused socket before any answer) is retried once on a fresh one.
+   */
+  private async attempt(req: SparqlRequest, signal: AbortSignal): Promise<IncomingMessage> {
+    try {
+      return await this.attemptOnce(req, signal);
+    } catch (err) {
+      if (!(err as { reusedSocket?: boolean }).reusedSocket || signal.aborted) throw err;
+      return this.attemptOnce(req, signal);
+    }
+  }
+
+  private attemptOnce(req: SparqlRequest, signal: AbortSignal): Promise<IncomingMessage> {
     const isHttps = req.url.protocol === "https:";
     const path = `${req.url.pathname}${req.url.search}`;
     const headers: Record<string, string> = {
@@ -179,10 +199,15 @@ export class SparqlHttpClient {
           headers,
           agent: isHttps ? this.agents.https : this.agents.http,
           signal,
+          maxHeaderSize: MAX_HEADER_BYTES,
         },
         resolve,
       );
-      request.on("error", reject);
+      request.on("error", (err: Error) => {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (request.reusedSocket && (code === "ECONNRESET" || code === "EPIPE")) Object.assign(err, { reusedSocket: true });
+        reject(err);
+      });
       request.end(req.body);
     });
   }
