@@ -45,7 +45,8 @@ function httpUrlFrom(env: NodeJS.ProcessEnv, name: string): string | undefined {
   try {
     url = new URL(raw.trim());
   } catch {
-    throw new Error(`${name} must be an http or https URL, got "${raw.slice(0, 200)}"`);
+    // The value is not echoed: a malformed URL may still hold a password.
+    throw new Error(`${name} must be an http or https URL`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${name} must be an http or https URL, got "${url.protocol}" URL`);
   if (url.username !== "" || url.password !== "") throw new Error(`${name} must not hold credentials: set ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD`);
