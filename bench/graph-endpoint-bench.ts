@@ -51,7 +51,7 @@ function viewOf(ids: string[]): ScopedBackendView {
 }
 
 async function timed(runs: number, fn: () => Promise<unknown>): Promise<number> {
-  for (let i = 0; i < 3; i++) await fn();
+  for (let i = 0; i < 2; i++) await fn();
   return median(await sampleTimes(1, runs, fn));
 }
 
@@ -99,7 +99,7 @@ export async function run(): Promise<void> {
       ["2-hop", `SELECT ?c { <${EX}r0/p1> <${EX}knows> ?b . ?b <${EX}knows> ?c }`],
     ];
     const url = new URL(virtuoso.authQueryUrl);
-    const runs = 15;
+    const runs = 9;
     process.stdout.write("query | scope | Oxigraph backend | endpoint backend | raw endpoint POST | endpoint/Oxigraph | service overhead (backend/raw)\n");
     for (const [qname, q] of queries) {
       for (const [sname, scope] of scopes) {
