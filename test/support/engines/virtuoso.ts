@@ -11,11 +11,9 @@ export interface VirtuosoInstance {
   anonymousUrl: string;
   /** `/sparql-auth`: digest authentication, SPARQL query and update. */
   authQueryUrl: string;
-  /** The service user (may read and write every graph but the ones `privateGraphs` lists). */
+  /** The service user: reads and writes every graph but the private ones (`FOREIGN_GRAPH` among them). */
   user: string;
   password: string;
-  /** Graphs the service user may neither read nor write (graph-level security), for defence-in-depth tests. */
-  privateGraphs: string[];
   /** The environment that points the server's graph at this instance. */
   env: Record<string, string>;
   /** Runs SQL as dba through isql and returns its output. */
@@ -205,7 +203,6 @@ export async function startVirtuoso(): Promise<VirtuosoInstance> {
       authQueryUrl,
       user,
       password,
-      privateGraphs: [FOREIGN_GRAPH],
       env: {
         ACMS_SPARQL_QUERY_URL: authQueryUrl,
         ACMS_SPARQL_UPDATE_URL: authQueryUrl,
