@@ -42,6 +42,8 @@ export function ensureVirtuosoInstalled(): void {
   });
   run(["apt-get", "update", "-qq"]);
   run(["apt-get", "install", "-y", "-qq", "virtuoso-opensource"]);
+  // The package starts a system Virtuoso on fixed ports with a default dba account: stop it, tests start their own.
+  spawnSync("sh", ["-c", `${sudo.join(" ")} /etc/init.d/virtuoso-opensource-7 stop; command -v systemctl && ${sudo.join(" ")} systemctl disable --now virtuoso-opensource-7`], { stdio: "ignore" });
   if (!onPath(VIRTUOSO)) throw new Error("virtuoso-opensource was installed but virtuoso-t is not on PATH");
 }
 
