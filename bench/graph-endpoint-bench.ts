@@ -55,9 +55,14 @@ async function timed(runs: number, fn: () => Promise<unknown>): Promise<number> 
   return median(await sampleTimes(1, runs, fn));
 }
 
+/**
+ * Writes every graph, then answers one query, so the time counts until the data is queryable (Oxigraph's
+ * worker applies committed writes after putTriples resolves; the endpoint has them when it resolves).
+ */
 async function load(backend: GraphBackend, ids: string[], data: RdfTriple[][]): Promise<number> {
   const t0 = performance.now();
   for (let r = 0; r < ids.length; r++) await backend.putTriples(ids[r], data[r], true);
+  await backend.query(viewOf(ids.slice(-1)), "ASK { ?s ?p ?o }", OPTS);
   return performance.now() - t0;
 }
 
@@ -85,7 +90,7 @@ export async function run(): Promise<void> {
     const rate = (ms: number) => `${Math.round(total / (ms / 1000))} triples/s`;
     process.stdout.write(
       `data: ${total} triples in ${GRAPHS} graphs (Virtuoso Open Source 7 on loopback, digest auth)\n` +
-        `load (putTriples per graph, replace): Oxigraph ${rate(oxLoad)} (${(oxLoad / 1000).toFixed(1)} s); ` +
+        `load (putTriples per graph, replace, until queryable): Oxigraph ${rate(oxLoad)} (${(oxLoad / 1000).toFixed(1)} s); ` +
         `endpoint ${rate(epLoad)} (${(epLoad / 1000).toFixed(1)} s) = ${(epLoad / oxLoad).toFixed(2)}x Oxigraph's time\n`,
     );
 
