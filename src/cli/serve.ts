@@ -21,6 +21,12 @@ export interface ServeFlags {
   keysFile?: string;
   /** ACMS_EMBEDDING_DIM */
   embeddingDim?: string;
+  /** ACMS_SPARQL_QUERY_URL (the password stays in ACMS_SPARQL_PASSWORD: a flag would show in `ps`) */
+  sparqlQueryUrl?: string;
+  /** ACMS_SPARQL_UPDATE_URL */
+  sparqlUpdateUrl?: string;
+  /** ACMS_SPARQL_USER */
+  sparqlUser?: string;
 }
 
 /** What `runServe` needs besides the flags. */
@@ -56,6 +62,9 @@ function envWithFlags(env: NodeJS.ProcessEnv, flags: ServeFlags): NodeJS.Process
   set("ACMS_DATA_DIR", flags.dataDir);
   set("ACMS_KEYS_FILE", flags.keysFile);
   set("ACMS_EMBEDDING_DIM", flags.embeddingDim);
+  set("ACMS_SPARQL_QUERY_URL", flags.sparqlQueryUrl);
+  set("ACMS_SPARQL_UPDATE_URL", flags.sparqlUpdateUrl);
+  set("ACMS_SPARQL_USER", flags.sparqlUser);
   return out;
 }
 
@@ -65,6 +74,9 @@ const FLAG_OF: Record<string, keyof ServeFlags> = {
   ACMS_DATA_DIR: "dataDir",
   ACMS_KEYS_FILE: "keysFile",
   ACMS_EMBEDDING_DIM: "embeddingDim",
+  ACMS_SPARQL_QUERY_URL: "sparqlQueryUrl",
+  ACMS_SPARQL_UPDATE_URL: "sparqlUpdateUrl",
+  ACMS_SPARQL_USER: "sparqlUser",
 };
 
 /** A config error that names an environment variable also names the flag, when the flag set the value. */
@@ -181,6 +193,7 @@ export async function runServe(options: ServeOptions = {}): Promise<RunningServe
     out(`acms: send it as the header   authorization: Bearer ${generatedKey}`);
     out(`acms: e.g.  npx buf curl --protocol grpc --http2-prior-knowledge --reflect-header '*' -H "authorization: Bearer ${generatedKey}" --list-services ${server.url}`);
   }
+  if (backends.graphEngine) out(`acms: graph engine: ${backends.graphEngine}`);
   out(`acms: listening on ${server.url} (gRPC, gRPC-Web and Connect; h2c and HTTP/1.1), data in ${config.dataDir}`);
 
   let stopping: Promise<void> | undefined;

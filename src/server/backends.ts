@@ -24,6 +24,8 @@ export interface Backends {
   vector?: VectorBackend;
   /** Triples; absent: graph RPCs and PutTriples answer UNIMPLEMENTED. */
   graph?: GraphBackend;
+  /** Which graph engine runs, for the start-up log (e.g. "Oxigraph (embedded)"). */
+  graphEngine?: string;
   /** Reads documents and chunks by UKO URI (FetchContent, graph evidence); absent: FetchContent answers UNIMPLEMENTED. */
   units?: UnitReader;
   /** Releases every adapter (flushes and closes databases). */

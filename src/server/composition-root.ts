@@ -14,6 +14,8 @@ import { chooseTextBackend } from "./choose-text-backend.js";
 import { PartitionedVectorBackend } from "../adapters/memory-vector/partitioned-vector-backend.js";
 import { loadVectors } from "../adapters/memory-vector/load-vectors.js";
 import { OxigraphGraphBackend } from "../adapters/oxigraph/oxigraph-graph-backend.js";
+import { openSparqlEndpointGraph } from "../adapters/sparql-endpoint/open-sparql-endpoint-graph.js";
+import type { GraphBackend } from "../ports/graph-backend.js";
 
 /**
  * The one place that picks adapters: the embedded default (SQLite under the data directory) for now.
@@ -44,7 +46,7 @@ async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends
     const text = chooseTextBackend(new Fts5TextBackend(db), { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
     const vector = new PartitionedVectorBackend({ dimension: config.embeddingDim, graphDir: `${config.dataDir}/vectors` });
     await loadVectors(vector, documents.iterateVectors());
-    const graph = await OxigraphGraphBackend.open({ path: `${config.dataDir}/graph.db`, ...config.graph });
+    const { graph, graphEngine } = await openGraph(config);
     return {
       registry,
       scopes,
@@ -53,6 +55,7 @@ async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends
       text,
       vector,
       graph,
+      graphEngine,
       units,
       async close() {
         await vector.close();
@@ -68,4 +71,14 @@ async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends
     db.close();
     throw err;
   }
+}
+
+/** The graph: on the SPARQL endpoint when ACMS_SPARQL_QUERY_URL is set, else the embedded Oxigraph. */
+async function openGraph(config: Config): Promise<{ graph: GraphBackend; graphEngine: string }> {
+  if (config.sparqlEndpoint) {
+    const { graph, description } = await openSparqlEndpointGraph(config.sparqlEndpoint);
+    return { graph, graphEngine: description };
+  }
+  const path = `${config.dataDir}/graph.db`;
+  return { graph: await OxigraphGraphBackend.open({ path, ...config.graph }), graphEngine: `Oxigraph (embedded, ${path})` };
 }

@@ -32,6 +32,8 @@ export interface Config {
   auditLog?: string;
   /** Per-principal quotas: ACMS_QUOTA_CONCURRENT, _RATE, _BURST, _RESULT_BYTES, _RESULT_ROWS, _CALL_MS. */
   quotas: QuotaLimits;
+  /** The graph on a SPARQL 1.1 Protocol endpoint instead of the embedded Oxigraph; absent: embedded. */
+  sparqlEndpoint?: SparqlEndpointConfig;
   tiers: {
     maxTokensHot: number;
     maxDecisionsWarm: number;
@@ -39,6 +41,44 @@ export interface Config {
     /** Token target of the cold-tier summary. */
     summaryTokens: number;
   };
+}
+
+/** ACMS_SPARQL_QUERY_URL, ACMS_SPARQL_UPDATE_URL, ACMS_SPARQL_USER, ACMS_SPARQL_PASSWORD. */
+export interface SparqlEndpointConfig {
+  queryUrl: string;
+  /** Defaults to the query URL (Virtuoso serves both on one URL). */
+  updateUrl: string;
+  user?: string;
+  password?: string;
+}
+
+function httpUrlFrom(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    // The value is not echoed: a malformed URL may still hold a password.
+    throw new Error(`${name} must be an http or https URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${name} must be an http or https URL, got "${url.protocol}" URL`);
+  if (url.username !== "" || url.password !== "") throw new Error(`${name} must not hold credentials: set ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD`);
+  return url.toString();
+}
+
+/** The SPARQL endpoint settings, or undefined when ACMS_SPARQL_QUERY_URL is unset (the embedded graph). */
+function sparqlEndpointFrom(env: NodeJS.ProcessEnv): SparqlEndpointConfig | undefined {
+  const queryUrl = httpUrlFrom(env, "ACMS_SPARQL_QUERY_URL");
+  const updateUrl = httpUrlFrom(env, "ACMS_SPARQL_UPDATE_URL");
+  const user = env.ACMS_SPARQL_USER && env.ACMS_SPARQL_USER.length > 0 ? env.ACMS_SPARQL_USER : undefined;
+  const password = env.ACMS_SPARQL_PASSWORD && env.ACMS_SPARQL_PASSWORD.length > 0 ? env.ACMS_SPARQL_PASSWORD : undefined;
+  if (!queryUrl) {
+    if (updateUrl || user || password) throw new Error("ACMS_SPARQL_QUERY_URL must be set when ACMS_SPARQL_UPDATE_URL, ACMS_SPARQL_USER or ACMS_SPARQL_PASSWORD is");
+    return undefined;
+  }
+  if ((user === undefined) !== (password === undefined)) throw new Error("ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD must be set together");
+  return { queryUrl, updateUrl: updateUrl ?? queryUrl, user, password };
 }
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -114,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       resultRows: intFrom(env, "ACMS_QUOTA_RESULT_ROWS", DEFAULT_QUOTA_LIMITS.resultRows, 1, 100_000_000),
       callMs: intFrom(env, "ACMS_QUOTA_CALL_MS", DEFAULT_QUOTA_LIMITS.callMs, 10, 24 * 3600 * 1000),
     },
+    sparqlEndpoint: sparqlEndpointFrom(env),
     tiers: {
       maxTokensHot: intFrom(env, "ACMS_CONTEXT_MAX_TOKENS_HOT", 8000, 1, 100_000_000),
       maxDecisionsWarm: intFrom(env, "ACMS_CONTEXT_MAX_DECISIONS_WARM", 500, 1, 100_000_000),

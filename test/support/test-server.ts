@@ -39,6 +39,12 @@ export interface TestServer {
   close(removeData?: boolean): Promise<void>;
 }
 
+/**
+ * Environment every test server of this test file starts with, under the test's own `env`: an engine
+ * helper (e.g. `graphOnVirtuoso()`) points it at an external engine, so the same tests run on that engine.
+ */
+export const engineEnv: Record<string, string> = {};
+
 /** Headers for a call as `key`, in scope `scopeId`. */
 export function authInterceptor(key: string | undefined, scopeId?: string): Interceptor {
   return (next) => async (req) => {
@@ -72,7 +78,7 @@ export async function startTestServer(opts: {
       return { name: p.name, key_sha256: hashKey(key), projects: p.projects, write: p.write };
     });
   }
-  const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ...opts.env });
+  const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ...engineEnv, ...opts.env });
   const backends = await createBackends(config);
   const server = await startServer({ config, keys: new KeyRing(keyEntries), backends, onInternalError: opts.onInternalError ?? (() => undefined) });
   const sessions: Http2SessionManager[] = [];

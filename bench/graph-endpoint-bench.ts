@@ -1,0 +1,141 @@
+/**
+ * Graph on a SPARQL endpoint: the SPARQL 1.1 Protocol adapter on a throw-away Virtuoso (started here with
+ * the test helper) beside the embedded Oxigraph, on the same data, measured in the same run:
+ * - load: putTriples of every graph, triples per second on each engine;
+ * - scoped 1-hop and 2-hop queries and a depth-2 Traverse, per scope size (1, 10, every graph), on
+ *   Oxigraph and on the endpoint;
+ * - the service's overhead on the endpoint: the adapter's query (inspection, scope check, dataset,
+ *   streamed parse, term conversion) over the same query and dataset posted raw to the endpoint over the
+ *   same kept-alive, authenticated connection, its body read as text.
+ *
+ * Data: BENCH_SCALE x 1,000,000 triples over 1,000 graphs (persons with a name, an age and two "knows"
+ * edges, deterministic). BENCH_ONLY=graph-endpoint runs only this one.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { OxigraphGraphBackend } from "../src/adapters/oxigraph/oxigraph-graph-backend.js";
+import { SparqlEndpointGraphBackend } from "../src/adapters/sparql-endpoint/sparql-endpoint-graph-backend.js";
+import { SparqlHttpClient } from "../src/adapters/sparql-endpoint/sparql-http-client.js";
+import type { RdfTriple } from "../src/domain/rdf-term.js";
+import type { ScopedBackendView } from "../src/domain/scoped-backend-view.js";
+import { graphIri } from "../src/domain/uko-uri.js";
+import type { GraphBackend } from "../src/ports/graph-backend.js";
+import { startVirtuoso } from "../test/support/engines/virtuoso.js";
+import { prng } from "../test/support/prng.js";
+import { viewOver } from "../test/support/view-over.js";
+import { formatMs, median, sampleTimes } from "./bench-timing.js";
+
+const GRAPHS = 1000;
+const EX = "http://example.org/";
+const XSD_INT = "http://www.w3.org/2001/XMLSchema#integer";
+const OPTS = { timeoutMs: 600_000 };
+
+function resourceId(i: number): string {
+  return `01JENDPT${String(i).padStart(18, "0")}`;
+}
+
+function graphTriples(r: number, people: number, rnd: () => number): RdfTriple[] {
+  const person = (i: number) => ({ kind: "iri" as const, value: `${EX}r${r}/p${i}` });
+  const out: RdfTriple[] = [];
+  for (let i = 0; i < people; i++) {
+    out.push({ subject: person(i), predicate: { kind: "iri", value: `${EX}name` }, object: { kind: "literal", value: `Person ${r}-${i}`, language: "en" } });
+    out.push({ subject: person(i), predicate: { kind: "iri", value: `${EX}age` }, object: { kind: "literal", value: String(18 + (i % 60)), datatype: XSD_INT } });
+    for (let k = 0; k < 2; k++) out.push({ subject: person(i), predicate: { kind: "iri", value: `${EX}knows` }, object: person(Math.floor(rnd() * people)) });
+  }
+  return out;
+}
+
+function viewOf(ids: string[]): ScopedBackendView {
+  return viewOver(ids, { scopeId: "01JBENCHSCOPE0000000000000", owner: "bench", projectNames: ["local/bench"] });
+}
+
+async function timed(runs: number, fn: () => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < 2; i++) await fn();
+  return median(await sampleTimes(1, runs, fn));
+}
+
+/**
+ * Writes every graph, then answers one query, so the time counts until the data is queryable (Oxigraph's
+ * worker applies committed writes after putTriples resolves; the endpoint has them when it resolves).
+ */
+async function load(backend: GraphBackend, ids: string[], data: RdfTriple[][]): Promise<number> {
+  const t0 = performance.now();
+  for (let r = 0; r < ids.length; r++) await backend.putTriples(ids[r], data[r], true);
+  await backend.query(viewOf(ids.slice(-1)), "ASK { ?s ?p ?o }", OPTS);
+  return performance.now() - t0;
+}
+
+/** Runs the endpoint graph benchmark and prints its table. */
+export async function run(): Promise<void> {
+  const scale = Number(process.env.BENCH_SCALE ?? "1") || 1;
+  const people = Math.max(2, Math.round((scale * 1_000_000) / GRAPHS / 4));
+  const rnd = prng(7);
+  const ids = Array.from({ length: GRAPHS }, (_, i) => resourceId(i));
+  const data = ids.map((_, r) => graphTriples(r, people, rnd));
+  const total = data.reduce((n, d) => n + d.length, 0);
+  const dir = mkdtempSync(join(tmpdir(), "acms-endpoint-bench-"));
+  const virtuoso = await startVirtuoso();
+  const oxigraph = await OxigraphGraphBackend.open({ path: join(dir, "graph.db") });
+  const endpoint = await SparqlEndpointGraphBackend.open({
+    queryUrl: virtuoso.authQueryUrl,
+    updateUrl: virtuoso.authQueryUrl,
+    user: virtuoso.user,
+    password: virtuoso.password,
+  });
+  const raw = new SparqlHttpClient({ user: virtuoso.user, password: virtuoso.password, maxSockets: 4 });
+  try {
+    const oxLoad = await load(oxigraph, ids, data);
+    const epLoad = await load(endpoint, ids, data);
+    const rate = (ms: number) => `${Math.round(total / (ms / 1000))} triples/s`;
+    process.stdout.write(
+      `data: ${total} triples in ${GRAPHS} graphs (Virtuoso Open Source 7 on loopback, digest auth)\n` +
+        `load (putTriples per graph, replace, until queryable): Oxigraph ${rate(oxLoad)} (${(oxLoad / 1000).toFixed(1)} s); ` +
+        `endpoint ${rate(epLoad)} (${(epLoad / 1000).toFixed(1)} s) = ${(epLoad / oxLoad).toFixed(2)}x Oxigraph's time\n`,
+    );
+
+    const scopes: [string, string[]][] = [
+      ["1 graph", ids.slice(0, 1)],
+      ["10 graphs", ids.slice(0, 10)],
+      [`all ${GRAPHS}`, ids],
+    ];
+    const queries: [string, string][] = [
+      ["1-hop", `SELECT ?b { <${EX}r0/p1> <${EX}knows> ?b }`],
+      ["2-hop", `SELECT ?c { <${EX}r0/p1> <${EX}knows> ?b . ?b <${EX}knows> ?c }`],
+    ];
+    const url = new URL(virtuoso.authQueryUrl);
+    const runs = 9;
+    process.stdout.write("query | scope | Oxigraph backend | endpoint backend | raw endpoint POST | endpoint/Oxigraph | service overhead (backend/raw)\n");
+    for (const [qname, q] of queries) {
+      for (const [sname, scope] of scopes) {
+        const view = viewOf(scope);
+        const graphs = scope.map(graphIri);
+        const body = [`query=${encodeURIComponent(q)}`, ...graphs.map((g) => `default-graph-uri=${encodeURIComponent(g)}`), ...graphs.map((g) => `named-graph-uri=${encodeURIComponent(g)}`)].join("&");
+        const rawOnce = async () => {
+          const res = await raw.send({ url, body, accept: "application/sparql-results+json", kind: "query", deadline: Date.now() + 600_000 });
+          res.message.setEncoding("utf8");
+          let text = "";
+          for await (const chunk of res.message) text += chunk as string;
+          res.done();
+          return text;
+        };
+        const ox = await timed(runs, () => oxigraph.query(view, q, OPTS));
+        const ep = await timed(runs, () => endpoint.query(view, q, OPTS));
+        const base = await timed(runs, rawOnce);
+        process.stdout.write(`${qname} | ${sname} | ${formatMs(ox)} | ${formatMs(ep)} | ${formatMs(base)} | ${(ep / ox).toFixed(2)}x | ${(ep / base).toFixed(2)}x\n`);
+      }
+    }
+    for (const [sname, scope] of scopes) {
+      const view = viewOf(scope);
+      const ox = await timed(runs, () => oxigraph.traverse(view, `${EX}r0/p1`, 2, OPTS));
+      const ep = await timed(runs, () => endpoint.traverse(view, `${EX}r0/p1`, 2, OPTS));
+      process.stdout.write(`Traverse depth 2 | ${sname} | ${formatMs(ox)} | ${formatMs(ep)} | - | ${(ep / ox).toFixed(2)}x | -\n`);
+    }
+  } finally {
+    raw.close();
+    await endpoint.close();
+    await oxigraph.close();
+    await virtuoso.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,160 @@
+import { InvalidArgumentError, UnavailableError } from "../../domain/errors.js";
+import type { RdfTerm, RdfTriple } from "../../domain/rdf-term.js";
+import type { JsonResultTerm, NTriplesTerm } from "./sparql-results-reader.js";
+
+const XSD = "http://www.w3.org/2001/XMLSchema#";
+const XSD_STRING = `${XSD}string`;
+const RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
+
+/**
+ * Blank nodes are stored as IRIs under this prefix (skolemised). Why: Virtuoso refuses blank nodes in
+ * INSERT DATA, and gives every inserted blank node a fresh internal id, so a label written twice (or in
+ * two graphs) would be two nodes and `_:label` could never be looked up again. Skolem IRIs keep the
+ * label, join across writes and graphs as the embedded engine does, and come back as blank nodes.
+ */
+export const SKOLEM_PREFIX = "urn:x-acms-blank:";
+
+/** Virtuoso's own blank node IRIs (nodes a query makes, e.g. BNODE() or a CONSTRUCT template's `[]`). */
+const VIRTUOSO_BNODE_PREFIX = "nodeID://";
+
+const IRI = /^[A-Za-z][A-Za-z0-9+.-]*:[^\u0000-\u0020<>"{}|\\^`]*$/u;
+const BLANK_LABEL = /^[\p{L}\p{N}_](?:[\p{L}\p{N}_.\-\u00B7\u0300-\u036F\u203F-\u2040]*[\p{L}\p{N}_\-\u00B7\u0300-\u036F\u203F-\u2040])?$/u;
+const LANGUAGE = /^[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*$/;
+
+function checkIri(value: string, field: string): string {
+  if (!IRI.test(value)) throw InvalidArgumentError.field(field, `"${value.slice(0, 120)}" is not an absolute IRI`);
+  if (value.startsWith(SKOLEM_PREFIX)) throw InvalidArgumentError.field(field, `IRIs starting with ${SKOLEM_PREFIX} are reserved for blank nodes`);
+  return value;
+}
+
+/** A blank node label from `_:label` or `label`, checked as the embedded engine checks it. */
+export function blankLabel(value: string, field: string): string {
+  const label = value.startsWith("_:") ? value.slice(2) : value;
+  if (!BLANK_LABEL.test(label)) throw InvalidArgumentError.field(field, `"${value.slice(0, 120)}" is not a blank node label`);
+  return label;
+}
+
+/** An IRI or `_:label` node (GetTriples' subject, Traverse's start), checked. */
+export function nodeTerm(value: string, field: string): RdfTerm {
+  if (value.startsWith("_:")) return { kind: "blank", value: blankLabel(value, field) };
+  return { kind: "iri", value: checkIri(value, field) };
+}
+
+/** A checked term in the form stored: language tags lower-cased, xsd:string dropped (as the embedded engine). */
+function normalise(t: RdfTerm, field: string, allowed: readonly RdfTerm["kind"][]): RdfTerm {
+  if (!t || !allowed.includes(t.kind)) throw InvalidArgumentError.field(field, `must be ${allowed.join(" or ")}`);
+  if (typeof t.value !== "string") throw InvalidArgumentError.field(`${field}.value`, "is required");
+  if (t.kind === "iri") return { kind: "iri", value: checkIri(t.value, `${field}.value`) };
+  if (t.kind === "blank") return { kind: "blank", value: blankLabel(t.value, `${field}.value`) };
+  const datatype = t.datatype ?? "";
+  const language = t.language ?? "";
+  if (language !== "") {
+    if (datatype !== "" && datatype !== RDF_LANG_STRING) {
+      throw InvalidArgumentError.field(`${field}.datatype`, "a literal with a language has no datatype but rdf:langString");
+    }
+    if (!LANGUAGE.test(language)) throw InvalidArgumentError.field(`${field}.language`, `"${language.slice(0, 40)}" is not a language tag`);
+    return { kind: "literal", value: t.value, language: language.toLowerCase() };
+  }
+  if (datatype === RDF_LANG_STRING) throw InvalidArgumentError.field(`${field}.language`, "rdf:langString needs a language");
+  if (datatype === "" || datatype === XSD_STRING) return { kind: "literal", value: t.value };
+  return { kind: "literal", value: t.value, datatype: checkIri(datatype, `${field}.datatype`) };
+}
+
+/** Checks a triple (subject IRI or blank, predicate IRI, any object) and normalises its terms. */
+export function normaliseTriple(t: RdfTriple, field: string): RdfTriple {
+  return {
+    subject: normalise(t.subject, `${field}.subject`, ["iri", "blank"]),
+    predicate: normalise(t.predicate, `${field}.predicate`, ["iri"]),
+    object: normalise(t.object, `${field}.object`, ["iri", "blank", "literal"]),
+  };
+}
+
+function escapeString(s: string): string {
+  return s.replace(/[\\"\u0000-\u001f\u007f]/g, (c) => {
+    switch (c) {
+      case "\\":
+        return "\\\\";
+      case '"':
+        return '\\"';
+      case "\n":
+        return "\\n";
+      case "\r":
+        return "\\r";
+      case "\t":
+        return "\\t";
+      default:
+        return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+    }
+  });
+}
+
+/** A normalised term in SPARQL syntax (blank nodes as their skolem IRIs). */
+export function sparqlTerm(t: RdfTerm): string {
+  if (t.kind === "iri") return `<${t.value}>`;
+  if (t.kind === "blank") return `<${SKOLEM_PREFIX}${t.value}>`;
+  const text = `"${escapeString(t.value)}"`;
+  if (t.language) return `${text}@${t.language}`;
+  if (t.datatype) return `${text}^^<${t.datatype}>`;
+  return text;
+}
+
+/** A double or float written as the embedded engine writes it: plain decimal digits, INF, -INF, NaN. */
+function canonicalDouble(lexical: string): string {
+  const n = Number(lexical.replace(/^\+?INF$/, "Infinity").replace(/^-INF$/, "-Infinity"));
+  if (Number.isNaN(n)) return lexical;
+  if (n === Infinity) return "INF";
+  if (n === -Infinity) return "-INF";
+  const plain = String(n);
+  return plain.includes("e") ? lexical : plain;
+}
+
+/**
+ * A literal as the endpoint answered it, in the form the embedded engine answers: Virtuoso writes
+ * booleans as 0/1 and doubles as "1.0"; both are mapped onto the canonical form Oxigraph gives
+ * ("true", "1"), xsd:string is dropped and language tags lower-cased.
+ */
+function literalOf(value: string, datatype: string | undefined, language: string | undefined): RdfTerm {
+  if (language) return { kind: "literal", value, language: language.toLowerCase() };
+  if (!datatype || datatype === XSD_STRING || datatype === RDF_LANG_STRING) return { kind: "literal", value };
+  if (datatype === `${XSD}boolean`) {
+    if (value === "1") return { kind: "literal", value: "true", datatype };
+    if (value === "0") return { kind: "literal", value: "false", datatype };
+  }
+  if (datatype === `${XSD}double` || datatype === `${XSD}float`) return { kind: "literal", value: canonicalDouble(value), datatype };
+  return { kind: "literal", value, datatype };
+}
+
+/** A blank node label from an endpoint's own blank node id (e.g. Virtuoso's nodeID://b10006 -> b10006). */
+function endpointBlank(value: string): RdfTerm {
+  const raw = value.startsWith(VIRTUOSO_BNODE_PREFIX) ? value.slice(VIRTUOSO_BNODE_PREFIX.length) : value.replace(/^_:/, "");
+  const label = raw.replace(/[^\p{L}\p{N}_-]/gu, "_") || "b";
+  return { kind: "blank", value: label };
+}
+
+function iriOrBlank(value: string): RdfTerm {
+  if (value.startsWith(SKOLEM_PREFIX)) return { kind: "blank", value: value.slice(SKOLEM_PREFIX.length) };
+  if (value.startsWith(VIRTUOSO_BNODE_PREFIX)) return endpointBlank(value);
+  return { kind: "iri", value };
+}
+
+/** A SPARQL JSON results term as a domain term (skolem IRIs back to blank nodes). */
+export function termOfJson(t: JsonResultTerm): RdfTerm {
+  switch (t.type) {
+    case "uri":
+      return iriOrBlank(t.value);
+    case "bnode":
+      return endpointBlank(t.value);
+    case "literal":
+    case "typed-literal":
+      return literalOf(t.value, t.datatype, t["xml:lang"]);
+    default:
+      throw new UnavailableError(`a result holds an RDF ${String(t.type)} term, which a Term cannot carry`);
+  }
+}
+
+/** An N-Triples term as a domain term (skolem IRIs back to blank nodes). */
+export function termOfNTriples(t: NTriplesTerm): RdfTerm {
+  if (t.kind === "iri") return iriOrBlank(t.value);
+  if (t.kind === "blank") return endpointBlank(t.value);
+  return literalOf(t.value, t.datatype, t.language);
+}

@@ -1,0 +1,364 @@
+import { AcmsError, InvalidArgumentError, UnavailableError } from "../../domain/errors.js";
+import { inspectSparqlQuery } from "../../domain/inspect-sparql-query.js";
+import type { RdfTerm, RdfTriple } from "../../domain/rdf-term.js";
+import { requireText } from "../../domain/request-limits.js";
+import { scopeSparqlDataset, type ScopedDataset } from "../../domain/scope-sparql-dataset.js";
+import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
+import { graphIri, resourceIdOfGraphIri } from "../../domain/uko-uri.js";
+import { isUlid } from "../../domain/ulid-id.js";
+import type {
+  GraphBackend,
+  GraphQueryOptions,
+  GraphQueryResult,
+  GraphTriple,
+  GraphTriplesResult,
+  SparqlRow,
+} from "../../ports/graph-backend.js";
+import { nodeTerm, normaliseTriple, sparqlTerm, termOfJson, termOfNTriples } from "./endpoint-terms.js";
+import { rewriteForVirtuoso } from "./rewrite-for-virtuoso.js";
+import { SparqlHttpClient, type SparqlResponse } from "./sparql-http-client.js";
+import { readNTriples, readSparqlJsonResults } from "./sparql-results-reader.js";
+
+/** The longest SPARQL query accepted, in characters (as the embedded engine). */
+export const MAX_SPARQL_LENGTH = 64 * 1024;
+
+/** The default cap on rows or triples of one answer (as the embedded engine). */
+export const DEFAULT_GRAPH_MAX_RESULTS = 10_000;
+
+/** The longest GetTriples subject or Traverse start accepted. */
+export const MAX_NODE_LENGTH = 64 * 1024;
+
+/**
+ * The graph that stands for "no graph" in a dataset. Why: a protocol request without `default-graph-uri`
+ * or `named-graph-uri` gets the endpoint's own dataset (on Virtuoso: every graph), so an empty list is
+ * sent as this one graph, which nothing ever writes.
+ */
+export const EMPTY_GRAPH = "urn:x-acms:empty-dataset";
+
+/** The graph holding the write generation (one triple), outside every resource graph and every dataset. */
+export const META_GRAPH = "urn:x-acms:service-meta";
+const GENERATION = "urn:x-acms:generation";
+
+/** Options of the SPARQL endpoint adapter. */
+export interface SparqlEndpointGraphBackendOptions {
+  /** The SPARQL 1.1 Protocol query URL (e.g. Virtuoso's `http://host:8890/sparql-auth`). */
+  queryUrl: string;
+  /** The SPARQL 1.1 Protocol update URL (on Virtuoso the same as the query URL). */
+  updateUrl: string;
+  user?: string;
+  password?: string;
+  /** The most rows or triples one answer carries; more makes it non-exhaustive. */
+  maxResults?: number;
+  /** Connections kept to the endpoint (default 16): that many queries run at once, more wait. */
+  maxConnections?: number;
+  /** Largest SPARQL Update request body, in bytes, before a write is split (default 1 MiB). */
+  maxUpdateBytes?: number;
+  /** Time limit of the adapter's own requests (writes, the generation), in ms (default 60 s). */
+  writeTimeoutMs?: number;
+}
+
+const ACCEPT_RESULTS = "application/sparql-results+json";
+const ACCEPT_TRIPLES = "application/n-triples, text/plain;q=0.5";
+
+function parseUrl(value: string, name: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`${name} is not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${name} must be an http or https URL`);
+  return url;
+}
+
+/**
+ * The graph backend over any SPARQL 1.1 Protocol endpoint (tested on Virtuoso Open Source 7), one named
+ * graph per resource (`uko://<ulid>/`).
+ *
+ * Scope: a query is inspected exactly as the embedded engine does (`inspectSparqlQuery`,
+ * `scopeSparqlDataset`: updates, SERVICE and LOAD refused, FROM / FROM NAMED / GRAPH <iri> outside the
+ * scope a ScopeViolation) before anything is sent, then sent with its dataset fixed by the protocol's
+ * `default-graph-uri` and `named-graph-uri` parameters: every in-scope graph, or the in-scope graphs the
+ * query's own FROM / FROM NAMED name. Both lists are always sent (an empty one as `EMPTY_GRAPH`), since
+ * an endpoint fills a missing list with its own default dataset. Virtuoso unions the protocol's graphs
+ * with the query's FROM instead of replacing them (the protocol says replace); the two are equal here,
+ * so that changes nothing. On top, the endpoint user's graph permissions (README, "Graph on a SPARQL
+ * endpoint") keep graphs the service does not manage unreadable even to a query that reached them.
+ *
+ * Writes are SPARQL Update into `uko://<resource>/`, split into requests of at most `maxUpdateBytes`; a
+ * replace larger than one request is written into a staging graph and moved over the resource's graph
+ * in one `MOVE` at the end, so readers see the old or the new graph, never half of one. Blank nodes are
+ * stored skolemised (`endpoint-terms.ts`). The write generation lives in the endpoint (`META_GRAPH`) and
+ * is bumped in the same request as a write's last part, so replicas and restarts share it.
+ *
+ * Reads stream the endpoint's answer (SPARQL JSON results, N-Triples) and stop reading past the row
+ * cap. Every request has a deadline (`timeoutMs`) and the caller's AbortSignal, which tear the HTTP
+ * request down; queries run concurrently over a bounded keep-alive pool.
+ * @example const graph = await SparqlEndpointGraphBackend.open({ queryUrl, updateUrl: queryUrl, user, password });
+ */
+export class SparqlEndpointGraphBackend implements GraphBackend {
+  private readonly http: SparqlHttpClient;
+  private readonly queryUrl: URL;
+  private readonly updateUrl: URL;
+  private readonly cap: number;
+  private readonly maxUpdateBytes: number;
+  private readonly writeTimeoutMs: number;
+  private seq = 0n;
+  private closed = false;
+
+  private constructor(opts: SparqlEndpointGraphBackendOptions) {
+    this.queryUrl = parseUrl(opts.queryUrl, "the SPARQL query URL");
+    this.updateUrl = parseUrl(opts.updateUrl, "the SPARQL update URL");
+    this.cap = opts.maxResults ?? DEFAULT_GRAPH_MAX_RESULTS;
+    this.maxUpdateBytes = opts.maxUpdateBytes ?? 1024 * 1024;
+    this.writeTimeoutMs = opts.writeTimeoutMs ?? 60_000;
+    this.http = new SparqlHttpClient({ user: opts.user, password: opts.password, maxSockets: Math.max(1, opts.maxConnections ?? 16) });
+  }
+
+  /** Connects to the endpoint and reads the write generation (creating it on first use). */
+  static async open(opts: SparqlEndpointGraphBackendOptions): Promise<SparqlEndpointGraphBackend> {
+    const backend = new SparqlEndpointGraphBackend(opts);
+    try {
+      const current = await backend.readGeneration();
+      if (current === undefined) {
+        await backend.update(`INSERT DATA { GRAPH <${META_GRAPH}> { <${META_GRAPH}> <${GENERATION}> 0 } }`);
+        backend.seq = (await backend.readGeneration()) ?? 0n;
+      } else backend.seq = current;
+    } catch (err) {
+      await backend.close();
+      throw err;
+    }
+    return backend;
+  }
+
+  generation(): bigint {
+    return this.seq;
+  }
+
+  async putTriples(resourceId: string, triples: readonly RdfTriple[], replace: boolean): Promise<number> {
+    this.assertOpen();
+    const graph = this.graphOf(resourceId);
+    const unique = new Map<string, string>();
+    triples.forEach((t, i) => {
+      const n = normaliseTriple(t, `triples[${i}]`);
+      const text = `${sparqlTerm(n.subject)} ${sparqlTerm(n.predicate)} ${sparqlTerm(n.object)} .`;
+      unique.set(text, text);
+    });
+    const lines = [...unique.values()];
+    const batches = this.batches(lines);
+    if (batches.length <= 1) {
+      const parts: string[] = [];
+      if (replace) parts.push(`DROP SILENT GRAPH <${graph}>`);
+      if (batches.length === 1) parts.push(insertData(graph, batches[0]));
+      parts.push(BUMP_GENERATION);
+      await this.update(parts.join(" ;\n"));
+    } else {
+      const target = replace ? `urn:x-acms:staging:${resourceId}:${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}` : graph;
+      try {
+        if (replace) await this.update(`DROP SILENT GRAPH <${target}>`);
+        for (let i = 0; i < batches.length - 1; i++) await this.update(insertData(target, batches[i]));
+        const last = insertData(target, batches[batches.length - 1]);
+        await this.update(replace ? `${last} ;\nMOVE SILENT <${target}> TO <${graph}> ;\n${BUMP_GENERATION}` : `${last} ;\n${BUMP_GENERATION}`);
+      } catch (err) {
+        if (replace) await this.update(`DROP SILENT GRAPH <${target}>`).catch(() => undefined);
+        throw err;
+      }
+    }
+    await this.refreshGeneration();
+    return lines.length;
+  }
+
+  async clearResource(resourceId: string): Promise<void> {
+    this.assertOpen();
+    const graph = this.graphOf(resourceId);
+    await this.update(`DROP SILENT GRAPH <${graph}> ;\n${BUMP_GENERATION}`);
+    await this.refreshGeneration();
+  }
+
+  async query(view: ScopedBackendView, sparql: string, opts: GraphQueryOptions): Promise<GraphQueryResult> {
+    this.assertOpen();
+    requireText("query", sparql, MAX_SPARQL_LENGTH);
+    const inspection = inspectSparqlQuery(sparql);
+    const dataset = scopeSparqlDataset(inspection, view);
+    const deadline = Date.now() + opts.timeoutMs;
+    const text = rewriteForVirtuoso(sparql);
+    if (inspection.form === "CONSTRUCT" || inspection.form === "DESCRIBE") {
+      const res = await this.send(this.queryUrl, queryBody(text, dataset, opts.timeoutMs), ACCEPT_TRIPLES, "query", deadline, opts.signal);
+      const read = await this.read(res, (body) => readNTriples(body, this.cap, res.stop));
+      const triples = read.triples.map(([s, p, o]) => ({ subject: termOfNTriples(s), predicate: termOfNTriples(p), object: termOfNTriples(o) }));
+      return { form: inspection.form, triples, exhaustive: read.exhaustive };
+    }
+    const res = await this.send(this.queryUrl, queryBody(text, dataset, opts.timeoutMs), ACCEPT_RESULTS, "query", deadline, opts.signal);
+    const read = await this.read(res, (body) => readSparqlJsonResults(body, this.cap, res.stop));
+    if (inspection.form === "ASK") {
+      if (read.kind !== "boolean") throw new UnavailableError("the SPARQL endpoint answered an ASK query without a boolean");
+      return { form: "ASK", boolean: read.value, exhaustive: true };
+    }
+    if (read.kind !== "bindings") throw new UnavailableError("the SPARQL endpoint answered a SELECT query without bindings");
+    const rows: SparqlRow[] = read.rows.map((b) => {
+      const row: SparqlRow = {};
+      for (const name of Object.keys(b)) row[name] = termOfJson(b[name]);
+      return row;
+    });
+    return { form: "SELECT", variables: read.variables, rows, exhaustive: read.exhaustive };
+  }
+
+  async getTriples(view: ScopedBackendView, subject: string, opts: GraphQueryOptions): Promise<GraphTriplesResult> {
+    return this.walk(view, checkedNode(subject, "subject"), 0, opts);
+  }
+
+  async traverse(view: ScopedBackendView, start: string, depth: number, opts: GraphQueryOptions): Promise<GraphTriplesResult> {
+    if (!Number.isInteger(depth) || depth < 0) throw InvalidArgumentError.field("depth", `must be 0 or more, got ${depth}`);
+    return this.walk(view, checkedNode(start, "start"), depth, opts);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.http.close();
+  }
+
+  /**
+   * Breadth first from `start`, one scoped query per hop (the frontier in VALUES, in slices), over the
+   * in-scope graphs as named graphs, so each triple comes with its graph for the leak guard.
+   */
+  private async walk(view: ScopedBackendView, start: RdfTerm, depth: number, opts: GraphQueryOptions): Promise<GraphTriplesResult> {
+    this.assertOpen();
+    const graphs = view.resourceIds.map(graphIri);
+    if (graphs.length === 0) return { triples: [], exhaustive: true };
+    const deadline = Date.now() + opts.timeoutMs;
+    const dataset: ScopedDataset = { defaultGraphs: [], namedGraphs: graphs };
+    const key = (t: RdfTerm) => `${t.kind} ${t.value}`;
+    const seen = new Set<string>();
+    const visited = new Set([key(start)]);
+    const triples: GraphTriple[] = [];
+    let frontier: RdfTerm[] = [start];
+    for (let hop = 0; hop <= depth && frontier.length > 0; hop++) {
+      const next: RdfTerm[] = [];
+      for (let at = 0; at < frontier.length; at += FRONTIER_SLICE) {
+        const slice = frontier.slice(at, at + FRONTIER_SLICE);
+        const q = `SELECT ?s ?g ?p ?o WHERE { VALUES ?s { ${slice.map(sparqlTerm).join(" ")} } GRAPH ?g { ?s ?p ?o } }`;
+        const res = await this.send(this.queryUrl, queryBody(q, dataset, deadline - Date.now()), ACCEPT_RESULTS, "query", deadline, opts.signal);
+        const read = await this.read(res, (body) => readSparqlJsonResults(body, Number.MAX_SAFE_INTEGER, res.stop));
+        if (read.kind !== "bindings") throw new UnavailableError("the SPARQL endpoint answered a SELECT query without bindings");
+        for (const b of read.rows) {
+          const subject = termOfJson(b.s);
+          const predicate = termOfJson(b.p);
+          const object = termOfJson(b.o);
+          const graph = b.g.value;
+          const tripleKey = `${key(subject)}\u0000${predicate.value}\u0000${key(object)}\u0000${object.datatype ?? ""}\u0000${object.language ?? ""}`;
+          if (!seen.has(tripleKey)) {
+            if (triples.length >= this.cap) return { triples, exhaustive: false };
+            seen.add(tripleKey);
+            triples.push({ subject, predicate, object, resourceId: resourceIdOfGraphIri(graph) ?? graph });
+          }
+          if (hop < depth && object.kind !== "literal" && !visited.has(key(object))) {
+            visited.add(key(object));
+            next.push(object);
+          }
+        }
+      }
+      frontier = next;
+    }
+    return { triples, exhaustive: true };
+  }
+
+  private batches(lines: readonly string[]): string[][] {
+    const out: string[][] = [];
+    let current: string[] = [];
+    let bytes = 0;
+    for (const line of lines) {
+      const size = Buffer.byteLength(line, "utf8") * 3 + 1;
+      if (current.length > 0 && bytes + size > this.maxUpdateBytes) {
+        out.push(current);
+        current = [];
+        bytes = 0;
+      }
+      current.push(line);
+      bytes += size;
+    }
+    if (current.length > 0) out.push(current);
+    return out;
+  }
+
+  private async update(sparql: string): Promise<void> {
+    const res = await this.send(this.updateUrl, `update=${encodeURIComponent(sparql)}`, "*/*", "update", Date.now() + this.writeTimeoutMs);
+    await this.read(res, async (body) => {
+      for await (const _ of body) {
+        // The endpoint's report of the update is not needed: success is the status.
+      }
+    });
+  }
+
+  private async readGeneration(): Promise<bigint | undefined> {
+    const q = `SELECT ?n WHERE { GRAPH <${META_GRAPH}> { <${META_GRAPH}> <${GENERATION}> ?n } }`;
+    const dataset: ScopedDataset = { defaultGraphs: [], namedGraphs: [META_GRAPH] };
+    const res = await this.send(this.queryUrl, queryBody(q, dataset), ACCEPT_RESULTS, "update", Date.now() + this.writeTimeoutMs);
+    const read = await this.read(res, (body) => readSparqlJsonResults(body, 10, res.stop));
+    if (read.kind !== "bindings" || read.rows.length === 0) return undefined;
+    const values = read.rows.map((r) => BigInt(Math.trunc(Number(r.n?.value ?? "0"))));
+    return values.reduce((a, b) => (b > a ? b : a), 0n);
+  }
+
+  private async refreshGeneration(): Promise<void> {
+    const current = await this.readGeneration();
+    this.seq = current !== undefined && current > this.seq ? current : this.seq + 1n;
+  }
+
+  private send(url: URL, body: string, accept: string, kind: "query" | "update", deadline: number, signal?: AbortSignal): Promise<SparqlResponse> {
+    return this.http.send({ url, body, accept, kind, deadline, signal });
+  }
+
+  /** Streams a response's body through `reader`, translating a deadline or cancellation during the read. */
+  private async read<T>(res: SparqlResponse, reader: (body: AsyncIterable<string>) => Promise<T>): Promise<T> {
+    res.message.setEncoding("utf8");
+    try {
+      return await reader(res.message as AsyncIterable<string>);
+    } catch (err) {
+      if (err instanceof AcmsError) throw err;
+      throw res.failure(err);
+    } finally {
+      res.done();
+    }
+  }
+
+  private graphOf(resourceId: string): string {
+    if (!isUlid(resourceId)) throw InvalidArgumentError.field("resource_id", `"${resourceId.slice(0, 60)}" is not a ULID`);
+    return graphIri(resourceId);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new UnavailableError("the graph backend is closed");
+  }
+}
+
+/** Nodes per Traverse query (a VALUES list of that many terms). */
+const FRONTIER_SLICE = 200;
+
+const BUMP_GENERATION = `DELETE { GRAPH <${META_GRAPH}> { <${META_GRAPH}> <${GENERATION}> ?n } } INSERT { GRAPH <${META_GRAPH}> { <${META_GRAPH}> <${GENERATION}> ?m } } WHERE { GRAPH <${META_GRAPH}> { <${META_GRAPH}> <${GENERATION}> ?n } BIND(?n + 1 AS ?m) }`;
+
+function insertData(graph: string, lines: readonly string[]): string {
+  return `INSERT DATA { GRAPH <${graph}> {\n${lines.join("\n")}\n} }`;
+}
+
+function checkedNode(value: string, field: string): RdfTerm {
+  if (value.length === 0) throw InvalidArgumentError.field(field, "must not be empty");
+  if (value.length > MAX_NODE_LENGTH) throw InvalidArgumentError.field(field, `must be at most ${MAX_NODE_LENGTH} characters, got ${value.length}`);
+  return nodeTerm(value, field);
+}
+
+/**
+ * The form body of a query: the query and its dataset as protocol parameters (an empty list as
+ * `EMPTY_GRAPH`), plus `timeout` (ms), which Virtuoso reads as the query's own time limit so a stopped
+ * query stops working on the endpoint too; other endpoints ignore it.
+ */
+function queryBody(sparql: string, dataset: ScopedDataset, timeoutMs?: number): string {
+  const parts = [`query=${encodeURIComponent(sparql)}`];
+  const defaults = dataset.defaultGraphs.length > 0 ? dataset.defaultGraphs : [EMPTY_GRAPH];
+  const named = dataset.namedGraphs.length > 0 ? dataset.namedGraphs : [EMPTY_GRAPH];
+  for (const g of defaults) parts.push(`default-graph-uri=${encodeURIComponent(g)}`);
+  for (const g of named) parts.push(`named-graph-uri=${encodeURIComponent(g)}`);
+  if (timeoutMs !== undefined) parts.push(`timeout=${Math.max(1, Math.floor(timeoutMs))}`);
+  return parts.join("&");
+}
+

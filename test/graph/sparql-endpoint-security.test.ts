@@ -1,0 +1,162 @@
+import { createServer, type Server } from "node:http";
+import { UnavailableError, InvalidArgumentError, DeadlineExceededError } from "../../src/domain/errors.js";
+import { graphIri } from "../../src/domain/uko-uri.js";
+import { SparqlEndpointGraphBackend } from "../../src/adapters/sparql-endpoint/sparql-endpoint-graph-backend.js";
+import { FOREIGN_GRAPH, startVirtuoso, type VirtuosoInstance } from "../support/engines/virtuoso.js";
+import { A, A_TRIPLES, B, B_TRIPLES, EX, iri, lit, triple, viewOf } from "./graph-fixtures.js";
+
+/**
+ * What the endpoint adapter adds on top of the shared suite: defence in depth through the endpoint
+ * user's graph permissions, credentials kept out of errors, the endpoint's failures mapped to codes,
+ * concurrent queries, and large writes split into several requests.
+ */
+
+/** A resource graph of another deployment on the same Virtuoso, private to the service user. */
+const OTHER = "01JZZZZZZZZZZZZZZZZZZZZZZZ";
+const OPTS = { timeoutMs: 20_000 };
+const SLOW_QUERY = "SELECT (COUNT(*) AS ?n) { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o . ?p ?q ?r . ?s ?t ?u }";
+
+let virtuoso: VirtuosoInstance;
+let backend: SparqlEndpointGraphBackend;
+
+const open = (extra: Partial<Parameters<typeof SparqlEndpointGraphBackend.open>[0]> = {}) =>
+  SparqlEndpointGraphBackend.open({
+    queryUrl: virtuoso.authQueryUrl,
+    updateUrl: virtuoso.authQueryUrl,
+    user: virtuoso.user,
+    password: virtuoso.password,
+    ...extra,
+  });
+
+async function rejection(p: Promise<unknown>): Promise<Error> {
+  try {
+    await p;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error("expected a rejection");
+}
+
+/** Runs a query as anyone who can reach the endpoint without the service's credentials. */
+async function anonymous(query: string): Promise<unknown[]> {
+  const res = await fetch(virtuoso.anonymousUrl, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/sparql-results+json" },
+    body: `query=${encodeURIComponent(query)}`,
+  });
+  const json = (await res.json()) as { results: { bindings: unknown[] } };
+  return json.results.bindings;
+}
+
+beforeAll(async () => {
+  virtuoso = await startVirtuoso();
+  virtuoso.sql(
+    [
+      `SPARQL INSERT DATA { GRAPH <${graphIri(OTHER)}> { <${EX}alice> <${EX}secret> "OTHER-DEPLOYMENT-SECRET" } };`,
+      `DB.DBA.RDF_GRAPH_GROUP_INS('http://www.openlinksw.com/schemas/virtrdf#PrivateGraphs', '${graphIri(OTHER)}');`,
+      "",
+    ].join("\n"),
+  );
+  backend = await open();
+  await backend.putTriples(A, A_TRIPLES, true);
+  await backend.putTriples(B, B_TRIPLES, true);
+}, 180_000);
+
+afterAll(async () => {
+  await backend?.close();
+  await virtuoso?.stop();
+});
+
+describe("defence in depth: the endpoint user's graph permissions", () => {
+  it("a graph the user may not read answers nothing even to a query the scope let through", async () => {
+    const r = await backend.query(viewOf([A, OTHER]), `SELECT ?o { GRAPH ?g { <${EX}alice> <${EX}secret> ?o } }`, OPTS);
+    expect(r.form === "SELECT" && r.rows).toEqual([]);
+    const own = await backend.getTriples(viewOf([OTHER]), `${EX}alice`, OPTS);
+    expect(own.triples).toEqual([]);
+    expect(virtuoso.sql(`SPARQL SELECT COUNT(*) FROM <${graphIri(OTHER)}> WHERE { ?s ?p ?o };`)).toMatch(/\b1\b/);
+  });
+
+  it("nor does a graph of another application, named directly", async () => {
+    const res = await fetch(virtuoso.authQueryUrl, { method: "POST" }).catch(() => undefined);
+    expect(res?.status).toBe(401);
+    const r = await backend.query(viewOf([A]), `SELECT ?o { <http://foreign.example/s> ?p ?o }`, OPTS);
+    expect(r.form === "SELECT" && r.rows).toEqual([]);
+    expect(virtuoso.sql(`SPARQL SELECT COUNT(*) FROM <${FOREIGN_GRAPH}> WHERE { ?s ?p ?o };`)).toMatch(/\b1\b/);
+  });
+
+  it("a graph the user may not write is refused and stays as it was", async () => {
+    const err = await rejection(backend.putTriples(OTHER, [triple(iri("x"), iri("y"), lit("overwritten"))], true));
+    // A backend failure for the caller (the service is configured not to own that graph), never a write.
+    expect(err).toBeInstanceOf(UnavailableError);
+    expect(err.message).toMatch(/permission|not allowed|access/i);
+    expect(err.message).not.toContain(virtuoso.password);
+    const left = virtuoso.sql(`SPARQL SELECT ?o FROM <${graphIri(OTHER)}> WHERE { ?s ?p ?o };`);
+    expect(left).toContain("OTHER-DEPLOYMENT-SECRET");
+    expect(left).not.toContain("overwritten");
+  });
+
+  it("anonymous users of the endpoint read none of the service's graphs", async () => {
+    expect(await anonymous(`SELECT * { GRAPH <${graphIri(A)}> { ?s ?p ?o } }`)).toEqual([]);
+    expect(await anonymous("SELECT * { GRAPH ?g { ?s ?p ?o } }")).toEqual([]);
+  });
+});
+
+describe("the endpoint's failures as codes, credentials never shown", () => {
+  it("a wrong password is UNAVAILABLE and names neither password", async () => {
+    const err = await rejection(open({ password: "not-the-password" }));
+    expect(err).toBeInstanceOf(UnavailableError);
+    expect(err.message).toMatch(/credentials/);
+    expect(err.message).not.toContain("not-the-password");
+    expect(err.message).not.toContain(virtuoso.password);
+  });
+
+  it("an endpoint that is down is UNAVAILABLE", async () => {
+    const server: Server = createServer();
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    const port = (server.address() as { port: number }).port;
+    await new Promise<void>((r) => server.close(() => r()));
+    const err = await rejection(open({ queryUrl: `http://127.0.0.1:${port}/sparql`, updateUrl: `http://127.0.0.1:${port}/sparql` }));
+    expect(err).toBeInstanceOf(UnavailableError);
+    expect(err.message).toMatch(/unreachable/);
+  });
+
+  it("the endpoint's syntax error is INVALID_ARGUMENT with its message and no stack", async () => {
+    // Parses for the service's inspection, not for Virtuoso: an unknown function.
+    const err = await rejection(backend.query(viewOf([A]), "SELECT * { ?s ?p ?o FILTER(<http://example.org/nofn>(?o)) }", OPTS));
+    expect(err).toBeInstanceOf(InvalidArgumentError);
+    expect(err.message).toMatch(/SPARQL endpoint/);
+    expect(err.message).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe("concurrency and large writes", () => {
+  it("a slow query does not hold the others", async () => {
+    const order: string[] = [];
+    const slow = backend.query(viewOf([A, B]), SLOW_QUERY, { timeoutMs: 15_000 }).then(
+      () => order.push("slow"),
+      (err: Error) => order.push(err instanceof DeadlineExceededError ? "slow" : `slow failed: ${err.message}`),
+    );
+    for (let i = 0; i < 5; i++) {
+      const r = await backend.query(viewOf([A]), `SELECT ?o { <${EX}alice> <${EX}name> ?o }`, OPTS);
+      expect(r.form === "SELECT" && r.rows.length).toBe(1);
+      order.push(`fast${i}`);
+    }
+    await slow;
+    expect(order.slice(0, 5)).toEqual(["fast0", "fast1", "fast2", "fast3", "fast4"]);
+    expect(order[5]).toBe("slow");
+  }, 30_000);
+
+  it("a write larger than one request is split, and a large replace swaps the whole graph at once", async () => {
+    const small = await open({ maxUpdateBytes: 4096 });
+    const many = Array.from({ length: 600 }, (_, i) => triple(iri(`n${i}`), iri("v"), lit(`value ${i} ${"x".repeat(20)}`)));
+    expect(await small.putTriples(B, many, true)).toBe(600);
+    const r = await small.query(viewOf([B]), "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }", OPTS);
+    expect(r.form === "SELECT" && r.rows[0].n.value).toBe("600");
+    expect(await small.putTriples(B, many.slice(0, 10), false)).toBe(10);
+    const again = await small.query(viewOf([B]), "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }", OPTS);
+    expect(again.form === "SELECT" && again.rows[0].n.value).toBe("600");
+    expect(virtuoso.sql("SPARQL SELECT COUNT(DISTINCT ?g) WHERE { GRAPH ?g { ?s ?p ?o } FILTER(STRSTARTS(STR(?g), 'urn:x-acms:staging')) };")).toMatch(/\b0\b/);
+    await small.close();
+    await backend.putTriples(B, B_TRIPLES, true);
+  }, 60_000);
+});
