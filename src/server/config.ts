@@ -1,5 +1,8 @@
 import { resolve } from "node:path";
 
+/** How much the server logs about calls (see Config.logLevel). */
+export type LogLevel = "info" | "debug";
+
 /** Everything the server reads from its environment, validated once at start. */
 export interface Config {
   host: string;
@@ -20,6 +23,10 @@ export interface Config {
   keywordIndex: "native" | "memory";
   /** Origins browsers may call from (`*`: any); undefined: no CORS headers at all. ACMS_CORS_ORIGINS. */
   corsOrigins?: "*" | string[];
+  /** Port of the Prometheus `/metrics` listener (0 picks a free one); undefined: no metrics at all. ACMS_METRICS_PORT. */
+  metricsPort?: number;
+  /** "info": one log line per failed or refused call; "debug": one per call. ACMS_LOG_LEVEL (default info). */
+  logLevel?: LogLevel;
   tiers: {
     maxTokensHot: number;
     maxDecisionsWarm: number;
@@ -42,6 +49,20 @@ function keywordIndexFrom(raw: string | undefined): "native" | "memory" {
   if (raw === undefined || raw === "" || raw === "native") return "native";
   if (raw === "memory") return "memory";
   throw new Error(`ACMS_KEYWORD_INDEX must be "native" or "memory", got "${raw}"`);
+}
+
+function logLevelFrom(raw: string | undefined): LogLevel {
+  if (raw === undefined || raw === "" || raw === "info") return "info";
+  if (raw === "debug") return "debug";
+  throw new Error(`ACMS_LOG_LEVEL must be "info" or "debug", got "${raw}"`);
+}
+
+/** ACMS_METRICS_PORT: unset or blank is no metrics listener; a set port must not be the API's own. */
+function metricsPortFrom(env: NodeJS.ProcessEnv, apiPort: number): number | undefined {
+  if (env.ACMS_METRICS_PORT === undefined || env.ACMS_METRICS_PORT.trim() === "") return undefined;
+  const port = intFrom(env, "ACMS_METRICS_PORT", 0, 0, 65535);
+  if (port !== 0 && port === apiPort) throw new Error(`ACMS_METRICS_PORT must differ from ACMS_PORT, both are ${port}`);
+  return port;
 }
 
 /**
@@ -71,9 +92,10 @@ function corsOriginsFrom(raw: string | undefined): "*" | string[] | undefined {
  * Throws an Error with a one-line message on any bad value.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = intFrom(env, "ACMS_PORT", 50051, 0, 65535);
   return {
     host: env.ACMS_HOST && env.ACMS_HOST.length > 0 ? env.ACMS_HOST : "127.0.0.1",
-    port: intFrom(env, "ACMS_PORT", 50051, 0, 65535),
+    port,
     dataDir: resolve(env.ACMS_DATA_DIR && env.ACMS_DATA_DIR.length > 0 ? env.ACMS_DATA_DIR : "./.acms"),
     keysFile: env.ACMS_KEYS_FILE && env.ACMS_KEYS_FILE.length > 0 ? env.ACMS_KEYS_FILE : undefined,
     embeddingDim: intFrom(env, "ACMS_EMBEDDING_DIM", 384, 1, 8192),
@@ -83,6 +105,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     recentWindowMs: intFrom(env, "ACMS_RECENT_WINDOW_MS", 7 * 24 * 3600 * 1000, 0, 3650 * 24 * 3600 * 1000),
     keywordIndex: keywordIndexFrom(env.ACMS_KEYWORD_INDEX),
     corsOrigins: corsOriginsFrom(env.ACMS_CORS_ORIGINS),
+    metricsPort: metricsPortFrom(env, port),
+    logLevel: logLevelFrom(env.ACMS_LOG_LEVEL),
     tiers: {
       maxTokensHot: intFrom(env, "ACMS_CONTEXT_MAX_TOKENS_HOT", 8000, 1, 100_000_000),
       maxDecisionsWarm: intFrom(env, "ACMS_CONTEXT_MAX_DECISIONS_WARM", 500, 1, 100_000_000),

@@ -1,4 +1,4 @@
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Backends } from "./backends.js";
 import { createAccessInterceptor } from "./access-interceptor.js";
@@ -7,6 +7,11 @@ import { withCors } from "./cors.js";
 import type { InternalErrorSink } from "./error-mapping.js";
 import type { KeyRing } from "./key-ring.js";
 import { listen, type Listener } from "./listener.js";
+import { createMetricsInterceptor } from "./metrics-interceptor.js";
+import { listenMetrics, type MetricsListener } from "./metrics-listener.js";
+import { createRequestLogInterceptor } from "./request-log-interceptor.js";
+import { RequestLog } from "./request-log.js";
+import { ServerMetrics } from "./server-metrics.js";
 import { ServingState } from "./serving-state.js";
 import { allRoutes, AUTHENTICATED_SERVICES, PUBLIC_SERVICES } from "./routes/all-routes.js";
 
@@ -14,6 +19,8 @@ import { allRoutes, AUTHENTICATED_SERVICES, PUBLIC_SERVICES } from "./routes/all
 export interface AcmsServer {
   readonly port: number;
   readonly url: string;
+  /** Where Prometheus scrapes (`http://host:port/metrics`); undefined when ACMS_METRICS_PORT is unset. */
+  readonly metricsUrl?: string;
   /** Graceful stop: refuse new calls, finish in-flight ones, close the backends. */
   close(graceMs?: number): Promise<void>;
 }
@@ -26,19 +33,26 @@ export interface ServerDeps {
   onInternalError?: InternalErrorSink;
   /** Health's source of truth; `startServer` makes one when absent and drains it on close. */
   serving?: ServingState;
+  /** Call and internal-error logs; absent: JSON lines on stderr at `config.logLevel`. */
+  log?: RequestLog;
+  /** Prometheus metrics fed by every call; `startServer` makes them when `config.metricsPort` is set. */
+  metrics?: ServerMetrics;
 }
 
 /** The router-wide interceptors and routes, for the real server and for in-memory router transports. */
-export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter) => void; interceptors: ReturnType<typeof createAccessInterceptor>[] } {
-  const interceptor = createAccessInterceptor({
+export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter) => void; interceptors: Interceptor[] } {
+  const log = deps.log ?? new RequestLog(deps.config.logLevel);
+  const access = createAccessInterceptor({
     keys: deps.keys,
     scopes: deps.backends.scopes,
     registry: deps.backends.registry,
     publicServices: PUBLIC_SERVICES,
     authenticatedServices: AUTHENTICATED_SERVICES,
-    onInternalError: deps.onInternalError,
+    onInternalError: deps.onInternalError ?? log.internalError,
   });
-  return { routes: allRoutes(deps), interceptors: [interceptor] };
+  // Outermost first: the log sees the final code, metrics see every refusal already translated by access.
+  const interceptors = [createRequestLogInterceptor(log), ...(deps.metrics ? [createMetricsInterceptor(deps.metrics)] : []), access];
+  return { routes: allRoutes(deps), interceptors };
 }
 
 /**
@@ -47,7 +61,12 @@ export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter
  * @example const server = await startServer({ config, keys, backends }); await server.close();
  */
 export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
-  const deps = { ...serverDeps, serving: serverDeps.serving ?? new ServingState() };
+  const metricsPort = serverDeps.config.metricsPort;
+  const deps = {
+    ...serverDeps,
+    serving: serverDeps.serving ?? new ServingState(),
+    metrics: serverDeps.metrics ?? (metricsPort !== undefined ? new ServerMetrics(serverDeps.backends) : undefined),
+  };
   const { routes, interceptors } = createRoutes(deps);
   const handler = connectNodeAdapter({
     routes,
@@ -56,8 +75,15 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
     writeMaxBytes: deps.config.maxMessageBytes,
   });
   let listener: Listener;
+  let metricsListener: MetricsListener | undefined;
   try {
     listener = await listen(withCors(handler, deps.config.corsOrigins), deps.config.host, deps.config.port);
+    if (deps.metrics && metricsPort !== undefined) {
+      metricsListener = await listenMetrics(deps.metrics.registry, deps.config.host, metricsPort).catch(async (err: unknown) => {
+        await listener.close(0);
+        throw err;
+      });
+    }
   } catch (err) {
     await deps.backends.close();
     throw err;
@@ -66,9 +92,11 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   return {
     port: listener.port,
     url: `http://${hostForUrl}:${listener.port}`,
+    metricsUrl: metricsListener ? `http://${hostForUrl}:${metricsListener.port}/metrics` : undefined,
     async close(graceMs) {
       deps.serving.startDraining();
       await listener.close(graceMs);
+      await metricsListener?.close();
       await deps.backends.close();
     },
   };
