@@ -42,6 +42,9 @@ function memoryLog(level: "info" | "debug"): { log: RequestLog; lines: () => Rec
   return { log: new RequestLog(level, { write: (l: string) => (raw += l) }), lines: () => raw.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>), raw: () => raw };
 }
 
+/** TCP servers listening in this process. */
+const listeningServers = () => process.getActiveResourcesInfo().filter((r) => r === "TCPServerWrap").length;
+
 const REGISTRY = "acms.v1.RegistryService";
 const SCOPE = "acms.v1.ScopeService";
 const TEXT = "acms.v1.TextBackendService";
@@ -76,6 +79,8 @@ describe("ACMS_METRICS_PORT", () => {
     // prom-client's default metrics: event-loop lag among them.
     expect(text).toContain("# TYPE nodejs_eventloop_lag_seconds gauge");
     expect(text).toContain("# TYPE acms_rpc_duration_seconds histogram");
+    // The API listener and the metrics listener.
+    expect(listeningServers()).toBe(2);
   });
 
   it("counts Connect and gRPC calls by service, method and code, with their latency", async () => {
@@ -174,6 +179,8 @@ describe("x-request-id", () => {
   it("has no metrics listener when ACMS_METRICS_PORT is unset", () => {
     expect(t.config.metricsPort).toBeUndefined();
     expect(t.server.metricsUrl).toBeUndefined();
+    // The API's own TCP listener is the only one open (the metrics suite above closed its server).
+    expect(listeningServers()).toBe(1);
   });
 });
 
