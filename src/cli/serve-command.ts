@@ -14,6 +14,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .option("--data-dir <dir>", "where the embedded backends keep their data (ACMS_DATA_DIR, default ./.acms)")
     .option("--keys-file <file>", "JSON file of hashed API keys (ACMS_KEYS_FILE)")
     .option("--embedding-dim <n>", "the deployment's vector dimension (ACMS_EMBEDDING_DIM, default 384)")
+    .option("--metrics-port <port>", "serve Prometheus metrics at GET /metrics on this port (ACMS_METRICS_PORT, default off)")
     .action(async (flags: Record<string, string | undefined>) => {
       const [{ runServe }, { formatCliError }] = await Promise.all([import("./serve.js"), import("./cli-error.js")]);
       try {

@@ -4,6 +4,7 @@ import { dirname } from "node:path";
 import { isLoopback, loadConfig, type Config } from "../server/config.js";
 import { createBackends } from "../server/composition-root.js";
 import { generateKey, hashKey, KeyRing, parseKeyEntries, readKeysFile, type KeyEntry } from "../server/key-ring.js";
+import { RequestLog } from "../server/request-log.js";
 import { startServer, type AcmsServer } from "../server/server.js";
 import { formatCliError } from "./cli-error.js";
 import { CliUsageError } from "./cli-usage-error.js";
@@ -21,6 +22,8 @@ export interface ServeFlags {
   keysFile?: string;
   /** ACMS_EMBEDDING_DIM */
   embeddingDim?: string;
+  /** ACMS_METRICS_PORT */
+  metricsPort?: string;
 }
 
 /** What `runServe` needs besides the flags. */
@@ -56,6 +59,7 @@ function envWithFlags(env: NodeJS.ProcessEnv, flags: ServeFlags): NodeJS.Process
   set("ACMS_DATA_DIR", flags.dataDir);
   set("ACMS_KEYS_FILE", flags.keysFile);
   set("ACMS_EMBEDDING_DIM", flags.embeddingDim);
+  set("ACMS_METRICS_PORT", flags.metricsPort);
   return out;
 }
 
@@ -65,6 +69,7 @@ const FLAG_OF: Record<string, keyof ServeFlags> = {
   ACMS_DATA_DIR: "dataDir",
   ACMS_KEYS_FILE: "keysFile",
   ACMS_EMBEDDING_DIM: "embeddingDim",
+  ACMS_METRICS_PORT: "metricsPort",
 };
 
 /** A config error that names an environment variable also names the flag, when the flag set the value. */
@@ -163,7 +168,7 @@ export async function runServe(options: ServeOptions = {}): Promise<RunningServe
   const backends = await createBackends(config);
   let server: AcmsServer;
   try {
-    server = await startServer({ config, keys: new KeyRing(entries), backends });
+    server = await startServer({ config, keys: new KeyRing(entries), backends, log: new RequestLog(config.logLevel, io.stderr) });
   } catch (err) {
     // Lost a race for the port after the check (startServer has closed the backends): a data directory this
     // run created holds nothing yet, so it goes too.
@@ -182,6 +187,7 @@ export async function runServe(options: ServeOptions = {}): Promise<RunningServe
     out(`acms: e.g.  npx buf curl --protocol grpc --http2-prior-knowledge --reflect-header '*' -H "authorization: Bearer ${generatedKey}" --list-services ${server.url}`);
   }
   out(`acms: listening on ${server.url} (gRPC, gRPC-Web and Connect; h2c and HTTP/1.1), data in ${config.dataDir}`);
+  if (server.metricsUrl) out(`acms: Prometheus metrics at ${server.metricsUrl}`);
 
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= server.close(options.graceMs ?? DEFAULT_GRACE_MS));

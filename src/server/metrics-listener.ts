@@ -26,9 +26,12 @@ export async function listenMetrics(registry: Registry, host: string, port: numb
   });
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    server.once("error", (err: NodeJS.ErrnoException) => {
+      const why = err.code === "EADDRINUSE" ? "the port is already in use" : err.code === "EACCES" ? "permission denied" : err.message;
+      reject(new Error(`cannot serve metrics on ${host}:${port}: ${why} (set ACMS_METRICS_PORT)`));
+    });
     server.listen(port, host, () => {
-      server.off("error", reject);
+      server.removeAllListeners("error");
       resolve();
     });
   });

@@ -4,6 +4,10 @@ import { ContextTierService, Tier } from "../../gen/acms/v1/tiers_pb.js";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import { TextBackendService } from "../../gen/acms/v1/text_pb.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runServe } from "../../src/cli/serve.js";
 import { loadConfig } from "../../src/server/config.js";
 import { RequestLog } from "../../src/server/request-log.js";
 import { doc, upsert } from "../index/index-fixture.js";
@@ -206,5 +210,32 @@ describe("config", () => {
     expect(loadConfig({}).logLevel).toBe("info");
     expect(loadConfig({ ACMS_LOG_LEVEL: "debug" }).logLevel).toBe("debug");
     expect(() => loadConfig({ ACMS_LOG_LEVEL: "loud" })).toThrow(/^ACMS_LOG_LEVEL must be "info" or "debug", got "loud"$/);
+  });
+});
+
+describe("acms serve --metrics-port", () => {
+  it("prints where metrics are served, and refuses a busy metrics port in one line", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "acms-metrics-serve-"));
+    let err = "";
+    const io = { env: { ACMS_DATA_DIR: dataDir }, stdout: { write: (_: string) => true }, stderr: { write: (s: string) => (err += s) }, setExitCode: () => undefined };
+    let out = "";
+    io.stdout.write = (s: string) => ((out += s), true);
+    const running = await runServe({ io, port: "0", metricsPort: "0", handleSignals: false });
+    try {
+      expect(out).toContain(`acms: Prometheus metrics at ${running.server.metricsUrl}`);
+      expect((await get(running.server.metricsUrl!)).body).toContain("acms_rpc_calls_total");
+      const busy = new URL(running.server.metricsUrl!).port;
+      const other = mkdtempSync(join(tmpdir(), "acms-metrics-serve-"));
+      try {
+        await expect(runServe({ io: { ...io, env: { ACMS_DATA_DIR: other } }, port: "0", metricsPort: busy, handleSignals: false })).rejects.toThrow(
+          new RegExp(`^cannot serve metrics on 127\\.0\\.0\\.1:${busy}: the port is already in use \\(set ACMS_METRICS_PORT\\)$`),
+        );
+      } finally {
+        rmSync(other, { recursive: true, force: true });
+      }
+    } finally {
+      await running.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
