@@ -4,6 +4,7 @@ import { dirname } from "node:path";
 import { isLoopback, loadConfig, type Config } from "../server/config.js";
 import { createBackends } from "../server/composition-root.js";
 import { generateKey, hashKey, KeyRing, parseKeyEntries, readKeysFile, type KeyEntry } from "../server/key-ring.js";
+import { RequestLog } from "../server/request-log.js";
 import { startServer, type AcmsServer } from "../server/server.js";
 import { formatCliError } from "./cli-error.js";
 import { CliUsageError } from "./cli-usage-error.js";
@@ -27,6 +28,8 @@ export interface ServeFlags {
   sparqlUpdateUrl?: string;
   /** ACMS_SPARQL_USER */
   sparqlUser?: string;
+  /** ACMS_METRICS_PORT */
+  metricsPort?: string;
 }
 
 /** What `runServe` needs besides the flags. */
@@ -65,6 +68,7 @@ function envWithFlags(env: NodeJS.ProcessEnv, flags: ServeFlags): NodeJS.Process
   set("ACMS_SPARQL_QUERY_URL", flags.sparqlQueryUrl);
   set("ACMS_SPARQL_UPDATE_URL", flags.sparqlUpdateUrl);
   set("ACMS_SPARQL_USER", flags.sparqlUser);
+  set("ACMS_METRICS_PORT", flags.metricsPort);
   return out;
 }
 
@@ -77,6 +81,7 @@ const FLAG_OF: Record<string, keyof ServeFlags> = {
   ACMS_SPARQL_QUERY_URL: "sparqlQueryUrl",
   ACMS_SPARQL_UPDATE_URL: "sparqlUpdateUrl",
   ACMS_SPARQL_USER: "sparqlUser",
+  ACMS_METRICS_PORT: "metricsPort",
 };
 
 /** A config error that names an environment variable also names the flag, when the flag set the value. */
@@ -175,7 +180,7 @@ export async function runServe(options: ServeOptions = {}): Promise<RunningServe
   const backends = await createBackends(config);
   let server: AcmsServer;
   try {
-    server = await startServer({ config, keys: new KeyRing(entries), backends });
+    server = await startServer({ config, keys: new KeyRing(entries), backends, log: new RequestLog(config.logLevel, io.stderr) });
   } catch (err) {
     // Lost a race for the port after the check (startServer has closed the backends): a data directory this
     // run created holds nothing yet, so it goes too.
@@ -195,6 +200,7 @@ export async function runServe(options: ServeOptions = {}): Promise<RunningServe
   }
   if (backends.graphEngine) out(`acms: graph engine: ${backends.graphEngine}`);
   out(`acms: listening on ${server.url} (gRPC, gRPC-Web and Connect; h2c and HTTP/1.1), data in ${config.dataDir}`);
+  if (server.metricsUrl) out(`acms: Prometheus metrics at ${server.metricsUrl}`);
 
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= server.close(options.graceMs ?? DEFAULT_GRACE_MS));

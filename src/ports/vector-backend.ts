@@ -37,6 +37,8 @@ export interface VectorSearchOptions {
  */
 export interface VectorBackend {
   readonly dimension: number;
+  /** Entries held (every chunk version), when the adapter knows it without a scan: exported as a metric. */
+  readonly size?: number;
   /** Adds or replaces entries by chunk key. */
   upsert(entries: readonly VectorEntry[]): void;
   /** Marks chunk versions superseded at `at`. */

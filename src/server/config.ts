@@ -2,6 +2,9 @@ import { resolve } from "node:path";
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./connection-guard.js";
 import { DEFAULT_QUOTA_LIMITS, type QuotaLimits } from "./quota-ledger.js";
 
+/** How much the server logs about calls (see Config.logLevel). */
+export type LogLevel = "info" | "debug";
+
 /** Everything the server reads from its environment, validated once at start. */
 export interface Config {
   host: string;
@@ -34,6 +37,10 @@ export interface Config {
   quotas: QuotaLimits;
   /** The graph on a SPARQL 1.1 Protocol endpoint instead of the embedded Oxigraph; absent: embedded. */
   sparqlEndpoint?: SparqlEndpointConfig;
+  /** Port of the Prometheus `/metrics` listener (0 picks a free one); undefined: no metrics at all. ACMS_METRICS_PORT. */
+  metricsPort?: number;
+  /** "info": one log line per failed or refused call; "debug": one per call. ACMS_LOG_LEVEL (default info). */
+  logLevel?: LogLevel;
   tiers: {
     maxTokensHot: number;
     maxDecisionsWarm: number;
@@ -96,6 +103,20 @@ function keywordIndexFrom(raw: string | undefined): "native" | "memory" {
   throw new Error(`ACMS_KEYWORD_INDEX must be "native" or "memory", got "${raw}"`);
 }
 
+function logLevelFrom(raw: string | undefined): LogLevel {
+  if (raw === undefined || raw === "" || raw === "info") return "info";
+  if (raw === "debug") return "debug";
+  throw new Error(`ACMS_LOG_LEVEL must be "info" or "debug", got "${raw}"`);
+}
+
+/** ACMS_METRICS_PORT: unset or blank is no metrics listener; a set port must not be the API's own. */
+function metricsPortFrom(env: NodeJS.ProcessEnv, apiPort: number): number | undefined {
+  if (env.ACMS_METRICS_PORT === undefined || env.ACMS_METRICS_PORT.trim() === "") return undefined;
+  const port = intFrom(env, "ACMS_METRICS_PORT", 0, 0, 65535);
+  if (port !== 0 && port === apiPort) throw new Error(`ACMS_METRICS_PORT must differ from ACMS_PORT, both are ${port}`);
+  return port;
+}
+
 /**
  * ACMS_CORS_ORIGINS: `*`, or comma-separated origins (`scheme://host[:port]`, exactly as browsers send them in
  * the Origin header, so a trailing slash or a path is refused rather than silently never matching).
@@ -123,9 +144,10 @@ function corsOriginsFrom(raw: string | undefined): "*" | string[] | undefined {
  * Throws an Error with a one-line message on any bad value.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = intFrom(env, "ACMS_PORT", 50051, 0, 65535);
   return {
     host: env.ACMS_HOST && env.ACMS_HOST.length > 0 ? env.ACMS_HOST : "127.0.0.1",
-    port: intFrom(env, "ACMS_PORT", 50051, 0, 65535),
+    port,
     dataDir: resolve(env.ACMS_DATA_DIR && env.ACMS_DATA_DIR.length > 0 ? env.ACMS_DATA_DIR : "./.acms"),
     keysFile: env.ACMS_KEYS_FILE && env.ACMS_KEYS_FILE.length > 0 ? env.ACMS_KEYS_FILE : undefined,
     embeddingDim: intFrom(env, "ACMS_EMBEDDING_DIM", 384, 1, 8192),
@@ -155,6 +177,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       callMs: intFrom(env, "ACMS_QUOTA_CALL_MS", DEFAULT_QUOTA_LIMITS.callMs, 10, 24 * 3600 * 1000),
     },
     sparqlEndpoint: sparqlEndpointFrom(env),
+    metricsPort: metricsPortFrom(env, port),
+    logLevel: logLevelFrom(env.ACMS_LOG_LEVEL),
     tiers: {
       maxTokensHot: intFrom(env, "ACMS_CONTEXT_MAX_TOKENS_HOT", 8000, 1, 100_000_000),
       maxDecisionsWarm: intFrom(env, "ACMS_CONTEXT_MAX_DECISIONS_WARM", 500, 1, 100_000_000),

@@ -14,6 +14,11 @@ import { createQuotaInterceptor } from "./quota-interceptor.js";
 import { createAuditInterceptor } from "./audit-interceptor.js";
 import { AuditLog } from "./audit-log.js";
 import { createNodeHandler } from "./node-handler.js";
+import { createMetricsInterceptor } from "./metrics-interceptor.js";
+import { listenMetrics, type MetricsListener } from "./metrics-listener.js";
+import { createRequestLogInterceptor } from "./request-log-interceptor.js";
+import { RequestLog } from "./request-log.js";
+import { ServerMetrics } from "./server-metrics.js";
 import { ServingState } from "./serving-state.js";
 import { allRoutes, AUTHENTICATED_SERVICES, PUBLIC_SERVICES } from "./routes/all-routes.js";
 
@@ -21,6 +26,8 @@ import { allRoutes, AUTHENTICATED_SERVICES, PUBLIC_SERVICES } from "./routes/all
 export interface AcmsServer {
   readonly port: number;
   readonly url: string;
+  /** Where Prometheus scrapes (`http://host:port/metrics`); undefined when ACMS_METRICS_PORT is unset. */
+  readonly metricsUrl?: string;
   /** Graceful stop: refuse new calls, finish in-flight ones, close the backends. */
   close(graceMs?: number): Promise<void>;
 }
@@ -35,22 +42,32 @@ export interface ServerDeps {
   serving?: ServingState;
   /** Where refused calls are recorded; `startServer` opens `config.auditLog` when this is absent. */
   audit?: AuditLog;
+  /** Call and internal-error logs; absent: JSON lines on stderr at `config.logLevel`. */
+  log?: RequestLog;
+  /** Prometheus metrics fed by every call; `startServer` makes them when `config.metricsPort` is set. */
+  metrics?: ServerMetrics;
 }
 
 /** The router-wide interceptors and routes, for the real server and for in-memory router transports. */
 export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter) => void; interceptors: Interceptor[] } {
-  const interceptor = createAccessInterceptor({
+  const log = deps.log ?? new RequestLog(deps.config.logLevel);
+  const access = createAccessInterceptor({
     keys: deps.keys,
     scopes: deps.backends.scopes,
     registry: deps.backends.registry,
     publicServices: PUBLIC_SERVICES,
     authenticatedServices: AUTHENTICATED_SERVICES,
-    onInternalError: deps.onInternalError,
+    onInternalError: deps.onInternalError ?? log.internalError,
   });
-  // Quotas come after access: they are kept per principal, which access names. The audit log is outermost:
-  // it sees the code every refusal ends with.
-  const interceptors = [interceptor, createQuotaInterceptor(deps.config.quotas)];
-  if (deps.audit) interceptors.unshift(createAuditInterceptor(deps.audit));
+  // Outermost first: the log sees the final code, metrics see every refusal already translated by access, the
+  // audit log records refusals; quotas come after access: they are kept per principal, which access names.
+  const interceptors: Interceptor[] = [
+    createRequestLogInterceptor(log),
+    ...(deps.metrics ? [createMetricsInterceptor(deps.metrics)] : []),
+    ...(deps.audit ? [createAuditInterceptor(deps.audit)] : []),
+    access,
+    createQuotaInterceptor(deps.config.quotas),
+  ];
   return { routes: allRoutes(deps), interceptors };
 }
 
@@ -61,8 +78,14 @@ export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter
  * @example const server = await startServer({ config, keys, backends }); await server.close();
  */
 export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
+  const metricsPort = serverDeps.config.metricsPort;
   const audit = serverDeps.audit ?? (serverDeps.config.auditLog ? AuditLog.open(serverDeps.config.auditLog) : undefined);
-  const deps = { ...serverDeps, serving: serverDeps.serving ?? new ServingState(), audit };
+  const deps = {
+    ...serverDeps,
+    serving: serverDeps.serving ?? new ServingState(),
+    audit,
+    metrics: serverDeps.metrics ?? (metricsPort !== undefined ? new ServerMetrics(serverDeps.backends) : undefined),
+  };
   const { routes, interceptors } = createRoutes(deps);
   const methods: MethodRegistry = new Map();
   const handler = createNodeHandler({
@@ -73,9 +96,16 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
     compressMinBytes: COMPRESS_MIN_BYTES,
   });
   let listener: Listener;
+  let metricsListener: MetricsListener | undefined;
   try {
     const grpc = createGrpcStreamHandler({ methods, interceptors, maxMessageBytes: deps.config.maxMessageBytes, compressMinBytes: COMPRESS_MIN_BYTES });
     listener = await listen(withConsole(withCors(handler, deps.config.corsOrigins), deps.config.consoleDir), deps.config.host, deps.config.port, deps.config.connections, grpc);
+    if (deps.metrics && metricsPort !== undefined) {
+      metricsListener = await listenMetrics(deps.metrics.registry, deps.config.host, metricsPort).catch(async (err: unknown) => {
+        await listener.close(0);
+        throw err;
+      });
+    }
   } catch (err) {
     await deps.backends.close();
     await audit?.close();
@@ -85,9 +115,11 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   return {
     port: listener.port,
     url: `http://${hostForUrl}:${listener.port}`,
+    metricsUrl: metricsListener ? `http://${hostForUrl}:${metricsListener.port}/metrics` : undefined,
     async close(graceMs) {
       deps.serving.startDraining();
       await listener.close(graceMs);
+      await metricsListener?.close();
       await deps.backends.close();
       if (!serverDeps.audit) await audit?.close();
     },

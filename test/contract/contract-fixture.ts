@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { quietLog } from "../support/quiet-log.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
@@ -250,7 +251,7 @@ export async function startCustomServer(change: (backends: Backends) => void): P
   const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ...CONTRACT_ENV });
   const backends: Backends = await createBackends(config);
   change(backends);
-  const server = await startServer({ config, keys: new KeyRing(entries), backends, onInternalError: () => undefined });
+  const server = await startServer({ config, keys: new KeyRing(entries), backends, onInternalError: () => undefined, log: quietLog() });
   const sessions: Http2SessionManager[] = [];
   return {
     server,

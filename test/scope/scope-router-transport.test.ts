@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { quietLog } from "../support/quiet-log.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Code, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
@@ -42,7 +43,7 @@ let deps: ServerDeps;
 const keys = { alice: generateKey(), bob: generateKey() };
 
 function client<S extends DescService>(service: S, who: keyof typeof keys, scopeId?: string): Client<S> {
-  const { routes, interceptors } = createRoutes(deps);
+  const { routes, interceptors } = createRoutes({ ...deps, log: quietLog() });
   const transport = createRouterTransport(routes, {
     router: { interceptors },
     transport: { interceptors: [authInterceptor(keys[who], scopeId)] },

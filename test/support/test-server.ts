@@ -8,6 +8,8 @@ import { loadConfig, type Config } from "../../src/server/config.js";
 import { createBackends } from "../../src/server/composition-root.js";
 import { generateKey, hashKey, KeyRing, type KeyEntry } from "../../src/server/key-ring.js";
 import { startServer, type AcmsServer } from "../../src/server/server.js";
+import type { RequestLog } from "../../src/server/request-log.js";
+import { quietLog } from "./quiet-log.js";
 
 /** A principal for tests: its key is generated and kept in clear so tests can call with it. */
 export interface TestPrincipal {
@@ -66,6 +68,8 @@ export async function startTestServer(opts: {
   principals?: TestPrincipal[];
   /** Receives every internal error (default: ignored). */
   onInternalError?: (err: unknown) => void;
+  /** The call log; absent: one that writes nowhere. */
+  log?: RequestLog;
 } = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "acms-test-"));
   let keys: Record<string, string> = opts.keys ?? {};
@@ -80,7 +84,7 @@ export async function startTestServer(opts: {
   }
   const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ...engineEnv, ...opts.env });
   const backends = await createBackends(config);
-  const server = await startServer({ config, keys: new KeyRing(keyEntries), backends, onInternalError: opts.onInternalError ?? (() => undefined) });
+  const server = await startServer({ config, keys: new KeyRing(keyEntries), backends, onInternalError: opts.onInternalError ?? (() => undefined), log: opts.log ?? quietLog() });
   const sessions: Http2SessionManager[] = [];
   const transports = new Map<string, Transport>();
   function transportFor(protocol: "connect" | "grpc", key: string | undefined, scopeId: string | undefined): Transport {

@@ -1,4 +1,5 @@
 import { createClient, createRouterTransport, type Transport } from "@connectrpc/connect";
+import { quietLog } from "./quiet-log.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,7 +29,7 @@ export async function withScopedRouterTransport(
     await opts.change(backends);
     const key = generateKey();
     const keys = new KeyRing([{ name: "admin", key_sha256: hashKey(key), projects: ["*/*"], write: true }]);
-    const { routes, interceptors } = createRoutes({ config, keys, backends, onInternalError: () => undefined });
+    const { routes, interceptors } = createRoutes({ config, keys, backends, onInternalError: () => undefined, log: quietLog() });
     const transport = (scopeId?: string) =>
       createRouterTransport(routes, { router: { interceptors }, transport: { interceptors: [authInterceptor(key, scopeId)] } });
     await createClient(RegistryService, transport()).createProject({ name: "local/api" });

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { quietLog } from "../support/quiet-log.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DescService, MessageInitShape } from "@bufbuild/protobuf";
@@ -36,7 +37,7 @@ const rnd = prng(77);
 const target = randomVector(rnd, DIM);
 
 function client<S extends DescService>(deps: ServerDeps, service: S, who: keyof typeof keys, scopeId?: string): Client<S> {
-  const { routes, interceptors } = createRoutes(deps);
+  const { routes, interceptors } = createRoutes({ ...deps, log: quietLog() });
   return createClient(service, createRouterTransport(routes, { router: { interceptors }, transport: { interceptors: [authInterceptor(keys[who], scopeId)] } }));
 }
 

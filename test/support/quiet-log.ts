@@ -1,0 +1,6 @@
+import { RequestLog } from "../../src/server/request-log.js";
+
+/** A call log that writes nowhere, so tests full of deliberate refusals keep their output readable. */
+export function quietLog(): RequestLog {
+  return new RequestLog("info", { write: () => true });
+}
