@@ -16,7 +16,7 @@ import { parseUkoUri } from "../domain/uko-uri.js";
 import { validateDocumentPath } from "../domain/document-path.js";
 import type { RegistryStore } from "../ports/registry-store.js";
 import type { KeyRing } from "./key-ring.js";
-import type { Principal } from "./principal.js";
+import type { Principal } from "../domain/principal.js";
 import type { RequestRef } from "./request-refs.js";
 import type { ScopeViewCache } from "./scope-view-cache.js";
 

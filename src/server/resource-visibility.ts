@@ -1,5 +1,5 @@
 import type { RegistryStore } from "../ports/registry-store.js";
-import type { Principal } from "./principal.js";
+import type { Principal } from "../domain/principal.js";
 
 /** Whether a resource is visible to one principal, answered from the registry and memoised. */
 export interface ResourceVisibility {

@@ -9,7 +9,7 @@ import {
 import type { TierBudgets } from "../../src/domain/tier-policy.js";
 import { countTokens } from "../../src/domain/token-count.js";
 import { isUlid, newUlid } from "../../src/domain/ulid-id.js";
-import { TierService, type FragmentInput } from "../../src/server/tier-service.js";
+import { TierService, type FragmentInput } from "../../src/application/tier-service.js";
 import { prose, scopeView } from "./tier-fixtures.js";
 
 const R1 = newUlid();

@@ -15,8 +15,8 @@ import { assertProjectName, isProjectName } from "../../domain/project-name.js";
 import type { LinkRecord, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
 import { resourceVisibility, type ResourceVisibility } from "../resource-visibility.js";
 import { principalOf } from "../handler-context.js";
-import type { Principal } from "../principal.js";
-import type { ServerDeps } from "../server.js";
+import type { Principal } from "../../domain/principal.js";
+import type { RouteDeps } from "../server-deps.js";
 
 /** The longest `alias_or_id` looked up. */
 const MAX_ALIAS_OR_ID = 128;
@@ -58,7 +58,7 @@ async function requireProject(registry: RegistryStore, name: string): Promise<vo
  * key, refused writes by read-only keys and checked every project and parent/resource id against the
  * key's projects; handlers add existence, uniqueness and shape rules.
  */
-export function registryRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
+export function registryRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
   const registry = deps.backends.registry;
   return (router) => {
     router.service(RegistryService, {

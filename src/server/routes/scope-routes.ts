@@ -10,7 +10,7 @@ import { narrowScopeResources, resolveScopeResources } from "../../domain/scope-
 import { isUlid, newUlid } from "../../domain/ulid-id.js";
 import { resourceVisibility } from "../resource-visibility.js";
 import { principalOf, viewOf } from "../handler-context.js";
-import type { ServerDeps } from "../server.js";
+import type { RouteDeps } from "../server-deps.js";
 
 /** Caps on list sizes, so one request cannot make a scope arbitrarily expensive to resolve or store. */
 export const SCOPE_LIMITS = { maxProjects: 256, maxResourceNames: 1024, maxGlobs: 256, maxDenyIds: 4096 } as const;
@@ -49,7 +49,7 @@ function parseTemporal(value: string, out: FieldViolation[]): TemporalScope {
  * turns the `acms-scope` header into a view for NarrowScope and the validation RPCs, and checks their
  * project and resource fields against it (so the validation RPCs only have to answer empty).
  */
-export function scopeRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
+export function scopeRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
   const registry = deps.backends.registry;
   const scopes = deps.backends.scopes;
   return (router) => {

@@ -1,4 +1,3 @@
-import type { UpsertDocumentsRequest } from "../../gen/acms/v1/index_pb.js";
 import { chunkText, DEFAULT_CHUNKING, type ChunkingOptions } from "../domain/chunking.js";
 import { validateDocumentPath } from "../domain/document-path.js";
 import { InvalidArgumentError, type FieldViolation } from "../domain/errors.js";
@@ -12,6 +11,26 @@ export const MAX_CHUNKS_PER_DOCUMENT = 10_000;
 export const MAX_METADATA_ENTRIES = 64;
 export const MAX_METADATA_KEY = 256;
 export const MAX_METADATA_VALUE = 8 * 1024;
+
+/** One chunk of a document as a client sends it: its text and, optionally, its embedding (empty: none). */
+export interface UpsertChunkInput {
+  text: string;
+  embedding: readonly number[];
+}
+
+/** One document as a client sends it, before validation. */
+export interface UpsertDocumentInput {
+  path: string;
+  content: string;
+  metadata: Record<string, string>;
+  chunks: readonly UpsertChunkInput[];
+}
+
+/** One UpsertDocuments message as the write pipeline takes it (the wire message has this shape). */
+export interface UpsertMessage {
+  resourceId: string;
+  documents: readonly UpsertDocumentInput[];
+}
 
 /** What validating an UpsertDocuments message needs. */
 export interface UpsertValidationOptions {
@@ -50,7 +69,7 @@ function metadataViolations(field: string, metadata: Record<string, string>): Fi
  * a document brings no chunks. Every problem of the message is reported at once as INVALID_ARGUMENT,
  * each naming its field (`documents[2].chunks[0].embedding`), so a rejected message writes nothing.
  */
-export function validateUpsertMessage(msg: UpsertDocumentsRequest, opts: UpsertValidationOptions): DocumentInputRecord[] {
+export function validateUpsertMessage(msg: UpsertMessage, opts: UpsertValidationOptions): DocumentInputRecord[] {
   if (msg.documents.length === 0) throw InvalidArgumentError.field("documents", "must not be empty");
   const violations: FieldViolation[] = [];
   const firstByPath = new Map<string, number>();
