@@ -22,3 +22,22 @@ export function createPrincipal(name: string, projects: readonly string[], write
     allowsProject: (project) => matchers.some((m) => m(project)),
   };
 }
+
+/** A resource as the access rules see it: its owner project and every project it is linked into. */
+export interface ResourceReach {
+  readonly ownerProject: string;
+  readonly links: readonly { readonly project: string }[];
+}
+
+/**
+ * The one read rule: a principal may read a resource linked into any project its key allows (a resource
+ * that does not exist is invisible the same way, so ids of other tenants reveal nothing).
+ */
+export function mayRead(principal: Principal, resource: ResourceReach | undefined): boolean {
+  return resource !== undefined && resource.links.some((l) => principal.allowsProject(l.project));
+}
+
+/** The one write rule: writes need the resource's owner project, so a link never grants write access. */
+export function mayWrite(principal: Principal, resource: ResourceReach | undefined): boolean {
+  return resource !== undefined && principal.allowsProject(resource.ownerProject);
+}
