@@ -1,12 +1,8 @@
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import type { Backends } from "./backends.js";
 import { createAccessInterceptor } from "./access-interceptor.js";
 import { COMPRESS_MIN_BYTES } from "./compression-policy.js";
-import type { Config } from "./config.js";
 import { withConsole } from "./console-assets.js";
 import { withCors } from "./cors.js";
-import type { InternalErrorSink } from "./error-mapping.js";
-import type { KeyRing } from "./key-ring.js";
 import { createGrpcStreamHandler } from "./grpc/grpc-stream-handler.js";
 import { recordingRoutes, type MethodRegistry } from "./grpc/method-registry.js";
 import { listen, type Listener } from "./listener.js";
@@ -20,6 +16,10 @@ import { createRequestLogInterceptor } from "./request-log-interceptor.js";
 import { RequestLog } from "./request-log.js";
 import { ServerMetrics } from "./server-metrics.js";
 import { ServingState } from "./serving-state.js";
+import { createServices } from "./composition-root.js";
+import type { ServerDeps } from "./server-deps.js";
+
+export type { ServerDeps } from "./server-deps.js";
 import { allRoutes, AUTHENTICATED_SERVICES, PUBLIC_SERVICES } from "./routes/all-routes.js";
 
 /** A running ACMS server. */
@@ -30,22 +30,6 @@ export interface AcmsServer {
   readonly metricsUrl?: string;
   /** Graceful stop: refuse new calls, finish in-flight ones, close the backends. */
   close(graceMs?: number): Promise<void>;
-}
-
-/** What `createRoutes` needs: the config, the key ring and the backends. */
-export interface ServerDeps {
-  config: Config;
-  keys: KeyRing;
-  backends: Backends;
-  onInternalError?: InternalErrorSink;
-  /** Health's source of truth; `startServer` makes one when absent and drains it on close. */
-  serving?: ServingState;
-  /** Where refused calls are recorded; `startServer` opens `config.auditLog` when this is absent. */
-  audit?: AuditLog;
-  /** Call and internal-error logs; absent: JSON lines on stderr at `config.logLevel`. */
-  log?: RequestLog;
-  /** Prometheus metrics fed by every call; `startServer` makes them when `config.metricsPort` is set. */
-  metrics?: ServerMetrics;
 }
 
 /** The router-wide interceptors and routes, for the real server and for in-memory router transports. */
@@ -68,7 +52,9 @@ export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter
     access,
     createQuotaInterceptor(deps.config.quotas),
   ];
-  return { routes: allRoutes(deps), interceptors };
+  const services = createServices(deps.config, deps.backends);
+  const routes = allRoutes({ ...deps, services, serving: deps.serving ?? new ServingState() });
+  return { routes, interceptors };
 }
 
 /**
