@@ -1,8 +1,9 @@
 import { tierBelow, type TierName } from "./tier-fragment.js";
 
 /**
- * The budgets of one deployment, shared by every plan and project: hot is measured in tokens (what an
- * agent's context window spends), warm and cold in fragments (what their storage spends).
+ * The budgets of each pool (one principal's fragments of one project): hot is measured in tokens (what an
+ * agent's context window spends), warm and cold in fragments (what their storage spends). Per pool, so one
+ * tenant's or project's fragments never displace, demote or evict another's.
  */
 export interface TierBudgets {
   maxTokensHot: number;
@@ -12,11 +13,12 @@ export interface TierBudgets {
 
 /**
  * What the policy knows of a fragment: where it is, what it weighs, and when it was last used. `key` is
- * the fragment's deployment-wide key (fragmentKey(owner, id)): the budgets are shared by every principal,
- * so the policy orders all of them in one LRU per tier, and it never needs to know whose a fragment is.
+ * the fragment's deployment-wide key (fragmentKey(owner, id)); `pool` names the budget it counts against
+ * (the service uses one per principal and project), and the policy never needs to know more of whose it is.
  */
 export interface TierEntry {
   readonly key: string;
+  readonly pool: string;
   readonly tier: TierName;
   readonly tokens: number;
   /** Access order: larger is more recent. */
@@ -31,9 +33,15 @@ export interface PlannedMove {
   to: TierName | undefined;
 }
 
+/** One budget's tiers: LRU maps and token totals. */
+interface Pool {
+  readonly tiers: Record<TierName, Map<string, TierEntry>>;
+  readonly tokenTotals: Record<TierName, number>;
+}
+
 /**
  * The placement and LRU bookkeeping of the tiers, with no I/O: which fragment is in which tier, in
- * least-recently-used order, and what must move when a tier is over budget. The service asks it what to
+ * least-recently-used order, and what must move when a tier of a pool is over its budget. The service asks it what to
  * do, persists each step, then records the step here, so the policy can be tested (and property-tested)
  * on its own.
  *
@@ -48,6 +56,9 @@ export class TierPolicy {
   private readonly tiers: Record<TierName, Map<string, TierEntry>> = { hot: new Map(), warm: new Map(), cold: new Map() };
   private readonly entries = new Map<string, TierEntry>();
   private readonly tokenTotals: Record<TierName, number> = { hot: 0, warm: 0, cold: 0 };
+  private readonly pools = new Map<string, Pool>();
+  /** Pools changed since they were last found within budget: the only ones nextOverflowMove() looks at. */
+  private readonly dirty = new Set<string>();
   private seq = 0;
 
   constructor(readonly budgets: TierBudgets) {}
@@ -63,17 +74,27 @@ export class TierPolicy {
     return this.entries.get(key);
   }
 
-  /** Fragments in `tier`. */
+  /** Fragments in `tier`, over every pool. */
   size(tier: TierName): number {
     return this.tiers[tier].size;
   }
 
-  /** Tokens held in `tier`. */
+  /** Tokens held in `tier`, over every pool. */
   tokens(tier: TierName): number {
     return this.tokenTotals[tier];
   }
 
-  /** The entries of `tier`, least recently used first. */
+  /** Fragments in `tier` of `pool`. */
+  poolSize(pool: string, tier: TierName): number {
+    return this.pools.get(pool)?.tiers[tier].size ?? 0;
+  }
+
+  /** Tokens held in `tier` of `pool`. */
+  poolTokens(pool: string, tier: TierName): number {
+    return this.pools.get(pool)?.tokenTotals[tier] ?? 0;
+  }
+
+  /** The entries of `tier` over every pool, least recently used first. */
   lru(tier: TierName): IterableIterator<TierEntry> {
     return this.tiers[tier].values();
   }
@@ -83,35 +104,46 @@ export class TierPolicy {
     return tier !== "hot" || tokens <= this.budgets.maxTokensHot;
   }
 
-  /** Whether `tier` holds more than its budget. */
-  over(tier: TierName): boolean {
+  /** Whether `tier` of `pool` holds more than its budget. */
+  over(tier: TierName, pool = ""): boolean {
+    const p = this.pools.get(pool);
+    if (!p) return false;
     switch (tier) {
       case "hot":
-        return this.tokenTotals.hot > this.budgets.maxTokensHot;
+        return p.tokenTotals.hot > this.budgets.maxTokensHot;
       case "warm":
-        return this.tiers.warm.size > this.budgets.maxDecisionsWarm;
+        return p.tiers.warm.size > this.budgets.maxDecisionsWarm;
       case "cold":
-        return this.tiers.cold.size > this.budgets.maxDecisionsCold;
+        return p.tiers.cold.size > this.budgets.maxDecisionsCold;
     }
   }
 
   /**
    * Puts `key` in `tier` as its most recently used entry (`seq` must be the largest so far, which
-   * nextSeq() guarantees; loading sorts by seq first), taking it out of wherever it was.
+   * nextSeq() guarantees; loading sorts by seq first), counted against `pool`'s budget, taking it out of
+   * wherever it was.
    */
-  place(key: string, tier: TierName, tokens: number, seq: number): void {
+  place(key: string, tier: TierName, tokens: number, seq: number, pool = ""): void {
     this.remove(key);
-    const entry: TierEntry = { key, tier, tokens, seq };
+    const entry: TierEntry = { key, pool, tier, tokens, seq };
     this.entries.set(key, entry);
     this.tiers[tier].set(key, entry);
     this.tokenTotals[tier] += tokens;
+    let p = this.pools.get(pool);
+    if (!p) {
+      p = { tiers: { hot: new Map(), warm: new Map(), cold: new Map() }, tokenTotals: { hot: 0, warm: 0, cold: 0 } };
+      this.pools.set(pool, p);
+    }
+    p.tiers[tier].set(key, entry);
+    p.tokenTotals[tier] += tokens;
+    this.dirty.add(pool);
     if (seq > this.seq) this.seq = seq;
   }
 
-  /** Marks `key` as just used, keeping its tier. */
+  /** Marks `key` as just used, keeping its tier and pool. */
   touch(key: string, seq: number): void {
     const e = this.entries.get(key);
-    if (e) this.place(key, e.tier, e.tokens, seq);
+    if (e) this.place(key, e.tier, e.tokens, seq, e.pool);
   }
 
   /** Forgets `key`. */
@@ -121,19 +153,33 @@ export class TierPolicy {
     this.entries.delete(key);
     this.tiers[e.tier].delete(key);
     this.tokenTotals[e.tier] -= e.tokens;
+    const p = this.pools.get(e.pool)!;
+    p.tiers[e.tier].delete(key);
+    p.tokenTotals[e.tier] -= e.tokens;
+    if (p.tiers.hot.size + p.tiers.warm.size + p.tiers.cold.size === 0) {
+      this.pools.delete(e.pool);
+      this.dirty.delete(e.pool);
+    }
   }
 
   /**
-   * The next step toward every tier within budget, or undefined when all fit: the least recently used
-   * entry of the topmost over-budget tier goes one tier down; out of cold it is deleted. Repeating until
-   * undefined resolves any cascade (hot overflow can push warm over, which can push cold over).
+   * The next step toward every pool's tiers within budget, or undefined when all fit: the least recently
+   * used entry of a pool's topmost over-budget tier goes one tier down in the same pool; out of cold it is
+   * deleted. Repeating until undefined resolves any cascade (hot overflow can push warm over, which can push
+   * cold over), and a move never touches another pool. Only pools changed since they last fit are looked at.
    */
   nextOverflowMove(): PlannedMove | undefined {
-    for (const tier of ["hot", "warm", "cold"] as const) {
-      if (!this.over(tier)) continue;
-      const lru = this.tiers[tier].values().next();
-      if (lru.done) continue;
-      return { key: lru.value.key, from: tier, to: tierBelow(tier) };
+    for (const pool of this.dirty) {
+      const p = this.pools.get(pool);
+      if (p) {
+        for (const tier of ["hot", "warm", "cold"] as const) {
+          if (!this.over(tier, pool)) continue;
+          const lru = p.tiers[tier].values().next();
+          if (lru.done) continue;
+          return { key: lru.value.key, from: tier, to: tierBelow(tier) };
+        }
+      }
+      this.dirty.delete(pool);
     }
     return undefined;
   }
