@@ -117,11 +117,15 @@ export class Indexer {
     return { generation, resourcesRebuilt: targets.length, documentsReindexed };
   }
 
+  /**
+   * The resources `principal` may write: owned by a project its key allows. A resource another tenant owns
+   * and merely linked into one of those projects is readable there, never the caller's to rebuild.
+   */
   private async writableResources(principal: Principal): Promise<string[]> {
     const ids = new Set<string>();
     for (const project of await this.deps.registry.listProjects()) {
       if (!principal.allowsProject(project.name)) continue;
-      for (const r of await this.deps.registry.listResources(project.name)) ids.add(r.id);
+      for (const r of await this.deps.registry.listResources(project.name)) if (principal.allowsProject(r.ownerProject)) ids.add(r.id);
     }
     return [...ids].sort();
   }
