@@ -90,7 +90,9 @@ export class Indexer {
 
   /**
    * Re-indexes resources from their stored documents, each in its own transaction. `ids` empty means
-   * every resource of every project `principal` may write. Incremental (`full` false) replaces keyword
+   * every resource `principal` may write (owned by a project its key allows). Between resources the
+   * rebuild yields to the event loop, so a rebuild of many resources never holds other calls for more
+   * than one resource's step (one large resource is still one step). Incremental (`full` false) replaces keyword
    * rows and re-upserts vectors, dropping nothing; full wipes the resource's keyword rows and vector
    * partition first. The vector wipe and reload run in one synchronous step after the resource's commit,
    * inside the write section, so no search sees the gap and no other write interleaves.
@@ -113,15 +115,21 @@ export class Indexer {
       });
       documentsReindexed += outcome.documents;
       generation = outcome.generation;
+      // One resource is one slice: let other calls (health included) run before the next one.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     return { generation, resourcesRebuilt: targets.length, documentsReindexed };
   }
 
+  /**
+   * The resources `principal` may write: owned by a project its key allows. A resource another tenant owns
+   * and merely linked into one of those projects is readable there, never the caller's to rebuild.
+   */
   private async writableResources(principal: Principal): Promise<string[]> {
     const ids = new Set<string>();
     for (const project of await this.deps.registry.listProjects()) {
       if (!principal.allowsProject(project.name)) continue;
-      for (const r of await this.deps.registry.listResources(project.name)) ids.add(r.id);
+      for (const r of await this.deps.registry.listResources(project.name)) if (principal.allowsProject(r.ownerProject)) ids.add(r.id);
     }
     return [...ids].sort();
   }

@@ -65,9 +65,11 @@ export interface PlacementResult {
 }
 
 /**
- * The tier counters and sizes. Counters count since the server started, over the whole deployment (the
- * budgets they describe are shared by all principals and plans); population and tokens count only the asking
- * principal's fragments visible in the call's scope, so no tenant learns the size of another's context.
+ * The tier counters and sizes, of what the call's scope can see only: counters count since the server
+ * started, kept per principal and project and summed over the call's projects (lookups that found nothing
+ * visible count once per principal, in every scope of it, since they belong to no project); population and
+ * tokens count the asking principal's fragments visible in the call's scope. No figure moves because of
+ * another tenant, and no tenant learns the size of another's context.
  *
  * GetFragment lookups fall through the tiers: `hotHits + hotMisses` = lookups, `hotMisses = warmHits +
  * warmMisses`, `warmMisses = coldHits + misses`. `demotions` counts every move one tier down (DemoteFragment,
@@ -90,6 +92,15 @@ export interface TierMetrics {
 
 type Counters = Omit<TierMetrics, "population" | "tokens">;
 
+function zeroCounters(): Counters {
+  return { hotHits: 0, hotMisses: 0, warmHits: 0, warmMisses: 0, coldHits: 0, misses: 0, promotions: 0, demotions: 0, evictions: 0 };
+}
+
+/** The budget pool, and counter bucket, of a principal's project: fragmentKey-style, so no two pairs collide. */
+function poolOf(owner: string, projectName: string): string {
+  return fragmentKey(owner, projectName);
+}
+
 /**
  * Keeps agents' working context in three tiers within budgets that always hold: hot (in memory, written
  * through to the store, budget in tokens), warm and cold (budgets in fragments). Storing or promoting into a
@@ -105,8 +116,9 @@ type Counters = Omit<TierMetrics, "population" | "tokens">;
  * fragments outside the call's scope is ALREADY_EXISTS on store (same tenant, nothing to hide; overwriting
  * context the scope cannot see would be the surprise), and NOT_FOUND on every other call.
  *
- * The budgets are per deployment, shared by every principal, plan and project (one machine's memory and
- * disk), while visibility is per call: a fragment outside the call's principal or scope is NOT_FOUND (never
+ * The budgets apply per principal and project (API.md: each per project; per principal too, since fragments
+ * are namespaced per principal), so one tenant's or project's fragments never displace, demote or evict
+ * another's. Visibility is per call: a fragment outside the call's principal or scope is NOT_FOUND (never
  * revealed), EvictLru only ever picks visible fragments, and responses never name invisible ones.
  * @example
  * const tiers = await TierService.open(store, { budgets, summaryTokens: 128 });
@@ -114,17 +126,8 @@ type Counters = Omit<TierMetrics, "population" | "tokens">;
  */
 export class TierService {
   private readonly queue = new SerialQueue();
-  private readonly counters: Counters = {
-    hotHits: 0,
-    hotMisses: 0,
-    warmHits: 0,
-    warmMisses: 0,
-    coldHits: 0,
-    misses: 0,
-    promotions: 0,
-    demotions: 0,
-    evictions: 0,
-  };
+  /** Counters by poolOf(owner, project); lookups that found nothing visible under poolOf(owner, ""). */
+  private readonly counters = new Map<string, Counters>();
   private readonly summarise: Summariser;
   private readonly now: () => Date;
 
@@ -151,7 +154,7 @@ export class TierService {
     for (const f of loaded) {
       const key = fragmentKey(f.owner, f.id);
       index.set(key, f);
-      policy.place(key, f.tier, f.tokenCount, f.accessSeq);
+      policy.place(key, f.tier, f.tokenCount, f.accessSeq, poolOf(f.owner, f.projectName));
     }
     const service = new TierService(store, policy, index, options);
     await service.queue.run(() => service.rebalance());
@@ -165,8 +168,8 @@ export class TierService {
    * silently dropped. The id is in the calling principal's namespace: another principal's fragment of the
    * same id is neither seen, overwritten nor hinted at. An id held by one of the principal's own fragments
    * outside the call's scope is ALREADY_EXISTS (the same tenant learns nothing new, and context its other
-   * scopes use is never overwritten from a scope that cannot see it). The budgets are shared, so a store may
-   * displace other tenants' fragments; `displaced` lists only those the call's scope can see.
+   * scopes use is never overwritten from a scope that cannot see it). A store only displaces fragments of
+   * its own principal and project (the budgets are per pool); `displaced` lists those the call's scope can see.
    */
   storeFragment(view: ScopedBackendView, input: FragmentInput): Promise<PlacementResult> {
     const owner = ownerOf(view);
@@ -220,18 +223,20 @@ export class TierService {
       const key = fragmentKey(owner, id);
       const f = this.index.get(key);
       if (!f || !isFragmentVisible(view, f)) {
-        this.counters.hotMisses += 1;
-        this.counters.warmMisses += 1;
-        this.counters.misses += 1;
+        const c = this.countersOf(owner, "");
+        c.hotMisses += 1;
+        c.warmMisses += 1;
+        c.misses += 1;
         throw notFound(id);
       }
-      if (f.tier === "hot") this.counters.hotHits += 1;
+      const c = this.countersOf(owner, f.projectName);
+      if (f.tier === "hot") c.hotHits += 1;
       else {
-        this.counters.hotMisses += 1;
-        if (f.tier === "warm") this.counters.warmHits += 1;
+        c.hotMisses += 1;
+        if (f.tier === "warm") c.warmHits += 1;
         else {
-          this.counters.warmMisses += 1;
-          this.counters.coldHits += 1;
+          c.warmMisses += 1;
+          c.coldHits += 1;
         }
       }
       const content = await this.contentOf(f);
@@ -261,7 +266,7 @@ export class TierService {
         );
       }
       const fragment = await this.move(f, up);
-      this.counters.promotions += 1;
+      this.countersOf(f.owner, f.projectName).promotions += 1;
       const displaced = await this.rebalance(view);
       return { fragment, displaced };
     });
@@ -275,7 +280,7 @@ export class TierService {
       const down = tierBelow(f.tier);
       if (!down) throw new FailedPreconditionError(`fragment ${id} is already in cold: there is no tier below it (EvictLru deletes from cold)`);
       const fragment = await this.move(f, down);
-      this.counters.demotions += 1;
+      this.countersOf(f.owner, f.projectName).demotions += 1;
       const displaced = await this.rebalance(view);
       return { fragment, displaced };
     });
@@ -302,7 +307,7 @@ export class TierService {
       for (const f of victims) {
         if (down) {
           await this.move(f, down);
-          this.counters.demotions += 1;
+          this.countersOf(f.owner, f.projectName).demotions += 1;
         } else await this.delete(f);
       }
       await this.rebalance();
@@ -347,8 +352,8 @@ export class TierService {
   }
 
   /**
-   * The counters (deployment-wide) and the population and tokens per tier of the calling principal's
-   * fragments visible in the call's scope.
+   * The calling principal's counters summed over the call's projects (plus its lookups that found nothing),
+   * and the population and tokens per tier of its fragments visible in the call's scope.
    */
   getMetrics(view: ScopedBackendView): Promise<TierMetrics> {
     // Queued, so it never sees a cascade half-applied.
@@ -360,8 +365,26 @@ export class TierService {
         population[f.tier] += 1;
         tokens[f.tier] += f.tokenCount;
       }
-      return { ...this.counters, population, tokens };
+      const sum = zeroCounters();
+      const owner = ownerOf(view);
+      for (const pool of [poolOf(owner, ""), ...[...view.projectSet].map((p) => poolOf(owner, p))]) {
+        const c = this.counters.get(pool);
+        if (!c) continue;
+        for (const k of Object.keys(sum) as (keyof Counters)[]) sum[k] += c[k];
+      }
+      return { ...sum, population, tokens };
     });
+  }
+
+  /** The counter bucket of `owner`'s project (created on first use; "" for lookups that found nothing). */
+  private countersOf(owner: string, projectName: string): Counters {
+    const pool = poolOf(owner, projectName);
+    let c = this.counters.get(pool);
+    if (!c) {
+      c = zeroCounters();
+      this.counters.set(pool, c);
+    }
+    return c;
   }
 
   /** Deployment-wide sizes per tier, for operators and invariant checks (not exposed to callers). */
@@ -405,7 +428,7 @@ export class TierService {
   private async persist(fragment: TierFragment): Promise<void> {
     await this.store.save(fragment);
     const key = fragmentKey(fragment.owner, fragment.id);
-    this.policy.place(key, fragment.tier, fragment.tokenCount, fragment.accessSeq);
+    this.policy.place(key, fragment.tier, fragment.tokenCount, fragment.accessSeq, poolOf(fragment.owner, fragment.projectName));
     this.index.set(key, { ...fragment, content: tierFacts(fragment.tier).inMemory ? fragment.content : undefined });
   }
 
@@ -424,13 +447,13 @@ export class TierService {
     const key = fragmentKey(f.owner, f.id);
     this.policy.remove(key);
     this.index.delete(key);
-    this.counters.evictions += 1;
+    this.countersOf(f.owner, f.projectName).evictions += 1;
   }
 
   /**
-   * Applies the policy's overflow moves until every tier is within budget. Budgets are shared, so the moves
-   * may touch any tenant's fragments; what is returned is only what `view` may see (its principal's, in its
-   * scope; no view: nothing), so a caller never learns another tenant's fragment ids.
+   * Applies the policy's overflow moves until every pool's tiers are within budget. A move stays in the pool
+   * that overflowed (the changed fragment's principal and project); what is returned is only what `view` may
+   * see (its principal's, in its scope; no view: nothing), so a caller never learns another's fragment ids.
    */
   private async rebalance(view?: ScopedBackendView): Promise<Displacement[]> {
     const displaced: Displacement[] = [];
@@ -439,7 +462,7 @@ export class TierService {
       if (!f) throw new Error(`tier policy names fragment ${step.key}, which the index lacks`);
       if (step.to) {
         await this.move(f, step.to);
-        this.counters.demotions += 1;
+        this.countersOf(f.owner, f.projectName).demotions += 1;
       } else await this.delete(f);
       if (view && isFragmentVisible(view, f)) displaced.push({ id: f.id, from: step.from, to: step.to, evicted: step.to === undefined });
     }

@@ -67,7 +67,7 @@ export function tierAbove(tier: TierName): TierName | undefined {
 
 /**
  * The internal key of a fragment, unique per (`owner`, `id`): the policy and the service's index need one
- * string per fragment across all principals (budgets are per deployment). The owner is length-prefixed, so
+ * string per fragment across all principals (one index holds every principal's fragments). The owner is length-prefixed, so
  * no two (owner, id) pairs share a key whatever characters they hold. Internal only: never on the wire.
  * @example fragmentKey("writer", "plan-1") // "6:writer/plan-1"
  */

@@ -116,7 +116,7 @@ export function createServices(config: Config, backends: Backends): Services {
   const textDeps = { ...limits, text, documents };
   const vectorDeps = { ...limits, vector, documents, embeddingDim: config.embeddingDim };
   const hybridDeps = { ...limits, documents, text, vector, graph, units, embeddingDim: config.embeddingDim, sparqlTimeoutMs: config.sparqlTimeoutMs };
-  const fetchDeps = units && { units, maxUris: config.maxResultsCap, recentWindowMs: config.recentWindowMs };
+  const fetchDeps = units && { units, maxUris: config.maxResultsCap, maxAnswerBytes: config.maxMessageBytes, recentWindowMs: config.recentWindowMs };
   return {
     indexer,
     searchText: (view, req, signal) => searchText(textDeps, view, req, signal),

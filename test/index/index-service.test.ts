@@ -2,6 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { IndexService } from "../../gen/acms/v1/index_pb.js";
 import { TextBackendService } from "../../gen/acms/v1/text_pb.js";
 import { TermKind } from "../../gen/acms/v1/graph_pb.js";
+import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { preventedLeaks } from "../../src/domain/leak-guard.js";
 import { MAX_DOCUMENT_BYTES } from "../../src/application/upsert-validation.js";
 import { badFields, expectCode } from "../support/call-failure.js";
@@ -152,6 +153,17 @@ describe("IndexService.Rebuild", () => {
     expect(r.resourcesRebuilt).toBe(2);
     await expectCode(index().rebuild({ resourceIds: [secret], fullRebuild: true }), Code.PermissionDenied);
     await expectCode(index("reader").rebuild({ resourceIds: [], fullRebuild: false }), Code.PermissionDenied);
+  });
+
+  it("with no ids never rebuilds a resource another tenant owns and merely linked into the caller's project", async () => {
+    const before = await index().rebuild({ resourceIds: [], fullRebuild: false });
+    const foreign = await makeResource(t, "other", "other/linked", "foreign");
+    await upsert(t, "other", [{ resourceId: foreign, documents: [doc("f.md", "foreign words"), doc("g.md", "more foreign words")] }]);
+    await t.client(RegistryService, "admin").linkResource({ project: "local/api", resourceId: foreign, alias: "foreign-here" });
+    const after = await index().rebuild({ resourceIds: [], fullRebuild: true });
+    expect([after.resourcesRebuilt, after.documentsReindexed]).toEqual([before.resourcesRebuilt, before.documentsReindexed]);
+    await expectCode(index().rebuild({ resourceIds: [foreign], fullRebuild: true }), Code.PermissionDenied);
+    expect((await index("other").rebuild({ resourceIds: [], fullRebuild: false })).documentsReindexed).toBeGreaterThanOrEqual(2);
   });
 
   it("answers searches running during a rebuild from a whole state", async () => {

@@ -200,3 +200,22 @@ describe("PutTriples", () => {
     await expect(indexer({ graph }).putTriples(resourceId, [], false)).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 });
+
+describe("Rebuild shares the event loop", () => {
+  test("a rebuild of many resources lets queued work run between resources, with the same result", async () => {
+    const registry = new SqliteRegistryStore(db);
+    const ix = indexer();
+    const ids = [resourceId];
+    for (let i = 0; i < 30; i++) {
+      ids.push((await registry.registerResource({ id: "", project: "local/api", alias: `r${i}`, kind: "repo", parentIds: [], metadata: {} })).id);
+    }
+    for (const id of ids) await ix.upsert(create(UpsertDocumentsRequestSchema, { resourceId: id, documents: [{ path: "a.md", content: `words of ${id}`, chunks: [] }] }));
+    const principal = createPrincipal("writer", ["local/*"], true);
+    // A macrotask queued when the rebuild starts (as an incoming health check would be) runs before it ends.
+    let ranMeanwhile = false;
+    setImmediate(() => (ranMeanwhile = true));
+    const outcome = await ix.rebuild(principal, [], true);
+    expect(ranMeanwhile).toBe(true);
+    expect([outcome.resourcesRebuilt, outcome.documentsReindexed]).toEqual([31, 31]);
+  });
+});

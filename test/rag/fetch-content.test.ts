@@ -1,4 +1,6 @@
-import { Code } from "@connectrpc/connect";
+import { Code, createClient } from "@connectrpc/connect";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { IndexService } from "../../gen/acms/v1/index_pb.js";
 import { RagService } from "../../gen/acms/v1/rag_pb.js";
 import { expectCode } from "../support/call-failure.js";
@@ -36,6 +38,27 @@ describe("FetchContent and versions", () => {
         [uris[2], "soon deleted"],
       ]);
       expect(r.missing).toEqual([]);
+    }
+  });
+
+  it("one large document named many times is refused from its stored size, never assembled, while health answers", async () => {
+    const big = "large words of a document ".repeat(120_000); // about 3 MB
+    await upsert(t, "writer", [{ resourceId: res, documents: [doc("big.md", big)] }]);
+    const scope = await makeScope(t, "writer", { projects: ["local/fetch"] });
+    const rag = t.client(RagService, "writer", scope);
+    const uri = `uko://${res}/big.md`;
+    // Once is within the message limit and answers the whole document.
+    expect((await rag.fetchContent({ ukoUris: [uri] })).items.map((i) => i.content.length)).toEqual([big.length]);
+    const sessionManager = new Http2SessionManager(t.server.url);
+    try {
+      const health = createClient(Health, createGrpcTransport({ baseUrl: t.server.url, sessionManager }));
+      const many = Array.from({ length: t.config.maxResultsCap }, () => uri);
+      const [refused, healthy] = await Promise.all([expectCode(rag.fetchContent({ ukoUris: many }), Code.InvalidArgument), health.check({ service: "" })]);
+      expect(refused.rawMessage).toContain("uko_uris");
+      expect(refused.rawMessage).toMatch(/message limit/);
+      expect(healthy.status).toBe(ServingStatus.SERVING);
+    } finally {
+      sessionManager.abort();
     }
   });
 

@@ -72,6 +72,20 @@ describe("RegistryService end to end", () => {
     await expectCode(writer().registerResource({ project: "local/api", alias: "chosen", kind: "docs" }), Code.AlreadyExists);
   });
 
+  test("RegisterResource with an id taken by a resource the key cannot see answers as for any unusable id, never ALREADY_EXISTS", async () => {
+    const { resource: hidden } = await admin().registerResource({ project: "other/secret", alias: "hidden-one", kind: "docs", id: newUlid() });
+    const taken = await expectCode(writer().registerResource({ project: "local/api", alias: "probe", kind: "docs", id: hidden!.id }), Code.InvalidArgument);
+    const malformed = await expectCode(writer().registerResource({ project: "local/api", alias: "probe", kind: "docs", id: "not-a-ulid" }), Code.InvalidArgument);
+    expect(await badFields(writer().registerResource({ project: "local/api", alias: "probe", kind: "docs", id: hidden!.id }))).toEqual(["id"]);
+    expect(await badFields(writer().registerResource({ project: "local/api", alias: "probe", kind: "docs", id: "not-a-ulid" }))).toEqual(["id"]);
+    expect(String(taken)).not.toMatch(/exist|secret|taken/i);
+    expect(String(malformed)).not.toMatch(/exist|secret/i);
+    // Nothing was written, and a fresh id still works with the same request.
+    expect((await writer().listResources({ project: "local/api" })).resources.some((r) => r.alias === "probe")).toBe(false);
+    const { resource } = await writer().registerResource({ project: "local/api", alias: "probe", kind: "docs", id: newUlid() });
+    expect(resource!.alias).toBe("probe");
+  });
+
   test("RegisterResource: every bad field at once, named", async () => {
     const fields = await badFields(
       writer().registerResource({

@@ -31,6 +31,20 @@ export function visibleTo(owner: Owner, narrow: boolean): boolean {
   return !narrow || owner === "a";
 }
 
+/** The project an owner's fragments belong to: the budget pool, with the principal. */
+function projectOf(owner: Owner): "a" | "b" {
+  return owner === "b" ? "b" : "a";
+}
+
+/** The budget pool (and counter bucket) of an item: its principal and project. */
+function poolOf(item: Item): string {
+  return `${item.principal}/${projectOf(item.owner)}`;
+}
+
+type Counters = { hotHits: number; hotMisses: number; warmHits: number; warmMisses: number; coldHits: number; misses: number; promotions: number; demotions: number; evictions: number };
+
+const zero = (): Counters => ({ hotHits: 0, hotMisses: 0, warmHits: 0, warmMisses: 0, coldHits: 0, misses: 0, promotions: 0, demotions: 0, evictions: 0 });
+
 /** Whether a call as `principal` through a full or narrow view sees `item`: its own principal's, and allowed by the view. */
 function sees(principal: Principal, narrow: boolean, item: Item): boolean {
   return item.principal === principal && visibleTo(item.owner, narrow);
@@ -39,11 +53,14 @@ function sees(principal: Principal, narrow: boolean, item: Item): boolean {
 /**
  * An independent reference of the tier semantics, written as plainly as possible (arrays in LRU order,
  * linear scans), that the property tests run side by side with the real service. A fragment is
- * (principal, id); the budgets, the LRU order and the counters are shared by both principals.
+ * (principal, id); the budgets apply per pool (one principal's fragments of one project), so an overflow
+ * only ever moves fragments of the pool that overflowed, and the counters are kept per pool (lookups that
+ * found nothing per principal), summed over what a view covers.
  */
 export class TierModel {
   readonly tiers: Record<TierName, Item[]> = { hot: [], warm: [], cold: [] };
-  readonly counters = { hotHits: 0, hotMisses: 0, warmHits: 0, warmMisses: 0, coldHits: 0, misses: 0, promotions: 0, demotions: 0, evictions: 0 };
+  /** Counters by pool ("p/a"), and by principal alone ("p/") for lookups that found nothing visible. */
+  private readonly counterBuckets = new Map<string, Counters>();
 
   constructor(readonly budgets: TierBudgets) {}
 
@@ -63,19 +80,21 @@ export class TierModel {
       case "get": {
         const found = this.find(op.principal, op.id);
         if (!found || !sees(op.principal, op.narrow, found.item)) {
-          this.counters.hotMisses++;
-          this.counters.warmMisses++;
-          this.counters.misses++;
+          const c = this.bucket(`${op.principal}/`);
+          c.hotMisses++;
+          c.warmMisses++;
+          c.misses++;
           return "not_found";
         }
-        if (found.tier === "hot") this.counters.hotHits++;
+        const c = this.bucket(poolOf(found.item));
+        if (found.tier === "hot") c.hotHits++;
         else if (found.tier === "warm") {
-          this.counters.hotMisses++;
-          this.counters.warmHits++;
+          c.hotMisses++;
+          c.warmHits++;
         } else {
-          this.counters.hotMisses++;
-          this.counters.warmMisses++;
-          this.counters.coldHits++;
+          c.hotMisses++;
+          c.warmMisses++;
+          c.coldHits++;
         }
         this.take(op.principal, op.id);
         this.tiers[found.tier].push(found.item);
@@ -90,8 +109,8 @@ export class TierModel {
         if (to === "hot" && found.item.tokens > this.budgets.maxTokensHot) return "failed_precondition";
         this.take(op.principal, op.id);
         this.tiers[to].push(found.item);
-        if (op.kind === "promote") this.counters.promotions++;
-        else this.counters.demotions++;
+        if (op.kind === "promote") this.bucket(poolOf(found.item)).promotions++;
+        else this.bucket(poolOf(found.item)).demotions++;
         this.rebalance();
         return "ok";
       }
@@ -102,8 +121,8 @@ export class TierModel {
           const to = BELOW[op.tier];
           if (to) {
             this.tiers[to].push(v);
-            this.counters.demotions++;
-          } else this.counters.evictions++;
+            this.bucket(poolOf(v)).demotions++;
+          } else this.bucket(poolOf(v)).evictions++;
         }
         this.rebalance();
         return "ok";
@@ -114,6 +133,16 @@ export class TierModel {
   /** The ids of `principal`'s fragments in `tier`, least recently used first. */
   ids(tier: TierName, principal: Principal): string[] {
     return this.tiers[tier].filter((i) => i.principal === principal).map((i) => i.id);
+  }
+
+  /** The counters a view of `principal` over `projects` reports: its lookups that found nothing, plus its pools of those projects. */
+  counters(principal: Principal, projects: readonly ("a" | "b")[]): Counters {
+    const sum = zero();
+    for (const key of [`${principal}/`, ...projects.map((p) => `${principal}/${p}`)]) {
+      const c = this.counterBuckets.get(key);
+      if (c) for (const k of Object.keys(sum) as (keyof Counters)[]) sum[k] += c[k];
+    }
+    return sum;
   }
 
   /** Fragments of every principal in `tier`. */
@@ -135,21 +164,45 @@ export class TierModel {
     }
   }
 
-  private over(tier: TierName): boolean {
-    if (tier === "hot") return this.tiers.hot.reduce((s, i) => s + i.tokens, 0) > this.budgets.maxTokensHot;
-    return this.tiers[tier].length > (tier === "warm" ? this.budgets.maxDecisionsWarm : this.budgets.maxDecisionsCold);
+  private bucket(key: string): Counters {
+    let c = this.counterBuckets.get(key);
+    if (!c) {
+      c = zero();
+      this.counterBuckets.set(key, c);
+    }
+    return c;
   }
 
+  private over(tier: TierName, pool: string): boolean {
+    const items = this.tiers[tier].filter((i) => poolOf(i) === pool);
+    if (tier === "hot") return items.reduce((s, i) => s + i.tokens, 0) > this.budgets.maxTokensHot;
+    return items.length > (tier === "warm" ? this.budgets.maxDecisionsWarm : this.budgets.maxDecisionsCold);
+  }
+
+  /** Brings every pool within budget, each on its own: the LRU item of the pool's topmost over-budget tier moves down. */
   private rebalance(): void {
-    for (;;) {
-      const tier = (["hot", "warm", "cold"] as const).find((t) => this.over(t));
-      if (!tier) return;
-      const lru = this.tiers[tier].shift()!;
-      const to = BELOW[tier];
-      if (to) {
-        this.tiers[to].push(lru);
-        this.counters.demotions++;
-      } else this.counters.evictions++;
+    for (const pool of ["p/a", "p/b", "q/a", "q/b"]) {
+      for (;;) {
+        const tier = (["hot", "warm", "cold"] as const).find((t) => this.over(t, pool));
+        if (!tier) break;
+        const at = this.tiers[tier].findIndex((i) => poolOf(i) === pool);
+        const [lru] = this.tiers[tier].splice(at, 1);
+        const to = BELOW[tier];
+        if (to) {
+          this.tiers[to].push(lru);
+          this.bucket(pool).demotions++;
+        } else this.bucket(pool).evictions++;
+      }
     }
+  }
+
+  /** Fragments of `principal`'s `project` in `tier`. */
+  poolSize(tier: TierName, principal: Principal, project: "a" | "b"): number {
+    return this.tiers[tier].filter((i) => poolOf(i) === `${principal}/${project}`).length;
+  }
+
+  /** Tokens of `principal`'s `project` in hot. */
+  poolHotTokens(principal: Principal, project: "a" | "b"): number {
+    return this.tiers.hot.filter((i) => poolOf(i) === `${principal}/${project}`).reduce((s, i) => s + i.tokens, 0);
   }
 }

@@ -81,6 +81,25 @@ describe("LruTierPolicy", () => {
     expect(ids(p, "cold")).toEqual(["w"]);
   });
 
+  test("each pool has its own budgets: one pool's overflow never moves another pool's entries", () => {
+    const p = new LruTierPolicy({ maxTokensHot: 10, maxDecisionsWarm: 1, maxDecisionsCold: 1 });
+    p.place("b1", "hot", 8, p.nextSeq(), "B");
+    p.place("bw", "warm", 1, p.nextSeq(), "B");
+    p.place("bc", "cold", 1, p.nextSeq(), "B");
+    for (let i = 0; i < 20; i++) {
+      p.place(`a${i}`, "hot", 8, p.nextSeq(), "A");
+      for (let m = p.nextOverflowMove(); m; m = p.nextOverflowMove()) {
+        expect(m.key.startsWith("a")).toBe(true);
+        if (m.to) p.place(m.key, m.to, p.get(m.key)!.tokens, p.nextSeq(), "A");
+        else p.remove(m.key);
+      }
+    }
+    expect([p.get("b1")?.tier, p.get("bw")?.tier, p.get("bc")?.tier]).toEqual(["hot", "warm", "cold"]);
+    expect([p.poolSize("A", "hot"), p.poolSize("A", "warm"), p.poolSize("A", "cold")]).toEqual([1, 1, 1]);
+    expect([p.poolTokens("B", "hot"), p.tokens("hot")]).toEqual([8, 16]);
+    expect([p.over("hot", "A"), p.over("hot", "B"), p.size("hot")]).toEqual([false, false, 2]);
+  });
+
   test("fits refuses into hot only what exceeds the whole hot budget", () => {
     const p = new LruTierPolicy(budgets);
     expect(p.fits("hot", 100)).toBe(true);

@@ -122,19 +122,25 @@ async function checkInvariants(tiers: TierService, model: TierModel, budgets: Ti
     for (let i = 1; i < listed.length; i++) {
       if (listed[i].tier === listed[i - 1].tier) expect(listed[i].lastAccessedAt.getTime()).toBeLessThanOrEqual(listed[i - 1].lastAccessedAt.getTime());
     }
-    // Metrics: counters are deployment-wide, population and tokens the principal's own.
+    // Metrics: counters, population and tokens are the principal's own, over the view's projects.
     const m = await tiers.getMetrics(FULL[principal]);
-    if (!afterRestart) expect({ ...m, population: undefined, tokens: undefined }).toEqual({ ...model.counters, population: undefined, tokens: undefined });
+    if (!afterRestart) expect({ ...m, population: undefined, tokens: undefined }).toEqual({ ...model.counters(principal, ["a", "b"]), population: undefined, tokens: undefined });
+    const narrow = await tiers.getMetrics(NARROW[principal]);
+    if (!afterRestart) expect({ ...narrow, population: undefined, tokens: undefined }).toEqual({ ...model.counters(principal, ["a"]), population: undefined, tokens: undefined });
     expect(m.population).toEqual({ hot: model.ids("hot", principal).length, warm: model.ids("warm", principal).length, cold: model.ids("cold", principal).length });
     expect(m.hotMisses).toBe(m.warmHits + m.warmMisses);
     expect(m.warmMisses).toBe(m.coldHits + m.misses);
     hotTokens += m.tokens.hot;
   }
-  // Budgets held over both principals together (they are per deployment).
+  // Budgets held by each pool (one principal's fragments of one project) on its own.
+  for (const principal of PRINCIPALS) {
+    for (const project of ["a", "b"] as const) {
+      expect(model.poolHotTokens(principal, project)).toBeLessThanOrEqual(budgets.maxTokensHot);
+      expect(model.poolSize("warm", principal, project)).toBeLessThanOrEqual(budgets.maxDecisionsWarm);
+      expect(model.poolSize("cold", principal, project)).toBeLessThanOrEqual(budgets.maxDecisionsCold);
+    }
+  }
   const totals = tiers.totals();
-  expect(totals.tokens.hot).toBeLessThanOrEqual(budgets.maxTokensHot);
-  expect(totals.population.warm).toBeLessThanOrEqual(budgets.maxDecisionsWarm);
-  expect(totals.population.cold).toBeLessThanOrEqual(budgets.maxDecisionsCold);
   expect(totals.population).toEqual({ hot: model.size("hot"), warm: model.size("warm"), cold: model.size("cold") });
   expect(hotTokens).toBe(totals.tokens.hot);
 }

@@ -158,7 +158,7 @@ describe("ContextTierService over the network", () => {
 
 describe("tiers, roles and metrics over the network", () => {
   test("placement, displacement, promotion, demotion, eviction, role views and metrics", async () => {
-    // A server of its own: budgets and counters are per deployment.
+    // A server of its own: counters count since the server started.
     const s = await startTestServer({ env: ENV });
     await s.client(RegistryService, "admin").createProject({ name: "local/flow" });
     const flowScope = (await s.client(ScopeService, "writer").resolveScope({ projects: ["local/flow"] })).scope!.scopeId;

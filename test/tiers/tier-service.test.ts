@@ -137,13 +137,14 @@ describe("StoreFragment", () => {
     await rejects(() => tiers.getFragment(view, "a"), NotFoundError);
   });
 
-  test("budgets are shared, but displaced lists only fragments visible in the call's scope", async () => {
+  test("budgets are per principal and project: another tenant's fragment is never displaced, and displaced lists the caller's", async () => {
     const { tiers } = await open({ maxTokensHot: 50, maxDecisionsWarm: 5, maxDecisionsCold: 5 });
     await tiers.storeFragment(other, input({ id: "theirs", projectName: "other/x", content: tokens(20) }));
     await tiers.storeFragment(view, input({ id: "mine", content: tokens(20) }));
     const third = await tiers.storeFragment(view, input({ id: "new", content: tokens(20) }));
     expect(third.displaced).toEqual([]);
-    expect((await tiers.getFragment(other, "theirs")).tier).toBe("warm");
+    // Was "warm" while budgets were per deployment: the caller's stores pushed the other tenant's fragment down.
+    expect((await tiers.getFragment(other, "theirs")).tier).toBe("hot");
     const fourth = await tiers.storeFragment(view, input({ id: "newer", content: tokens(20) }));
     expect(fourth.displaced).toEqual([{ id: "mine", from: "hot", to: "warm", evicted: false }]);
   });
@@ -228,19 +229,35 @@ describe("fragment ids are namespaced per principal", () => {
     expect((await tiers.getFragment(view, "same")).tier).toBe("warm");
   });
 
-  test("displacement across principals moves the other's fragment but names only the caller's", async () => {
+  test("displacement never crosses principals, even over the same project, and names only the caller's", async () => {
     const { tiers } = await open({ maxTokensHot: 50, maxDecisionsWarm: 5, maxDecisionsCold: 5 });
     await tiers.storeFragment(stranger, input({ id: "x", content: tokens(20) }));
     await tiers.storeFragment(view, input({ id: "x", content: tokens(20) }));
     const third = await tiers.storeFragment(view, input({ id: "y", content: tokens(20) }));
-    // The stranger's "x" went down; the caller's own "x" (same id) stayed hot and is not named.
     expect(third.displaced).toEqual([]);
-    expect((await tiers.getFragment(stranger, "x")).tier).toBe("warm");
+    // Was "warm" while budgets were per deployment; each principal's project now has its own budget.
+    expect((await tiers.getFragment(stranger, "x")).tier).toBe("hot");
     expect((await tiers.getFragment(view, "x")).tier).toBe("hot");
     const fourth = await tiers.storeFragment(stranger, input({ id: "z", content: tokens(20) }));
     expect(fourth.displaced).toEqual([]);
     expect((await tiers.getFragment(view, "x")).tier).toBe("hot");
-    expect((await tiers.getFragment(view, "y")).tier).toBe("warm");
+    // Was "warm" (the stranger's store pushed it down): now untouched by another principal.
+    expect((await tiers.getFragment(view, "y")).tier).toBe("hot");
+    // The caller's own pool still overflows on its own: its least recently used fragment goes down.
+    const fifth = await tiers.storeFragment(view, input({ id: "w", content: tokens(20) }));
+    expect(fifth.displaced).toEqual([{ id: "x", from: "hot", to: "warm", evicted: false }]);
+    expect((await tiers.getFragment(stranger, "x")).tier).toBe("hot");
+  });
+
+  test("one tenant storing many fragments in its own project never demotes or deletes another tenant's acknowledged fragment", async () => {
+    const { tiers } = await open({ maxTokensHot: 50, maxDecisionsWarm: 2, maxDecisionsCold: 2 });
+    const kept = await tiers.storeFragment(other, input({ id: "b-plan", projectName: "other/x", content: tokens(10) }));
+    for (let i = 0; i < 40; i++) await tiers.storeFragment(view, input({ id: `a-${i}`, content: tokens(20) }));
+    for (let i = 0; i < 10; i++) await tiers.storeFragment(stranger, input({ id: `s-${i}`, content: tokens(20), tier: "cold" }));
+    const got = await tiers.getFragment(other, "b-plan");
+    expect([got.tier, got.content]).toEqual(["hot", kept.fragment.content]);
+    // The flooding tenant's own pool kept its budgets (2 hot, 2 warm, 2 cold of 20 tokens each).
+    expect((await tiers.getMetrics(view)).population).toEqual({ hot: 2, warm: 2, cold: 2 });
   });
 });
 
@@ -412,6 +429,45 @@ describe("GetMetrics", () => {
     expect((await tiers.getMetrics(view)).tokens.hot).toBe(5);
     expect((await tiers.getMetrics(other)).tokens.hot).toBe(7);
     expect(tiers.totals().tokens.hot).toBe(12);
+  });
+
+  test("counters count only the caller's projects: no figure moves because of another tenant or project", async () => {
+    // Cold holds all that overflows (nothing deleted before the lookups: a miss counts for the principal).
+    const { tiers } = await open({ maxTokensHot: 20, maxDecisionsWarm: 1, maxDecisionsCold: 10 });
+    await tiers.storeFragment(view, input({ id: "mine", content: tokens(5) }));
+    await tiers.getFragment(view, "mine");
+    await rejects(() => tiers.getFragment(view, "nothing"), NotFoundError);
+    const mine = await tiers.getMetrics(view);
+    const mineApi = await tiers.getMetrics(apiOnly);
+    expect([mine.hotHits, mine.hotMisses, mine.misses]).toEqual([1, 1, 1]);
+    // Another principal over the same projects, and another project of the same principal, each busy.
+    for (const busy of [stranger, other]) {
+      const projectName = busy === other ? "other/x" : "local/api";
+      for (let i = 0; i < 6; i++) await tiers.storeFragment(busy, input({ id: `f${i}`, projectName, content: tokens(8) }));
+      for (let i = 0; i < 6; i++) await tiers.getFragment(busy, `f${i}`).catch(() => undefined);
+      // A lookup that finds nothing belongs to no project: it counts for the principal ("test" owns `other` too).
+      if (busy === stranger) await tiers.getFragment(busy, "nothing").catch(() => undefined);
+      await tiers.promoteFragment(busy, "f0").catch(() => undefined);
+      await tiers.demoteFragment(busy, "f5").catch(() => undefined);
+      await tiers.evictLru(busy, "cold", 5);
+      const theirs = await tiers.getMetrics(busy);
+      expect(theirs.hotHits + theirs.warmHits + theirs.coldHits + theirs.misses).toBe(7);
+      expect(theirs.demotions).toBeGreaterThan(0);
+      expect(theirs.evictions).toBeGreaterThan(0);
+    }
+    expect(await tiers.getMetrics(view)).toEqual(mine);
+    expect(await tiers.getMetrics(apiOnly)).toEqual(mineApi);
+  });
+
+  test("a narrower scope of the same principal sums only its projects' hits", async () => {
+    const { tiers } = await open();
+    await tiers.storeFragment(view, input({ id: "api", content: tokens(3) }));
+    await tiers.storeFragment(view, input({ id: "web", projectName: "local/web", content: tokens(3) }));
+    await tiers.getFragment(view, "api");
+    await tiers.getFragment(view, "web");
+    await tiers.getFragment(view, "web");
+    expect((await tiers.getMetrics(view)).hotHits).toBe(3);
+    expect((await tiers.getMetrics(apiOnly)).hotHits).toBe(1);
   });
 });
 

@@ -28,6 +28,8 @@ export interface FetchContentDeps {
   units: UnitReader;
   /** The most URIs one request may name. */
   maxUris: number;
+  /** The largest answer, in bytes of content, URIs and metadata (the server's message limit). */
+  maxAnswerBytes: number;
   recentWindowMs: number;
   now?: () => number;
 }
@@ -39,6 +41,9 @@ export interface FetchContentDeps {
  * once). A malformed URI is INVALID_ARGUMENT naming its position; a URI whose resource or path the scope
  * does not allow is PERMISSION_DENIED with a ScopeViolation naming every offender (the access interceptor
  * refuses these first, from the proto's ref annotation; this check keeps the function safe on its own).
+ * The answer's size (each position's content, URI and metadata, duplicates counted each time) is summed from
+ * the distinct reads before any item is assembled: over `maxAnswerBytes` is INVALID_ARGUMENT `uko_uris`
+ * (the same request can never succeed, so not a retryable RESOURCE_EXHAUSTED), and no copy is ever built.
  */
 export async function fetchContent(deps: FetchContentDeps, view: ScopedBackendView, uris: readonly string[]): Promise<FetchAnswer> {
   if (uris.length > deps.maxUris) {
@@ -72,6 +77,17 @@ export async function fetchContent(deps: FetchContentDeps, view: ScopedBackendVi
     now: (deps.now ?? Date.now)(),
     recentWindowMs: deps.recentWindowMs,
   });
+  const sizes = read.map((u) => (u ? Buffer.byteLength(u.content) + Object.entries(u.metadata).reduce((n, [k, v]) => n + k.length + v.length, 0) : 0));
+  let answerBytes = 0;
+  parsed.forEach((p, i) => {
+    answerBytes += sizes[slot.get(keyOf(p))!] + uris[i].length;
+  });
+  if (answerBytes > deps.maxAnswerBytes) {
+    throw InvalidArgumentError.field(
+      "uko_uris",
+      `the answer would hold ${answerBytes} bytes, more than the ${deps.maxAnswerBytes}-byte message limit: name fewer or smaller units (each position counts, duplicates too)`,
+    );
+  }
   const items: FetchedUnit[] = [];
   const missing: string[] = [];
   const seenMissing = new Set<string>();

@@ -10,7 +10,7 @@ import {
   type Resource,
   type ResourceLink,
 } from "../../../gen/acms/v1/registry_pb.js";
-import { InvalidArgumentError, NotFoundError, type FieldViolation } from "../../domain/errors.js";
+import { AlreadyExistsError, InvalidArgumentError, NotFoundError, type FieldViolation } from "../../domain/errors.js";
 import { assertProjectName, projectNameProblem } from "../../domain/project-name.js";
 import type { LinkRecord, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
 import { resourceVisibility, type ResourceVisibility } from "../resource-visibility.js";
@@ -47,6 +47,16 @@ async function toResource(r: ResourceRecord, alias: string, principal: Principal
   });
 }
 
+/**
+ * The answer to an explicit RegisterResource `id` taken by a resource the key cannot see. ALREADY_EXISTS
+ * would confirm another tenant's resource id; this is INVALID_ARGUMENT on `id`, the code and field of any id
+ * that cannot be used (a malformed one too), with a message that says nothing of why. Ids the caller can see
+ * stay ALREADY_EXISTS: nothing to hide, and the clearer answer.
+ */
+function unusableId(id: string): InvalidArgumentError {
+  return InvalidArgumentError.field("id", `"${id.slice(0, 80)}" cannot be used as a resource id: choose another ULID or leave it empty to have one assigned`);
+}
+
 /** An empty project slips past the interceptor (it skips empty refs), so handlers check the shape too. */
 async function requireProject(registry: RegistryStore, name: string): Promise<void> {
   assertProjectName("project", name);
@@ -71,15 +81,26 @@ export function registryRoutes(deps: RouteDeps): (router: ConnectRouter) => void
       },
       async registerResource(req, ctx) {
         const principal = principalOf(ctx);
-        const record = await registry.registerResource({
-          id: req.id,
-          project: req.project,
-          alias: req.alias,
-          kind: req.kind,
-          parentIds: req.parentIds,
-          metadata: req.metadata,
-        });
-        return { resource: await toResource(record, req.alias, principal, resourceVisibility(registry, principal)) };
+        const visible = resourceVisibility(registry, principal);
+        if (req.id.length > 0 && (await registry.getResource(req.id)) && !(await visible(req.id))) throw unusableId(req.id);
+        let record: ResourceRecord;
+        try {
+          record = await registry.registerResource({
+            id: req.id,
+            project: req.project,
+            alias: req.alias,
+            kind: req.kind,
+            parentIds: req.parentIds,
+            metadata: req.metadata,
+          });
+        } catch (err) {
+          // Taken between the check and the write: answered as above when the caller cannot see the taker.
+          if (err instanceof AlreadyExistsError && req.id.length > 0 && (await registry.getResource(req.id)) && !(await visible(req.id))) {
+            throw unusableId(req.id);
+          }
+          throw err;
+        }
+        return { resource: await toResource(record, req.alias, principal, visible) };
       },
       async linkResource(req) {
         assertProjectName("project", req.project);
