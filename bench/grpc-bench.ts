@@ -28,7 +28,7 @@ import { SqliteRegistryStore } from "../src/adapters/sqlite/sqlite-registry-stor
 import { SqliteFileTierStore } from "../src/adapters/tiers/sqlite-file-tier-store.js";
 import { newUlid } from "../src/domain/ulid-id.js";
 import { generateKey, hashKey } from "../src/server/key-ring.js";
-import { TierService } from "../src/server/tier-service.js";
+import { TierService } from "../src/application/tier-service.js";
 import { prng } from "../test/support/prng.js";
 import { viewOver } from "../test/support/view-over.js";
 import { median } from "./bench-timing.js";
