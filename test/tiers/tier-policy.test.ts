@@ -1,6 +1,6 @@
 import { tiersForRole } from "../../src/domain/actor-role.js";
 import { tierAbove, tierBelow } from "../../src/domain/tier-fragment.js";
-import { LruTierPolicy } from "../../src/domain/tier-policy.js";
+import { LruTierPolicy, type TierEntry } from "../../src/domain/tier-policy.js";
 
 const budgets = { maxTokensHot: 100, maxDecisionsWarm: 2, maxDecisionsCold: 2 };
 
@@ -98,6 +98,34 @@ describe("LruTierPolicy", () => {
     expect([p.poolSize("A", "hot"), p.poolSize("A", "warm"), p.poolSize("A", "cold")]).toEqual([1, 1, 1]);
     expect([p.poolTokens("B", "hot"), p.tokens("hot")]).toEqual([8, 16]);
     expect([p.over("hot", "A"), p.over("hot", "B"), p.size("hot")]).toEqual([false, false, 2]);
+  });
+
+  test("a pool's eviction order lists only that pool's entries, least recently used first", () => {
+    const p = new LruTierPolicy(budgets);
+    p.place("a1", "warm", 1, p.nextSeq(), "A");
+    p.place("b1", "warm", 1, p.nextSeq(), "B");
+    p.place("a2", "warm", 1, p.nextSeq(), "A");
+    p.touch("a1", p.nextSeq());
+    expect([...p.evictionOrder("warm", "A")].map((e) => e.key)).toEqual(["a2", "a1"]);
+    expect([...p.evictionOrder("warm", "B")].map((e) => e.key)).toEqual(["b1"]);
+    expect([...p.evictionOrder("warm", "C")]).toEqual([]);
+    expect(ids(p, "warm")).toEqual(["b1", "a2", "a1"]);
+  });
+
+  test("an overriding eviction order decides overflow victims, and a move still never leaves its pool", () => {
+    /** Newest first over the whole tier, ignoring the pool: overflow must still pick within the pool. */
+    class NewestFirst extends LruTierPolicy {
+      override evictionOrder(tier: "hot" | "warm" | "cold"): IterableIterator<TierEntry> {
+        return [...super.evictionOrder(tier)].reverse().values();
+      }
+    }
+    const p = new NewestFirst({ maxTokensHot: 10, maxDecisionsWarm: 1, maxDecisionsCold: 1 });
+    p.place("a1", "hot", 4, p.nextSeq(), "A");
+    p.place("a2", "hot", 4, p.nextSeq(), "A");
+    p.place("b1", "hot", 8, p.nextSeq(), "B");
+    p.place("a3", "hot", 4, p.nextSeq(), "A");
+    p.place("b2", "hot", 1, p.nextSeq(), "B");
+    expect(p.nextOverflowMove()).toEqual({ key: "a3", from: "hot", to: "warm" });
   });
 
   test("fits refuses into hot only what exceeds the whole hot budget", () => {
