@@ -8,4 +8,7 @@ module.exports = {
   },
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   testTimeout: 30000,
+  // A run directory shared by the workers; engines started lazily by tests (PostgreSQL) are stopped at the end.
+  globalSetup: "<rootDir>/test/support/global-setup.ts",
+  globalTeardown: "<rootDir>/test/support/global-teardown.ts",
 };

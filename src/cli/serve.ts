@@ -18,6 +18,8 @@ export interface ServeFlags {
   keysFile?: string;
   /** ACMS_EMBEDDING_DIM */
   embeddingDim?: string;
+  /** ACMS_POSTGRES_URL */
+  postgresUrl?: string;
 }
 
 /** What `runServe` needs besides the flags. */
@@ -53,6 +55,7 @@ function envWithFlags(env: NodeJS.ProcessEnv, flags: ServeFlags): NodeJS.Process
   set("ACMS_DATA_DIR", flags.dataDir);
   set("ACMS_KEYS_FILE", flags.keysFile);
   set("ACMS_EMBEDDING_DIM", flags.embeddingDim);
+  set("ACMS_POSTGRES_URL", flags.postgresUrl);
   return out;
 }
 
@@ -62,6 +65,7 @@ const FLAG_OF: Record<string, keyof ServeFlags> = {
   ACMS_DATA_DIR: "dataDir",
   ACMS_KEYS_FILE: "keysFile",
   ACMS_EMBEDDING_DIM: "embeddingDim",
+  ACMS_POSTGRES_URL: "postgresUrl",
 };
 
 /** A config error that names an environment variable also names the flag, when the flag set the value. */
@@ -186,6 +190,7 @@ export function registerServeCommand(program: Command, io: CliIo = processIo()):
     .option("--data-dir <dir>", "where the embedded backends keep their data (ACMS_DATA_DIR, default ./.acms)")
     .option("--keys-file <file>", "JSON file of hashed API keys (ACMS_KEYS_FILE)")
     .option("--embedding-dim <n>", "the deployment's vector dimension (ACMS_EMBEDDING_DIM, default 384)")
+    .option("--postgres-url <url>", "keep registry, scopes, documents, BM25, vectors and tiers in this PostgreSQL database (ACMS_POSTGRES_URL)")
     .action(async (flags: ServeFlags) => {
       try {
         await runServe({ ...flags, io, handleSignals: true });

@@ -73,9 +73,21 @@ export interface ReindexOutcome {
 
 /**
  * The document store port. It keeps documents, their versions and chunks (with embeddings) durably, and is
- * the source every index is rebuilt from. Each write method is one transaction: it commits whole or not
- * at all. A store that also holds a native keyword index (SQLite FTS5, PostgreSQL) updates it in the same
- * transaction, so a search sees a write entirely or not at all.
+ * the source every index is rebuilt from.
+ *
+ * Asynchronous, so a networked engine can implement it. Guarantees every implementation gives:
+ * - Each write method (`upsertDocuments`, `deleteDocuments`, `reindexResource`, `bumpGeneration`) is one
+ *   transaction that commits whole or not at all, and is durable when its promise resolves.
+ * - One committed state: a store that also holds a native keyword index (SQLite FTS5, PostgreSQL)
+ *   updates it in the same transaction, so a search sees a write entirely or not at all; each read
+ *   method (`getChunks`, `iterateVectors`) answers from one committed state.
+ * - `index_generation` is monotonic: every committed write bumps it, an outcome carries the generation
+ *   of its own commit, and `generation()` answers at least the generation of every write whose promise
+ *   resolved before the call (never an older one). A concurrent reader sees the state before a write or
+ *   after it, and a generation no newer than the state it read.
+ * - Writes may be issued concurrently and commit in some order; the vector changes of their outcomes must
+ *   be applied to a vector backend in commit order, so callers that apply them (the Indexer) serialise
+ *   their writes.
  *
  * Versions: re-upserting a changed document supersedes the live version (it keeps its chunks, stamped
  * with `supersededAt`) and adds a new one; deleting supersedes the live version without a successor.
@@ -83,21 +95,21 @@ export interface ReindexOutcome {
  */
 export interface DocumentStore {
   /** The chunks of the given keys (missing keys are absent from the map). */
-  getChunks(keys: readonly number[]): Map<number, ChunkRecord>;
+  getChunks(keys: readonly number[]): Promise<Map<number, ChunkRecord>>;
   /** Every retained chunk version that has an embedding, to load the vector index at start. */
-  iterateVectors(): Iterable<VectorEntry>;
+  iterateVectors(): AsyncIterable<VectorEntry>;
   /** The current index generation (bumped by every committed write). */
-  generation(): bigint;
+  generation(): Promise<bigint>;
   /** Stores one batch of documents of one resource at time `now` (ms) in one transaction. */
-  upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number): UpsertOutcome;
+  upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number): Promise<UpsertOutcome>;
   /** Deletes (supersedes) the live documents at `paths` in one transaction. */
-  deleteDocuments(resourceId: string, paths: readonly string[], now: number): DeleteOutcome;
+  deleteDocuments(resourceId: string, paths: readonly string[], now: number): Promise<DeleteOutcome>;
   /**
    * Re-indexes a resource's keyword rows from its stored chunks in one transaction. `full` first wipes
    * the resource's keyword rows (stray ones included); otherwise rows are replaced one by one and
    * nothing is dropped.
    */
-  reindexResource(resourceId: string, full: boolean): ReindexOutcome;
+  reindexResource(resourceId: string, full: boolean): Promise<ReindexOutcome>;
   /** Bumps the generation for a write held elsewhere (e.g. triples), returning the new value. */
-  bumpGeneration(): bigint;
+  bumpGeneration(): Promise<bigint>;
 }

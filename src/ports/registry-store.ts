@@ -37,23 +37,34 @@ export interface NewResource {
  * The registry port: projects, resources, links with per-project aliases, and the parent DAG.
  * Implementations enforce alias uniqueness per project and reject parent cycles; they throw domain
  * errors (AlreadyExists, NotFound, InvalidArgument) and never a driver's.
+ *
+ * Asynchronous, so a networked engine can implement it. Guarantees every implementation gives:
+ * - Each write method (`createProject`, `registerResource`, `linkResource`) is one transaction that
+ *   commits whole or not at all: a failed registration leaves no resource, link or parent edge behind.
+ * - Each read method answers from one committed state: it sees a concurrent write entirely or not at all.
+ * - Two calls are two transactions. A caller that reads several times (scope resolution: links, then
+ *   descendants, then visibility) may see writes committed in between; such callers are written so that
+ *   a registration racing them is either included or not, never half (the registry only grows: projects,
+ *   resources, links and parent edges are never changed or deleted).
+ * - A write is visible to every read that starts after its promise resolved.
  */
 export interface RegistryStore {
-  createProject(name: string): ProjectRecord;
-  getProject(name: string): ProjectRecord | undefined;
-  listProjects(): ProjectRecord[];
-  registerResource(input: NewResource): ResourceRecord;
-  linkResource(link: LinkRecord): LinkRecord;
-  getResource(id: string): ResourceRecord | undefined;
+  createProject(name: string): Promise<ProjectRecord>;
+  getProject(name: string): Promise<ProjectRecord | undefined>;
+  listProjects(): Promise<ProjectRecord[]>;
+  registerResource(input: NewResource): Promise<ResourceRecord>;
+  linkResource(link: LinkRecord): Promise<LinkRecord>;
+  getResource(id: string): Promise<ResourceRecord | undefined>;
   /** The resources linked into `project`, each with its alias there. */
-  listResources(project: string): Array<ResourceRecord & { alias: string }>;
+  listResources(project: string): Promise<Array<ResourceRecord & { alias: string }>>;
   /** The id behind an alias of `project`, or an id linked into it; undefined when neither. */
-  resolveAlias(project: string, aliasOrId: string): string | undefined;
+  resolveAlias(project: string, aliasOrId: string): Promise<string | undefined>;
   /** One message per alias that is not unique within `project`. */
-  duplicateAliases(project: string): string[];
+  duplicateAliases(project: string): Promise<string[]>;
   /** Every link into any of `projects`. */
-  linksOfProjects(projects: readonly string[]): LinkRecord[];
+  linksOfProjects(projects: readonly string[]): Promise<LinkRecord[]>;
   /** `ids` and all their DAG descendants. */
-  withDescendants(ids: readonly string[]): Set<string>;
-  close(): void;
+  withDescendants(ids: readonly string[]): Promise<Set<string>>;
+  /** Releases the store; no call may follow. */
+  close(): Promise<void>;
 }

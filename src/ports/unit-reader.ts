@@ -47,6 +47,11 @@ export interface ChunkSnapshot {
  * texts (the in-memory BM25 fallback). A companion of the DocumentStore port, over the same storage,
  * kept apart so the two can evolve independently; an implementation never answers a unit from a
  * version the visibility does not allow.
+ *
+ * Asynchronous, so a networked engine can implement it. Each method reads one committed state of the
+ * document store (one read transaction or snapshot): all answers of one `readUnits` call, and every
+ * chunk of a snapshot, see a concurrent write entirely or not at all, and a snapshot's `generation` is
+ * the generation of exactly the state it holds.
  */
 export interface UnitReader {
   /**
@@ -54,7 +59,7 @@ export interface UnitReader {
    * A document answers at its newest visible version (the live one when there is one); a chunk at the
    * newest visible version of its document that has that chunk.
    */
-  readUnits(addresses: readonly UnitAddress[], visibility: UnitVisibility): Array<UnitRecord | undefined>;
+  readUnits(addresses: readonly UnitAddress[], visibility: UnitVisibility): Promise<Array<UnitRecord | undefined>>;
   /** Every retained chunk version with its text, and the generation the snapshot is of. */
-  snapshotChunks(): ChunkSnapshot;
+  snapshotChunks(): Promise<ChunkSnapshot>;
 }

@@ -14,6 +14,7 @@ import { chooseTextBackend } from "./choose-text-backend.js";
 import { PartitionedVectorBackend } from "../adapters/memory-vector/partitioned-vector-backend.js";
 import { loadVectors } from "../adapters/memory-vector/load-vectors.js";
 import { OxigraphGraphBackend } from "../adapters/oxigraph/oxigraph-graph-backend.js";
+import { openPostgres } from "../adapters/postgres/open-postgres.js";
 
 /**
  * The one place that picks adapters: the embedded default (SQLite under the data directory) for now.
@@ -23,6 +24,7 @@ export async function createBackends(config: Config): Promise<Backends> {
   mkdirSync(config.dataDir, { recursive: true });
   const lock = lockDataDir(config.dataDir);
   try {
+    if (config.postgresUrl !== undefined) return await openOnPostgres(config, config.postgresUrl, lock);
     return await openEmbedded(config, lock);
   } catch (err) {
     lock.release();
@@ -64,6 +66,36 @@ async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends
     };
   } catch (err) {
     db.close();
+    throw err;
+  }
+}
+
+/** ACMS_POSTGRES_URL: every PostgreSQL adapter (openPostgres); the graph and cold files stay under the data directory. */
+async function openOnPostgres(config: Config, postgresUrl: string, lock: DataDirLock): Promise<Backends> {
+  const pg = await openPostgres({ postgresUrl, embeddingDim: config.embeddingDim, dataDir: config.dataDir });
+  try {
+    const tiers = await TierService.open(pg.tierStore, { budgets: config.tiers, summaryTokens: config.tiers.summaryTokens });
+    const { documents, units } = pg;
+    const text = chooseTextBackend(pg.text, { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
+    const graph = await OxigraphGraphBackend.open({ path: `${config.dataDir}/graph.db` });
+    return {
+      registry: pg.registry,
+      scopes: pg.scopes,
+      tiers,
+      documents,
+      text,
+      vector: pg.vector,
+      graph,
+      units,
+      async close() {
+        await graph.close();
+        await tiers.close();
+        await pg.close();
+        lock.release();
+      },
+    };
+  } catch (err) {
+    await pg.close();
     throw err;
   }
 }

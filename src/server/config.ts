@@ -16,6 +16,11 @@ export interface Config {
   sparqlTimeoutMs: number;
   /** How long a superseded document version stays visible to `recent` scopes, in ms. */
   recentWindowMs: number;
+  /**
+   * ACMS_POSTGRES_URL: when set, registry, scopes, documents, BM25, vectors and the tier catalogue live in
+   * this PostgreSQL database (see src/adapters/postgres/); the graph and cold files stay under dataDir.
+   */
+  postgresUrl?: string;
   /** Keyword index: "native" (the store's, e.g. FTS5) or "memory" (the in-memory BM25 fallback); ACMS_KEYWORD_INDEX. */
   keywordIndex: "native" | "memory";
   tiers: {
@@ -34,6 +39,12 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   const n = Number(raw);
   if (n < min || n > max) throw new Error(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+function postgresUrlFrom(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
+  if (!/^postgres(ql)?:\/\/[^\s]+$/.test(raw.trim())) throw new Error("ACMS_POSTGRES_URL must be a postgres://user:pass@host:port/db URL");
+  return raw.trim();
 }
 
 function keywordIndexFrom(raw: string | undefined): "native" | "memory" {
@@ -57,6 +68,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxMessageBytes: intFrom(env, "ACMS_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024, 512 * 1024 * 1024),
     sparqlTimeoutMs: intFrom(env, "ACMS_SPARQL_TIMEOUT_MS", 10000, 10, 600000),
     recentWindowMs: intFrom(env, "ACMS_RECENT_WINDOW_MS", 7 * 24 * 3600 * 1000, 0, 3650 * 24 * 3600 * 1000),
+    postgresUrl: postgresUrlFrom(env.ACMS_POSTGRES_URL),
     keywordIndex: keywordIndexFrom(env.ACMS_KEYWORD_INDEX),
     tiers: {
       maxTokensHot: intFrom(env, "ACMS_CONTEXT_MAX_TOKENS_HOT", 8000, 1, 100_000_000),

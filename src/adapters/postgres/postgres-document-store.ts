@@ -1,0 +1,352 @@
+import { documentFingerprint } from "../../domain/document-fingerprint.js";
+import { InvalidArgumentError } from "../../domain/errors.js";
+import { formatUkoUri } from "../../domain/uko-uri.js";
+import type {
+  ChunkRecord,
+  DeleteOutcome,
+  DocumentInputRecord,
+  DocumentStore,
+  ReindexOutcome,
+  UpsertOutcome,
+  VectorChanges,
+} from "../../ports/document-store.js";
+import type { VectorEntry } from "../../ports/vector-backend.js";
+import { keywordBatch } from "./keyword-postings.js";
+import { inTransaction, type PostgresClient, type PostgresPool } from "./postgres-pool.js";
+
+/** Superseded versions kept per document (as the embedded store): older ones are dropped on the next write. */
+export const DEFAULT_RETAINED_VERSIONS = 16;
+
+/** The channel every committed write notifies, with its generation as payload (read by other servers). */
+export const GENERATION_CHANNEL = "acms_index_generation";
+
+/** Rows per page when streaming vectors out. */
+const VECTOR_PAGE = 2000;
+
+/** Options of the PostgreSQL document store. */
+export interface PostgresDocumentStoreOptions {
+  /** Superseded versions kept per document (live version not counted). */
+  retainedVersions?: number;
+}
+
+function toBytes(v: Float32Array): Buffer {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+function fromBytes(b: Buffer): Float32Array {
+  const copy = new Uint8Array(b.byteLength);
+  copy.set(b);
+  return new Float32Array(copy.buffer);
+}
+
+function hasNul(s: string): boolean {
+  return s.includes("\u0000");
+}
+
+/** PostgreSQL text cannot hold U+0000: refuse it up front, with the field, instead of failing mid-transaction. */
+function assertStorable(documents: readonly DocumentInputRecord[]): void {
+  documents.forEach((d, i) => {
+    const bad =
+      hasNul(d.path) || hasNul(d.content) || Object.entries(d.metadata).some(([k, v]) => hasNul(k) || hasNul(v)) || d.chunks.some((c) => hasNul(c.text));
+    if (bad) throw InvalidArgumentError.field(`documents[${i}]`, "holds a NUL character (U+0000), which this store cannot keep");
+  });
+}
+
+/** One row of the vector change log. */
+interface VectorChangeRecord {
+  resourceReloaded?: string;
+  added: number[];
+  superseded: number[];
+  removed: number[];
+  at: number;
+}
+
+/** A committed write's vector changes as a log row. */
+function changeRecord(v: VectorChanges): VectorChangeRecord {
+  return { added: v.added.map((e) => e.chunkKey), superseded: v.superseded, removed: v.removed, at: v.at };
+}
+
+interface Counters {
+  rows: number;
+  tokens: number;
+}
+
+/**
+ * Documents, versions and chunks on PostgreSQL, with the BM25 keyword index (term postings, row lengths
+ * and table totals, read by PostgresTextBackend) written in the same transactions, so a search sees a
+ * write entirely or not at all and a rejected message writes nothing. Same versioning, retention and
+ * fingerprinting as the embedded store.
+ *
+ * Every write transaction first locks the one `index_state` row: writes from all servers are serialised
+ * there (as SQLite serialises its writers), which keeps `index_generation` a single counter that only
+ * grows, bumped in the transaction that commits the write, and the table totals BM25 needs exact. The
+ * commit notifies `acms_index_generation` so other servers learn of it (their in-process vectors reload
+ * what changed). `generation()` reads the database, so every server answers the newest committed value.
+ */
+export class PostgresDocumentStore implements DocumentStore {
+  private readonly retained: number;
+
+  constructor(private readonly pool: PostgresPool, opts: PostgresDocumentStoreOptions = {}) {
+    this.retained = opts.retainedVersions ?? DEFAULT_RETAINED_VERSIONS;
+  }
+
+  async generation(): Promise<bigint> {
+    const { rows } = await this.pool.query<{ g: string }>("SELECT generation::text AS g FROM index_state WHERE id = 1");
+    return BigInt(rows[0].g);
+  }
+
+  async bumpGeneration(): Promise<bigint> {
+    return this.write(async (c) => this.commitCounters(c, { rows: 0, tokens: 0 }));
+  }
+
+  async getChunks(keys: readonly number[]): Promise<Map<number, ChunkRecord>> {
+    const out = new Map<number, ChunkRecord>();
+    if (keys.length === 0) return out;
+    const { rows } = await this.pool.query<{
+      chunk_key: number;
+      doc_key: number;
+      resource_id: string;
+      path: string;
+      chunk_index: number;
+      text: string;
+      superseded_at: number | null;
+      metadata: string;
+    }>(
+      `SELECT c.chunk_key, c.doc_key, c.resource_id, c.path, c.chunk_index, c.text, c.superseded_at, d.metadata
+         FROM chunks c JOIN documents d ON d.doc_key = c.doc_key
+        WHERE c.chunk_key = ANY($1::bigint[])`,
+      [[...keys]],
+    );
+    const metadataByDoc = new Map<number, Record<string, string>>();
+    for (const row of rows) {
+      let metadata = metadataByDoc.get(row.doc_key);
+      if (!metadata) metadataByDoc.set(row.doc_key, (metadata = JSON.parse(row.metadata) as Record<string, string>));
+      out.set(row.chunk_key, {
+        chunkKey: row.chunk_key,
+        resourceId: row.resource_id,
+        path: row.path,
+        chunkIndex: row.chunk_index,
+        text: row.text,
+        metadata,
+        supersededAt: row.superseded_at,
+        ukoUri: formatUkoUri(row.resource_id, row.path, row.chunk_index),
+      });
+    }
+    return out;
+  }
+
+  /** Every retained vector, read page by page in one repeatable-read transaction (one committed state). */
+  async *iterateVectors(): AsyncIterable<VectorEntry> {
+    yield* this.vectorsWhere("TRUE", []);
+  }
+
+  /** The retained vectors of the chunk rows `condition` selects, in one committed state. */
+  private async *vectorsWhere(condition: string, params: unknown[]): AsyncIterable<VectorEntry> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      let after = 0;
+      for (;;) {
+        const { rows } = await client.query<{ chunk_key: number; resource_id: string; path: string; superseded_at: number | null; embedding: Buffer }>(
+          `SELECT chunk_key, resource_id, path, superseded_at, embedding FROM chunks
+            WHERE embedding IS NOT NULL AND chunk_key > $1 AND (${condition}) ORDER BY chunk_key LIMIT ${VECTOR_PAGE}`,
+          [after, ...params],
+        );
+        for (const r of rows) {
+          yield { chunkKey: r.chunk_key, resourceId: r.resource_id, path: r.path, supersededAt: r.superseded_at, vector: fromBytes(r.embedding) };
+        }
+        if (rows.length < VECTOR_PAGE) break;
+        after = rows[rows.length - 1].chunk_key;
+      }
+      await client.query("COMMIT");
+    } catch (err) {
+      broken = true;
+      throw err;
+    } finally {
+      if (broken) await client.query("ROLLBACK").catch(() => undefined);
+      client.release();
+    }
+  }
+
+  async upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number): Promise<UpsertOutcome> {
+    assertStorable(documents);
+    const prints = documents.map(documentFingerprint);
+    return this.write(async (c) => {
+      const vectors: VectorChanges = { added: [], superseded: [], removed: [], at: now };
+      const counters: Counters = { rows: 0, tokens: 0 };
+      let documentsUpserted = 0;
+      let documentsUnchanged = 0;
+      let chunksIndexed = 0;
+      for (let d = 0; d < documents.length; d++) {
+        const doc = documents[d];
+        const live = await this.live(c, resourceId, doc.path);
+        if (live && live.fingerprint === prints[d]) {
+          documentsUnchanged += 1;
+          continue;
+        }
+        if (live) await this.supersede(c, live.doc_key, now, vectors);
+        const docKey = (
+          await c.query<{ doc_key: number }>(
+            "INSERT INTO documents (resource_id, path, content, metadata, fingerprint, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING doc_key",
+            [resourceId, doc.path, doc.content, JSON.stringify(doc.metadata), prints[d], now],
+          )
+        ).rows[0].doc_key;
+        if (doc.chunks.length > 0) {
+          const inserted = await c.query<{ chunk_key: number; chunk_index: number }>(
+            `INSERT INTO chunks (doc_key, resource_id, path, chunk_index, text, embedding)
+             SELECT $1, $2, $3, i - 1, t, e FROM unnest($4::text[], $5::bytea[]) WITH ORDINALITY AS u (t, e, i)
+             RETURNING chunk_key, chunk_index`,
+            [docKey, resourceId, doc.path, doc.chunks.map((ch) => ch.text), doc.chunks.map((ch) => (ch.embedding ? toBytes(ch.embedding) : null))],
+          );
+          const keys: number[] = new Array(doc.chunks.length);
+          for (const r of inserted.rows) keys[r.chunk_index] = r.chunk_key;
+          await this.index(c, resourceId, doc.chunks.map((ch, i) => ({ chunkKey: keys[i], text: ch.text })), counters);
+          doc.chunks.forEach((ch, i) => {
+            if (ch.embedding) vectors.added.push({ chunkKey: keys[i], resourceId, path: doc.path, supersededAt: null, vector: ch.embedding });
+          });
+        }
+        chunksIndexed += doc.chunks.length;
+        documentsUpserted += 1;
+        if (live) await this.expire(c, resourceId, doc.path, vectors, counters);
+      }
+      const generation = documentsUpserted > 0 ? await this.commitCounters(c, counters, changeRecord(vectors)) : await this.current(c);
+      return { documentsUpserted, documentsUnchanged, chunksIndexed, vectorsIndexed: vectors.added.length, generation, vectors };
+    });
+  }
+
+  async deleteDocuments(resourceId: string, paths: readonly string[], now: number): Promise<DeleteOutcome> {
+    return this.write(async (c) => {
+      const vectors: VectorChanges = { added: [], superseded: [], removed: [], at: now };
+      const counters: Counters = { rows: 0, tokens: 0 };
+      let deleted = 0;
+      for (const path of new Set(paths)) {
+        const live = await this.live(c, resourceId, path);
+        if (!live) continue;
+        await this.supersede(c, live.doc_key, now, vectors);
+        await this.expire(c, resourceId, path, vectors, counters);
+        deleted += 1;
+      }
+      const generation = deleted > 0 ? await this.commitCounters(c, counters, changeRecord(vectors)) : await this.current(c);
+      return { deleted, generation, vectors };
+    });
+  }
+
+  async reindexResource(resourceId: string, _full: boolean): Promise<ReindexOutcome> {
+    // Keyword rows reference their chunk (foreign key), so no stray row can exist here: a full and an
+    // incremental re-index are the same rebuild of the resource's rows from its chunks.
+    return this.write(async (c) => {
+      const counters: Counters = { rows: 0, tokens: 0 };
+      const dropped = await c.query<{ n: string; t: string }>(
+        "WITH d AS (DELETE FROM keyword_rows WHERE resource_id = $1 RETURNING length) SELECT count(*)::text AS n, coalesce(sum(length), 0)::text AS t FROM d",
+        [resourceId],
+      );
+      counters.rows -= Number(dropped.rows[0].n);
+      counters.tokens -= Number(dropped.rows[0].t);
+      const { rows } = await c.query<{ chunk_key: number; doc_key: number; path: string; text: string; embedding: Buffer | null; superseded_at: number | null }>(
+        "SELECT chunk_key, doc_key, path, text, embedding, superseded_at FROM chunks WHERE resource_id = $1 ORDER BY chunk_key",
+        [resourceId],
+      );
+      await this.index(c, resourceId, rows.map((r) => ({ chunkKey: r.chunk_key, text: r.text })), counters);
+      const vectors: VectorEntry[] = [];
+      for (const r of rows) {
+        if (r.embedding) vectors.push({ chunkKey: r.chunk_key, resourceId, path: r.path, supersededAt: r.superseded_at, vector: fromBytes(r.embedding) });
+      }
+      const generation = await this.commitCounters(c, counters, { resourceReloaded: resourceId, added: [], superseded: [], removed: [], at: Date.now() });
+      return { documents: new Set(rows.map((r) => r.doc_key)).size, chunks: rows.length, vectors, generation };
+    });
+  }
+
+  /** One write transaction, serialised with every other server's writes on the `index_state` row. */
+  private write<T>(work: (c: PostgresClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, async (c) => {
+      await c.query("SELECT 1 FROM index_state WHERE id = 1 FOR UPDATE");
+      return work(c);
+    });
+  }
+
+  private async current(c: PostgresClient): Promise<bigint> {
+    return BigInt((await c.query<{ g: string }>("SELECT generation::text AS g FROM index_state WHERE id = 1")).rows[0].g);
+  }
+
+  /**
+   * Bumps the generation and the keyword totals, logs what the write changed in vectors (for servers that
+   * hold vectors in process: they replay the log from the generation they have), and notifies the other
+   * servers, all in the write's transaction.
+   */
+  private async commitCounters(c: PostgresClient, counters: Counters, change?: VectorChangeRecord): Promise<bigint> {
+    const { rows } = await c.query<{ g: string }>(
+      `UPDATE index_state SET generation = generation + 1, keyword_rows = keyword_rows + $1, keyword_tokens = keyword_tokens + $2
+        WHERE id = 1 RETURNING generation::text AS g`,
+      [counters.rows, counters.tokens],
+    );
+    const g = rows[0].g;
+    if (change && (change.resourceReloaded !== undefined || change.added.length + change.superseded.length + change.removed.length > 0)) {
+      await c.query(
+        "INSERT INTO vector_changes (generation, resource_reloaded, added, superseded, removed, at) VALUES ($1, $2, $3::bigint[], $4::bigint[], $5::bigint[], $6)",
+        [g, change.resourceReloaded ?? null, change.added, change.superseded, change.removed, change.at],
+      );
+    }
+    await c.query("SELECT pg_notify($1, $2)", [GENERATION_CHANNEL, g]);
+    return BigInt(g);
+  }
+
+  private async live(c: PostgresClient, resourceId: string, path: string): Promise<{ doc_key: number; fingerprint: string } | undefined> {
+    const { rows } = await c.query<{ doc_key: number; fingerprint: string }>(
+      "SELECT doc_key, fingerprint FROM documents WHERE resource_id = $1 AND path = $2 AND superseded_at IS NULL",
+      [resourceId, path],
+    );
+    return rows[0];
+  }
+
+  private async index(c: PostgresClient, resourceId: string, chunks: ReadonlyArray<{ chunkKey: number; text: string }>, counters: Counters): Promise<void> {
+    if (chunks.length === 0) return;
+    const batch = keywordBatch(chunks);
+    await c.query("INSERT INTO keyword_rows (chunk_key, resource_id, length) SELECT k, $1, l FROM unnest($2::bigint[], $3::integer[]) AS u (k, l)", [
+      resourceId,
+      batch.rowKeys,
+      batch.rowLengths,
+    ]);
+    if (batch.terms.length > 0) {
+      await c.query(
+        "INSERT INTO postings (term, resource_id, chunk_key, positions) SELECT t, $1, k, p::integer[] FROM unnest($2::text[], $3::bigint[], $4::text[]) AS u (t, k, p)",
+        [resourceId, batch.terms, batch.postingKeys, batch.positions],
+      );
+    }
+    counters.rows += batch.rowKeys.length;
+    counters.tokens += batch.tokens;
+  }
+
+  private async supersede(c: PostgresClient, docKey: number, now: number, vectors: VectorChanges): Promise<void> {
+    await c.query("UPDATE documents SET superseded_at = $1 WHERE doc_key = $2", [now, docKey]);
+    const { rows } = await c.query<{ chunk_key: number; has_vector: boolean }>(
+      "UPDATE chunks SET superseded_at = $1 WHERE doc_key = $2 RETURNING chunk_key, embedding IS NOT NULL AS has_vector",
+      [now, docKey],
+    );
+    for (const r of rows) if (r.has_vector) vectors.superseded.push(r.chunk_key);
+  }
+
+  /** Drops the superseded versions of a document beyond the retention cap, with their chunks and keyword rows. */
+  private async expire(c: PostgresClient, resourceId: string, path: string, vectors: VectorChanges, counters: Counters): Promise<void> {
+    const expired = await c.query<{ doc_key: number }>(
+      `SELECT doc_key FROM documents WHERE resource_id = $1 AND path = $2 AND superseded_at IS NOT NULL
+        ORDER BY superseded_at DESC, doc_key DESC OFFSET $3`,
+      [resourceId, path, this.retained],
+    );
+    if (expired.rows.length === 0) return;
+    const docKeys = expired.rows.map((r) => r.doc_key);
+    const chunks = await c.query<{ chunk_key: number; has_vector: boolean }>(
+      "SELECT chunk_key, embedding IS NOT NULL AS has_vector FROM chunks WHERE doc_key = ANY($1::bigint[])",
+      [docKeys],
+    );
+    for (const r of chunks.rows) if (r.has_vector) vectors.removed.push(r.chunk_key);
+    const dropped = await c.query<{ n: string; t: string }>(
+      `WITH d AS (DELETE FROM keyword_rows WHERE chunk_key IN (SELECT chunk_key FROM chunks WHERE doc_key = ANY($1::bigint[])) RETURNING length)
+       SELECT count(*)::text AS n, coalesce(sum(length), 0)::text AS t FROM d`,
+      [docKeys],
+    );
+    counters.rows -= Number(dropped.rows[0].n);
+    counters.tokens -= Number(dropped.rows[0].t);
+    await c.query("DELETE FROM documents WHERE doc_key = ANY($1::bigint[])", [docKeys]);
+  }
+}
