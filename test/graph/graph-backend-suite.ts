@@ -9,15 +9,13 @@ import {
 import { preventedLeaks } from "../../src/domain/leak-guard.js";
 import { graphIri } from "../../src/domain/uko-uri.js";
 import type { GraphBackend, GraphQueryResult } from "../../src/ports/graph-backend.js";
+import { conformanceSuite, type ConformanceOptions } from "../support/conformance-suite.js";
 import { A, A_TRIPLES, B, B_TRIPLES, C, C_TRIPLES, EX, XSD, blank, iri, keysOf, lit, triple, viewOf } from "./graph-fixtures.js";
 
 /** How one adapter of the GraphBackend port is run through the shared suite. */
-export interface GraphBackendSuiteOptions {
-  name: string;
+export interface GraphBackendSuiteOptions extends ConformanceOptions {
   /** Opens the backend whose durable state lives in `dataDir` (opening the same directory again is a restart). */
   create(dataDir: string, opts: { maxResults?: number }): Promise<GraphBackend>;
-  /** Tests to skip, by name, each with the reason. */
-  skip?: Record<string, string>;
 }
 
 const OPTS = { timeoutMs: 20_000 };
@@ -62,11 +60,7 @@ async function expectInvalid(p: Promise<unknown>, description?: RegExp): Promise
  * limits, cancellation and restarts. Every adapter runs it.
  */
 export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
-  const skip = opts.skip ?? {};
-  const test = (title: string, fn: () => Promise<void>, timeout?: number) =>
-    skip[title] ? it.skip(`${title} (skipped: ${skip[title]})`, fn) : it(title, fn, timeout);
-
-  describe(`GraphBackend conformance: ${opts.name}`, () => {
+  conformanceSuite("GraphBackend", opts, (test) => {
     let dir: string;
     let backend: GraphBackend;
     const open: GraphBackend[] = [];

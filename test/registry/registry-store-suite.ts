@@ -1,6 +1,7 @@
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from "../../src/domain/errors.js";
 import { isUlid, newUlid } from "../../src/domain/ulid-id.js";
 import type { NewResource, RegistryStore } from "../../src/ports/registry-store.js";
+import { conformanceSuite, type ConformanceOptions } from "../support/conformance-suite.js";
 
 function res(over: Partial<NewResource> = {}): NewResource {
   return { id: "", project: "local/api", alias: "repo", kind: "repo", parentIds: [], metadata: {}, ...over };
@@ -22,12 +23,18 @@ export interface RegistryStoreFixture {
   close(): void;
 }
 
+/** How one adapter of the RegistryStore port is run through the shared suite. */
+export interface RegistryStoreSuiteOptions extends ConformanceOptions {
+  /** A fresh, empty store per test. */
+  create: () => RegistryStoreFixture;
+}
+
 /**
  * The conformance suite every RegistryStore adapter runs (SQLite now, PostgreSQL later): projects,
  * resources, links, alias rules, the parent DAG and the errors the port promises.
  */
-export function runRegistryStoreSuite(name: string, create: () => RegistryStoreFixture): void {
-  describe(`RegistryStore conformance: ${name}`, () => {
+export function runRegistryStoreSuite({ create, ...opts }: RegistryStoreSuiteOptions): void {
+  conformanceSuite("RegistryStore", opts, (test) => {
     let fixture: RegistryStoreFixture;
     let reg: RegistryStore;
     beforeEach(() => {

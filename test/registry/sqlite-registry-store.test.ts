@@ -10,9 +10,12 @@ import { newUlid } from "../../src/domain/ulid-id.js";
 import type { NewResource } from "../../src/ports/registry-store.js";
 import { runRegistryStoreSuite } from "./registry-store-suite.js";
 
-runRegistryStoreSuite("SQLite", () => {
-  const db = openSqliteDatabase(":memory:");
-  return { registry: new SqliteRegistryStore(db), close: () => db.close() };
+runRegistryStoreSuite({
+  name: "SQLite",
+  create: () => {
+    const db = openSqliteDatabase(":memory:");
+    return { registry: new SqliteRegistryStore(db), close: () => db.close() };
+  },
 });
 
 let db: SqliteDatabase;

@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import type { TextBackend, TextHit, TextSearchOptions } from "../../src/ports/text-backend.js";
 import type { ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
 import { loadFixtureCorpus, testView, type CorpusDocument, type FixtureCorpus, type TextCorpusLoader } from "./text-corpus.js";
+import { conformanceSuite, type ConformanceOptions } from "../support/conformance-suite.js";
 
 /** One adapter under test: the backend and the loader that writes its corpus. */
 export interface TextBackendHarness {
@@ -12,13 +13,11 @@ export interface TextBackendHarness {
 }
 
 /** How to run the suite for one adapter. */
-export interface TextBackendSuiteOptions {
+export interface TextBackendSuiteOptions extends ConformanceOptions {
   /** The adapter's name; also names its golden file `test/text/golden/<name>.json`. */
   name: string;
   /** A fresh, empty backend with its loader. */
   create(): TextBackendHarness | Promise<TextBackendHarness>;
-  /** Tests to skip, by title, each with the reason. */
-  skip?: Record<string, string>;
 }
 
 const WINDOW = 60_000;
@@ -39,13 +38,7 @@ function round(n: number): number {
  * the full ranking must equal the adapter's golden file, regenerated only with UPDATE_GOLDEN=1.
  */
 export function runTextBackendSuite(opts: TextBackendSuiteOptions): void {
-  const test = (title: string, fn: () => Promise<void>) => {
-    const reason = opts.skip?.[title];
-    if (reason) it.skip(`${title} (skipped: ${reason})`, fn);
-    else it(title, fn);
-  };
-
-  describe(`TextBackend suite: ${opts.name}`, () => {
+  conformanceSuite("TextBackend", opts, (test) => {
     let h: TextBackendHarness;
     let corpus: FixtureCorpus;
     let all: string[];

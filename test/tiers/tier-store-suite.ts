@@ -1,13 +1,12 @@
 import type { TierFragment, TierName } from "../../src/domain/tier-fragment.js";
 import type { TierStore } from "../../src/ports/tier-store.js";
+import { conformanceSuite, type ConformanceOptions } from "../support/conformance-suite.js";
 
 /** How the suite makes a store, and (for durable ones) a fresh instance over the same data. */
-export interface TierStoreSuiteOptions {
+export interface TierStoreSuiteOptions extends ConformanceOptions {
   create: () => Promise<TierStore>;
   /** A new store over the data of `store` (closed first); absent for stores that keep nothing. */
   reopen?: (store: TierStore) => Promise<TierStore>;
-  /** Named reasons for skipped tests. */
-  skip?: Record<string, string>;
 }
 
 let seq = 0;
@@ -36,10 +35,8 @@ export function record(id: string, tier: TierName, content = `content of ${id}`,
 }
 
 /** The TierStore conformance suite: every adapter of the port runs it. */
-export function runTierStoreSuite(name: string, opts: TierStoreSuiteOptions): void {
-  const it = (title: string, fn: () => Promise<void>) => (opts.skip?.[title] ? test.skip(`${title} (skipped: ${opts.skip[title]})`, fn) : test(title, fn));
-
-  describe(`TierStore conformance: ${name}`, () => {
+export function runTierStoreSuite(opts: TierStoreSuiteOptions): void {
+  conformanceSuite("TierStore", opts, (it) => {
     it("saves and loads every fragment in access order, with content only for hot", async () => {
       const s = await opts.create();
       const c = record("c", "cold");

@@ -38,8 +38,9 @@ async function reopenDurable(store: TierStore): Promise<SqliteFileTierStore> {
   return s;
 }
 
-runTierStoreSuite("SqliteFileTierStore", { create: createDurable, reopen: reopenDurable });
-runTierStoreSuite("MemoryTierStore", {
+runTierStoreSuite({ name: "SqliteFileTierStore", create: createDurable, reopen: reopenDurable });
+runTierStoreSuite({
+  name: "MemoryTierStore",
   create: async () => new MemoryTierStore(),
   skip: { "survives a restart: every fragment, its tier, content and summary": "keeps nothing outside the process by design" },
 });

@@ -1,17 +1,15 @@
 import type { VectorBackend, VectorEntry } from "../../src/ports/vector-backend.js";
 import { clusteredVectors, cosine, R, randomVector, referenceSearch, searchOpts, viewOf } from "./vector-fixtures.js";
 import { prng } from "../support/prng.js";
+import { conformanceSuite, type ConformanceOptions } from "../support/conformance-suite.js";
 
 /** How one adapter of the VectorBackend port is run through the shared suite. */
-export interface VectorBackendSuiteOptions {
-  name: string;
+export interface VectorBackendSuiteOptions extends ConformanceOptions {
   create(dimension: number): VectorBackend | Promise<VectorBackend>;
   /** Waits until written vectors are served the way the adapter means to serve them (e.g. graphs built). */
   settle?(backend: VectorBackend): Promise<void>;
   /** Whether every answer must be exact (`exhaustive` true). False for an approximate path. */
   exact: boolean;
-  /** Tests to skip, by name, each with the reason. */
-  skip?: Record<string, string>;
 }
 
 const DIM = 8;
@@ -40,10 +38,7 @@ function atCosine(c: number, axis = 1, dim = DIM): Float32Array {
  * adapter (and every mode of one) runs it.
  */
 export function runVectorBackendSuite(opts: VectorBackendSuiteOptions): void {
-  const skip = opts.skip ?? {};
-  const test = (title: string, fn: () => Promise<void>) => (skip[title] ? it.skip(`${title} (skipped: ${skip[title]})`, fn) : it(title, fn));
-
-  describe(`VectorBackend conformance: ${opts.name}`, () => {
+  conformanceSuite("VectorBackend", opts, (test) => {
     let backend: VectorBackend;
     const open: VectorBackend[] = [];
     async function make(dimension = DIM): Promise<VectorBackend> {

@@ -1,0 +1,159 @@
+import { AlreadyExistsError } from "../../src/domain/errors.js";
+import { TEMPORAL_SCOPES, type ResourceScope } from "../../src/domain/scope.js";
+import { newUlid } from "../../src/domain/ulid-id.js";
+import type { ScopeStore } from "../../src/ports/scope-store.js";
+import { conformanceSuite, type ConformanceOptions } from "../support/conformance-suite.js";
+
+/** One store under test, and (for a durable one) a fresh instance over the same data. */
+export interface ScopeStoreHarness {
+  store: ScopeStore;
+  /**
+   * Closes `store` and opens a new one over the same data. A store that keeps nothing has none and skips
+   * "a saved scope survives a restart, field for field".
+   */
+  reopen?(): Promise<ScopeStore> | ScopeStore;
+  /** Releases whatever the harness holds (after the store is closed). */
+  close(): Promise<void> | void;
+}
+
+/** How one adapter of the ScopeStore port is run through the shared suite. */
+export interface ScopeStoreSuiteOptions extends ConformanceOptions {
+  /** A fresh, empty store per test. */
+  create(): Promise<ScopeStoreHarness> | ScopeStoreHarness;
+}
+
+/** A scope with every field set to something a round trip could lose. */
+export function sampleScope(over: Partial<ResourceScope> = {}): ResourceScope {
+  return {
+    scopeId: newUlid(),
+    owner: "agent-a",
+    resourceIds: ["01JAAAAAAAAAAAAAAAAAAAAAA1", "01JAAAAAAAAAAAAAAAAAAAAAA2"],
+    projectNames: ["local/api", "local/web"],
+    temporalScope: "recent",
+    includeResources: ["core", "local/web:ui"],
+    excludeResources: ["01JAAAAAAAAAAAAAAAAAAAAAA3"],
+    includePaths: ["src/**", "docs/*.md"],
+    excludePaths: ["**/secret/**", "café/ü.md"],
+    parentScopeId: newUlid(),
+    expandDescendants: false,
+    deniedResourceIds: ["01JAAAAAAAAAAAAAAAAAAAAAA3"],
+    createdAt: new Date(1_700_000_123_456),
+    ...over,
+  };
+}
+
+/** A plain copy, so a comparison does not depend on the store handing back the caller's own object. */
+function copy(s: ResourceScope): ResourceScope {
+  return structuredClone(s);
+}
+
+async function rejection(fn: () => unknown): Promise<unknown> {
+  try {
+    await fn();
+  } catch (err) {
+    return err;
+  }
+  throw new Error("expected a rejection");
+}
+
+/**
+ * The conformance suite of the ScopeStore port: a saved scope reads back whole (every field, the owner,
+ * the creation time), unknown ids are absent, a scope is immutable once saved (a second save of its id is
+ * AlreadyExists and changes nothing, changing the caller's object afterwards changes nothing), scopes do
+ * not bleed into each other, and a durable store keeps them across a restart. Every call is awaited, so
+ * a synchronous and an asynchronous adapter run the same tests.
+ */
+export function runScopeStoreSuite(opts: ScopeStoreSuiteOptions): void {
+  conformanceSuite("ScopeStore", opts, (test) => {
+    let h: ScopeStoreHarness;
+    let store: ScopeStore;
+    beforeEach(async () => {
+      h = await opts.create();
+      store = h.store;
+    });
+    afterEach(async () => {
+      await store.close();
+      await h.close();
+    });
+
+    test("a saved scope reads back with every field, its owner and its creation time", async () => {
+      const s = sampleScope();
+      await store.save(s);
+      const back = await store.get(s.scopeId);
+      expect(back).toEqual(copy(s));
+      expect(back!.createdAt).toBeInstanceOf(Date);
+      expect(back!.createdAt.getTime()).toBe(s.createdAt.getTime());
+    });
+
+    test("an unknown id is absent, also after other scopes were saved", async () => {
+      expect(await store.get(newUlid())).toBeUndefined();
+      await store.save(sampleScope());
+      expect(await store.get(newUlid())).toBeUndefined();
+      expect(await store.get("")).toBeUndefined();
+    });
+
+    test("every temporal setting, empty lists and a root scope round-trip", async () => {
+      for (const temporalScope of TEMPORAL_SCOPES) {
+        const s = sampleScope({
+          temporalScope,
+          resourceIds: [],
+          projectNames: ["local/api"],
+          includeResources: [],
+          excludeResources: [],
+          includePaths: [],
+          excludePaths: [],
+          parentScopeId: "",
+          expandDescendants: true,
+          deniedResourceIds: [],
+        });
+        await store.save(s);
+        expect(await store.get(s.scopeId)).toEqual(copy(s));
+      }
+    });
+
+    test("a second save of the same id is AlreadyExists and leaves the first scope as it was", async () => {
+      const first = sampleScope();
+      await store.save(first);
+      const second = sampleScope({ scopeId: first.scopeId, owner: "agent-b", resourceIds: ["01JBBBBBBBBBBBBBBBBBBBBBB1"] });
+      expect(await rejection(() => store.save(second))).toBeInstanceOf(AlreadyExistsError);
+      expect(await store.get(first.scopeId)).toEqual(copy(first));
+    });
+
+    test("changing the caller's object after save changes nothing stored", async () => {
+      const s = sampleScope();
+      const expected = copy(s);
+      await store.save(s);
+      (s.resourceIds as string[]).push("01JCCCCCCCCCCCCCCCCCCCCCC1");
+      (s.excludePaths as string[]).length = 0;
+      s.owner = "someone-else";
+      expect(await store.get(expected.scopeId)).toEqual(expected);
+    });
+
+    test("many scopes are kept apart: each id answers its own scope", async () => {
+      const scopes = Array.from({ length: 40 }, (_, i) =>
+        sampleScope({
+          owner: `agent-${i % 3}`,
+          resourceIds: [`01JAAAAAAAAAAAAAAAAAAAA${String(i).padStart(3, "0")}`],
+          projectNames: [`local/p${i}`],
+          temporalScope: TEMPORAL_SCOPES[i % 3],
+          includePaths: [`dir${i}/**`],
+          expandDescendants: i % 2 === 0,
+          createdAt: new Date(1_700_000_000_000 + i),
+        }),
+      );
+      for (const s of scopes) await store.save(s);
+      for (const s of [...scopes].reverse()) expect(await store.get(s.scopeId)).toEqual(copy(s));
+    });
+
+    test("a saved scope survives a restart, field for field", async () => {
+      const a = sampleScope();
+      const b = sampleScope({ temporalScope: "all", owner: "agent-b", parentScopeId: a.scopeId });
+      await store.save(a);
+      await store.save(b);
+      store = await h.reopen!();
+      expect(await store.get(a.scopeId)).toEqual(copy(a));
+      expect(await store.get(b.scopeId)).toEqual(copy(b));
+      expect(await rejection(() => store.save(sampleScope({ scopeId: a.scopeId })))).toBeInstanceOf(AlreadyExistsError);
+    });
+  });
+}
