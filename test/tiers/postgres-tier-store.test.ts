@@ -30,7 +30,7 @@ async function reopen(store: TierStore): Promise<PostgresTierStore> {
   return s;
 }
 
-runTierStoreSuite("PostgresTierStore", { create, reopen });
+runTierStoreSuite({ name: "PostgresTierStore", create, reopen });
 
 describe("PostgresTierStore crash safety (the embedded store's move rule)", () => {
   const coldFiles = (store: TierStore) => readdirSync(join(opened.get(store)!.dir, "cold")).sort();
