@@ -6,6 +6,7 @@ import type { TextBackend } from "../../ports/text-backend.js";
 import type { TierStore } from "../../ports/tier-store.js";
 import type { UnitReader } from "../../ports/unit-reader.js";
 import type { VectorBackend } from "../../ports/vector-backend.js";
+import { ensureVectorTable, hasPgvector, PgvectorBackend } from "./pgvector-backend.js";
 import { PostgresDocumentStore } from "./postgres-document-store.js";
 import { migrate } from "./postgres-migrations.js";
 import { openPostgresPool } from "./postgres-pool.js";
@@ -23,6 +24,8 @@ export interface PostgresEngineConfig {
   embeddingDim: number;
   /** Where the cold tier's files live (`<dataDir>/cold`). */
   dataDir: string;
+  /** Connections in the pool (default 10; PGlite, one session, needs 1). */
+  postgresPoolSize?: number;
 }
 
 /** The adapters of one server over one PostgreSQL database. */
@@ -43,21 +46,30 @@ export interface PostgresEngine {
 /**
  * Opens every PostgreSQL adapter over `config.postgresUrl`: one connection pool, the schema migrated to
  * the newest version first (safe when several servers start at once), then the registry, scopes,
- * documents with BM25 in SQL, the unit reader, the tier catalogue and the vectors. Without the `vector`
- * extension the vectors are held in process, loaded from the database and kept current across servers;
- * the log says which.
+ * documents with BM25 in SQL, the unit reader, the tier catalogue and the vectors. With the `vector`
+ * extension available, vectors live in the database (pgvector, written by the document store in its
+ * transactions); without it they are held in process, loaded from the database and kept current across
+ * servers. The log says which.
  * @example const pg = await openPostgres({ postgresUrl, embeddingDim: 384, dataDir });
  */
 export async function openPostgres(
   config: PostgresEngineConfig,
   log: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
 ): Promise<PostgresEngine> {
-  const pool = openPostgresPool(config.postgresUrl);
+  const pool = openPostgresPool(config.postgresUrl, { max: config.postgresPoolSize });
   try {
     await migrate(pool);
-    const documents = new PostgresDocumentStore(pool);
-    const vector = await PostgresVectorFollower.open(pool, config.postgresUrl, new PartitionedVectorBackend({ dimension: config.embeddingDim }));
-    log("acms: postgres: vectors held in process, loaded from PostgreSQL and kept current through LISTEN/NOTIFY (no vector extension)");
+    const pgvector = await hasPgvector(pool);
+    let vector: VectorBackend;
+    if (pgvector) {
+      await ensureVectorTable(pool, config.embeddingDim);
+      vector = new PgvectorBackend(pool, config.embeddingDim, { ownWrites: false });
+      log("acms: postgres: vectors in PostgreSQL with pgvector (exact scan for small scopes, HNSW with iterative scan for large ones)");
+    } else {
+      vector = await PostgresVectorFollower.open(pool, config.postgresUrl, new PartitionedVectorBackend({ dimension: config.embeddingDim }));
+      log("acms: postgres: no vector extension in this database: vectors held in process, loaded from PostgreSQL and kept current through LISTEN/NOTIFY");
+    }
+    const documents = new PostgresDocumentStore(pool, { vectorTable: pgvector });
     return {
       registry: new PostgresRegistryStore(pool),
       scopes: new PostgresScopeStore(pool),
@@ -66,7 +78,7 @@ export async function openPostgres(
       units: new PostgresUnitReader(pool),
       tierStore: new PostgresTierStore(pool, `${config.dataDir}/cold`),
       vector,
-      vectorMode: "in-process",
+      vectorMode: pgvector ? "pgvector" : "in-process",
       async close() {
         await vector.close();
         await pool.end();

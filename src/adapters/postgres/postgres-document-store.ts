@@ -27,6 +27,11 @@ const VECTOR_PAGE = 2000;
 export interface PostgresDocumentStoreOptions {
   /** Superseded versions kept per document (live version not counted). */
   retainedVersions?: number;
+  /**
+   * Also keep pgvector's `chunk_vectors` table (see ensureVectorTable) in every write transaction, so the
+   * database-side vector index holds exactly the committed chunk versions, crash or not.
+   */
+  vectorTable?: boolean;
 }
 
 function toBytes(v: Float32Array): Buffer {
@@ -85,9 +90,11 @@ interface Counters {
  */
 export class PostgresDocumentStore implements DocumentStore {
   private readonly retained: number;
+  private readonly vectorTable: boolean;
 
   constructor(private readonly pool: PostgresPool, opts: PostgresDocumentStoreOptions = {}) {
     this.retained = opts.retainedVersions ?? DEFAULT_RETAINED_VERSIONS;
+    this.vectorTable = opts.vectorTable ?? false;
   }
 
   async generation(): Promise<bigint> {
@@ -202,9 +209,12 @@ export class PostgresDocumentStore implements DocumentStore {
           const keys: number[] = new Array(doc.chunks.length);
           for (const r of inserted.rows) keys[r.chunk_index] = r.chunk_key;
           await this.index(c, resourceId, doc.chunks.map((ch, i) => ({ chunkKey: keys[i], text: ch.text })), counters);
+          const added: VectorEntry[] = [];
           doc.chunks.forEach((ch, i) => {
-            if (ch.embedding) vectors.added.push({ chunkKey: keys[i], resourceId, path: doc.path, supersededAt: null, vector: ch.embedding });
+            if (ch.embedding) added.push({ chunkKey: keys[i], resourceId, path: doc.path, supersededAt: null, vector: ch.embedding });
           });
+          vectors.added.push(...added);
+          if (this.vectorTable) await insertVectorRows(c, added);
         }
         chunksIndexed += doc.chunks.length;
         documentsUpserted += 1;
@@ -323,7 +333,9 @@ export class PostgresDocumentStore implements DocumentStore {
       "UPDATE chunks SET superseded_at = $1 WHERE doc_key = $2 RETURNING chunk_key, embedding IS NOT NULL AS has_vector",
       [now, docKey],
     );
-    for (const r of rows) if (r.has_vector) vectors.superseded.push(r.chunk_key);
+    const keys = rows.filter((r) => r.has_vector).map((r) => r.chunk_key);
+    vectors.superseded.push(...keys);
+    if (this.vectorTable && keys.length > 0) await c.query("UPDATE chunk_vectors SET superseded_at = $1 WHERE chunk_key = ANY($2::bigint[])", [now, keys]);
   }
 
   /** Drops the superseded versions of a document beyond the retention cap, with their chunks and keyword rows. */
@@ -339,7 +351,9 @@ export class PostgresDocumentStore implements DocumentStore {
       "SELECT chunk_key, embedding IS NOT NULL AS has_vector FROM chunks WHERE doc_key = ANY($1::bigint[])",
       [docKeys],
     );
-    for (const r of chunks.rows) if (r.has_vector) vectors.removed.push(r.chunk_key);
+    const removed = chunks.rows.filter((r) => r.has_vector).map((r) => r.chunk_key);
+    vectors.removed.push(...removed);
+    if (this.vectorTable && removed.length > 0) await c.query("DELETE FROM chunk_vectors WHERE chunk_key = ANY($1::bigint[])", [removed]);
     const dropped = await c.query<{ n: string; t: string }>(
       `WITH d AS (DELETE FROM keyword_rows WHERE chunk_key IN (SELECT chunk_key FROM chunks WHERE doc_key = ANY($1::bigint[])) RETURNING length)
        SELECT count(*)::text AS n, coalesce(sum(length), 0)::text AS t FROM d`,
@@ -349,4 +363,22 @@ export class PostgresDocumentStore implements DocumentStore {
     counters.tokens -= Number(dropped.rows[0].t);
     await c.query("DELETE FROM documents WHERE doc_key = ANY($1::bigint[])", [docKeys]);
   }
+}
+
+/** pgvector's text form of a vector. */
+function vectorLiteral(v: Float32Array): string {
+  return `[${Array.from(v).join(",")}]`;
+}
+
+/** Writes vector rows into `chunk_vectors` (a zero vector has no direction: it is not searchable, so not written). */
+export async function insertVectorRows(c: PostgresClient, entries: readonly VectorEntry[]): Promise<void> {
+  const kept = entries.filter((e) => e.vector.some((x) => x !== 0));
+  if (kept.length === 0) return;
+  await c.query(
+    `INSERT INTO chunk_vectors (chunk_key, resource_id, path, superseded_at, embedding)
+     SELECT k, r, p, s, e::vector FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[]) AS u (k, r, p, s, e)
+     ON CONFLICT (chunk_key) DO UPDATE SET resource_id = excluded.resource_id, path = excluded.path,
+       superseded_at = excluded.superseded_at, embedding = excluded.embedding`,
+    [kept.map((e) => e.chunkKey), kept.map((e) => e.resourceId), kept.map((e) => e.path), kept.map((e) => e.supersededAt), kept.map((e) => vectorLiteral(e.vector))],
+  );
 }

@@ -1,4 +1,4 @@
-import type { PostgresPool } from "./postgres-pool.js";
+import type { PostgresClient, PostgresPool } from "./postgres-pool.js";
 
 /** One schema version: applied once, in order, in its own transaction. */
 export interface Migration {
@@ -152,6 +152,24 @@ export const MIGRATIONS: readonly Migration[] = [
 const MIGRATION_LOCK = 0x61636d73;
 
 /**
+ * Runs `work` on one connection while holding the schema advisory lock, so schema changes made at start
+ * (migrations, the pgvector table whose dimension comes from config) never race another server's.
+ */
+export async function withSchemaLock<T>(pool: PostgresPool, work: (client: PostgresClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
+    try {
+      return await work(client);
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+/**
  * Brings the database's schema up to the newest version. Safe when several servers start at once: each
  * takes a session-level advisory lock first, so one applies the missing versions (each in its own
  * transaction, recorded in `acms_schema_migrations`) while the others wait and then find nothing to do.
@@ -159,40 +177,32 @@ const MIGRATION_LOCK = 0x61636d73;
  * Returns the versions this call applied.
  */
 export async function migrate(pool: PostgresPool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
-  const client = await pool.connect();
-  try {
-    await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
-    try {
-      await client.query(`CREATE TABLE IF NOT EXISTS acms_schema_migrations (
-        version integer PRIMARY KEY,
-        name text NOT NULL,
-        applied_at timestamptz NOT NULL DEFAULT now()
-      )`);
-      const done = new Set((await client.query<{ version: number }>("SELECT version FROM acms_schema_migrations")).rows.map((r) => r.version));
-      const known = new Set(migrations.map((m) => m.version));
-      const unknown = [...done].filter((v) => !known.has(v));
-      if (unknown.length > 0) {
-        throw new Error(`the database has schema version ${Math.max(...unknown)}, newer than this server knows (${Math.max(...known)}): upgrade the server`);
-      }
-      const applied: number[] = [];
-      for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
-        if (done.has(m.version)) continue;
-        await client.query("BEGIN");
-        try {
-          await client.query(m.sql);
-          await client.query("INSERT INTO acms_schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
-          await client.query("COMMIT");
-        } catch (err) {
-          await client.query("ROLLBACK");
-          throw new Error(`schema migration ${m.version} (${m.name}) failed: ${(err as Error).message}`);
-        }
-        applied.push(m.version);
-      }
-      return applied;
-    } finally {
-      await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]);
+  return withSchemaLock(pool, async (client) => {
+    await client.query(`CREATE TABLE IF NOT EXISTS acms_schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const done = new Set((await client.query<{ version: number }>("SELECT version FROM acms_schema_migrations")).rows.map((r) => r.version));
+    const known = new Set(migrations.map((m) => m.version));
+    const unknown = [...done].filter((v) => !known.has(v));
+    if (unknown.length > 0) {
+      throw new Error(`the database has schema version ${Math.max(...unknown)}, newer than this server knows (${Math.max(...known)}): upgrade the server`);
     }
-  } finally {
-    client.release();
-  }
+    const applied: number[] = [];
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (done.has(m.version)) continue;
+      await client.query("BEGIN");
+      try {
+        await client.query(m.sql);
+        await client.query("INSERT INTO acms_schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
+        await client.query("COMMIT");
+      } catch (err) {
+        await client.query("ROLLBACK");
+        throw new Error(`schema migration ${m.version} (${m.name}) failed: ${(err as Error).message}`);
+      }
+      applied.push(m.version);
+    }
+    return applied;
+  });
 }
