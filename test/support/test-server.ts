@@ -8,6 +8,7 @@ import { loadConfig, type Config } from "../../src/server/config.js";
 import { createBackends } from "../../src/server/composition-root.js";
 import { generateKey, hashKey, KeyRing, type KeyEntry } from "../../src/server/key-ring.js";
 import { startServer, type AcmsServer } from "../../src/server/server.js";
+import { engineEnv } from "./test-engine.js";
 
 /** A principal for tests: its key is generated and kept in clear so tests can call with it. */
 export interface TestPrincipal {
@@ -49,7 +50,8 @@ export function authInterceptor(key: string | undefined, scopeId?: string): Inte
 }
 
 /**
- * Starts the real server (composition root, SQLite under a temp dir) on 127.0.0.1:0.
+ * Starts the real server (composition root, SQLite under a temp dir, or a fresh PostgreSQL database when
+ * the run's engine is PostgreSQL: see test-engine.ts) on 127.0.0.1:0.
  * @example const t = await startTestServer(); const reg = t.client(RegistryService, "admin"); ... await t.close(true);
  */
 export async function startTestServer(opts: {
@@ -70,7 +72,7 @@ export async function startTestServer(opts: {
       return { name: p.name, key_sha256: hashKey(key), projects: p.projects, write: p.write };
     });
   }
-  const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ...opts.env });
+  const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ...(await engineEnv(dataDir)), ...opts.env });
   const backends = await createBackends(config);
   const server = await startServer({ config, keys: new KeyRing(keyEntries), backends, onInternalError: () => undefined });
   const sessions: Http2SessionManager[] = [];
