@@ -27,7 +27,9 @@ function freePort(): Promise<number> {
  */
 export async function startPgliteVector(): Promise<PgliteVectorServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(__dirname, "pglite-pgvector-server.mjs"), String(port)], { stdio: ["pipe", "pipe", "pipe"] });
+  // __dirname exists under jest (CommonJS); the benchmarks run as ES modules from the repository root.
+  const here = typeof __dirname === "string" ? __dirname : join(process.cwd(), "test", "support", "engines");
+  const child = spawn(process.execPath, [join(here, "pglite-pgvector-server.mjs"), String(port)], { stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   await new Promise<void>((resolve, reject) => {
