@@ -1,6 +1,8 @@
 import { PostgresDocumentStore } from "../../src/adapters/postgres/postgres-document-store.js";
 import { openPostgresPool } from "../../src/adapters/postgres/postgres-pool.js";
 import { PostgresTextBackend } from "../../src/adapters/postgres/postgres-text-backend.js";
+import { openSqliteDatabase } from "../../src/adapters/sqlite/sqlite-database.js";
+import { SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { InvalidArgumentError } from "../../src/domain/errors.js";
 import { openTestPostgres, type PostgresTestDatabase } from "../support/engines/postgres-harness.js";
 import { testView } from "../text/text-corpus.js";
@@ -67,6 +69,25 @@ describe("PostgresDocumentStore across servers", () => {
     expect(docs.rows).toEqual([{ path: "a.md", content: "alpha", superseded_at: null }]);
     const { hits } = await new PostgresTextBackend(db.pool).search(testView([R1]), "two beta", opts);
     expect(hits).toEqual([]);
+  });
+
+  test("a message naming one path twice writes both versions in order, as the embedded store does", async () => {
+    const msg = [
+      { path: "a.md", content: "first", metadata: {}, chunks: [{ text: "first" }] },
+      { path: "b.md", content: "other", metadata: {}, chunks: [{ text: "other" }] },
+      { path: "a.md", content: "second", metadata: {}, chunks: [{ text: "second" }] },
+    ];
+    const sqlite = openSqliteDatabase(":memory:");
+    try {
+      const embedded = await new SqliteDocumentStore(sqlite).upsertDocuments(R1, msg, 1_000);
+      const onPg = await new PostgresDocumentStore(db.pool).upsertDocuments(R1, msg, 1_000);
+      expect({ ...onPg, generation: 0n, vectors: undefined }).toEqual({ ...embedded, generation: 0n, vectors: undefined });
+      const liteRows = sqlite.prepare("SELECT path, content, superseded_at FROM documents ORDER BY doc_key").all();
+      const pgRows = (await db.pool.query("SELECT path, content, superseded_at FROM documents ORDER BY doc_key")).rows;
+      expect(pgRows).toEqual(liteRows);
+    } finally {
+      sqlite.close();
+    }
   });
 
   test("index_generation is one counter across servers: concurrent writers through several pools never reuse or reorder a value", async () => {

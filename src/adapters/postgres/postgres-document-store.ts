@@ -179,66 +179,103 @@ export class PostgresDocumentStore implements DocumentStore {
   async upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number): Promise<UpsertOutcome> {
     assertStorable(documents);
     const prints = documents.map(documentFingerprint);
+    // A message may name one path twice; the later document then supersedes the earlier, as if written
+    // after it. Rounds of distinct paths (the k-th occurrence of each path in round k) keep that order
+    // while each round is written with a fixed number of statements, whatever its size.
+    const rounds: Array<Array<{ doc: DocumentInputRecord; print: string }>> = [];
+    const seen = new Map<string, number>();
+    documents.forEach((doc, i) => {
+      const k = seen.get(doc.path) ?? 0;
+      seen.set(doc.path, k + 1);
+      (rounds[k] ??= []).push({ doc, print: prints[i] });
+    });
     return this.write(async (c) => {
       const vectors: VectorChanges = { added: [], superseded: [], removed: [], at: now };
       const counters: Counters = { rows: 0, tokens: 0 };
-      let documentsUpserted = 0;
-      let documentsUnchanged = 0;
-      let chunksIndexed = 0;
-      for (let d = 0; d < documents.length; d++) {
-        const doc = documents[d];
-        const live = await this.live(c, resourceId, doc.path);
-        if (live && live.fingerprint === prints[d]) {
-          documentsUnchanged += 1;
-          continue;
-        }
-        if (live) await this.supersede(c, live.doc_key, now, vectors);
-        const docKey = (
-          await c.query<{ doc_key: number }>(
-            "INSERT INTO documents (resource_id, path, content, metadata, fingerprint, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING doc_key",
-            [resourceId, doc.path, doc.content, JSON.stringify(doc.metadata), prints[d], now],
-          )
-        ).rows[0].doc_key;
-        if (doc.chunks.length > 0) {
-          const inserted = await c.query<{ chunk_key: number; chunk_index: number }>(
-            `INSERT INTO chunks (doc_key, resource_id, path, chunk_index, text, embedding)
-             SELECT $1, $2, $3, i - 1, t, e FROM unnest($4::text[], $5::bytea[]) WITH ORDINALITY AS u (t, e, i)
-             RETURNING chunk_key, chunk_index`,
-            [docKey, resourceId, doc.path, doc.chunks.map((ch) => ch.text), doc.chunks.map((ch) => (ch.embedding ? toBytes(ch.embedding) : null))],
-          );
-          const keys: number[] = new Array(doc.chunks.length);
-          for (const r of inserted.rows) keys[r.chunk_index] = r.chunk_key;
-          await this.index(c, resourceId, doc.chunks.map((ch, i) => ({ chunkKey: keys[i], text: ch.text })), counters);
-          const added: VectorEntry[] = [];
-          doc.chunks.forEach((ch, i) => {
-            if (ch.embedding) added.push({ chunkKey: keys[i], resourceId, path: doc.path, supersededAt: null, vector: ch.embedding });
-          });
-          vectors.added.push(...added);
-          if (this.vectorTable) await insertVectorRows(c, added);
-        }
-        chunksIndexed += doc.chunks.length;
-        documentsUpserted += 1;
-        if (live) await this.expire(c, resourceId, doc.path, vectors, counters);
-      }
-      const generation = documentsUpserted > 0 ? await this.commitCounters(c, counters, changeRecord(vectors)) : await this.current(c);
-      return { documentsUpserted, documentsUnchanged, chunksIndexed, vectorsIndexed: vectors.added.length, generation, vectors };
+      const totals = { upserted: 0, unchanged: 0, chunks: 0 };
+      for (const round of rounds) await this.writeRound(c, resourceId, round, now, vectors, counters, totals);
+      const generation = totals.upserted > 0 ? await this.commitCounters(c, counters, changeRecord(vectors)) : await this.current(c);
+      return {
+        documentsUpserted: totals.upserted,
+        documentsUnchanged: totals.unchanged,
+        chunksIndexed: totals.chunks,
+        vectorsIndexed: vectors.added.length,
+        generation,
+        vectors,
+      };
     });
+  }
+
+  /** Writes documents of distinct paths: unchanged ones are skipped, changed ones supersede their live version. */
+  private async writeRound(
+    c: PostgresClient,
+    resourceId: string,
+    round: ReadonlyArray<{ doc: DocumentInputRecord; print: string }>,
+    now: number,
+    vectors: VectorChanges,
+    counters: Counters,
+    totals: { upserted: number; unchanged: number; chunks: number },
+  ): Promise<void> {
+    const live = new Map(
+      (
+        await c.query<{ path: string; doc_key: number; fingerprint: string }>(
+          "SELECT path, doc_key, fingerprint FROM documents WHERE resource_id = $1 AND path = ANY($2::text[]) AND superseded_at IS NULL",
+          [resourceId, round.map((r) => r.doc.path)],
+        )
+      ).rows.map((r) => [r.path, r]),
+    );
+    const changed = round.filter((r) => live.get(r.doc.path)?.fingerprint !== r.print);
+    totals.unchanged += round.length - changed.length;
+    if (changed.length === 0) return;
+    const replaced = changed.map((r) => live.get(r.doc.path)).filter((l) => l !== undefined);
+    await this.supersede(c, replaced.map((l) => l.doc_key), now, vectors);
+    const docKeys = new Map(
+      (
+        await c.query<{ doc_key: number; path: string }>(
+          `INSERT INTO documents (resource_id, path, content, metadata, fingerprint, created_at)
+           SELECT $1, p, t, m, f, $2 FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u (p, t, m, f, i) ORDER BY i
+           RETURNING doc_key, path`,
+          [resourceId, now, changed.map((r) => r.doc.path), changed.map((r) => r.doc.content), changed.map((r) => JSON.stringify(r.doc.metadata)), changed.map((r) => r.print)],
+        )
+      ).rows.map((r) => [r.path, r.doc_key]),
+    );
+    const rows = changed.flatMap((r) => r.doc.chunks.map((ch, index) => ({ docKey: docKeys.get(r.doc.path)!, path: r.doc.path, index, ch })));
+    if (rows.length > 0) {
+      const inserted = await c.query<{ chunk_key: number; doc_key: number; chunk_index: number }>(
+        `INSERT INTO chunks (doc_key, resource_id, path, chunk_index, text, embedding)
+         SELECT d, $1, p, x, t, e FROM unnest($2::bigint[], $3::text[], $4::integer[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u (d, p, x, t, e, i) ORDER BY i
+         RETURNING chunk_key, doc_key, chunk_index`,
+        [resourceId, rows.map((r) => r.docKey), rows.map((r) => r.path), rows.map((r) => r.index), rows.map((r) => r.ch.text), rows.map((r) => (r.ch.embedding ? toBytes(r.ch.embedding) : null))],
+      );
+      const keyOf = new Map(inserted.rows.map((r) => [`${r.doc_key}#${r.chunk_index}`, r.chunk_key]));
+      const keys = rows.map((r) => keyOf.get(`${r.docKey}#${r.index}`)!);
+      await this.index(c, resourceId, rows.map((r, i) => ({ chunkKey: keys[i], text: r.ch.text })), counters);
+      const added: VectorEntry[] = [];
+      rows.forEach((r, i) => {
+        if (r.ch.embedding) added.push({ chunkKey: keys[i], resourceId, path: r.path, supersededAt: null, vector: r.ch.embedding });
+      });
+      vectors.added.push(...added);
+      if (this.vectorTable) await insertVectorRows(c, added);
+    }
+    totals.chunks += rows.length;
+    totals.upserted += changed.length;
+    await this.expire(c, resourceId, changed.filter((r) => live.has(r.doc.path)).map((r) => r.doc.path), vectors, counters);
   }
 
   async deleteDocuments(resourceId: string, paths: readonly string[], now: number): Promise<DeleteOutcome> {
     return this.write(async (c) => {
       const vectors: VectorChanges = { added: [], superseded: [], removed: [], at: now };
       const counters: Counters = { rows: 0, tokens: 0 };
-      let deleted = 0;
-      for (const path of new Set(paths)) {
-        const live = await this.live(c, resourceId, path);
-        if (!live) continue;
-        await this.supersede(c, live.doc_key, now, vectors);
-        await this.expire(c, resourceId, path, vectors, counters);
-        deleted += 1;
-      }
-      const generation = deleted > 0 ? await this.commitCounters(c, counters, changeRecord(vectors)) : await this.current(c);
-      return { deleted, generation, vectors };
+      const live = (
+        await c.query<{ path: string; doc_key: number }>(
+          "SELECT path, doc_key FROM documents WHERE resource_id = $1 AND path = ANY($2::text[]) AND superseded_at IS NULL",
+          [resourceId, [...new Set(paths)]],
+        )
+      ).rows;
+      await this.supersede(c, live.map((l) => l.doc_key), now, vectors);
+      await this.expire(c, resourceId, live.map((l) => l.path), vectors, counters);
+      const generation = live.length > 0 ? await this.commitCounters(c, counters, changeRecord(vectors)) : await this.current(c);
+      return { deleted: live.length, generation, vectors };
     });
   }
 
@@ -301,14 +338,6 @@ export class PostgresDocumentStore implements DocumentStore {
     return BigInt(g);
   }
 
-  private async live(c: PostgresClient, resourceId: string, path: string): Promise<{ doc_key: number; fingerprint: string } | undefined> {
-    const { rows } = await c.query<{ doc_key: number; fingerprint: string }>(
-      "SELECT doc_key, fingerprint FROM documents WHERE resource_id = $1 AND path = $2 AND superseded_at IS NULL",
-      [resourceId, path],
-    );
-    return rows[0];
-  }
-
   private async index(c: PostgresClient, resourceId: string, chunks: ReadonlyArray<{ chunkKey: number; text: string }>, counters: Counters): Promise<void> {
     if (chunks.length === 0) return;
     const batch = keywordBatch(chunks);
@@ -327,23 +356,27 @@ export class PostgresDocumentStore implements DocumentStore {
     counters.tokens += batch.tokens;
   }
 
-  private async supersede(c: PostgresClient, docKey: number, now: number, vectors: VectorChanges): Promise<void> {
-    await c.query("UPDATE documents SET superseded_at = $1 WHERE doc_key = $2", [now, docKey]);
+  private async supersede(c: PostgresClient, docKeys: readonly number[], now: number, vectors: VectorChanges): Promise<void> {
+    if (docKeys.length === 0) return;
+    await c.query("UPDATE documents SET superseded_at = $1 WHERE doc_key = ANY($2::bigint[])", [now, docKeys]);
     const { rows } = await c.query<{ chunk_key: number; has_vector: boolean }>(
-      "UPDATE chunks SET superseded_at = $1 WHERE doc_key = $2 RETURNING chunk_key, embedding IS NOT NULL AS has_vector",
-      [now, docKey],
+      "UPDATE chunks SET superseded_at = $1 WHERE doc_key = ANY($2::bigint[]) RETURNING chunk_key, embedding IS NOT NULL AS has_vector",
+      [now, docKeys],
     );
     const keys = rows.filter((r) => r.has_vector).map((r) => r.chunk_key);
     vectors.superseded.push(...keys);
     if (this.vectorTable && keys.length > 0) await c.query("UPDATE chunk_vectors SET superseded_at = $1 WHERE chunk_key = ANY($2::bigint[])", [now, keys]);
   }
 
-  /** Drops the superseded versions of a document beyond the retention cap, with their chunks and keyword rows. */
-  private async expire(c: PostgresClient, resourceId: string, path: string, vectors: VectorChanges, counters: Counters): Promise<void> {
+  /** Drops the superseded versions of documents beyond the retention cap, with their chunks and keyword rows. */
+  private async expire(c: PostgresClient, resourceId: string, paths: readonly string[], vectors: VectorChanges, counters: Counters): Promise<void> {
+    if (paths.length === 0) return;
     const expired = await c.query<{ doc_key: number }>(
-      `SELECT doc_key FROM documents WHERE resource_id = $1 AND path = $2 AND superseded_at IS NOT NULL
-        ORDER BY superseded_at DESC, doc_key DESC OFFSET $3`,
-      [resourceId, path, this.retained],
+      `SELECT doc_key FROM (
+         SELECT doc_key, row_number() OVER (PARTITION BY path ORDER BY superseded_at DESC, doc_key DESC) AS n
+           FROM documents WHERE resource_id = $1 AND path = ANY($2::text[]) AND superseded_at IS NOT NULL
+       ) v WHERE n > $3`,
+      [resourceId, paths, this.retained],
     );
     if (expired.rows.length === 0) return;
     const docKeys = expired.rows.map((r) => r.doc_key);
