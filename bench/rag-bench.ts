@@ -66,7 +66,7 @@ export async function run(): Promise<void> {
       const res = resources[d % RESOURCES];
       const path = `docs/d${d}.md`;
       const texts = Array.from({ length: CHUNKS_PER_DOC }, () => Array.from({ length: WORDS_PER_CHUNK }, () => word(r)).join(" "));
-      documents.upsertDocuments(res, [{ path, content: texts.join("\n"), metadata: {}, chunks: texts.map((text) => ({ text, embedding: vectorOf(r) })) }], 1_000);
+      await documents.upsertDocuments(res, [{ path, content: texts.join("\n"), metadata: {}, chunks: texts.map((text) => ({ text, embedding: vectorOf(r) })) }], 1_000);
       const node = { kind: "iri" as const, value: `http://example.org/topic/${d}` };
       const list = triplesByResource.get(res) ?? [];
       list.push(
@@ -76,7 +76,7 @@ export async function run(): Promise<void> {
       triplesByResource.set(res, list);
     }
     for (const [res, triples] of triplesByResource) await graph.putTriples(res, triples, true);
-    loadVectors(vector, documents.iterateVectors());
+    await loadVectors(vector, documents.iterateVectors());
     process.stdout.write(`corpus: ${chunks} chunks in ${docs} documents, ${RESOURCES} resources, ${docs * 2} triples (${((performance.now() - t0) / 1000).toFixed(1)} s to load)\n`);
 
     const view = viewOver(resources, { scopeId: "01JBENCH000000000000000000", owner: "bench", projectNames: ["local/bench"] });

@@ -47,7 +47,7 @@ export async function run(): Promise<void> {
       const text = words.join(" ");
       docs.push({ path: `docs/${d}.md`, content: text, metadata: { n: String(d) }, chunks: [{ text }] });
     }
-    store.upsertDocuments(ids[r], docs, 1);
+    await store.upsertDocuments(ids[r], docs, 1);
   }
   const loadSeconds = (performance.now() - t0) / 1000;
   process.stdout.write(`indexed ${resources * perResource} chunks in ${resources} resources in ${loadSeconds.toFixed(1)} s\n`);

@@ -9,19 +9,24 @@ export interface ScopeLink {
   alias: string;
 }
 
-/** Everything resolution needs, handed in so the rules stay free of any database. */
+/**
+ * Everything resolution needs, handed in so the rules stay free of any database. The look-ups are
+ * asynchronous (the registry may be a networked engine) and each is its own read: a registration
+ * committed between two of them is either seen by the later one or not, and never widens a scope past
+ * `visible`.
+ */
 export interface ScopeResolutionInput {
   /** The scope's projects: valid, existing, allowed by the caller's key, deduplicated. */
   projects: readonly string[];
   /** Every link into any of `projects`. */
   links: readonly ScopeLink[];
   /** `ids` together with all their DAG descendants. */
-  withDescendants: (ids: readonly string[]) => ReadonlySet<string>;
+  withDescendants: (ids: readonly string[]) => Promise<ReadonlySet<string>>;
   /**
    * Whether the caller may see a resource reached only as a descendant (it is linked into a project the
    * caller's key allows): expansion never widens a scope past the key.
    */
-  visible: (resourceId: string) => boolean;
+  visible: (resourceId: string) => Promise<boolean>;
   includeResources: readonly string[];
   excludeResources: readonly string[];
   /** Whether allow and deny cover the descendants of the resources they name. */
@@ -78,15 +83,17 @@ export function resolveResourceName(
  * its (visible) DAG descendants, keep only the allow list when it is non-empty, then drop the deny list
  * (deny after allow). Allow and deny act on the named resources with their descendants when
  * `expandDescendants`. Every bad name of both lists is reported at once, as INVALID_ARGUMENT.
- * @example resolveScopeResources({ projects: ["local/api"], links, withDescendants, visible, includeResources: [], excludeResources: ["old-docs"], expandDescendants: true })
+ * @example await resolveScopeResources({ projects: ["local/api"], links, withDescendants, visible, includeResources: [], excludeResources: ["old-docs"], expandDescendants: true })
  */
-export function resolveScopeResources(input: ScopeResolutionInput): ScopeResolution {
+export async function resolveScopeResources(input: ScopeResolutionInput): Promise<ScopeResolution> {
   const projects = new Set(input.projects);
   const linked = [...new Set(input.links.filter((l) => projects.has(l.project)).map((l) => l.resourceId))];
   const base = new Set(linked);
-  for (const id of input.withDescendants(linked)) {
-    if (!base.has(id) && input.visible(id)) base.add(id);
-  }
+  const reached = [...(await input.withDescendants(linked))].filter((id) => !base.has(id));
+  const shown = await Promise.all(reached.map((id) => input.visible(id)));
+  reached.forEach((id, i) => {
+    if (shown[i]) base.add(id);
+  });
   const idsByAlias = new Map<string, ScopeLink[]>();
   for (const l of input.links) {
     if (!projects.has(l.project)) continue;
@@ -95,7 +102,7 @@ export function resolveScopeResources(input: ScopeResolutionInput): ScopeResolut
     list.push(l);
   }
   const violations: FieldViolation[] = [];
-  const named = (field: string, names: readonly string[]): Set<string> => {
+  const named = async (field: string, names: readonly string[]): Promise<Set<string>> => {
     const ids = new Set<string>();
     names.forEach((name, i) => {
       const r = resolveResourceName(`${field}[${i}]`, name, projects, base, idsByAlias);
@@ -104,11 +111,11 @@ export function resolveScopeResources(input: ScopeResolutionInput): ScopeResolut
     });
     if (!input.expandDescendants || ids.size === 0) return ids;
     const expanded = new Set<string>();
-    for (const id of input.withDescendants([...ids])) if (base.has(id)) expanded.add(id);
+    for (const id of await input.withDescendants([...ids])) if (base.has(id)) expanded.add(id);
     return expanded;
   };
-  const allow = named("include_resources", input.includeResources);
-  const deny = named("exclude_resources", input.excludeResources);
+  const allow = await named("include_resources", input.includeResources);
+  const deny = await named("exclude_resources", input.excludeResources);
   if (violations.length > 0) throw new InvalidArgumentError(violations);
   const kept = input.includeResources.length > 0 ? [...base].filter((id) => allow.has(id)) : [...base];
   const resourceIds = kept.filter((id) => !deny.has(id)).sort();
@@ -125,7 +132,7 @@ export interface NarrowingInput {
   childProjects: readonly string[];
   /** Every link into any of `childProjects`. */
   childLinks: readonly ScopeLink[];
-  withDescendants: (ids: readonly string[]) => ReadonlySet<string>;
+  withDescendants: (ids: readonly string[]) => Promise<ReadonlySet<string>>;
   /** Ids to deny, already checked to be ULIDs. */
   denyResourceIds: readonly string[];
   expandDescendants: boolean;
@@ -137,7 +144,7 @@ export interface NarrowingInput {
  * them). Ids the parent does not hold change nothing. `deniedResourceIds` lists what the narrowing removed
  * (by project or by deny), so a child emptied by narrowing is refused when used rather than answering empty.
  */
-export function narrowScopeResources(input: NarrowingInput): ScopeResolution {
+export async function narrowScopeResources(input: NarrowingInput): Promise<ScopeResolution> {
   const parent = new Set(input.parentResourceIds);
   let kept: Set<string>;
   const sameProjects =
@@ -146,10 +153,10 @@ export function narrowScopeResources(input: NarrowingInput): ScopeResolution {
   else {
     const childProjects = new Set(input.childProjects);
     const linked = [...new Set(input.childLinks.filter((l) => childProjects.has(l.project) && parent.has(l.resourceId)).map((l) => l.resourceId))];
-    kept = new Set([...input.withDescendants(linked)].filter((id) => parent.has(id)));
+    kept = new Set([...(await input.withDescendants(linked))].filter((id) => parent.has(id)));
   }
   const deniedSeeds = input.denyResourceIds.filter((id) => parent.has(id));
-  const deny = input.expandDescendants && deniedSeeds.length > 0 ? input.withDescendants(deniedSeeds) : new Set(deniedSeeds);
+  const deny = input.expandDescendants && deniedSeeds.length > 0 ? await input.withDescendants(deniedSeeds) : new Set(deniedSeeds);
   const resourceIds = [...kept].filter((id) => !deny.has(id)).sort();
   const remaining = new Set(resourceIds);
   const deniedResourceIds = input.parentResourceIds.filter((id) => !remaining.has(id)).sort();

@@ -10,15 +10,15 @@ import {
 } from "../domain/errors.js";
 import { isProjectName } from "../domain/project-name.js";
 import type { ResourceScope } from "../domain/scope.js";
-import { createScopedBackendView, type ScopedBackendView } from "../domain/scoped-backend-view.js";
+import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
 import { isUlid } from "../domain/ulid-id.js";
 import { parseUkoUri } from "../domain/uko-uri.js";
 import { validateDocumentPath } from "../domain/document-path.js";
 import type { RegistryStore } from "../ports/registry-store.js";
-import type { ScopeStore } from "../ports/scope-store.js";
 import type { KeyRing } from "./key-ring.js";
 import type { Principal } from "./principal.js";
 import type { RequestRef } from "./request-refs.js";
+import type { ScopeViewCache } from "./scope-view-cache.js";
 
 // Plain functions the interceptor calls: transport-free, so a second transport can reuse them.
 
@@ -37,39 +37,44 @@ export function requireWrite(principal: Principal): void {
   if (!principal.write) throw new PermissionDeniedError(`Key "${principal.name}" may not write`);
 }
 
-/**
- * Views by scope object: scopes are immutable and the store hands out its cached object, so the resource
- * set and the compiled path filter are built once per scope, not on every call. Weak, so a scope the
- * store evicts takes its view with it.
- */
-const views = new WeakMap<ResourceScope, ScopedBackendView>();
-
 /** The longest acms-scope header value looked up. */
 const MAX_SCOPE_ID = 64;
 
-/**
- * The view of the scope named by the `acms-scope` header. Missing: FAILED_PRECONDITION. Unknown or made
- * by another principal: NOT_FOUND, with the same message either way so existence is never revealed.
- */
-export function resolveView(scopes: ScopeStore, principal: Principal, scopeHeader: string | null): ScopedBackendView {
-  const scopeId = scopeHeader?.trim() ?? "";
-  if (scopeId.length === 0) {
-    throw new FailedPreconditionError("missing acms-scope header: resolve a scope with ScopeService.ResolveScope and send its scope_id");
-  }
-  const scope = scopeId.length <= MAX_SCOPE_ID ? scopes.get(scopeId) : undefined;
-  if (!scope || scope.owner !== principal.name) throw new NotFoundError(`scope ${scopeId.slice(0, MAX_SCOPE_ID)} not found`);
+/** The same answer for an unknown scope and another principal's, so existence is never revealed. */
+function scopeNotFound(scopeId: string): NotFoundError {
+  return new NotFoundError(`scope ${scopeId.slice(0, MAX_SCOPE_ID)} not found`);
+}
+
+/** Refuses a scope `principal` may not use: made by another principal, or naming projects the key lost. */
+function admit(scope: ResourceScope | undefined, principal: Principal, scopeId: string): ResourceScope {
+  if (!scope || scope.owner !== principal.name) throw scopeNotFound(scopeId);
   // Keys can lose projects between restarts: a scope made before must not outlive the key's rights.
   const revoked = scope.projectNames.filter((p) => !principal.allowsProject(p));
   if (revoked.length > 0) {
     const reason = `Projects no longer allowed for key "${principal.name}": ${revoked.join(", ")}`;
     throw new ScopeViolationError(reason, { resourceIds: [], scopeProjectNames: [...scope.projectNames], projectNames: revoked, reason });
   }
-  let view = views.get(scope);
-  if (!view) {
-    view = createScopedBackendView(scope);
-    views.set(scope, view);
+  return scope;
+}
+
+/**
+ * The view of the scope named by the `acms-scope` header. Missing: FAILED_PRECONDITION. Unknown or made
+ * by another principal: NOT_FOUND, with the same message either way so existence is never revealed.
+ * A cached scope is answered synchronously (no await on the hot path); otherwise the answer is a promise
+ * of the view read from the store. Errors known without a store read are thrown synchronously.
+ */
+export function resolveView(views: ScopeViewCache, principal: Principal, scopeHeader: string | null): ScopedBackendView | Promise<ScopedBackendView> {
+  const scopeId = scopeHeader?.trim() ?? "";
+  if (scopeId.length === 0) {
+    throw new FailedPreconditionError("missing acms-scope header: resolve a scope with ScopeService.ResolveScope and send its scope_id");
   }
-  return view;
+  if (scopeId.length > MAX_SCOPE_ID) throw scopeNotFound(scopeId);
+  const cached = views.peek(scopeId);
+  if (cached) {
+    admit(cached.scope, principal, scopeId);
+    return cached;
+  }
+  return views.read(scopeId).then((scope) => views.viewOf(admit(scope, principal, scopeId)));
 }
 
 interface Offenders {
@@ -178,12 +183,17 @@ export function checkScopedRefs(view: ScopedBackendView, refs: readonly RequestR
  * Rejects any project the principal's key does not allow, and any resource it may not touch (a resource
  * that does not exist is refused the same way, so ids of other tenants reveal nothing). Reads may reach a
  * resource through any project it is linked into; writes (`write`) need the resource's owner project, so
- * linking another tenant's resource into a project never hands out write access to it.
+ * linking another tenant's resource into a project never hands out write access to it. The resources
+ * named are read from the registry together (one look-up each, concurrently) before the refs are judged.
  */
-export function checkPrincipalRefs(principal: Principal, registry: RegistryStore, refs: readonly RequestRef[], write = false): void {
+export async function checkPrincipalRefs(principal: Principal, registry: RegistryStore, refs: readonly RequestRef[], write = false): Promise<void> {
   if (refs.length === 0) return;
+  // A first pass only collects the resource ids the refs name (same parsing as the judging pass).
+  const named = new Set<string>();
+  classify(refs, (id) => (named.add(id), true), () => true, () => true);
+  const records = new Map(await Promise.all([...named].map(async (id) => [id, await registry.getResource(id)] as const)));
   const reachable = (id: string): boolean => {
-    const resource = registry.getResource(id);
+    const resource = records.get(id);
     if (!resource) return false;
     return write ? principal.allowsProject(resource.ownerProject) : resource.links.some((l) => principal.allowsProject(l.project));
   };

@@ -11,6 +11,7 @@ import { toConnectError, type InternalErrorSink } from "./error-mapping.js";
 import type { KeyRing } from "./key-ring.js";
 import type { Principal } from "./principal.js";
 import { collectRefs } from "./request-refs.js";
+import { ScopeViewCache } from "./scope-view-cache.js";
 
 /** What the access interceptor needs. */
 export interface AccessDeps {
@@ -22,9 +23,12 @@ export interface AccessDeps {
   onInternalError?: InternalErrorSink;
 }
 
-async function* checkEach<T extends Message>(messages: AsyncIterable<T>, check: (m: T) => void): AsyncIterable<T> {
+/** Checks one request message: synchronously against a view, or with registry reads against the key. */
+type Check = (m: Message) => void | Promise<void>;
+
+async function* checkEach<T extends Message>(messages: AsyncIterable<T>, check: Check): AsyncIterable<T> {
   for await (const m of messages) {
-    check(m);
+    await check(m);
     yield m;
   }
 }
@@ -45,6 +49,7 @@ async function* translateErrors<T>(messages: AsyncIterable<T>, sink?: InternalEr
  * mid-stream ones too, into a ConnectError with protobuf details.
  */
 export function createAccessInterceptor(deps: AccessDeps): Interceptor {
+  const views = new ScopeViewCache(deps.scopes);
   return (next) => async (req) => {
     try {
       if (deps.publicServices.has(req.service.typeName)) return await next(req);
@@ -54,18 +59,20 @@ export function createAccessInterceptor(deps: AccessDeps): Interceptor {
       if (mode === Access.WRITE) requireWrite(principal);
       let view: ScopedBackendView | undefined;
       if (mode === Access.SCOPED) {
-        view = resolveView(deps.scopes, principal, req.header.get("acms-scope"));
+        const resolved = resolveView(views, principal, req.header.get("acms-scope"));
+        view = resolved instanceof Promise ? await resolved : resolved;
         req.contextValues.set(viewKey, view);
       }
       const check = makeCheck(deps, req.method.input, mode, principal, view);
       let res: UnaryResponse | StreamResponse;
       if (!req.stream) {
-        check(req.message);
+        const checked = check(req.message);
+        if (checked) await checked;
         res = await next(req);
       } else if (req.method.methodKind === "server_streaming") {
         const messages: Message[] = [];
         for await (const m of req.message) messages.push(m);
-        messages.forEach(check);
+        for (const m of messages) await check(m);
         res = await next({ ...req, message: createAsyncIterable(messages) });
       } else {
         res = await next({ ...req, message: checkEach(req.message, check) });
@@ -84,7 +91,7 @@ function makeCheck(
   mode: Access,
   principal: Principal,
   view: ScopedBackendView | undefined,
-): (m: Message) => void {
+): Check {
   if (view) return (m) => checkScopedRefs(view, collectRefs(input, m));
   if (mode === Access.READ || mode === Access.WRITE) {
     const write = mode === Access.WRITE;

@@ -45,7 +45,7 @@ async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends
     const units = new SqliteUnitReader(db);
     const text = chooseTextBackend(new Fts5TextBackend(db), { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
     const vector = new PartitionedVectorBackend({ dimension: config.embeddingDim });
-    loadVectors(vector, documents.iterateVectors());
+    await loadVectors(vector, documents.iterateVectors());
     const graph = await OxigraphGraphBackend.open({ path: `${config.dataDir}/graph.db` });
     return {
       registry,
@@ -60,6 +60,8 @@ async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends
         await vector.close();
         await graph.close();
         await tiers.close();
+        await scopes.close();
+        await registry.close();
         db.close();
         lock.release();
       },

@@ -17,12 +17,12 @@ export interface HitRecord {
  * one result per UKO URI (several versions of a chunk share one; the best-scoring wins) and orders by
  * score descending then UKO URI, so equal scores rank the same on every call.
  */
-export function hydrateHits(
+export async function hydrateHits(
   documents: Pick<DocumentStore, "getChunks">,
   hits: readonly { chunkKey: number; score: number }[],
   keep: (chunk: ChunkRecord) => boolean = () => true,
-): HitRecord[] {
-  const chunks = documents.getChunks(hits.map((h) => h.chunkKey));
+): Promise<HitRecord[]> {
+  const chunks = await documents.getChunks(hits.map((h) => h.chunkKey));
   const byUri = new Map<string, HitRecord>();
   for (const hit of hits) {
     const chunk = chunks.get(hit.chunkKey);

@@ -8,6 +8,7 @@ import type { GraphBackend } from "../ports/graph-backend.js";
 import type { RegistryStore } from "../ports/registry-store.js";
 import type { VectorBackend } from "../ports/vector-backend.js";
 import type { Principal } from "./principal.js";
+import { SerialQueue } from "./serial-queue.js";
 import { toRdfTriples } from "./triple-input.js";
 import { validateUpsertMessage } from "./upsert-validation.js";
 
@@ -34,26 +35,34 @@ export interface RebuildOutcome {
  * The write pipeline behind IndexService: validates a request, commits it to the document store in one
  * transaction (which also updates the FTS5 rows), then applies the committed vector changes to the vector
  * backend. The store is the source of truth: a vector backend that missed a change is repaired by Rebuild.
+ *
+ * Store writes and the vector changes they return run in one serialised section (a SerialQueue): with an
+ * asynchronous store, two writes of one document could otherwise commit in one order and have their
+ * vector changes applied in the other (a superseded version left live in the vector index). Validation
+ * and the registry look-ups run before the section, concurrently.
  */
 export class Indexer {
   private readonly now: () => number;
+  private readonly writes = new SerialQueue();
 
   constructor(private readonly deps: IndexerDeps) {
     this.now = deps.now ?? Date.now;
   }
 
   /** One UpsertDocuments message: all of it is written, or (on any invalid field) none of it. */
-  upsert(msg: UpsertDocumentsRequest): UpsertOutcome {
-    this.requireResource(msg.resourceId);
+  async upsert(msg: UpsertDocumentsRequest): Promise<UpsertOutcome> {
+    await this.requireResource(msg.resourceId);
     const docs = validateUpsertMessage(msg, { embeddingDim: this.deps.embeddingDim, chunking: this.deps.chunking });
-    const outcome = this.deps.documents.upsertDocuments(msg.resourceId, docs, this.now());
-    this.applyVectors(outcome.vectors);
-    return outcome;
+    return this.writes.run(async () => {
+      const outcome = await this.deps.documents.upsertDocuments(msg.resourceId, docs, this.now());
+      this.applyVectors(outcome.vectors);
+      return outcome;
+    });
   }
 
   /** Deletes (supersedes) the live documents at `paths`; paths without a live document count nothing. */
-  delete(resourceId: string, paths: readonly string[]): DeleteOutcome {
-    this.requireResource(resourceId);
+  async delete(resourceId: string, paths: readonly string[]): Promise<DeleteOutcome> {
+    await this.requireResource(resourceId);
     if (paths.length === 0) throw InvalidArgumentError.field("paths", "must not be empty");
     const violations: FieldViolation[] = [];
     paths.forEach((p, i) => {
@@ -61,59 +70,65 @@ export class Indexer {
       if (why) violations.push({ field: `paths[${i}]`, description: why });
     });
     if (violations.length > 0) throw new InvalidArgumentError(violations);
-    const outcome = this.deps.documents.deleteDocuments(resourceId, paths, this.now());
-    this.applyVectors(outcome.vectors);
-    return outcome;
+    return this.writes.run(async () => {
+      const outcome = await this.deps.documents.deleteDocuments(resourceId, paths, this.now());
+      this.applyVectors(outcome.vectors);
+      return outcome;
+    });
   }
 
   /** Writes triples into the resource's named graph (replacing its triples when `replace`). */
   async putTriples(resourceId: string, triples: readonly Triple[], replace: boolean): Promise<{ count: number; generation: bigint }> {
-    this.requireResource(resourceId);
+    await this.requireResource(resourceId);
     if (triples.length === 0 && !replace) throw InvalidArgumentError.field("triples", "must not be empty (unless replace clears the graph)");
     const rdf = toRdfTriples(triples);
     const graph = this.deps.graph;
     if (!graph) throw new UnimplementedError("no graph backend is configured on this server");
     const count = await graph.putTriples(resourceId, rdf, replace);
-    return { count, generation: this.deps.documents.bumpGeneration() };
+    return { count, generation: await this.deps.documents.bumpGeneration() };
   }
 
   /**
    * Re-indexes resources from their stored documents, each in its own transaction. `ids` empty means
    * every resource of every project `principal` may write. Incremental (`full` false) replaces keyword
    * rows and re-upserts vectors, dropping nothing; full wipes the resource's keyword rows and vector
-   * partition first. The vector wipe and reload run in one synchronous step, so no search sees the gap.
+   * partition first. The vector wipe and reload run in one synchronous step after the resource's commit,
+   * inside the write section, so no search sees the gap and no other write interleaves.
    * Triples are not derived from documents and are left alone.
    */
-  rebuild(principal: Principal, ids: readonly string[], full: boolean): RebuildOutcome {
-    const targets = ids.length > 0 ? [...new Set(ids)] : this.writableResources(principal);
-    targets.forEach((id) => this.requireResource(id));
+  async rebuild(principal: Principal, ids: readonly string[], full: boolean): Promise<RebuildOutcome> {
+    const targets = ids.length > 0 ? [...new Set(ids)] : await this.writableResources(principal);
+    for (const id of targets) await this.requireResource(id);
     let documentsReindexed = 0;
-    let generation = this.deps.documents.generation();
+    let generation = await this.deps.documents.generation();
     for (const id of targets) {
-      const outcome = this.deps.documents.reindexResource(id, full);
+      const outcome = await this.writes.run(async () => {
+        const reindexed = await this.deps.documents.reindexResource(id, full);
+        const vector = this.deps.vector;
+        if (vector) {
+          if (full) vector.clearResource(id);
+          if (reindexed.vectors.length > 0) vector.upsert(reindexed.vectors);
+        }
+        return reindexed;
+      });
       documentsReindexed += outcome.documents;
       generation = outcome.generation;
-      const vector = this.deps.vector;
-      if (vector) {
-        if (full) vector.clearResource(id);
-        if (outcome.vectors.length > 0) vector.upsert(outcome.vectors);
-      }
     }
     return { generation, resourcesRebuilt: targets.length, documentsReindexed };
   }
 
-  private writableResources(principal: Principal): string[] {
+  private async writableResources(principal: Principal): Promise<string[]> {
     const ids = new Set<string>();
-    for (const project of this.deps.registry.listProjects()) {
+    for (const project of await this.deps.registry.listProjects()) {
       if (!principal.allowsProject(project.name)) continue;
-      for (const r of this.deps.registry.listResources(project.name)) ids.add(r.id);
+      for (const r of await this.deps.registry.listResources(project.name)) ids.add(r.id);
     }
     return [...ids].sort();
   }
 
-  private requireResource(resourceId: string): void {
+  private async requireResource(resourceId: string): Promise<void> {
     if (resourceId.length === 0) throw InvalidArgumentError.field("resource_id", "must not be empty");
-    if (!this.deps.registry.getResource(resourceId)) throw new NotFoundError(`resource ${resourceId} not found`);
+    if (!(await this.deps.registry.getResource(resourceId))) throw new NotFoundError(`resource ${resourceId} not found`);
   }
 
   private applyVectors(changes: VectorChanges): void {

@@ -39,7 +39,7 @@ export async function searchText(
 ): Promise<TextAnswer> {
   const query = requireText("query", req.query);
   const maxResults = resolveCount("max_results", req.maxResults, DEFAULT_MAX_RESULTS, deps.maxResultsCap);
-  const generation = deps.documents.generation();
+  const generation = await deps.documents.generation();
   const { hits, exhaustive } = await deps.text.search(view, query, {
     maxResults,
     now: (deps.now ?? Date.now)(),
@@ -47,6 +47,6 @@ export async function searchText(
     signal,
   });
   signal?.throwIfAborted();
-  const ordered = hydrateHits(deps.documents, hits);
+  const ordered = await hydrateHits(deps.documents, hits);
   return { results: guardResults(view, ordered, "text"), exhaustive, generation };
 }

@@ -57,7 +57,7 @@ export async function searchVectors(
   const query = requireEmbedding("embedding", req.embedding, deps.embeddingDim);
   const topK = resolveCount("top_k", req.topK, DEFAULT_TOP_K, deps.maxResultsCap);
   const minScore = resolveMinScore("min_score", req.minScore);
-  const generation = deps.documents.generation();
+  const generation = await deps.documents.generation();
   const now = (deps.now ?? Date.now)();
   const maxFetch = topK * MAX_REFETCH_FACTOR + 1;
   // One more than asked, so a full page tells whether top_k cut the answer short (exhaustive).
@@ -65,7 +65,7 @@ export async function searchVectors(
   for (;;) {
     const answer = await vector.search(view, query, { topK: fetch, minScore, now, recentWindowMs: deps.recentWindowMs, signal });
     signal?.throwIfAborted();
-    const ordered = hydrateHits(deps.documents, answer.hits, (chunk) =>
+    const ordered = await hydrateHits(deps.documents, answer.hits, (chunk) =>
       isVersionVisible(view.temporalScope, chunk.supersededAt, now, deps.recentWindowMs),
     );
     const backendExhausted = answer.hits.length < fetch;

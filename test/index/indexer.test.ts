@@ -39,16 +39,17 @@ async function nearest(query: number[], temporal: "current" | "recent" | "all" =
     now: clock,
     recentWindowMs: WINDOW,
   });
-  return hits.map((h) => store.getChunks([h.chunkKey]).get(h.chunkKey)!.text);
+  const chunks = await store.getChunks(hits.map((h) => h.chunkKey));
+  return hits.map((h) => chunks.get(h.chunkKey)!.text);
 }
 
-beforeEach(() => {
+beforeEach(async () => {
   db = openSqliteDatabase(":memory:");
   store = new SqliteDocumentStore(db, { retainedVersions: 2 });
   vector = new PartitionedVectorBackend({ dimension: DIM });
   const registry = new SqliteRegistryStore(db);
-  registry.createProject("local/api");
-  resourceId = registry.registerResource({ id: "", project: "local/api", alias: "api", kind: "repo", parentIds: [], metadata: {} }).id;
+  await registry.createProject("local/api");
+  resourceId = (await registry.registerResource({ id: "", project: "local/api", alias: "api", kind: "repo", parentIds: [], metadata: {} })).id;
   clock = 10_000;
 });
 afterEach(async () => {
@@ -59,14 +60,14 @@ afterEach(async () => {
 describe("Indexer and vectors", () => {
   it("applies committed vector changes: new versions upserted, old ones superseded, deleted ones kept for recent", async () => {
     const ix = indexer();
-    ix.upsert(msg([{ path: "a.md", content: "x", chunks: [{ text: "east", embedding: [1, 0, 0] }] }]));
+    await ix.upsert(msg([{ path: "a.md", content: "x", chunks: [{ text: "east", embedding: [1, 0, 0] }] }]));
     expect(await nearest([1, 0, 0])).toEqual(["east"]);
     clock += 10;
-    ix.upsert(msg([{ path: "a.md", content: "y", chunks: [{ text: "north", embedding: [0, 1, 0] }] }]));
+    await ix.upsert(msg([{ path: "a.md", content: "y", chunks: [{ text: "north", embedding: [0, 1, 0] }] }]));
     expect(await nearest([1, 0, 0])).toEqual(["north"]);
     expect(await nearest([1, 0, 0], "recent")).toEqual(["east", "north"]);
     clock += 10;
-    expect(ix.delete(resourceId, ["a.md"]).deleted).toBe(1);
+    expect((await ix.delete(resourceId, ["a.md"])).deleted).toBe(1);
     expect(await nearest([0, 1, 0])).toEqual([]);
     expect(await nearest([0, 1, 0], "all")).toEqual(["north", "east"]);
   });
@@ -75,7 +76,7 @@ describe("Indexer and vectors", () => {
     const ix = indexer();
     for (let i = 0; i < 5; i++) {
       clock += 10;
-      ix.upsert(msg([{ path: "a.md", content: `v${i}`, chunks: [{ text: `version${i}`, embedding: [1, i, 0] }] }]));
+      await ix.upsert(msg([{ path: "a.md", content: `v${i}`, chunks: [{ text: `version${i}`, embedding: [1, i, 0] }] }]));
     }
     expect((await nearest([1, 0, 0], "all")).sort()).toEqual(["version2", "version3", "version4"]);
     const rows = db.prepare("SELECT count(*) AS n FROM chunks_fts").get() as { n: number };
@@ -84,47 +85,47 @@ describe("Indexer and vectors", () => {
 
   it("full rebuild wipes and reloads the resource's vectors; incremental keeps them", async () => {
     const ix = indexer();
-    ix.upsert(msg([{ path: "a.md", content: "x", chunks: [{ text: "east", embedding: [1, 0, 0] }] }]));
+    await ix.upsert(msg([{ path: "a.md", content: "x", chunks: [{ text: "east", embedding: [1, 0, 0] }] }]));
     vector.clearResource(resourceId);
     expect(await nearest([1, 0, 0])).toEqual([]);
     const principal = createPrincipal("writer", ["local/*"], true);
-    const inc = ix.rebuild(principal, [], false);
+    const inc = await ix.rebuild(principal, [], false);
     expect(inc).toMatchObject({ resourcesRebuilt: 1, documentsReindexed: 1 });
     expect(await nearest([1, 0, 0])).toEqual(["east"]);
     vector.upsert([{ chunkKey: 999, resourceId, path: "stray.md", supersededAt: null, vector: Float32Array.from([1, 0, 0]) }]);
-    const full = ix.rebuild(principal, [resourceId], true);
+    const full = await ix.rebuild(principal, [resourceId], true);
     expect(full.generation).toBeGreaterThan(inc.generation);
     expect(await nearest([1, 0, 0])).toEqual(["east"]);
   });
 
   it("leaves nothing behind when a message is rejected", async () => {
     const ix = indexer();
-    const before = store.generation();
-    expect(() =>
+    const before = await store.generation();
+    await expect(
       ix.upsert(msg([{ path: "ok.md", content: "fine" }, { path: "bad.md", content: "x", chunks: [{ text: "t", embedding: [1, 2] }] }])),
-    ).toThrow(InvalidArgumentError);
-    expect(store.generation()).toBe(before);
+    ).rejects.toThrow(InvalidArgumentError);
+    expect(await store.generation()).toBe(before);
     expect((db.prepare("SELECT count(*) AS n FROM documents").get() as { n: number }).n).toBe(0);
-    expect(() => new Indexer({ documents: store, registry: new SqliteRegistryStore(db), embeddingDim: DIM }).upsert(
+    await expect(new Indexer({ documents: store, registry: new SqliteRegistryStore(db), embeddingDim: DIM }).upsert(
       create(UpsertDocumentsRequestSchema, { resourceId: "01JZZZZZZZZZZZZZZZZZZZZZZZ", documents: [{ path: "a", content: "b" }] }),
-    )).toThrow(NotFoundError);
+    )).rejects.toThrow(NotFoundError);
   });
 });
 
 describe("generation", () => {
-  it("survives a reopen of the database", () => {
+  it("survives a reopen of the database", async () => {
     const dir = mkdtempSync(join(tmpdir(), "acms-gen-"));
     try {
       const file = join(dir, "acms.db");
       const a = openSqliteDatabase(file);
       const s = new SqliteDocumentStore(a);
-      s.upsertDocuments(resourceId, [{ path: "a.md", content: "x", metadata: {}, chunks: [{ text: "x" }] }], 1);
-      s.bumpGeneration();
+      await s.upsertDocuments(resourceId, [{ path: "a.md", content: "x", metadata: {}, chunks: [{ text: "x" }] }], 1);
+      await s.bumpGeneration();
       a.close();
       const b = openSqliteDatabase(file);
       const reopened = new SqliteDocumentStore(b);
-      expect(reopened.generation()).toBe(2n);
-      expect([...reopened.getChunks([1]).values()].map((c) => c.ukoUri)).toEqual([`uko://${resourceId}/a.md#0`]);
+      expect(await reopened.generation()).toBe(2n);
+      expect([...(await reopened.getChunks([1])).values()].map((c) => c.ukoUri)).toEqual([`uko://${resourceId}/a.md#0`]);
       b.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -191,7 +192,7 @@ describe("PutTriples", () => {
       },
     } as unknown as GraphBackend;
     const t = [triple(iri("http://ex.org/s"), iri("http://ex.org/p"), iri("http://ex.org/o"))];
-    const before = store.generation();
+    const before = await store.generation();
     const r = await indexer({ graph }).putTriples(resourceId, t, true);
     expect(r).toEqual({ count: 1, generation: before + 1n });
     expect(calls).toEqual([{ resourceId, triples: toRdfTriples(t), replace: true }]);

@@ -28,10 +28,10 @@ describe("hybrid search when sources fail", () => {
   let deps: HybridSearchDeps;
   let reported: Array<[RagSource, unknown]>;
 
-  beforeEach(() => {
+  beforeEach(async () => {
     db = openSqliteDatabase(":memory:");
     const documents = new SqliteDocumentStore(db);
-    documents.upsertDocuments(R, [{ path: "a.md", content: "retry with backoff", metadata: {}, chunks: [{ text: "retry with backoff" }] }], 1_000);
+    await documents.upsertDocuments(R, [{ path: "a.md", content: "retry with backoff", metadata: {}, chunks: [{ text: "retry with backoff" }] }], 1_000);
     reported = [];
     deps = {
       documents,

@@ -85,11 +85,11 @@ describe("in-memory BM25 fallback and FTS5 rank alike", () => {
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 25 }), fc.array(fc.constantFrom(...vocab), { minLength: 1, maxLength: 4 }), fc.constantFrom("current", "recent", "all"), async (ops, qWords, temporal) => {
         const h = createHarness(1000);
         try {
-          ops.forEach((o, i) => {
+          for (const [i, o] of ops.entries()) {
             const at = T0 + i * 30_000;
-            if (o.kind === "upsert") h.loader.upsert({ resourceId: R[o.r], path: o.path, chunks: o.chunks }, at);
-            else h.store.deleteDocuments(R[o.r], [o.path], at);
-          });
+            if (o.kind === "upsert") await h.loader.upsert({ resourceId: R[o.r], path: o.path, chunks: o.chunks }, at);
+            else await h.store.deleteDocuments(R[o.r], [o.path], at);
+          }
           const q = qWords.join(" ");
           for (const view of [testView(R, { temporal: temporal as "current" }), testView([R[1]], { temporal: temporal as "current" })]) {
             const a = await h.fts.search(view, q, opts({ maxResults: 5 }));
@@ -109,12 +109,12 @@ describe("in-memory BM25 fallback and FTS5 rank alike", () => {
     const h = createHarness();
     const R = "01JAAAAAAAAAAAAAAAAAAAAAAA";
     const view = testView([R]);
-    for (let i = 0; i < 50; i++) h.loader.upsert({ resourceId: R, path: `d${i}.md`, chunks: [`alpha beta ${i}`] }, T0);
+    for (let i = 0; i < 50; i++) await h.loader.upsert({ resourceId: R, path: `d${i}.md`, chunks: [`alpha beta ${i}`] }, T0);
     const first = await h.memory.search(view, "alpha", opts());
     expect(first.hits.length).toBe(50);
     const searches: Promise<number>[] = [];
     for (let i = 50; i < 80; i++) {
-      h.loader.upsert({ resourceId: R, path: `d${i}.md`, chunks: [`alpha gamma ${i}`] }, T0);
+      await h.loader.upsert({ resourceId: R, path: `d${i}.md`, chunks: [`alpha gamma ${i}`] }, T0);
       const expectedAtLeast = i + 1;
       searches.push(
         h.memory.search(view, "alpha", opts()).then((r) => {
@@ -125,7 +125,7 @@ describe("in-memory BM25 fallback and FTS5 rank alike", () => {
     }
     const counts = await Promise.all(searches);
     expect(Math.max(...counts)).toBe(80);
-    expect(h.memory.indexedGeneration).toBe(h.store.generation());
+    expect(h.memory.indexedGeneration).toBe(await h.store.generation());
     h.close();
   });
 });

@@ -7,9 +7,9 @@ function res(over: Partial<NewResource> = {}): NewResource {
   return { id: "", project: "local/api", alias: "repo", kind: "repo", parentIds: [], metadata: {}, ...over };
 }
 
-function fieldsOf(fn: () => unknown): string[] {
+async function fieldsOf(fn: () => Promise<unknown>): Promise<string[]> {
   try {
-    fn();
+    await fn();
   } catch (err) {
     expect(err).toBeInstanceOf(InvalidArgumentError);
     return (err as InvalidArgumentError).violations.map((v) => v.field);
@@ -37,49 +37,49 @@ export function runRegistryStoreSuite({ create, ...opts }: RegistryStoreSuiteOpt
   conformanceSuite("RegistryStore", opts, (test) => {
     let fixture: RegistryStoreFixture;
     let reg: RegistryStore;
-    beforeEach(() => {
+    beforeEach(async () => {
       fixture = create();
       reg = fixture.registry;
-      reg.createProject("local/api");
-      reg.createProject("local/web");
+      await reg.createProject("local/api");
+      await reg.createProject("local/web");
     });
     afterEach(() => fixture.close());
 
-    test("projects: create, get, list sorted, duplicate is AlreadyExists, bad name is InvalidArgument", () => {
-      expect(reg.getProject("local/api")?.name).toBe("local/api");
-      expect(reg.getProject("local/none")).toBeUndefined();
-      expect(reg.listProjects().map((p) => p.name)).toEqual(["local/api", "local/web"]);
-      expect(() => reg.createProject("local/api")).toThrow(AlreadyExistsError);
-      expect(fieldsOf(() => reg.createProject("Local/API"))).toEqual(["name"]);
+    test("projects: create, get, list sorted, duplicate is AlreadyExists, bad name is InvalidArgument", async () => {
+      expect((await reg.getProject("local/api"))?.name).toBe("local/api");
+      expect(await reg.getProject("local/none")).toBeUndefined();
+      expect((await reg.listProjects()).map((p) => p.name)).toEqual(["local/api", "local/web"]);
+      await expect(reg.createProject("local/api")).rejects.toThrow(AlreadyExistsError);
+      expect(await fieldsOf(() => reg.createProject("Local/API"))).toEqual(["name"]);
     });
 
-    test("registerResource assigns a ULID and links the owner under its alias", () => {
-      const r = reg.registerResource(res({ metadata: { lang: "ts" } }));
+    test("registerResource assigns a ULID and links the owner under its alias", async () => {
+      const r = await reg.registerResource(res({ metadata: { lang: "ts" } }));
       expect(isUlid(r.id)).toBe(true);
-      const back = reg.getResource(r.id)!;
+      const back = (await reg.getResource(r.id))!;
       expect(back.ownerProject).toBe("local/api");
       expect(back.links).toEqual([{ project: "local/api", resourceId: r.id, alias: "repo" }]);
       expect(back.metadata.lang).toBe("ts");
-      expect(reg.resolveAlias("local/api", "repo")).toBe(r.id);
-      expect(reg.resolveAlias("local/api", r.id)).toBe(r.id);
-      expect(reg.resolveAlias("local/web", r.id)).toBeUndefined();
+      expect(await reg.resolveAlias("local/api", "repo")).toBe(r.id);
+      expect(await reg.resolveAlias("local/api", r.id)).toBe(r.id);
+      expect(await reg.resolveAlias("local/web", r.id)).toBeUndefined();
     });
 
-    test("a caller-chosen id is kept; reusing it is AlreadyExists; a non-ULID is InvalidArgument", () => {
+    test("a caller-chosen id is kept; reusing it is AlreadyExists; a non-ULID is InvalidArgument", async () => {
       const id = newUlid();
-      expect(reg.registerResource(res({ id })).id).toBe(id);
-      expect(() => reg.registerResource(res({ id, alias: "other" }))).toThrow(AlreadyExistsError);
-      expect(fieldsOf(() => reg.registerResource(res({ id: "not-a-ulid" })))).toEqual(["id"]);
+      expect((await reg.registerResource(res({ id }))).id).toBe(id);
+      await expect(reg.registerResource(res({ id, alias: "other" }))).rejects.toThrow(AlreadyExistsError);
+      expect(await fieldsOf(() => reg.registerResource(res({ id: "not-a-ulid" })))).toEqual(["id"]);
     });
 
-    test("alias unique per project, same alias fine in another project", () => {
-      reg.registerResource(res());
-      expect(() => reg.registerResource(res())).toThrow(AlreadyExistsError);
-      expect(() => reg.registerResource(res({ project: "local/web" }))).not.toThrow();
+    test("alias unique per project, same alias fine in another project", async () => {
+      await reg.registerResource(res());
+      await expect(reg.registerResource(res())).rejects.toThrow(AlreadyExistsError);
+      await expect(reg.registerResource(res({ project: "local/web" }))).resolves.not.toThrow();
     });
 
-    test("every bad field is reported at once", () => {
-      const fields = fieldsOf(() =>
+    test("every bad field is reported at once", async () => {
+      const fields = await fieldsOf(() =>
         reg.registerResource(
           res({ project: "nope", alias: "-bad", kind: "", id: "x", parentIds: ["y"], metadata: { "": "v", k: "x".repeat(5000) } }),
         ),
@@ -87,80 +87,80 @@ export function runRegistryStoreSuite({ create, ...opts }: RegistryStoreSuiteOpt
       expect(fields).toEqual(["project", "alias", "kind", "id", "parent_ids[0]", "metadata[]", "metadata[k]"]);
     });
 
-    test("aliases shaped like a ULID (any case) are refused", () => {
-      expect(fieldsOf(() => reg.registerResource(res({ alias: newUlid() })))).toEqual(["alias"]);
-      expect(fieldsOf(() => reg.registerResource(res({ alias: newUlid().toLowerCase() })))).toEqual(["alias"]);
-      expect(fieldsOf(() => reg.registerResource(res({ alias: "a".repeat(129) })))).toEqual(["alias"]);
+    test("aliases shaped like a ULID (any case) are refused", async () => {
+      expect(await fieldsOf(() => reg.registerResource(res({ alias: newUlid() })))).toEqual(["alias"]);
+      expect(await fieldsOf(() => reg.registerResource(res({ alias: newUlid().toLowerCase() })))).toEqual(["alias"]);
+      expect(await fieldsOf(() => reg.registerResource(res({ alias: "a".repeat(129) })))).toEqual(["alias"]);
     });
 
-    test("missing project or parent is NotFound and leaves nothing behind", () => {
-      expect(() => reg.registerResource(res({ project: "local/none" }))).toThrow(NotFoundError);
+    test("missing project or parent is NotFound and leaves nothing behind", async () => {
+      await expect(reg.registerResource(res({ project: "local/none" }))).rejects.toThrow(NotFoundError);
       const id = newUlid();
-      expect(() => reg.registerResource(res({ id, parentIds: [newUlid()] }))).toThrow(NotFoundError);
-      expect(reg.getResource(id)).toBeUndefined();
-      expect(reg.listResources("local/api")).toEqual([]);
+      await expect(reg.registerResource(res({ id, parentIds: [newUlid()] }))).rejects.toThrow(NotFoundError);
+      expect(await reg.getResource(id)).toBeUndefined();
+      expect(await reg.listResources("local/api")).toEqual([]);
     });
 
-    test("self-parent is refused; the DAG expands to descendants; duplicate parents are stored once", () => {
+    test("self-parent is refused; the DAG expands to descendants; duplicate parents are stored once", async () => {
       const id = newUlid();
-      expect(fieldsOf(() => reg.registerResource(res({ id, parentIds: [id] })))).toEqual(["parent_ids[0]"]);
-      const a = reg.registerResource(res({ alias: "a" }));
-      const b = reg.registerResource(res({ alias: "b", parentIds: [a.id, a.id] }));
-      const c = reg.registerResource(res({ alias: "c", parentIds: [b.id] }));
-      const d = reg.registerResource(res({ alias: "d", parentIds: [a.id, c.id] }));
-      expect(reg.getResource(b.id)!.parentIds).toEqual([a.id]);
-      expect(reg.withDescendants([a.id])).toEqual(new Set([a.id, b.id, c.id, d.id]));
-      expect(reg.withDescendants([c.id])).toEqual(new Set([c.id, d.id]));
-      expect(reg.withDescendants([])).toEqual(new Set());
+      expect(await fieldsOf(() => reg.registerResource(res({ id, parentIds: [id] })))).toEqual(["parent_ids[0]"]);
+      const a = await reg.registerResource(res({ alias: "a" }));
+      const b = await reg.registerResource(res({ alias: "b", parentIds: [a.id, a.id] }));
+      const c = await reg.registerResource(res({ alias: "c", parentIds: [b.id] }));
+      const d = await reg.registerResource(res({ alias: "d", parentIds: [a.id, c.id] }));
+      expect((await reg.getResource(b.id))!.parentIds).toEqual([a.id]);
+      expect(await reg.withDescendants([a.id])).toEqual(new Set([a.id, b.id, c.id, d.id]));
+      expect(await reg.withDescendants([c.id])).toEqual(new Set([c.id, d.id]));
+      expect(await reg.withDescendants([])).toEqual(new Set());
     });
 
-    test("a loop cannot be closed: parents must exist first, and reusing an existing id is AlreadyExists", () => {
-      const a = reg.registerResource(res({ alias: "a" }));
-      const b = reg.registerResource(res({ alias: "b", parentIds: [a.id] }));
-      expect(() => reg.registerResource(res({ id: a.id, alias: "a2", parentIds: [b.id] }))).toThrow(AlreadyExistsError);
+    test("a loop cannot be closed: parents must exist first, and reusing an existing id is AlreadyExists", async () => {
+      const a = await reg.registerResource(res({ alias: "a" }));
+      const b = await reg.registerResource(res({ alias: "b", parentIds: [a.id] }));
+      await expect(reg.registerResource(res({ id: a.id, alias: "a2", parentIds: [b.id] }))).rejects.toThrow(AlreadyExistsError);
     });
 
-    test("descendants stay current: registrations after a walk are seen, failed ones leave no edge", () => {
-      const a = reg.registerResource(res({ alias: "a" }));
-      expect(reg.withDescendants([a.id])).toEqual(new Set([a.id]));
-      const b = reg.registerResource(res({ alias: "b", parentIds: [a.id] }));
-      expect(() => reg.registerResource(res({ alias: "b", parentIds: [a.id] }))).toThrow(AlreadyExistsError);
-      expect(() => reg.registerResource(res({ alias: "c", parentIds: [a.id, newUlid()] }))).toThrow(NotFoundError);
-      expect(reg.withDescendants([a.id])).toEqual(new Set([a.id, b.id]));
+    test("descendants stay current: registrations after a walk are seen, failed ones leave no edge", async () => {
+      const a = await reg.registerResource(res({ alias: "a" }));
+      expect(await reg.withDescendants([a.id])).toEqual(new Set([a.id]));
+      const b = await reg.registerResource(res({ alias: "b", parentIds: [a.id] }));
+      await expect(reg.registerResource(res({ alias: "b", parentIds: [a.id] }))).rejects.toThrow(AlreadyExistsError);
+      await expect(reg.registerResource(res({ alias: "c", parentIds: [a.id, newUlid()] }))).rejects.toThrow(NotFoundError);
+      expect(await reg.withDescendants([a.id])).toEqual(new Set([a.id, b.id]));
     });
 
-    test("linkResource: into another project, twice is AlreadyExists, alias clash is AlreadyExists", () => {
-      const a = reg.registerResource(res());
-      const other = reg.registerResource(res({ project: "local/web", alias: "taken" }));
-      expect(reg.linkResource({ project: "local/web", resourceId: a.id, alias: "api-repo" })).toEqual({
+    test("linkResource: into another project, twice is AlreadyExists, alias clash is AlreadyExists", async () => {
+      const a = await reg.registerResource(res());
+      const other = await reg.registerResource(res({ project: "local/web", alias: "taken" }));
+      expect(await reg.linkResource({ project: "local/web", resourceId: a.id, alias: "api-repo" })).toEqual({
         project: "local/web",
         resourceId: a.id,
         alias: "api-repo",
       });
-      expect(() => reg.linkResource({ project: "local/web", resourceId: a.id, alias: "again" })).toThrow(AlreadyExistsError);
-      expect(() => reg.linkResource({ project: "local/web", resourceId: other.id, alias: "api-repo" })).toThrow(AlreadyExistsError);
-      expect(() => reg.linkResource({ project: "local/none", resourceId: a.id, alias: "x" })).toThrow(NotFoundError);
-      expect(() => reg.linkResource({ project: "local/web", resourceId: newUlid(), alias: "x" })).toThrow(NotFoundError);
-      expect(reg.getResource(a.id)!.links.map((l) => l.project)).toEqual(["local/api", "local/web"]);
-      expect(reg.listResources("local/web").map((r) => [r.alias, r.id])).toEqual([
+      await expect(reg.linkResource({ project: "local/web", resourceId: a.id, alias: "again" })).rejects.toThrow(AlreadyExistsError);
+      await expect(reg.linkResource({ project: "local/web", resourceId: other.id, alias: "api-repo" })).rejects.toThrow(AlreadyExistsError);
+      await expect(reg.linkResource({ project: "local/none", resourceId: a.id, alias: "x" })).rejects.toThrow(NotFoundError);
+      await expect(reg.linkResource({ project: "local/web", resourceId: newUlid(), alias: "x" })).rejects.toThrow(NotFoundError);
+      expect((await reg.getResource(a.id))!.links.map((l) => l.project)).toEqual(["local/api", "local/web"]);
+      expect((await reg.listResources("local/web")).map((r) => [r.alias, r.id])).toEqual([
         ["api-repo", a.id],
         ["taken", other.id],
       ]);
-      expect(reg.linksOfProjects(["local/web"]).length).toBe(2);
+      expect((await reg.linksOfProjects(["local/web"])).length).toBe(2);
     });
 
-    test("duplicateAliases reports aliases equal ignoring case, one message each; empty when clean", () => {
-      reg.registerResource(res({ alias: "Docs" }));
-      expect(reg.duplicateAliases("local/api")).toEqual([]);
-      reg.registerResource(res({ alias: "docs" }));
-      reg.registerResource(res({ alias: "DOCS" }));
-      reg.registerResource(res({ alias: "Api" }));
-      reg.registerResource(res({ alias: "api" }));
-      const msgs = reg.duplicateAliases("local/api");
+    test("duplicateAliases reports aliases equal ignoring case, one message each; empty when clean", async () => {
+      await reg.registerResource(res({ alias: "Docs" }));
+      expect(await reg.duplicateAliases("local/api")).toEqual([]);
+      await reg.registerResource(res({ alias: "docs" }));
+      await reg.registerResource(res({ alias: "DOCS" }));
+      await reg.registerResource(res({ alias: "Api" }));
+      await reg.registerResource(res({ alias: "api" }));
+      const msgs = await reg.duplicateAliases("local/api");
       expect(msgs).toHaveLength(2);
       expect(msgs.join("\n")).toContain('"Docs"');
       expect(msgs.join("\n")).toContain('"Api"');
-      expect(() => reg.duplicateAliases("local/none")).toThrow(NotFoundError);
+      await expect(reg.duplicateAliases("local/none")).rejects.toThrow(NotFoundError);
     });
   });
 }

@@ -21,10 +21,10 @@ runRegistryStoreSuite({
 let db: SqliteDatabase;
 let reg: SqliteRegistryStore;
 
-beforeEach(() => {
+beforeEach(async () => {
   db = openSqliteDatabase(":memory:");
   reg = new SqliteRegistryStore(db);
-  reg.createProject("local/api");
+  await reg.createProject("local/api");
 });
 afterEach(() => db.close());
 
@@ -33,27 +33,27 @@ function res(over: Partial<NewResource> = {}): NewResource {
 }
 
 describe("SqliteRegistryStore specifics", () => {
-  test("duplicateAliases reports an alias equal to the id of another resource linked in (rows written before the rule)", () => {
-    const a = reg.registerResource(res({ alias: "a" }));
-    const b = reg.registerResource(res({ alias: "b" }));
+  test("duplicateAliases reports an alias equal to the id of another resource linked in (rows written before the rule)", async () => {
+    const a = await reg.registerResource(res({ alias: "a" }));
+    const b = await reg.registerResource(res({ alias: "b" }));
     db.prepare("UPDATE registry_links SET alias = ? WHERE resource_id = ?").run(a.id.toLowerCase(), b.id);
-    expect(reg.duplicateAliases("local/api")).toEqual([expect.stringContaining("equals the id of another resource")]);
+    expect(await reg.duplicateAliases("local/api")).toEqual([expect.stringContaining("equals the id of another resource")]);
   });
 
-  test("data survives reopening the database file", () => {
+  test("data survives reopening the database file", async () => {
     const dir = mkdtempSync(join(tmpdir(), "acms-reg-"));
     const file = `${dir}/acms.db`;
     const db1 = openSqliteDatabase(file);
     const r1 = new SqliteRegistryStore(db1);
-    r1.createProject("local/p");
-    const a = r1.registerResource(res({ project: "local/p" }));
-    const b = r1.registerResource(res({ project: "local/p", alias: "child", parentIds: [a.id] }));
+    await r1.createProject("local/p");
+    const a = await r1.registerResource(res({ project: "local/p" }));
+    const b = await r1.registerResource(res({ project: "local/p", alias: "child", parentIds: [a.id] }));
     db1.close();
     const db2 = openSqliteDatabase(file);
     const r2 = new SqliteRegistryStore(db2);
-    expect(r2.resolveAlias("local/p", "repo")).toBe(a.id);
-    expect(r2.withDescendants([a.id])).toEqual(new Set([a.id, b.id]));
-    expect(r2.getResource(b.id)?.parentIds).toEqual([a.id]);
+    expect(await r2.resolveAlias("local/p", "repo")).toBe(a.id);
+    expect(await r2.withDescendants([a.id])).toEqual(new Set([a.id, b.id]));
+    expect((await r2.getResource(b.id))?.parentIds).toEqual([a.id]);
     db2.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -77,28 +77,28 @@ describe("SqliteScopeStore", () => {
     ...over,
   });
 
-  test("saves, reads back from the database, caches, and refuses a second save of the same id", () => {
+  test("saves, reads back from the database, caches, and refuses a second save of the same id", async () => {
     const store = new SqliteScopeStore(db);
     const s = scope();
-    store.save(s);
-    expect(() => store.save(s)).toThrow(AlreadyExistsError);
+    await store.save(s);
+    await expect(store.save(s)).rejects.toThrow(AlreadyExistsError);
     const fresh = new SqliteScopeStore(db);
     expect(fresh.isCached(s.scopeId)).toBe(false);
-    expect(fresh.get(s.scopeId)).toEqual(s);
+    expect(await fresh.get(s.scopeId)).toEqual(s);
     expect(fresh.isCached(s.scopeId)).toBe(true);
-    expect(Object.isFrozen(fresh.get(s.scopeId))).toBe(true);
-    expect(fresh.get(newUlid())).toBeUndefined();
+    expect(Object.isFrozen(await fresh.get(s.scopeId))).toBe(true);
+    expect(await fresh.get(newUlid())).toBeUndefined();
   });
 
-  test("the cache is bounded and unknown ids are never cached", () => {
+  test("the cache is bounded and unknown ids are never cached", async () => {
     const store = new SqliteScopeStore(db, { cacheSize: 2 });
     const [a, b, c] = [scope(), scope(), scope()];
-    [a, b, c].forEach((s) => store.save(s));
+    for (const s of [a, b, c]) await store.save(s);
     expect(store.isCached(a.scopeId)).toBe(false);
-    expect(store.get(a.scopeId)).toEqual(a);
+    expect(await store.get(a.scopeId)).toEqual(a);
     expect(store.isCached(b.scopeId)).toBe(false);
     const unknown = newUlid();
-    store.get(unknown);
+    await store.get(unknown);
     expect(store.isCached(unknown)).toBe(false);
   });
 });

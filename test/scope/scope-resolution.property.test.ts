@@ -35,7 +35,7 @@ const world: fc.Arbitrary<World> = fc.integer({ min: 1, max: 25 }).chain((n) =>
 function toolsFor(w: World) {
   const children = new Map<string, string[]>();
   w.parents.forEach((ps, i) => ps.forEach((p) => children.set(idOf(p), [...(children.get(idOf(p)) ?? []), idOf(i)])));
-  const withDescendants = (ids: readonly string[]): Set<string> => {
+  const withDescendants = async (ids: readonly string[]): Promise<Set<string>> => {
     const out = new Set<string>();
     const stack = [...ids];
     while (stack.length > 0) {
@@ -46,33 +46,33 @@ function toolsFor(w: World) {
     }
     return out;
   };
-  const visible = (id: string) => w.links.some((l) => l.resourceId === id && l.project.startsWith("a/"));
-  return { withDescendants, visible };
+  const isVisible = (id: string) => w.links.some((l) => l.resourceId === id && l.project.startsWith("a/"));
+  return { withDescendants, visible: async (id: string) => isVisible(id), isVisible };
 }
 
 const names = (w: World) => fc.array(fc.oneof(fc.nat({ max: w.n - 1 }).map(idOf), fc.integer({ min: 0, max: 5 }).map((a) => `x${a}`)), { maxLength: 4 });
 
 const scopeProjects = fc.subarray(["a/p", "a/q"], { minLength: 1 });
 
-test("resolution never reaches past the linked resources and their visible descendants; kept and denied are disjoint", () => {
-  fc.assert(
-    fc.property(
+test("resolution never reaches past the linked resources and their visible descendants; kept and denied are disjoint", async () => {
+  await fc.assert(
+    fc.asyncProperty(
       world.chain((w) => fc.tuple(fc.constant(w), scopeProjects, names(w), names(w), fc.boolean())),
-      ([w, projects, includeResources, excludeResources, expandDescendants]) => {
-        const { withDescendants, visible } = toolsFor(w);
+      async ([w, projects, includeResources, excludeResources, expandDescendants]) => {
+        const { withDescendants, visible, isVisible } = toolsFor(w);
         const links = w.links.filter((l) => projects.includes(l.project));
         let r;
         try {
-          r = resolveScopeResources({ projects, links, withDescendants, visible, includeResources, excludeResources, expandDescendants });
+          r = await resolveScopeResources({ projects, links, withDescendants, visible, includeResources, excludeResources, expandDescendants });
         } catch (err) {
           expect(err).toBeInstanceOf(InvalidArgumentError);
           return;
         }
         const linked = new Set(links.map((l) => l.resourceId));
-        for (const id of [...r.resourceIds, ...r.deniedResourceIds]) expect(linked.has(id) || visible(id)).toBe(true);
+        for (const id of [...r.resourceIds, ...r.deniedResourceIds]) expect(linked.has(id) || isVisible(id)).toBe(true);
         expect(r.resourceIds.filter((id) => r.deniedResourceIds.includes(id))).toEqual([]);
         expect(r.resourceIds).toEqual([...new Set(r.resourceIds)].sort());
-        const wider = resolveScopeResources({ projects, links, withDescendants, visible, includeResources, excludeResources: [], expandDescendants });
+        const wider = await resolveScopeResources({ projects, links, withDescendants, visible, includeResources, excludeResources: [], expandDescendants });
         for (const id of r.resourceIds) expect(wider.resourceIds).toContain(id);
       },
     ),
@@ -80,14 +80,14 @@ test("resolution never reaches past the linked resources and their visible desce
   );
 });
 
-test("narrowing never widens: the child is within the parent, and child plus denied is exactly the parent", () => {
-  fc.assert(
-    fc.property(
+test("narrowing never widens: the child is within the parent, and child plus denied is exactly the parent", async () => {
+  await fc.assert(
+    fc.asyncProperty(
       world.chain((w) => fc.tuple(fc.constant(w), fc.subarray(["a/p", "a/q"], { minLength: 1 }), fc.array(fc.nat({ max: w.n + 3 }).map(idOf), { maxLength: 5 }), fc.boolean())),
-      ([w, childProjects, denyResourceIds, expandDescendants]) => {
+      async ([w, childProjects, denyResourceIds, expandDescendants]) => {
         const { withDescendants, visible } = toolsFor(w);
         const parentProjects = ["a/p", "a/q"];
-        const parent = resolveScopeResources({
+        const parent = await resolveScopeResources({
           projects: parentProjects,
           links: w.links.filter((l) => parentProjects.includes(l.project)),
           withDescendants,
@@ -96,7 +96,7 @@ test("narrowing never widens: the child is within the parent, and child plus den
           excludeResources: [],
           expandDescendants,
         });
-        const child = narrowScopeResources({
+        const child = await narrowScopeResources({
           parentResourceIds: parent.resourceIds,
           parentProjects,
           childProjects,

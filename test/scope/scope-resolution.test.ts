@@ -21,7 +21,7 @@ const LINKS: ScopeLink[] = [
 
 const CHILDREN: Record<string, string[]> = { [REPO]: [SUB, HIDDEN], [SUB]: [LEAF] };
 
-function withDescendants(ids: readonly string[]): Set<string> {
+async function withDescendants(ids: readonly string[]): Promise<Set<string>> {
   const out = new Set<string>();
   const stack = [...ids];
   while (stack.length > 0) {
@@ -33,7 +33,7 @@ function withDescendants(ids: readonly string[]): Set<string> {
   return out;
 }
 
-const visibleToLocal = (id: string) => LINKS.some((l) => l.resourceId === id && l.project.startsWith("local/"));
+const visibleToLocal = async (id: string) => LINKS.some((l) => l.resourceId === id && l.project.startsWith("local/"));
 
 function resolve(over: Partial<ScopeResolutionInput>) {
   const projects = over.projects ?? ["local/api"];
@@ -49,9 +49,9 @@ function resolve(over: Partial<ScopeResolutionInput>) {
   });
 }
 
-function violationsOf(fn: () => unknown): Array<{ field: string; description: string }> {
+async function violationsOf(fn: () => Promise<unknown>): Promise<Array<{ field: string; description: string }>> {
   try {
-    fn();
+    await fn();
   } catch (err) {
     expect(err).toBeInstanceOf(InvalidArgumentError);
     return (err as InvalidArgumentError).violations;
@@ -60,21 +60,21 @@ function violationsOf(fn: () => unknown): Array<{ field: string; description: st
 }
 
 describe("resolveScopeResources", () => {
-  test("collects every linked resource, sorted, nothing denied", () => {
-    expect(resolve({})).toEqual({ resourceIds: [REPO, SUB, LEAF].sort(), deniedResourceIds: [] });
+  test("collects every linked resource, sorted, nothing denied", async () => {
+    expect(await resolve({})).toEqual({ resourceIds: [REPO, SUB, LEAF].sort(), deniedResourceIds: [] });
   });
 
-  test("descendant expansion never widens past the key (a child linked only into other/x stays out)", () => {
-    expect(resolve({}).resourceIds).not.toContain(HIDDEN);
-    const admin = resolve({ visible: () => true });
+  test("descendant expansion never widens past the key (a child linked only into other/x stays out)", async () => {
+    expect((await resolve({})).resourceIds).not.toContain(HIDDEN);
+    const admin = await resolve({ visible: async () => true });
     expect(admin.resourceIds).toContain(HIDDEN);
   });
 
-  test("descendants linked elsewhere but visible are included", () => {
-    const r = resolveScopeResources({
+  test("descendants linked elsewhere but visible are included", async () => {
+    const r = await resolveScopeResources({
       projects: ["local/web"],
       links: [...LINKS.filter((l) => l.project === "local/web")],
-      withDescendants: (ids) => new Set([...ids, ...(ids.includes(DOCS) ? [REPO] : [])]),
+      withDescendants: async (ids) => new Set([...ids, ...(ids.includes(DOCS) ? [REPO] : [])]),
       visible: visibleToLocal,
       includeResources: [],
       excludeResources: [],
@@ -83,61 +83,61 @@ describe("resolveScopeResources", () => {
     expect(r.resourceIds).toEqual([DOCS, REPO, WEB_API].sort());
   });
 
-  test("allow keeps the named resource with its descendants", () => {
-    expect(resolve({ includeResources: ["sub"] }).resourceIds).toEqual([SUB, LEAF].sort());
+  test("allow keeps the named resource with its descendants", async () => {
+    expect((await resolve({ includeResources: ["sub"] })).resourceIds).toEqual([SUB, LEAF].sort());
   });
 
-  test("allow without expansion keeps only the named resource", () => {
-    expect(resolve({ includeResources: ["sub"], expandDescendants: false }).resourceIds).toEqual([SUB]);
+  test("allow without expansion keeps only the named resource", async () => {
+    expect((await resolve({ includeResources: ["sub"], expandDescendants: false })).resourceIds).toEqual([SUB]);
   });
 
-  test("deny drops the named resource with its descendants and records them", () => {
-    const r = resolve({ excludeResources: [SUB] });
+  test("deny drops the named resource with its descendants and records them", async () => {
+    const r = await resolve({ excludeResources: [SUB] });
     expect(r.resourceIds).toEqual([REPO]);
     expect(r.deniedResourceIds).toEqual([SUB, LEAF].sort());
   });
 
-  test("deny without expansion drops only the named resource", () => {
-    const r = resolve({ excludeResources: ["sub"], expandDescendants: false });
+  test("deny without expansion drops only the named resource", async () => {
+    const r = await resolve({ excludeResources: ["sub"], expandDescendants: false });
     expect(r.resourceIds).toEqual([REPO, LEAF].sort());
     expect(r.deniedResourceIds).toEqual([SUB]);
   });
 
-  test("deny after allow: denying what allow kept removes it", () => {
-    const r = resolve({ includeResources: ["api"], excludeResources: ["leaf"] });
+  test("deny after allow: denying what allow kept removes it", async () => {
+    const r = await resolve({ includeResources: ["api"], excludeResources: ["leaf"] });
     expect(r.resourceIds).toEqual([REPO, SUB].sort());
     expect(r.deniedResourceIds).toEqual([LEAF]);
   });
 
-  test("denied ids only count what the allow list kept", () => {
-    const r = resolve({ includeResources: ["leaf"], excludeResources: ["api"] });
+  test("denied ids only count what the allow list kept", async () => {
+    const r = await resolve({ includeResources: ["leaf"], excludeResources: ["api"] });
     expect(r.resourceIds).toEqual([]);
     expect(r.deniedResourceIds).toEqual([LEAF]);
   });
 
-  test("a bare alias applies in every scoped project that has it", () => {
-    const r = resolve({ projects: ["local/api", "local/web"], excludeResources: ["api"] });
+  test("a bare alias applies in every scoped project that has it", async () => {
+    const r = await resolve({ projects: ["local/api", "local/web"], excludeResources: ["api"] });
     expect(r.resourceIds).toEqual([DOCS]);
     expect(r.deniedResourceIds).toEqual([REPO, SUB, LEAF, WEB_API].sort());
   });
 
-  test("namespace/project:alias picks one of colliding aliases", () => {
-    const r = resolve({ projects: ["local/api", "local/web"], excludeResources: ["local/web:api"] });
+  test("namespace/project:alias picks one of colliding aliases", async () => {
+    const r = await resolve({ projects: ["local/api", "local/web"], excludeResources: ["local/web:api"] });
     expect(r.resourceIds).toEqual([REPO, SUB, LEAF, DOCS].sort());
     expect(r.deniedResourceIds).toEqual([WEB_API]);
   });
 
-  test("a ULID names the resource it is", () => {
-    expect(resolve({ includeResources: [LEAF] }).resourceIds).toEqual([LEAF]);
+  test("a ULID names the resource it is", async () => {
+    expect((await resolve({ includeResources: [LEAF] })).resourceIds).toEqual([LEAF]);
   });
 
-  test("a ULID may name a descendant reached through expansion", () => {
-    const r = resolve({ projects: ["local/api"], visible: () => true, excludeResources: [HIDDEN] });
+  test("a ULID may name a descendant reached through expansion", async () => {
+    const r = await resolve({ projects: ["local/api"], visible: async () => true, excludeResources: [HIDDEN] });
     expect(r.deniedResourceIds).toEqual([HIDDEN]);
   });
 
-  test("every name that matches nothing is INVALID_ARGUMENT naming its field, all at once", () => {
-    const v = violationsOf(() =>
+  test("every name that matches nothing is INVALID_ARGUMENT naming its field, all at once", async () => {
+    const v = await violationsOf(() =>
       resolve({
         includeResources: ["api", "apii"],
         excludeResources: ["sub", STRANGER, "other/x:hidden", "local/web:docs", "local/api:nope", "bad name!", "", ":x"],
@@ -156,19 +156,19 @@ describe("resolveScopeResources", () => {
     expect(v[2].description).toContain("not one of the scope's projects");
   });
 
-  test("an id of a resource the key cannot see is refused like a typo", () => {
-    const v = violationsOf(() => resolve({ excludeResources: [HIDDEN] }));
+  test("an id of a resource the key cannot see is refused like a typo", async () => {
+    const v = await violationsOf(() => resolve({ excludeResources: [HIDDEN] }));
     expect(v).toEqual([{ field: "exclude_resources[0]", description: expect.stringContaining("not in the scope's projects") }]);
   });
 
-  test("an alias of a project outside the scope does not match", () => {
-    const v = violationsOf(() => resolve({ includeResources: ["docs"] }));
+  test("an alias of a project outside the scope does not match", async () => {
+    const v = await violationsOf(() => resolve({ includeResources: ["docs"] }));
     expect(v[0].field).toBe("include_resources[0]");
   });
 
-  test("resolution is deterministic regardless of link order", () => {
-    const a = resolve({ projects: ["local/api", "local/web"] });
-    const b = resolveScopeResources({
+  test("resolution is deterministic regardless of link order", async () => {
+    const a = await resolve({ projects: ["local/api", "local/web"] });
+    const b = await resolveScopeResources({
       projects: ["local/web", "local/api"],
       links: [...LINKS].reverse(),
       withDescendants,
@@ -182,45 +182,49 @@ describe("resolveScopeResources", () => {
 });
 
 describe("narrowScopeResources", () => {
-  const parent = resolve({ projects: ["local/api", "local/web"] });
-  const base = {
-    parentResourceIds: parent.resourceIds,
-    parentProjects: ["local/api", "local/web"],
-    childProjects: ["local/api", "local/web"],
-    childLinks: LINKS.filter((l) => l.project.startsWith("local/")),
-    withDescendants,
-    denyResourceIds: [] as string[],
-    expandDescendants: true,
-  };
-
-  test("no change keeps the parent's resources", () => {
-    expect(narrowScopeResources(base)).toEqual({ resourceIds: parent.resourceIds, deniedResourceIds: [] });
+  let parent: Awaited<ReturnType<typeof resolve>>;
+  let base: Parameters<typeof narrowScopeResources>[0];
+  beforeAll(async () => {
+    parent = await resolve({ projects: ["local/api", "local/web"] });
+    base = {
+      parentResourceIds: parent.resourceIds,
+      parentProjects: ["local/api", "local/web"],
+      childProjects: ["local/api", "local/web"],
+      childLinks: LINKS.filter((l) => l.project.startsWith("local/")),
+      withDescendants,
+      denyResourceIds: [] as string[],
+      expandDescendants: true,
+    };
   });
 
-  test("a project subset keeps resources linked into it and their descendants within the parent", () => {
-    const r = narrowScopeResources({ ...base, childProjects: ["local/api"], childLinks: LINKS.filter((l) => l.project === "local/api") });
+  test("no change keeps the parent's resources", async () => {
+    expect(await narrowScopeResources(base)).toEqual({ resourceIds: parent.resourceIds, deniedResourceIds: [] });
+  });
+
+  test("a project subset keeps resources linked into it and their descendants within the parent", async () => {
+    const r = await narrowScopeResources({ ...base, childProjects: ["local/api"], childLinks: LINKS.filter((l) => l.project === "local/api") });
     expect(r.resourceIds).toEqual([REPO, SUB, LEAF].sort());
     expect(r.deniedResourceIds).toEqual([DOCS, WEB_API].sort());
   });
 
-  test("deny removes with descendants; ids the parent lacks change nothing", () => {
-    const r = narrowScopeResources({ ...base, denyResourceIds: [SUB, STRANGER, HIDDEN] });
+  test("deny removes with descendants; ids the parent lacks change nothing", async () => {
+    const r = await narrowScopeResources({ ...base, denyResourceIds: [SUB, STRANGER, HIDDEN] });
     expect(r.resourceIds).toEqual([REPO, DOCS, WEB_API].sort());
     expect(r.deniedResourceIds).toEqual([SUB, LEAF].sort());
   });
 
-  test("denying an ancestor the parent does not hold changes nothing, even for its descendants the parent holds", () => {
-    const r = narrowScopeResources({ ...base, parentResourceIds: [SUB, LEAF], denyResourceIds: [REPO] });
+  test("denying an ancestor the parent does not hold changes nothing, even for its descendants the parent holds", async () => {
+    const r = await narrowScopeResources({ ...base, parentResourceIds: [SUB, LEAF], denyResourceIds: [REPO] });
     expect(r).toEqual({ resourceIds: [SUB, LEAF].sort(), deniedResourceIds: [] });
   });
 
-  test("deny without expansion removes only the id", () => {
-    const r = narrowScopeResources({ ...base, denyResourceIds: [SUB], expandDescendants: false });
+  test("deny without expansion removes only the id", async () => {
+    const r = await narrowScopeResources({ ...base, denyResourceIds: [SUB], expandDescendants: false });
     expect(r.resourceIds).toEqual([REPO, LEAF, DOCS, WEB_API].sort());
   });
 
-  test("a child can never hold anything its parent lacked", () => {
-    const small = narrowScopeResources({ ...base, parentResourceIds: [DOCS] });
+  test("a child can never hold anything its parent lacked", async () => {
+    const small = await narrowScopeResources({ ...base, parentResourceIds: [DOCS] });
     expect(small.resourceIds).toEqual([DOCS]);
   });
 });

@@ -23,16 +23,16 @@ class CountingScopeStore implements ScopeStore {
   saves: ResourceScope[] = [];
   gets = 0;
   constructor(private readonly inner: ScopeStore) {}
-  save(scope: ResourceScope): void {
+  async save(scope: ResourceScope): Promise<void> {
     this.saves.push(scope);
-    this.inner.save(scope);
+    await this.inner.save(scope);
   }
-  get(scopeId: string): ResourceScope | undefined {
+  get(scopeId: string): Promise<ResourceScope | undefined> {
     this.gets += 1;
     return this.inner.get(scopeId);
   }
-  close(): void {
-    this.inner.close();
+  close(): Promise<void> {
+    return this.inner.close();
   }
 }
 

@@ -9,6 +9,7 @@ import { createPrincipal } from "../../src/server/principal.js";
 import type { RegistryStore, ResourceRecord } from "../../src/ports/registry-store.js";
 import type { ScopeStore } from "../../src/ports/scope-store.js";
 import type { RequestRef } from "../../src/server/request-refs.js";
+import { ScopeViewCache } from "../../src/server/scope-view-cache.js";
 
 const A = "01JAAAAAAAAAAAAAAAAAAAAAAA";
 const B = "01JBBBBBBBBBBBBBBBBBBBBBBB";
@@ -31,6 +32,17 @@ function scope(over: Partial<ResourceScope> = {}): ResourceScope {
     createdAt: new Date(0),
     ...over,
   };
+}
+
+/** The ScopeViolation `fn` throws or rejects with (checks are synchronous or asynchronous). */
+async function violationOf(fn: () => unknown): Promise<ScopeViolationError> {
+  try {
+    await fn();
+  } catch (err) {
+    if (err instanceof ScopeViolationError) return err;
+    throw err;
+  }
+  throw new Error("expected a ScopeViolation");
 }
 
 function violation(fn: () => void): ScopeViolationError {
@@ -92,15 +104,15 @@ describe("checkPrincipalRefs", () => {
     [A]: { id: A, ownerProject: "local/api", kind: "repo", parentIds: [], metadata: {}, createdAt: new Date(0), links: [{ project: "local/api", resourceId: A, alias: "a" }] },
     [B]: { id: B, ownerProject: "other/x", kind: "repo", parentIds: [], metadata: {}, createdAt: new Date(0), links: [{ project: "other/x", resourceId: B, alias: "b" }] },
   };
-  const registry = { getResource: (id: string) => resources[id] } as unknown as RegistryStore;
+  const registry = { getResource: async (id: string) => resources[id] } as unknown as RegistryStore;
   const principal = createPrincipal("writer", ["local/*"], true);
 
-  it("allows projects and resources of the key's globs", () => {
-    expect(() => checkPrincipalRefs(principal, registry, [ref(RefKind.PROJECT, "local/new"), ref(RefKind.RESOURCE_ID, A)])).not.toThrow();
+  it("allows projects and resources of the key's globs", async () => {
+    await expect(checkPrincipalRefs(principal, registry, [ref(RefKind.PROJECT, "local/new"), ref(RefKind.RESOURCE_ID, A)])).resolves.not.toThrow();
   });
 
-  it("refuses other tenants' resources and unknown ids alike", () => {
-    const err = violation(() => checkPrincipalRefs(principal, registry, [ref(RefKind.RESOURCE_ID, B), ref(RefKind.RESOURCE_ID, C), ref(RefKind.PROJECT, "other/x")]));
+  it("refuses other tenants' resources and unknown ids alike", async () => {
+    const err = await violationOf(() => checkPrincipalRefs(principal, registry, [ref(RefKind.RESOURCE_ID, B), ref(RefKind.RESOURCE_ID, C), ref(RefKind.PROJECT, "other/x")]));
     expect(err.info.resourceIds).toEqual([B, C]);
     expect(err.info.projectNames).toEqual(["other/x"]);
     expect(err.info.scopeProjectNames).toEqual(["local/*"]);
@@ -110,7 +122,7 @@ describe("checkPrincipalRefs", () => {
 describe("authenticate and resolveView", () => {
   const keys = new KeyRing([{ name: "agent-a", key_sha256: hashKey("secret-a"), projects: ["local/*"], write: false }]);
   const stored = scope();
-  const scopes: ScopeStore = { save: () => undefined, get: (id) => (id === stored.scopeId ? stored : undefined), close: () => undefined };
+  const scopes: ScopeStore = { save: async () => undefined, get: async (id) => (id === stored.scopeId ? stored : undefined), close: async () => undefined };
 
   it("needs a known bearer key", () => {
     expect(authenticate(keys, "Bearer secret-a").name).toBe("agent-a");
@@ -119,22 +131,23 @@ describe("authenticate and resolveView", () => {
     expect(() => authenticate(keys, "Bearer nope")).toThrow(UnauthenticatedError);
   });
 
-  it("missing scope is FAILED_PRECONDITION; unknown or foreign scope is NOT_FOUND alike", () => {
+  it("missing scope is FAILED_PRECONDITION; unknown or foreign scope is NOT_FOUND alike", async () => {
     const a = createPrincipal("agent-a", ["local/*"], false);
     const b = createPrincipal("agent-b", ["local/*"], false);
-    expect(resolveView(scopes, a, stored.scopeId).scopeId).toBe(stored.scopeId);
-    expect(() => resolveView(scopes, a, null)).toThrow(FailedPreconditionError);
-    expect(() => resolveView(scopes, a, " ")).toThrow(FailedPreconditionError);
-    const foreign = (() => {
+    const views = new ScopeViewCache(scopes);
+    expect((await resolveView(views, a, stored.scopeId)).scopeId).toBe(stored.scopeId);
+    expect(() => resolveView(views, a, null)).toThrow(FailedPreconditionError);
+    expect(() => resolveView(views, a, " ")).toThrow(FailedPreconditionError);
+    const foreign = await (async () => {
       try {
-        resolveView(scopes, b, stored.scopeId);
+        await resolveView(views, b, stored.scopeId);
       } catch (err) {
         return err as NotFoundError;
       }
     })();
-    const unknown = (() => {
+    const unknown = await (async () => {
       try {
-        resolveView(scopes, a, "01JNOPENOPENOPENOPENOPENOP");
+        await resolveView(views, a, "01JNOPENOPENOPENOPENOPENOP");
       } catch (err) {
         return err as NotFoundError;
       }
@@ -142,6 +155,42 @@ describe("authenticate and resolveView", () => {
     expect(foreign).toBeInstanceOf(NotFoundError);
     expect(unknown).toBeInstanceOf(NotFoundError);
     expect(foreign?.message.replace(stored.scopeId, "X")).toBe(unknown?.message.replace("01JNOPENOPENOPENOPENOPENOP", "X"));
+  });
+});
+
+describe("ScopeViewCache", () => {
+  it("answers a cached scope synchronously, without a store read, and still checks the owner every call", async () => {
+    const stored = scope();
+    let reads = 0;
+    const scopes: ScopeStore = {
+      save: async () => undefined,
+      get: async (id) => {
+        reads += 1;
+        return id === stored.scopeId ? stored : undefined;
+      },
+      close: async () => undefined,
+    };
+    const views = new ScopeViewCache(scopes);
+    const a = createPrincipal("agent-a", ["local/*"], false);
+    const first = await resolveView(views, a, stored.scopeId);
+    const again = resolveView(views, a, stored.scopeId);
+    expect(again).not.toBeInstanceOf(Promise);
+    expect(again).toBe(first);
+    expect(reads).toBe(1);
+    expect(() => resolveView(views, createPrincipal("agent-b", ["local/*"], false), stored.scopeId)).toThrow(NotFoundError);
+    await expect(resolveView(views, a, "01JNOPENOPENOPENOPENOPENOP")).rejects.toThrow(NotFoundError);
+    expect(views.peek("01JNOPENOPENOPENOPENOPENOP")).toBeUndefined();
+  });
+
+  it("keeps at most `size` views, least recently used out first", async () => {
+    const [s1, s2] = [scope({ scopeId: "01JSCOPESCOPESCOPESCOPES01" }), scope({ scopeId: "01JSCOPESCOPESCOPESCOPES02" })];
+    const scopes: ScopeStore = { save: async () => undefined, get: async (id) => [s1, s2].find((s) => s.scopeId === id), close: async () => undefined };
+    const views = new ScopeViewCache(scopes, { size: 1 });
+    const a = createPrincipal("agent-a", ["local/*"], false);
+    await resolveView(views, a, s1.scopeId);
+    await resolveView(views, a, s2.scopeId);
+    expect(views.peek(s1.scopeId)).toBeUndefined();
+    expect(views.peek(s2.scopeId)?.scopeId).toBe(s2.scopeId);
   });
 });
 
@@ -159,15 +208,15 @@ describe("checkPrincipalRefs for writes", () => {
       { project: "local/web", resourceId: A2, alias: "borrowed" },
     ],
   };
-  const registry = { getResource: (id: string) => (id === A2 ? linked : undefined) } as unknown as RegistryStore;
+  const registry = { getResource: async (id: string) => (id === A2 ? linked : undefined) } as unknown as RegistryStore;
   const writer = createPrincipal("writer", ["local/*"], true);
 
-  it("reads reach a resource through any project it is linked into", () => {
-    expect(() => checkPrincipalRefs(writer, registry, [ref(RefKind.RESOURCE_ID, A2)], false)).not.toThrow();
+  it("reads reach a resource through any project it is linked into", async () => {
+    await expect(checkPrincipalRefs(writer, registry, [ref(RefKind.RESOURCE_ID, A2)], false)).resolves.not.toThrow();
   });
 
-  it("writes need the owner project: a link never grants write access", () => {
-    expect(violation(() => checkPrincipalRefs(writer, registry, [ref(RefKind.RESOURCE_ID, A2)], true)).info.resourceIds).toEqual([A2]);
+  it("writes need the owner project: a link never grants write access", async () => {
+    expect((await violationOf(() => checkPrincipalRefs(writer, registry, [ref(RefKind.RESOURCE_ID, A2)], true))).info.resourceIds).toEqual([A2]);
   });
 });
 

@@ -7,18 +7,18 @@ import type { CorpusDocument, TextCorpusLoader } from "./text-corpus.js";
  */
 export function documentStoreLoader(store: Pick<DocumentStore, "upsertDocuments" | "deleteDocuments" | "getChunks">): TextCorpusLoader {
   return {
-    upsert(doc: CorpusDocument, at: number) {
-      store.upsertDocuments(
+    async upsert(doc: CorpusDocument, at: number) {
+      await store.upsertDocuments(
         doc.resourceId,
         [{ path: doc.path, content: doc.chunks.join(""), metadata: doc.metadata ?? {}, chunks: doc.chunks.map((text) => ({ text })) }],
         at,
       );
     },
-    remove(resourceId: string, path: string, at: number) {
-      store.deleteDocuments(resourceId, [path], at);
+    async remove(resourceId: string, path: string, at: number) {
+      await store.deleteDocuments(resourceId, [path], at);
     },
-    describe(chunkKey: number) {
-      const c = store.getChunks([chunkKey]).get(chunkKey);
+    async describe(chunkKey: number) {
+      const c = (await store.getChunks([chunkKey])).get(chunkKey);
       return c && { ukoUri: c.ukoUri, supersededAt: c.supersededAt };
     },
   };

@@ -89,9 +89,9 @@ describe("Fts5TextBackend specifics", () => {
     await h.loader.upsert({ resourceId: A, path: "a.md", chunks: ["one fish", "two fish"] }, 1_000);
     await h.loader.upsert({ resourceId: A, path: "a.md", chunks: ["red fish", "blue fish"] }, 1_500);
     const before = await h.backend.search(testView([A], { temporal: "all" }), "fish", opts);
-    h.store.reindexResource(A, false);
+    await h.store.reindexResource(A, false);
     expect(await h.backend.search(testView([A], { temporal: "all" }), "fish", opts)).toEqual(before);
-    h.store.reindexResource(A, true);
+    await h.store.reindexResource(A, true);
     expect(await h.backend.search(testView([A], { temporal: "all" }), "fish", opts)).toEqual(before);
   });
 });

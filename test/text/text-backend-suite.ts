@@ -42,7 +42,9 @@ export function runTextBackendSuite(opts: TextBackendSuiteOptions): void {
     let h: TextBackendHarness;
     let corpus: FixtureCorpus;
     let all: string[];
-    const uris = (hits: readonly TextHit[]) => hits.map((x) => h.loader.describe(x.chunkKey)?.ukoUri ?? `?${x.chunkKey}`);
+    const described = (hits: readonly TextHit[]) => Promise.all(hits.map((x) => h.loader.describe(x.chunkKey)));
+    const uris = async (hits: readonly TextHit[]) => (await described(hits)).map((d, i) => d?.ukoUri ?? `?${hits[i].chunkKey}`);
+    const supersededAts = async (hits: readonly TextHit[]) => (await described(hits)).map((d) => d!.supersededAt);
     const search = (view: ScopedBackendView, q: string, o: Partial<TextSearchOptions> = {}) => h.backend.search(view, q, options(o));
 
     beforeEach(async () => {
@@ -59,7 +61,7 @@ export function runTextBackendSuite(opts: TextBackendSuiteOptions): void {
       for (const q of corpus.queries) {
         if (!q.expect) continue;
         const { hits } = await search(testView(all), q.query);
-        expect({ query: q.query, top: uris(hits)[0] }).toEqual({ query: q.query, top: q.expect });
+        expect({ query: q.query, top: (await uris(hits))[0] }).toEqual({ query: q.query, top: q.expect });
       }
     });
 
@@ -68,7 +70,8 @@ export function runTextBackendSuite(opts: TextBackendSuiteOptions): void {
       const actual: Record<string, Array<{ uri: string; score: number }>> = {};
       for (const q of corpus.queries) {
         const { hits } = await search(testView(all), q.query, { maxResults: 5 });
-        actual[q.query] = hits.map((x, i) => ({ uri: uris(hits)[i], score: round(x.score) }));
+        const hitUris = await uris(hits);
+        actual[q.query] = hits.map((x, i) => ({ uri: hitUris[i], score: round(x.score) }));
       }
       if (process.env.UPDATE_GOLDEN === "1") {
         mkdirSync(dirname(file), { recursive: true });
@@ -133,8 +136,8 @@ export function runTextBackendSuite(opts: TextBackendSuiteOptions): void {
     test("matching ignores case and punctuation", async () => {
       const lower = await search(testView(all), "perseids");
       const upper = await search(testView(all), "PERSEIDS!!");
-      expect(uris(upper.hits)).toEqual(uris(lower.hits));
-      expect(uris(lower.hits)[0]).toContain("meteor-showers.md");
+      expect(await uris(upper.hits)).toEqual(await uris(lower.hits));
+      expect((await uris(lower.hits))[0]).toContain("meteor-showers.md");
     });
 
     test("temporal scopes: current sees live versions, recent the window, all every retained version", async () => {
@@ -145,12 +148,12 @@ export function runTextBackendSuite(opts: TextBackendSuiteOptions): void {
       await h.loader.upsert({ ...doc, chunks: ["the newest glacier glacier retreated"] }, T0 + 9.5 * WINDOW);
       const q = "glacier melted grew retreated";
       const current = await search(testView([notes], { temporal: "current" }), q);
-      expect(current.hits.map((x) => h.loader.describe(x.chunkKey)!.supersededAt)).toEqual([null]);
+      expect(await supersededAts(current.hits)).toEqual([null]);
       const recent = await search(testView([notes], { temporal: "recent" }), q);
       const all3 = await search(testView([notes], { temporal: "all" }), q);
       // Versions share one UKO URI: each answer holds it once, the best-scoring version.
-      expect(uris(recent.hits)).toEqual(["uko://" + notes + "/history/glacier.md#0"]);
-      expect(uris(all3.hits)).toEqual(["uko://" + notes + "/history/glacier.md#0"]);
+      expect(await uris(recent.hits)).toEqual(["uko://" + notes + "/history/glacier.md#0"]);
+      expect(await uris(all3.hits)).toEqual(["uko://" + notes + "/history/glacier.md#0"]);
       expect(all3.hits[0].score).toBeGreaterThanOrEqual(recent.hits[0].score);
     });
 
@@ -162,7 +165,7 @@ export function runTextBackendSuite(opts: TextBackendSuiteOptions): void {
       const q = "zanzibar";
       expect((await search(testView([notes], { temporal: "current" }), q)).hits).toEqual([]);
       const recent = await search(testView([notes], { temporal: "recent" }), q);
-      expect(recent.hits.map((x) => h.loader.describe(x.chunkKey)!.supersededAt)).toEqual([T0 + 9 * WINDOW]);
+      expect(await supersededAts(recent.hits)).toEqual([T0 + 9 * WINDOW]);
       expect((await search(testView([notes], { temporal: "all" }), q)).hits.length).toBe(1);
     });
 
@@ -179,8 +182,8 @@ export function runTextBackendSuite(opts: TextBackendSuiteOptions): void {
       const notes = corpus.resources.notes;
       await h.loader.remove(notes, "cooking/risotto.md", T0 + 9 * WINDOW);
       expect((await search(testView([notes]), "risotto parmesan")).hits).toEqual([]);
-      expect(uris((await search(testView([notes], { temporal: "recent" }), "risotto parmesan")).hits)[0]).toContain("risotto.md");
-      expect(uris((await search(testView([notes], { temporal: "all" }), "risotto parmesan")).hits)[0]).toContain("risotto.md");
+      expect((await uris((await search(testView([notes], { temporal: "recent" }), "risotto parmesan")).hits))[0]).toContain("risotto.md");
+      expect((await uris((await search(testView([notes], { temporal: "all" }), "risotto parmesan")).hits))[0]).toContain("risotto.md");
     });
 
     test("an aborted signal stops the search", async () => {

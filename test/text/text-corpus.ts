@@ -23,7 +23,7 @@ export interface TextCorpusLoader {
   /** Deletes (supersedes without successor) the document at time `at`. */
   remove(resourceId: string, path: string, at: number): void | Promise<void>;
   /** The UKO URI and supersession time of a chunk key the backend returned. */
-  describe(chunkKey: number): { ukoUri: string; supersededAt: number | null } | undefined;
+  describe(chunkKey: number): Promise<{ ukoUri: string; supersededAt: number | null } | undefined>;
 }
 
 /** A fixture query: its text and, when relevance is clear-cut, the UKO URI that must rank first. */

@@ -87,9 +87,9 @@ describe("PartitionedVectorBackend specifics", () => {
     const ids = Array.from({ length: 20 }, (_, i) => `01J0000000000000000000${String(i).padStart(4, "0")}`);
     const q = randomVector(prng(10), DIM);
     const old = ids.map((id, i) => ({ chunkKey: i + 1, resourceId: id, path: "old.md", supersededAt: null, vector: q }));
-    loadVectors(b, old);
+    await loadVectors(b, old);
     const pending = b.search(viewOf(ids), q, searchOpts({ topK: 100 }));
-    loadVectors(b, ids.map((id, i) => ({ chunkKey: 1000 + i, resourceId: id, path: "new.md", supersededAt: null, vector: q })));
+    await loadVectors(b, ids.map((id, i) => ({ chunkKey: 1000 + i, resourceId: id, path: "new.md", supersededAt: null, vector: q })));
     const inFlight = await pending;
     expect(inFlight.hits).toHaveLength(20);
     expect(inFlight.hits.every((h) => h.path === "old.md")).toBe(true);

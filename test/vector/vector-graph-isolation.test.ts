@@ -17,6 +17,7 @@ import { createRoutes, type ServerDeps } from "../../src/server/server.js";
 import { authInterceptor } from "../support/test-server.js";
 import { prng } from "../support/prng.js";
 import { randomVector } from "./vector-fixtures.js";
+import { loadVectors } from "../../src/adapters/memory-vector/load-vectors.js";
 
 // The real routes and interceptors over a router transport, with the vector backend forced onto its graph
 // paths (per-partition and store-wide HNSW) and, side by side, an exact-only twin: every scope must get
@@ -83,7 +84,7 @@ beforeAll(async () => {
   await upsert("alice", { resourceId: ids.A2, documents: docs("a2", 40, 0.2) });
   await upsert("alice", { resourceId: ids.B, documents: docs("b", 150, 3) });
   await upsert("mallory", { resourceId: ids.EVIL, documents: docs("x", 150, 3) });
-  exact.replaceAll(backends.documents.iterateVectors());
+  await loadVectors(exact, backends.documents.iterateVectors());
   await graph.whenIndexed();
 });
 

@@ -29,7 +29,7 @@ class MapDocuments implements Pick<DocumentStore, "getChunks" | "generation"> {
     this.chunks.set(chunkKey, rec);
     return rec;
   }
-  getChunks(keys: readonly number[]): Map<number, ChunkRecord> {
+  async getChunks(keys: readonly number[]): Promise<Map<number, ChunkRecord>> {
     this.requested.push([...keys]);
     const out = new Map<number, ChunkRecord>();
     for (const k of keys) {
@@ -38,7 +38,7 @@ class MapDocuments implements Pick<DocumentStore, "getChunks" | "generation"> {
     }
     return out;
   }
-  generation(): bigint {
+  async generation(): Promise<bigint> {
     return this.gen;
   }
 }

@@ -9,9 +9,9 @@ import { Bm25Index } from "./bm25-index.js";
 /** Where the fallback reads chunk texts from: a consistent snapshot, and the current generation. */
 export interface ChunkTextSource {
   /** The store's current generation (cheap; polled on every search). */
-  generation(): bigint;
+  generation(): Promise<bigint>;
   /** Every retained chunk version with its text, in one consistent snapshot. */
-  snapshotChunks(): ChunkSnapshot;
+  snapshotChunks(): Promise<ChunkSnapshot>;
 }
 
 /** Options of the in-memory BM25 fallback. */
@@ -69,7 +69,7 @@ export class MemoryBm25TextBackend implements TextBackend {
   async search(view: ScopedBackendView, query: string, opts: TextSearchOptions): Promise<{ hits: TextHit[]; exhaustive: boolean }> {
     const phrases = keywordQueryPhrases(query);
     if (phrases.length === 0 || view.resourceIds.length === 0) return { hits: [], exhaustive: true };
-    const index = await this.indexAtLeast(this.source.generation(), opts.signal);
+    const index = await this.indexAtLeast(await this.source.generation(), opts.signal);
     opts.signal?.throwIfAborted();
     const scored = index.score(
       phrases,
@@ -103,7 +103,9 @@ export class MemoryBm25TextBackend implements TextBackend {
     for (;;) {
       if (this.current && this.current.generation >= generation) return this.current;
       if (!this.building) {
-        this.building = Bm25Index.build(this.source.snapshotChunks(), { lengthOffset: this.lengthOffset, sliceSize: this.sliceSize })
+        this.building = this.source
+          .snapshotChunks()
+          .then((snapshot) => Bm25Index.build(snapshot, { lengthOffset: this.lengthOffset, sliceSize: this.sliceSize }))
           .then((index) => {
             if (!this.current || index.generation >= this.current.generation) this.current = index;
             return index;

@@ -9,8 +9,10 @@ export interface BulkLoadableVectors {
  * Fills the vector backend from the document store's retained vectors, at start or after a full
  * rebuild. The store is the source of truth; the vectors are rebuilt aside and swapped in at once, so
  * searches running meanwhile see the old content or the new, never half of it.
- * @example loadVectors(vectors, documents.iterateVectors());
+ * @example await loadVectors(vectors, documents.iterateVectors());
  */
-export function loadVectors(backend: BulkLoadableVectors, entries: Iterable<VectorEntry>): void {
-  backend.replaceAll(entries);
+export async function loadVectors(backend: BulkLoadableVectors, entries: AsyncIterable<VectorEntry> | Iterable<VectorEntry>): Promise<void> {
+  const all: VectorEntry[] = [];
+  for await (const e of entries) all.push(e);
+  backend.replaceAll(all);
 }

@@ -74,7 +74,7 @@ const MIN_REMOVALS_FOR_REBUILD = 1024;
  *
  * @example
  * const vectors = new PartitionedVectorBackend({ dimension: 384 });
- * loadVectors(vectors, documents.iterateVectors());
+ * await loadVectors(vectors, documents.iterateVectors());
  * const { hits } = await vectors.search(view, query, { topK: 10, minScore: 0, now: Date.now(), recentWindowMs });
  */
 export class PartitionedVectorBackend implements VectorBackend {

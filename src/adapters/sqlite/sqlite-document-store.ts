@@ -170,16 +170,16 @@ export class SqliteDocumentStore implements DocumentStore {
     this.gen = this.stmts.generation.get() as bigint;
   }
 
-  generation(): bigint {
+  async generation(): Promise<bigint> {
     return this.gen;
   }
 
-  bumpGeneration(): bigint {
+  async bumpGeneration(): Promise<bigint> {
     this.gen = this.stmts.bump.get() as bigint;
     return this.gen;
   }
 
-  getChunks(keys: readonly number[]): Map<number, ChunkRecord> {
+  async getChunks(keys: readonly number[]): Promise<Map<number, ChunkRecord>> {
     const out = new Map<number, ChunkRecord>();
     if (keys.length === 0) return out;
     const metadataByDoc = new Map<number, Record<string, string>>();
@@ -203,13 +203,15 @@ export class SqliteDocumentStore implements DocumentStore {
     return out;
   }
 
-  *iterateVectors(): Iterable<VectorEntry> {
-    for (const row of this.stmts.vectors.iterate()) {
+  async *iterateVectors(): AsyncIterable<VectorEntry> {
+    // Read whole before the first yield: one committed state, and no statement held open while the
+    // consumer awaits (better-sqlite3 refuses other statements on a connection with an open iterator).
+    for (const row of this.stmts.vectors.all()) {
       yield { chunkKey: row.chunk_key, resourceId: row.resource_id, path: row.path, supersededAt: row.superseded_at, vector: fromBlob(row.embedding!) };
     }
   }
 
-  upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number): UpsertOutcome {
+  async upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number): Promise<UpsertOutcome> {
     const run = this.db.transaction((): UpsertOutcome => {
       const vectors: VectorChanges = { added: [], superseded: [], removed: [], at: now };
       let documentsUpserted = 0;
@@ -248,7 +250,7 @@ export class SqliteDocumentStore implements DocumentStore {
     return outcome;
   }
 
-  deleteDocuments(resourceId: string, paths: readonly string[], now: number): DeleteOutcome {
+  async deleteDocuments(resourceId: string, paths: readonly string[], now: number): Promise<DeleteOutcome> {
     const run = this.db.transaction((): DeleteOutcome => {
       const vectors: VectorChanges = { added: [], superseded: [], removed: [], at: now };
       let deleted = 0;
@@ -267,7 +269,7 @@ export class SqliteDocumentStore implements DocumentStore {
     return outcome;
   }
 
-  reindexResource(resourceId: string, full: boolean): ReindexOutcome {
+  async reindexResource(resourceId: string, full: boolean): Promise<ReindexOutcome> {
     const run = this.db.transaction((): ReindexOutcome => {
       const rid = resourceToken(resourceId);
       if (full) this.stmts.deleteFtsOfResource.run(`rid : "${rid}"`);

@@ -125,7 +125,7 @@ export class SqliteRegistryStore implements RegistryStore {
     };
   }
 
-  createProject(name: string): ProjectRecord {
+  async createProject(name: string): Promise<ProjectRecord> {
     assertProjectName("name", name);
     const createdAt = Date.now();
     try {
@@ -137,16 +137,16 @@ export class SqliteRegistryStore implements RegistryStore {
     return { name, createdAt: new Date(createdAt) };
   }
 
-  getProject(name: string): ProjectRecord | undefined {
+  async getProject(name: string): Promise<ProjectRecord | undefined> {
     const row = this.stmts.getProject.get(name);
     return row ? { name: row.name, createdAt: new Date(row.created_at) } : undefined;
   }
 
-  listProjects(): ProjectRecord[] {
+  async listProjects(): Promise<ProjectRecord[]> {
     return this.stmts.listProjects.all().map((r) => ({ name: r.name, createdAt: new Date(r.created_at) }));
   }
 
-  registerResource(input: NewResource): ResourceRecord {
+  async registerResource(input: NewResource): Promise<ResourceRecord> {
     assertResourceRequest(input);
     const id = input.id.length > 0 ? input.id : newUlid();
     const parentIds = [...new Set(input.parentIds)];
@@ -185,7 +185,7 @@ export class SqliteRegistryStore implements RegistryStore {
     };
   }
 
-  linkResource(link: LinkRecord): LinkRecord {
+  async linkResource(link: LinkRecord): Promise<LinkRecord> {
     assertAlias("alias", link.alias);
     if (!isUlid(link.resourceId)) throw InvalidArgumentError.field("resource_id", `"${link.resourceId.slice(0, 80)}" is not a resource id (ULID)`);
     const write = this.db.transaction(() => {
@@ -208,7 +208,7 @@ export class SqliteRegistryStore implements RegistryStore {
     return { project: link.project, resourceId: link.resourceId, alias: link.alias };
   }
 
-  getResource(id: string): ResourceRecord | undefined {
+  async getResource(id: string): Promise<ResourceRecord | undefined> {
     const row = this.stmts.getResource.get(id);
     if (!row) return undefined;
     return this.toRecord(
@@ -218,7 +218,7 @@ export class SqliteRegistryStore implements RegistryStore {
     );
   }
 
-  listResources(project: string): Array<ResourceRecord & { alias: string }> {
+  async listResources(project: string): Promise<Array<ResourceRecord & { alias: string }>> {
     this.requireProject(project);
     const links = new Map<string, LinkRecord[]>();
     for (const l of this.stmts.linksOfProjectMembers.all(project)) {
@@ -238,13 +238,13 @@ export class SqliteRegistryStore implements RegistryStore {
     }));
   }
 
-  resolveAlias(project: string, aliasOrId: string): string | undefined {
+  async resolveAlias(project: string, aliasOrId: string): Promise<string | undefined> {
     const byAlias = this.stmts.linkByAlias.get(project, aliasOrId);
     if (byAlias) return byAlias.resource_id;
     return isUlid(aliasOrId) ? this.stmts.linkByResource.get(project, aliasOrId)?.resource_id : undefined;
   }
 
-  duplicateAliases(project: string): string[] {
+  async duplicateAliases(project: string): Promise<string[]> {
     this.requireProject(project);
     const links = this.stmts.linksOfProject.all(project);
     const messages: string[] = [];
@@ -270,12 +270,12 @@ export class SqliteRegistryStore implements RegistryStore {
     return messages;
   }
 
-  linksOfProjects(projects: readonly string[]): LinkRecord[] {
+  async linksOfProjects(projects: readonly string[]): Promise<LinkRecord[]> {
     if (projects.length === 0) return [];
     return this.stmts.linksOfProjects.all(JSON.stringify(projects)).map(toLink);
   }
 
-  withDescendants(ids: readonly string[]): Set<string> {
+  async withDescendants(ids: readonly string[]): Promise<Set<string>> {
     const children = this.loadChildren();
     const out = new Set<string>();
     const stack = [...ids];
@@ -289,7 +289,7 @@ export class SqliteRegistryStore implements RegistryStore {
     return out;
   }
 
-  close(): void {
+  async close(): Promise<void> {
     // The database handle is shared and closed by its opener (the composition root).
   }
 

@@ -55,7 +55,7 @@ export class SqliteScopeStore implements ScopeStore {
     );
   }
 
-  save(scope: ResourceScope): void {
+  async save(scope: ResourceScope): Promise<void> {
     const { scopeId, owner, createdAt, ...fields } = scope;
     const body: ScopeBody = fields;
     try {
@@ -70,7 +70,7 @@ export class SqliteScopeStore implements ScopeStore {
     this.remember(freeze(scope));
   }
 
-  get(scopeId: string): ResourceScope | undefined {
+  async get(scopeId: string): Promise<ResourceScope | undefined> {
     const cached = this.cache.get(scopeId);
     if (cached) {
       this.cache.delete(scopeId);
@@ -104,7 +104,7 @@ export class SqliteScopeStore implements ScopeStore {
     }
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.cache.clear();
   }
 }

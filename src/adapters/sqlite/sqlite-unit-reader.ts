@@ -55,12 +55,12 @@ export class SqliteUnitReader implements UnitReader {
     });
   }
 
-  readUnits(addresses: readonly UnitAddress[], visibility: UnitVisibility): Array<UnitRecord | undefined> {
+  async readUnits(addresses: readonly UnitAddress[], visibility: UnitVisibility): Promise<Array<UnitRecord | undefined>> {
     const read = this.db.transaction(() => addresses.map((a) => this.readOne(a, visibility)));
     return read();
   }
 
-  snapshotChunks(): ChunkSnapshot {
+  async snapshotChunks(): Promise<ChunkSnapshot> {
     return this.snapshot();
   }
 

@@ -39,7 +39,7 @@ export interface FetchContentDeps {
  * does not allow is PERMISSION_DENIED with a ScopeViolation naming every offender (the access interceptor
  * refuses these first, from the proto's ref annotation; this check keeps the function safe on its own).
  */
-export function fetchContent(deps: FetchContentDeps, view: ScopedBackendView, uris: readonly string[]): FetchAnswer {
+export async function fetchContent(deps: FetchContentDeps, view: ScopedBackendView, uris: readonly string[]): Promise<FetchAnswer> {
   if (uris.length > deps.maxUris) {
     throw InvalidArgumentError.field("uko_uris", `must name at most ${deps.maxUris} URIs, got ${uris.length}`);
   }
@@ -75,7 +75,7 @@ export function fetchContent(deps: FetchContentDeps, view: ScopedBackendView, ur
       distinct.push(p);
     }
   }
-  const read = deps.units.readUnits(distinct, {
+  const read = await deps.units.readUnits(distinct, {
     temporal: view.temporalScope,
     now: (deps.now ?? Date.now)(),
     recentWindowMs: deps.recentWindowMs,

@@ -101,7 +101,7 @@ export async function hybridSearch(
     hasGraph: deps.graph !== undefined,
     hasVector: deps.vector !== undefined,
   });
-  const generation = deps.documents.generation();
+  const generation = await deps.documents.generation();
   const now = (deps.now ?? Date.now)();
 
   const runs = plan.sources.map((source) => runSource(deps, view, plan, req, source, now, signal));
@@ -129,7 +129,7 @@ export async function hybridSearch(
     throw new UnavailableError(`every source failed (${names}); retry later`);
   }
 
-  const lists = toRankedLists(deps, view, answered, now);
+  const lists = await toRankedLists(deps, view, answered, now);
   const fused = fuseRrf(lists, { k: plan.rrfK, weights: plan.weights, topK: plan.topK, minScore: plan.minScore });
   const results = guardResults(
     view,
@@ -185,12 +185,12 @@ function payloadOf(r: UnitPayload): UnitPayload {
  * mapped to chunks (see hybridSearch) and hydrated through the unit reader, units that hold nothing at
  * the scope's visible versions dropped before ranks are given.
  */
-function toRankedLists(
+async function toRankedLists(
   deps: HybridSearchDeps,
   view: ScopedBackendView,
   answered: Array<{ source: RagSource; list: SourceList | GraphUnit[] }>,
   now: number,
-): RankedList<RagSource, UnitPayload>[] {
+): Promise<RankedList<RagSource, UnitPayload>[]> {
   const found = new Map<string, UnitPayload>();
   const chunksOfDoc = new Map<string, string[]>();
   for (const a of answered) {
@@ -227,7 +227,7 @@ function toRankedLists(
       }
     }
     const keys = [...toRead.keys()];
-    const read = deps.units?.readUnits([...toRead.values()], { temporal: view.temporalScope, now, recentWindowMs: deps.recentWindowMs }) ?? [];
+    const read = (await deps.units?.readUnits([...toRead.values()], { temporal: view.temporalScope, now, recentWindowMs: deps.recentWindowMs })) ?? [];
     const graphFound = new Map<string, UnitPayload>();
     read.forEach((r, i) => {
       if (r) graphFound.set(keys[i], { ukoUri: keys[i], resourceId: r.resourceId, path: r.path, content: r.content, metadata: r.metadata });

@@ -82,7 +82,7 @@ export function graphRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
       async sparqlQuery(req, ctx) {
         const graph = backend();
         const view = viewOf(ctx);
-        const indexGeneration = deps.backends.documents.generation();
+        const indexGeneration = await deps.backends.documents.generation();
         const started = performance.now();
         const r = await graph.query(view, req.query, options(ctx));
         const fields = resultFields(r);
@@ -97,7 +97,7 @@ export function graphRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
       async *sparqlQueryStream(req, ctx): AsyncGenerator<StreamPiece> {
         const graph = backend();
         const view = viewOf(ctx);
-        const indexGeneration = deps.backends.documents.generation();
+        const indexGeneration = await deps.backends.documents.generation();
         const r = await graph.query(view, req.query, options(ctx));
         setStreamAnswerHeaders(ctx.responseHeader, view.scopeId, r.exhaustive, indexGeneration);
         for (const piece of streamPieces(r)) {
@@ -108,7 +108,7 @@ export function graphRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
       async getTriples(req, ctx) {
         const graph = backend();
         const view = viewOf(ctx);
-        const indexGeneration = deps.backends.documents.generation();
+        const indexGeneration = await deps.backends.documents.generation();
         const started = performance.now();
         const r = await graph.getTriples(view, req.subject, options(ctx));
         const triples = guarded(view, r);
@@ -124,7 +124,7 @@ export function graphRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
         const graph = backend();
         const view = viewOf(ctx);
         const depth = resolveDepth("depth", req.depth, DEFAULT_TRAVERSE_DEPTH);
-        const indexGeneration = deps.backends.documents.generation();
+        const indexGeneration = await deps.backends.documents.generation();
         const started = performance.now();
         const r = await graph.traverse(view, req.start, depth, options(ctx));
         const triples = guarded(view, r);

@@ -7,9 +7,9 @@ import { Indexer } from "../indexer.js";
 import type { ServerDeps } from "../server.js";
 
 /** One stream message; a rejection says which message (1-based) it was, the fields stay as named. */
-function upsertMessage(indexer: Indexer, msg: UpsertDocumentsRequest, n: number): UpsertOutcome {
+async function upsertMessage(indexer: Indexer, msg: UpsertDocumentsRequest, n: number): Promise<UpsertOutcome> {
   try {
-    return indexer.upsert(msg);
+    return await indexer.upsert(msg);
   } catch (err) {
     if (!(err instanceof InvalidArgumentError)) throw err;
     throw new InvalidArgumentError(err.violations.map((v) => ({ field: v.field, description: `${v.description} (stream message ${n})` })));
@@ -37,11 +37,11 @@ export function indexRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
         let chunksIndexed = 0;
         let vectorsIndexed = 0;
         let messagesReceived = 0;
-        let indexGeneration = deps.backends.documents.generation();
+        let indexGeneration = await deps.backends.documents.generation();
         for await (const msg of requests) {
           ctx.signal.throwIfAborted();
           messagesReceived += 1;
-          const outcome = upsertMessage(indexer, msg, messagesReceived);
+          const outcome = await upsertMessage(indexer, msg, messagesReceived);
           documentsUpserted += outcome.documentsUpserted;
           chunksIndexed += outcome.chunksIndexed;
           vectorsIndexed += outcome.vectorsIndexed;
@@ -49,16 +49,16 @@ export function indexRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
         }
         return { documentsUpserted, chunksIndexed, vectorsIndexed, messagesReceived, indexGeneration };
       },
-      deleteDocuments(req) {
-        const outcome = indexer.delete(req.resourceId, req.paths);
+      async deleteDocuments(req) {
+        const outcome = await indexer.delete(req.resourceId, req.paths);
         return { count: outcome.deleted, indexGeneration: outcome.generation };
       },
       async putTriples(req) {
         const { count, generation } = await indexer.putTriples(req.resourceId, req.triples, req.replace);
         return { count, indexGeneration: generation };
       },
-      rebuild(req, ctx) {
-        const outcome = indexer.rebuild(principalOf(ctx), req.resourceIds, req.fullRebuild);
+      async rebuild(req, ctx) {
+        const outcome = await indexer.rebuild(principalOf(ctx), req.resourceIds, req.fullRebuild);
         return {
           indexGeneration: outcome.generation,
           resourcesRebuilt: outcome.resourcesRebuilt,

@@ -83,11 +83,11 @@ export function ragRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
           yield { result: toHybridResult(r) };
         }
       },
-      fetchContent(req, ctx) {
+      async fetchContent(req, ctx) {
         const view = viewOf(ctx);
         if (!fetchDeps) throw new UnimplementedError("no document reader is configured on this server");
-        const indexGeneration = deps.backends.documents.generation();
-        const answer = fetchContent(fetchDeps, view, req.ukoUris);
+        const indexGeneration = await deps.backends.documents.generation();
+        const answer = await fetchContent(fetchDeps, view, req.ukoUris);
         return {
           items: answer.items.map((i) => create(FetchedItemSchema, i)),
           missing: answer.missing,

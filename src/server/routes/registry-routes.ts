@@ -13,7 +13,7 @@ import {
 import { InvalidArgumentError, NotFoundError, type FieldViolation } from "../../domain/errors.js";
 import { assertProjectName, isProjectName } from "../../domain/project-name.js";
 import type { LinkRecord, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
-import { resourceVisibility } from "../resource-visibility.js";
+import { resourceVisibility, type ResourceVisibility } from "../resource-visibility.js";
 import { principalOf } from "../handler-context.js";
 import type { Principal } from "../principal.js";
 import type { ServerDeps } from "../server.js";
@@ -34,12 +34,12 @@ function toLink(l: LinkRecord): ResourceLink {
  * parents the key cannot see, and an owner project the key does not allow (left empty) are left out, so a
  * listing never reveals another tenant's projects or ids.
  */
-function toResource(r: ResourceRecord, alias: string, principal: Principal, visible: (id: string) => boolean): Resource {
+async function toResource(r: ResourceRecord, alias: string, principal: Principal, visible: ResourceVisibility): Promise<Resource> {
   return create(ResourceSchema, {
     id: r.id,
     ownerProject: principal.allowsProject(r.ownerProject) ? r.ownerProject : "",
     kind: r.kind,
-    parentIds: r.parentIds.filter(visible),
+    parentIds: await visible.filter(r.parentIds),
     metadata: r.metadata,
     alias,
     links: r.links.filter((l) => principal.allowsProject(l.project)).map(toLink),
@@ -48,9 +48,9 @@ function toResource(r: ResourceRecord, alias: string, principal: Principal, visi
 }
 
 /** An empty project slips past the interceptor (it skips empty refs), so handlers check the shape too. */
-function requireProject(registry: RegistryStore, name: string): void {
+async function requireProject(registry: RegistryStore, name: string): Promise<void> {
   assertProjectName("project", name);
-  if (!registry.getProject(name)) throw new NotFoundError(`project ${name} not found`);
+  if (!(await registry.getProject(name))) throw new NotFoundError(`project ${name} not found`);
 }
 
 /**
@@ -62,16 +62,16 @@ export function registryRoutes(deps: ServerDeps): (router: ConnectRouter) => voi
   const registry = deps.backends.registry;
   return (router) => {
     router.service(RegistryService, {
-      createProject(req) {
-        return { project: toProject(registry.createProject(req.name)) };
+      async createProject(req) {
+        return { project: toProject(await registry.createProject(req.name)) };
       },
-      listProjects(_req, ctx) {
+      async listProjects(_req, ctx) {
         const principal = principalOf(ctx);
-        return { projects: registry.listProjects().filter((p) => principal.allowsProject(p.name)).map(toProject) };
+        return { projects: (await registry.listProjects()).filter((p) => principal.allowsProject(p.name)).map(toProject) };
       },
-      registerResource(req, ctx) {
+      async registerResource(req, ctx) {
         const principal = principalOf(ctx);
-        const record = registry.registerResource({
+        const record = await registry.registerResource({
           id: req.id,
           project: req.project,
           alias: req.alias,
@@ -79,32 +79,33 @@ export function registryRoutes(deps: ServerDeps): (router: ConnectRouter) => voi
           parentIds: req.parentIds,
           metadata: req.metadata,
         });
-        return { resource: toResource(record, req.alias, principal, resourceVisibility(registry, principal)) };
+        return { resource: await toResource(record, req.alias, principal, resourceVisibility(registry, principal)) };
       },
-      linkResource(req) {
+      async linkResource(req) {
         assertProjectName("project", req.project);
-        return { link: toLink(registry.linkResource({ project: req.project, resourceId: req.resourceId, alias: req.alias })) };
+        return { link: toLink(await registry.linkResource({ project: req.project, resourceId: req.resourceId, alias: req.alias })) };
       },
-      listResources(req, ctx) {
+      async listResources(req, ctx) {
         assertProjectName("project", req.project);
         const principal = principalOf(ctx);
         const visible = resourceVisibility(registry, principal);
-        return { resources: registry.listResources(req.project).map((r) => toResource(r, r.alias, principal, visible)) };
+        const records = await registry.listResources(req.project);
+        return { resources: await Promise.all(records.map((r) => toResource(r, r.alias, principal, visible))) };
       },
-      resolveAlias(req) {
+      async resolveAlias(req) {
         const violations: FieldViolation[] = [];
         if (!isProjectName(req.project)) violations.push({ field: "project", description: `"${req.project.slice(0, 80)}" is not a project name (namespace/name)` });
         if (req.aliasOrId.length === 0) violations.push({ field: "alias_or_id", description: "empty: give an alias or a resource id" });
         else if (req.aliasOrId.length > MAX_ALIAS_OR_ID) violations.push({ field: "alias_or_id", description: `longer than ${MAX_ALIAS_OR_ID} characters` });
         if (violations.length > 0) throw new InvalidArgumentError(violations);
-        requireProject(registry, req.project);
-        const id = registry.resolveAlias(req.project, req.aliasOrId);
+        await requireProject(registry, req.project);
+        const id = await registry.resolveAlias(req.project, req.aliasOrId);
         if (!id) throw new NotFoundError(`no resource with alias or id "${req.aliasOrId}" in ${req.project}`);
         return { resourceId: id };
       },
-      validateAliases(req) {
+      async validateAliases(req) {
         assertProjectName("project", req.project);
-        return { errors: registry.duplicateAliases(req.project) };
+        return { errors: await registry.duplicateAliases(req.project) };
       },
     });
   };

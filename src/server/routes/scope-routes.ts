@@ -54,7 +54,7 @@ export function scopeRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
   const scopes = deps.backends.scopes;
   return (router) => {
     router.service(ScopeService, {
-      resolveScope(req, ctx) {
+      async resolveScope(req, ctx) {
         const principal = principalOf(ctx);
         const violations: FieldViolation[] = [];
         if (req.projects.length === 0) violations.push({ field: "projects", description: "at least one project is required" });
@@ -70,12 +70,14 @@ export function scopeRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
         const temporalScope = parseTemporal(req.temporalScope, violations);
         if (violations.length > 0) throw new InvalidArgumentError(violations);
         const projects = [...new Set(req.projects)];
-        const missing = projects.filter((p) => !registry.getProject(p));
+        const found = await Promise.all(projects.map((p) => registry.getProject(p)));
+        const missing = projects.filter((_, i) => !found[i]);
         if (missing.length > 0) throw new NotFoundError(`project${missing.length > 1 ? "s" : ""} not found: ${missing.join(", ")}`);
         const expandDescendants = req.expandDescendants ?? true;
-        const resolved = resolveScopeResources({
+        // Several registry reads, each its own: see ScopeResolutionInput for what a racing write can do.
+        const resolved = await resolveScopeResources({
           projects,
-          links: registry.linksOfProjects(projects),
+          links: await registry.linksOfProjects(projects),
           withDescendants: (ids) => registry.withDescendants(ids),
           visible: resourceVisibility(registry, principal),
           includeResources: req.includeResources,
@@ -97,18 +99,18 @@ export function scopeRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
           deniedResourceIds: resolved.deniedResourceIds,
           createdAt: new Date(),
         };
-        scopes.save(scope);
+        await scopes.save(scope);
         return { scope: toScopeMessage(scope) };
       },
-      getScope(req, ctx) {
+      async getScope(req, ctx) {
         const principal = principalOf(ctx);
         if (req.scopeId.length === 0) throw InvalidArgumentError.field("scope_id", "empty: give the scope_id ResolveScope returned");
         // A malformed id is answered like an unknown one, as the acms-scope header is.
-        const scope = isUlid(req.scopeId) ? scopes.get(req.scopeId) : undefined;
+        const scope = isUlid(req.scopeId) ? await scopes.get(req.scopeId) : undefined;
         if (!scope || scope.owner !== principal.name) throw new NotFoundError(`scope ${req.scopeId.slice(0, 64)} not found`);
         return { scope: toScopeMessage(scope) };
       },
-      narrowScope(req, ctx) {
+      async narrowScope(req, ctx) {
         const principal = principalOf(ctx);
         const parent = viewOf(ctx).scope;
         const violations: FieldViolation[] = [];
@@ -121,11 +123,11 @@ export function scopeRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
         violations.push(...globViolations("exclude_paths", req.excludePaths));
         if (violations.length > 0) throw new InvalidArgumentError(violations);
         const childProjects = req.projects.length > 0 ? [...new Set(req.projects)] : [...parent.projectNames];
-        const narrowed = narrowScopeResources({
+        const narrowed = await narrowScopeResources({
           parentResourceIds: parent.resourceIds,
           parentProjects: parent.projectNames,
           childProjects,
-          childLinks: registry.linksOfProjects(childProjects),
+          childLinks: await registry.linksOfProjects(childProjects),
           withDescendants: (ids) => registry.withDescendants(ids),
           denyResourceIds: req.denyResourceIds,
           expandDescendants: parent.expandDescendants,
@@ -147,7 +149,7 @@ export function scopeRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
           deniedResourceIds: [...new Set([...parent.deniedResourceIds, ...narrowed.deniedResourceIds])].sort(),
           createdAt: new Date(),
         };
-        scopes.save(scope);
+        await scopes.save(scope);
         return { scope: toScopeMessage(scope) };
       },
       validateProjectScope() {
