@@ -20,13 +20,13 @@ async function fieldsOf(fn: () => Promise<unknown>): Promise<string[]> {
 /** What the suite needs from an implementation: a fresh, empty store per test and a way to release it. */
 export interface RegistryStoreFixture {
   registry: RegistryStore;
-  close(): void;
+  close(): void | Promise<void>;
 }
 
 /** How one adapter of the RegistryStore port is run through the shared suite. */
 export interface RegistryStoreSuiteOptions extends ConformanceOptions {
   /** A fresh, empty store per test. */
-  create: () => RegistryStoreFixture;
+  create: () => RegistryStoreFixture | Promise<RegistryStoreFixture>;
 }
 
 /**
@@ -38,12 +38,14 @@ export function runRegistryStoreSuite({ create, ...opts }: RegistryStoreSuiteOpt
     let fixture: RegistryStoreFixture;
     let reg: RegistryStore;
     beforeEach(async () => {
-      fixture = create();
+      fixture = await create();
       reg = fixture.registry;
       await reg.createProject("local/api");
       await reg.createProject("local/web");
     });
-    afterEach(() => fixture.close());
+    afterEach(async () => {
+      await fixture.close();
+    });
 
     test("projects: create, get, list sorted, duplicate is AlreadyExists, bad name is InvalidArgument", async () => {
       expect((await reg.getProject("local/api"))?.name).toBe("local/api");
