@@ -188,6 +188,7 @@ export async function run(): Promise<void> {
     try {
       const lpool = openPostgresPool(lite.url, { max: 1 });
       const small = entries.slice(0, Math.min(entries.length, 3000)).map((e) => ({ ...e, vector: e.vector.slice(0, 64) }));
+      await migrate(lpool);
       await ensureVectorTable(lpool, 64);
       for (const threshold of [Number.MAX_SAFE_INTEGER, 0]) {
         await lpool.query("TRUNCATE chunk_vectors");
