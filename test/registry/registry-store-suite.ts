@@ -20,7 +20,8 @@ async function fieldsOf(fn: () => Promise<unknown>): Promise<string[]> {
 /** What the suite needs from an implementation: a fresh, empty store per test and a way to release it. */
 export interface RegistryStoreFixture {
   registry: RegistryStore;
-  close(): void | Promise<void>;
+  /** Releases the store (its result, if a promise, is awaited). */
+  close(): unknown;
 }
 
 /** How one adapter of the RegistryStore port is run through the shared suite. */
