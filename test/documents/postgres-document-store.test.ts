@@ -71,6 +71,24 @@ describe("PostgresDocumentStore across servers", () => {
     expect(hits).toEqual([]);
   });
 
+  test("term statistics stay exact through supersession, retention, deletion and re-indexing", async () => {
+    const store = new PostgresDocumentStore(db.pool, { retainedVersions: 2 });
+    for (let v = 0; v < 6; v++) {
+      await store.upsertDocuments(R1, [{ path: "a.md", content: `alpha v${v}`, metadata: {}, chunks: [{ text: `alpha beta v${v}` }, { text: "gamma" }] }], 1_000 + v);
+      await store.upsertDocuments(R1, [{ path: `b${v}.md`, content: "beta", metadata: {}, chunks: [{ text: "beta beta delta" }] }], 1_000 + v);
+    }
+    await store.deleteDocuments(R1, ["b0.md", "b1.md"], 2_000);
+    await store.reindexResource(R1, true);
+    const { rows } = await db.pool.query<{ ok: boolean; versions: number }>(
+      `SELECT (SELECT keyword_rows FROM index_state) = (SELECT count(*) FROM keyword_rows)
+          AND (SELECT keyword_tokens FROM index_state) = (SELECT sum(length) FROM keyword_rows)
+          AND NOT EXISTS (SELECT 1 FROM term_df d FULL JOIN (SELECT term, count(*) AS n FROM postings GROUP BY term) p USING (term)
+                           WHERE coalesce(d.df, 0) <> coalesce(p.n, 0)) AS ok,
+              (SELECT count(*)::int FROM documents WHERE path = 'a.md') AS versions`,
+    );
+    expect(rows[0]).toEqual({ ok: true, versions: 3 });
+  });
+
   test("a message naming one path twice writes both versions in order, as the embedded store does", async () => {
     const msg = [
       { path: "a.md", content: "first", metadata: {}, chunks: [{ text: "first" }] },
@@ -103,7 +121,10 @@ describe("PostgresDocumentStore across servers", () => {
       expect(generations).toEqual(Array.from({ length: 30 }, (_, i) => BigInt(i + 1)));
       for (const s of stores) expect(await s.generation()).toBe(30n);
       const { rows } = await db.pool.query<{ ok: boolean }>(
-        "SELECT (SELECT keyword_rows FROM index_state) = (SELECT count(*) FROM keyword_rows) AND (SELECT keyword_tokens FROM index_state) = (SELECT sum(length) FROM keyword_rows) AS ok",
+        `SELECT (SELECT keyword_rows FROM index_state) = (SELECT count(*) FROM keyword_rows)
+            AND (SELECT keyword_tokens FROM index_state) = (SELECT sum(length) FROM keyword_rows)
+            AND NOT EXISTS (SELECT 1 FROM term_df d FULL JOIN (SELECT term, count(*) AS n FROM postings GROUP BY term) p USING (term)
+                             WHERE coalesce(d.df, 0) <> coalesce(p.n, 0)) AS ok`,
       );
       expect(rows[0].ok).toBe(true);
     } finally {

@@ -100,7 +100,10 @@ describe("PostgreSQL BM25 equals FTS5 bm25()", () => {
     for (const id of resources) await pgStore.reindexResource(id, true);
     expect(await ranked(postgres, "retry requests server", resources, "all")).toEqual(before);
     const { rows } = await db.pool.query<{ ok: boolean }>(
-      "SELECT (SELECT keyword_rows FROM index_state) = (SELECT count(*) FROM keyword_rows) AND (SELECT keyword_tokens FROM index_state) = (SELECT sum(length) FROM keyword_rows) AS ok",
+      `SELECT (SELECT keyword_rows FROM index_state) = (SELECT count(*) FROM keyword_rows)
+          AND (SELECT keyword_tokens FROM index_state) = (SELECT sum(length) FROM keyword_rows)
+          AND NOT EXISTS (SELECT 1 FROM term_df d FULL JOIN (SELECT term, count(*) AS n FROM postings GROUP BY term) p USING (term)
+                           WHERE coalesce(d.df, 0) <> coalesce(p.n, 0)) AS ok`,
     );
     expect(rows[0].ok).toBe(true);
   });

@@ -284,6 +284,7 @@ export class PostgresDocumentStore implements DocumentStore {
     // incremental re-index are the same rebuild of the resource's rows from its chunks.
     return this.write(async (c) => {
       const counters: Counters = { rows: 0, tokens: 0 };
+      await forgetTerms(c, "resource_id = $1", [resourceId]);
       const dropped = await c.query<{ n: string; t: string }>(
         "WITH d AS (DELETE FROM keyword_rows WHERE resource_id = $1 RETURNING length) SELECT count(*)::text AS n, coalesce(sum(length), 0)::text AS t FROM d",
         [resourceId],
@@ -351,6 +352,12 @@ export class PostgresDocumentStore implements DocumentStore {
         "INSERT INTO postings (term, resource_id, chunk_key, positions) SELECT t, $1, k, p::integer[] FROM unnest($2::text[], $3::bigint[], $4::text[]) AS u (t, k, p)",
         [resourceId, batch.terms, batch.postingKeys, batch.positions],
       );
+      // Writers are serialised on index_state, so these counters never race (and never deadlock).
+      await c.query(
+        `INSERT INTO term_df (term, df) SELECT t, count(*) FROM unnest($1::text[]) AS u (t) GROUP BY t
+         ON CONFLICT (term) DO UPDATE SET df = term_df.df + excluded.df`,
+        [batch.terms],
+      );
     }
     counters.rows += batch.rowKeys.length;
     counters.tokens += batch.tokens;
@@ -387,6 +394,7 @@ export class PostgresDocumentStore implements DocumentStore {
     const removed = chunks.rows.filter((r) => r.has_vector).map((r) => r.chunk_key);
     vectors.removed.push(...removed);
     if (this.vectorTable && removed.length > 0) await c.query("DELETE FROM chunk_vectors WHERE chunk_key = ANY($1::bigint[])", [removed]);
+    await forgetTerms(c, "chunk_key IN (SELECT chunk_key FROM chunks WHERE doc_key = ANY($1::bigint[]))", [docKeys]);
     const dropped = await c.query<{ n: string; t: string }>(
       `WITH d AS (DELETE FROM keyword_rows WHERE chunk_key IN (SELECT chunk_key FROM chunks WHERE doc_key = ANY($1::bigint[])) RETURNING length)
        SELECT count(*)::text AS n, coalesce(sum(length), 0)::text AS t FROM d`,
@@ -396,6 +404,14 @@ export class PostgresDocumentStore implements DocumentStore {
     counters.tokens -= Number(dropped.rows[0].t);
     await c.query("DELETE FROM documents WHERE doc_key = ANY($1::bigint[])", [docKeys]);
   }
+}
+
+/** Takes the postings `condition` selects out of the per-term document frequencies, before they are deleted. */
+async function forgetTerms(c: PostgresClient, condition: string, params: unknown[]): Promise<void> {
+  await c.query(
+    `UPDATE term_df d SET df = d.df - x.n FROM (SELECT term, count(*) AS n FROM postings WHERE ${condition} GROUP BY term) x WHERE d.term = x.term`,
+    params,
+  );
 }
 
 /** pgvector's text form of a vector. */

@@ -146,6 +146,17 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: "document frequency per term (BM25's IDF without counting postings at query time)",
+    sql: `
+      CREATE TABLE term_df (
+        term text COLLATE "C" PRIMARY KEY,
+        df bigint NOT NULL CHECK (df >= 0)
+      );
+      INSERT INTO term_df (term, df) SELECT term, count(*) FROM postings GROUP BY term;
+    `,
+  },
 ];
 
 /** The advisory lock key every server takes around migrations ("acms" in ASCII). */

@@ -38,7 +38,9 @@ const B = `${FTS5_BM25.b}::float8`;
  *
  * - Statistics as FTS5 keeps them: N and the average row length over every row of the keyword table
  *   (all resources, superseded versions included), and a phrase's IDF from the rows holding it anywhere,
- *   `ln((N − n + 0.5) / (n + 0.5))` floored at 1e-6. The scope never changes a score.
+ *   `ln((N − n + 0.5) / (n + 0.5))` floored at 1e-6. The scope never changes a score. N, the total
+ *   length and a term's n are counters kept in the write transactions (`index_state`, `term_df`);
+ *   only a multi-term phrase's n is counted from the postings at query time.
  * - The phrase frequencies are read for in-scope rows only (postings are keyed by term, then resource),
  *   and the visible-version condition is in the same query: the scope is pushed into SQL.
  * - A multi-term phrase (a query word the tokenizer splits) counts the positions where its terms follow
@@ -58,7 +60,7 @@ stats AS (
   SELECT keyword_rows::float8 AS n, keyword_tokens::float8 / greatest(keyword_rows, 1)::float8 AS avgdl FROM index_state WHERE id = 1
 ),
 single_df AS (
-  SELECT q.phrase, (SELECT count(*) FROM postings p WHERE p.term = q.term) AS df FROM q WHERE q.plen = 1
+  SELECT q.phrase, coalesce((SELECT t.df FROM term_df t WHERE t.term = q.term), 0) AS df FROM q WHERE q.plen = 1
 ),
 multi_hits_all AS (
   SELECT phrase, chunk_key, count(*) AS f FROM (
