@@ -188,9 +188,11 @@ export function checkScopedRefs(view: ScopedBackendView, refs: readonly RequestR
  */
 export async function checkPrincipalRefs(principal: Principal, registry: RegistryStore, refs: readonly RequestRef[], write = false): Promise<void> {
   if (refs.length === 0) return;
-  // A first pass only collects the resource ids the refs name (same parsing as the judging pass).
+  // A first pass only collects the resource ids the refs name (same parsing as the judging pass);
+  // malformed values are refused before any registry read.
   const named = new Set<string>();
-  classify(refs, (id) => (named.add(id), true), () => true, () => true);
+  const malformed = classify(refs, (id) => (named.add(id), true), () => true, () => true).violations;
+  if (malformed.length > 0) throw new InvalidArgumentError(malformed);
   const records = new Map(await Promise.all([...named].map(async (id) => [id, await registry.getResource(id)] as const)));
   const reachable = (id: string): boolean => {
     const resource = records.get(id);

@@ -1,7 +1,6 @@
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from "../../src/domain/errors.js";
 import { isUlid, newUlid } from "../../src/domain/ulid-id.js";
 import type { NewResource, RegistryStore } from "../../src/ports/registry-store.js";
-import { conformanceSuite, type ConformanceOptions } from "../support/conformance-suite.js";
 
 function res(over: Partial<NewResource> = {}): NewResource {
   return { id: "", project: "local/api", alias: "repo", kind: "repo", parentIds: [], metadata: {}, ...over };
@@ -20,33 +19,24 @@ async function fieldsOf(fn: () => Promise<unknown>): Promise<string[]> {
 /** What the suite needs from an implementation: a fresh, empty store per test and a way to release it. */
 export interface RegistryStoreFixture {
   registry: RegistryStore;
-  /** Releases the store (its result, if a promise, is awaited). */
-  close(): unknown;
-}
-
-/** How one adapter of the RegistryStore port is run through the shared suite. */
-export interface RegistryStoreSuiteOptions extends ConformanceOptions {
-  /** A fresh, empty store per test. */
-  create: () => RegistryStoreFixture | Promise<RegistryStoreFixture>;
+  close(): void;
 }
 
 /**
  * The conformance suite every RegistryStore adapter runs (SQLite now, PostgreSQL later): projects,
  * resources, links, alias rules, the parent DAG and the errors the port promises.
  */
-export function runRegistryStoreSuite({ create, ...opts }: RegistryStoreSuiteOptions): void {
-  conformanceSuite("RegistryStore", opts, (test) => {
+export function runRegistryStoreSuite(name: string, create: () => RegistryStoreFixture): void {
+  describe(`RegistryStore conformance: ${name}`, () => {
     let fixture: RegistryStoreFixture;
     let reg: RegistryStore;
     beforeEach(async () => {
-      fixture = await create();
+      fixture = create();
       reg = fixture.registry;
       await reg.createProject("local/api");
       await reg.createProject("local/web");
     });
-    afterEach(async () => {
-      await fixture.close();
-    });
+    afterEach(() => fixture.close());
 
     test("projects: create, get, list sorted, duplicate is AlreadyExists, bad name is InvalidArgument", async () => {
       expect((await reg.getProject("local/api"))?.name).toBe("local/api");
