@@ -53,7 +53,7 @@ export function scopeCommand(io: CliIo): Command {
       .option("--include-path <glob>", "only documents matching one of these globs (repeatable)", collect, [])
       .option("--exclude-path <glob>", "no documents matching these globs (repeatable)", collect, [])
       .option("--temporal <mode>", "current, recent or all", "current")
-      .option("--no-expand-descendants", "allow and deny only the named resources, not their descendants")
+      .option("--no-expand-descendants", "keep exactly the linked resources: no descendants, and allow and deny only the named resources")
       .option("-q, --quiet", "print only the scope id"),
     { scoped: false },
   ).action(

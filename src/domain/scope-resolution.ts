@@ -29,7 +29,10 @@ export interface ScopeResolutionInput {
   visible: (resourceId: string) => Promise<boolean>;
   includeResources: readonly string[];
   excludeResources: readonly string[];
-  /** Whether allow and deny cover the descendants of the resources they name. */
+  /**
+   * Whether the scope reaches the DAG descendants of the linked resources, and allow and deny cover the
+   * descendants of the resources they name. False keeps exactly the linked resources.
+   */
   expandDescendants: boolean;
 }
 
@@ -80,20 +83,23 @@ export function resolveResourceName(
 
 /**
  * Resolves a scope's effective resources: collect every resource linked into the projects, expand each to
- * its (visible) DAG descendants, keep only the allow list when it is non-empty, then drop the deny list
- * (deny after allow). Allow and deny act on the named resources with their descendants when
- * `expandDescendants`. Every bad name of both lists is reported at once, as INVALID_ARGUMENT.
+ * its (visible) DAG descendants when `expandDescendants` (without it exactly the linked resources stay),
+ * keep only the allow list when it is non-empty, then drop the deny list (deny after allow). Allow and
+ * deny act on the named resources with their descendants when `expandDescendants`. Every bad name of
+ * both lists is reported at once, as INVALID_ARGUMENT.
  * @example await resolveScopeResources({ projects: ["local/api"], links, withDescendants, visible, includeResources: [], excludeResources: ["old-docs"], expandDescendants: true })
  */
 export async function resolveScopeResources(input: ScopeResolutionInput): Promise<ScopeResolution> {
   const projects = new Set(input.projects);
   const linked = [...new Set(input.links.filter((l) => projects.has(l.project)).map((l) => l.resourceId))];
   const base = new Set(linked);
-  const reached = [...(await input.withDescendants(linked))].filter((id) => !base.has(id));
-  const shown = await Promise.all(reached.map((id) => input.visible(id)));
-  reached.forEach((id, i) => {
-    if (shown[i]) base.add(id);
-  });
+  if (input.expandDescendants) {
+    const reached = [...(await input.withDescendants(linked))].filter((id) => !base.has(id));
+    const shown = await Promise.all(reached.map((id) => input.visible(id)));
+    reached.forEach((id, i) => {
+      if (shown[i]) base.add(id);
+    });
+  }
   const idsByAlias = new Map<string, ScopeLink[]>();
   for (const l of input.links) {
     if (!projects.has(l.project)) continue;
@@ -135,13 +141,14 @@ export interface NarrowingInput {
   withDescendants: (ids: readonly string[]) => Promise<ReadonlySet<string>>;
   /** Ids to deny, already checked to be ULIDs. */
   denyResourceIds: readonly string[];
+  /** The parent's setting: whether the child's projects reach descendants and a deny covers them. */
   expandDescendants: boolean;
 }
 
 /**
  * A child scope's resources: the parent's effective resources that are linked into the child's projects or
- * descend from such within the parent, minus the denied ids (with descendants when the parent expands
- * them). Ids the parent does not hold change nothing. `deniedResourceIds` lists what the narrowing removed
+ * (when the parent expands descendants) descend from such within the parent, minus the denied ids (with
+ * descendants when the parent expands them). Ids the parent does not hold change nothing. `deniedResourceIds` lists what the narrowing removed
  * (by project or by deny), so a child emptied by narrowing is refused when used rather than answering empty.
  */
 export async function narrowScopeResources(input: NarrowingInput): Promise<ScopeResolution> {
@@ -153,7 +160,7 @@ export async function narrowScopeResources(input: NarrowingInput): Promise<Scope
   else {
     const childProjects = new Set(input.childProjects);
     const linked = [...new Set(input.childLinks.filter((l) => childProjects.has(l.project) && parent.has(l.resourceId)).map((l) => l.resourceId))];
-    kept = new Set([...(await input.withDescendants(linked))].filter((id) => parent.has(id)));
+    kept = input.expandDescendants ? new Set([...(await input.withDescendants(linked))].filter((id) => parent.has(id))) : new Set(linked);
   }
   const deniedSeeds = input.denyResourceIds.filter((id) => parent.has(id));
   const deny = input.expandDescendants && deniedSeeds.length > 0 ? await input.withDescendants(deniedSeeds) : new Set(deniedSeeds);

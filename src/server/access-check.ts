@@ -1,4 +1,5 @@
-import { RefKind } from "../../gen/acms/v1/options_pb.js";
+import { getOption, type DescMethod } from "@bufbuild/protobuf";
+import { access, Access, RefKind } from "../../gen/acms/v1/options_pb.js";
 import {
   FailedPreconditionError,
   InvalidArgumentError,
@@ -30,6 +31,22 @@ export function authenticate(keys: KeyRing, authorization: string | null): Princ
   const principal = keys.authenticate(m[1]);
   if (!principal) throw new UnauthenticatedError("unknown API key");
   return principal;
+}
+
+/** The check a method gets: its `(acms.v1.access)` rule, or only a key for a service listed as such. */
+export type AccessRule = Access.SCOPED | Access.READ | Access.WRITE | "authenticated";
+
+/**
+ * The access rule of `method`, fail closed: a method without an explicit `(acms.v1.access)` option (or
+ * with ACCESS_UNSPECIFIED) is refused with PERMISSION_DENIED, never served on authentication alone, so a
+ * new RPC that forgot its option cannot leak. Only the services in `authenticatedOnly` (reflection, whose
+ * vendored protos carry no option of ours) are answered on a valid key alone.
+ */
+export function accessRuleOf(method: DescMethod, authenticatedOnly: ReadonlySet<string>): AccessRule {
+  if (authenticatedOnly.has(method.parent.typeName)) return "authenticated";
+  const mode = getOption(method, access);
+  if (mode === Access.SCOPED || mode === Access.READ || mode === Access.WRITE) return mode;
+  throw new PermissionDeniedError(`${method.parent.typeName}/${method.name} declares no access rule: refused`);
 }
 
 /** Refuses a write by a read-only key. */

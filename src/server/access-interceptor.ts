@@ -1,11 +1,11 @@
-import { getOption, type DescMessage, type Message } from "@bufbuild/protobuf";
+import type { DescMessage, Message } from "@bufbuild/protobuf";
 import type { Interceptor, StreamResponse, UnaryResponse } from "@connectrpc/connect";
 import { createAsyncIterable } from "@connectrpc/connect/protocol";
-import { access, Access } from "../../gen/acms/v1/options_pb.js";
+import { Access } from "../../gen/acms/v1/options_pb.js";
 import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
 import type { RegistryStore } from "../ports/registry-store.js";
 import type { ScopeStore } from "../ports/scope-store.js";
-import { authenticate, checkPrincipalRefs, checkScopedRefs, requireWrite, resolveView } from "./access-check.js";
+import { accessRuleOf, authenticate, checkPrincipalRefs, checkScopedRefs, requireWrite, resolveView, type AccessRule } from "./access-check.js";
 import { principalKey, viewKey } from "./context-keys.js";
 import { toConnectError, type InternalErrorSink } from "./error-mapping.js";
 import type { KeyRing } from "./key-ring.js";
@@ -20,6 +20,8 @@ export interface AccessDeps {
   registry: RegistryStore;
   /** Services answered without authentication (health). */
   publicServices: ReadonlySet<string>;
+  /** Services answered on a valid key alone (reflection); any other method without an access option is refused. */
+  authenticatedServices: ReadonlySet<string>;
   onInternalError?: InternalErrorSink;
 }
 
@@ -55,7 +57,7 @@ export function createAccessInterceptor(deps: AccessDeps): Interceptor {
       if (deps.publicServices.has(req.service.typeName)) return await next(req);
       const principal = authenticate(deps.keys, req.header.get("authorization"));
       req.contextValues.set(principalKey, principal);
-      const mode = getOption(req.method, access);
+      const mode = accessRuleOf(req.method, deps.authenticatedServices);
       if (mode === Access.WRITE) requireWrite(principal);
       let view: ScopedBackendView | undefined;
       if (mode === Access.SCOPED) {
@@ -88,7 +90,7 @@ export function createAccessInterceptor(deps: AccessDeps): Interceptor {
 function makeCheck(
   deps: AccessDeps,
   input: DescMessage,
-  mode: Access,
+  mode: AccessRule,
   principal: Principal,
   view: ScopedBackendView | undefined,
 ): Check {

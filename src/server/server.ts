@@ -7,7 +7,7 @@ import type { InternalErrorSink } from "./error-mapping.js";
 import type { KeyRing } from "./key-ring.js";
 import { listen, type Listener } from "./listener.js";
 import { ServingState } from "./serving-state.js";
-import { allRoutes, PUBLIC_SERVICES } from "./routes/all-routes.js";
+import { allRoutes, AUTHENTICATED_SERVICES, PUBLIC_SERVICES } from "./routes/all-routes.js";
 
 /** A running ACMS server. */
 export interface AcmsServer {
@@ -34,6 +34,7 @@ export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter
     scopes: deps.backends.scopes,
     registry: deps.backends.registry,
     publicServices: PUBLIC_SERVICES,
+    authenticatedServices: AUTHENTICATED_SERVICES,
     onInternalError: deps.onInternalError,
   });
   return { routes: allRoutes(deps), interceptors: [interceptor] };

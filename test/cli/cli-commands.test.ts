@@ -111,7 +111,6 @@ describe("acms ingest, scope, search, fetch, tiers on a folder of 2000 files", (
   });
 
   test("ingest walks with .gitignore and globs, skips binary and huge files with counts", async () => {
-    const started = Date.now();
     const run = await runCli(
       ["ingest", docs, "--project", "local/cli", "--alias", "docs", "--exclude", "drafts/**", "--max-file-bytes", "100000", "--json"],
       env,
@@ -135,7 +134,6 @@ describe("acms ingest, scope, search, fetch, tiers on a folder of 2000 files", (
       interrupted: false,
     });
     expect(s.chunksIndexed).toBeGreaterThanOrEqual(2005);
-    expect(Date.now() - started).toBeLessThan(60_000);
     resourceId = s.resourceId;
     // Progress went to stderr as plain lines (not a TTY), ending with the final count.
     expect(run.stderr).toMatch(/ingest: 2010\/2010 files, \d+ chunks, \d+ files\/s/);

@@ -368,10 +368,9 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
       test(
         "a query past its time limit is DEADLINE_EXCEEDED and the backend keeps serving",
         async () => {
-          const started = Date.now();
+          // How soon past its limit the query stops is a figure of bench/robustness-bench.ts, not a pass condition.
           const err = await rejection(backend.query(viewOf([A, B, C]), SLOW_QUERY, { timeoutMs: 300 }));
           expect(err).toBeInstanceOf(DeadlineExceededError);
-          expect(Date.now() - started).toBeLessThan(5_000);
           await backend.putTriples(C, [triple(iri("after"), iri("timeout"), lit("yes"))], false);
           expect(await values([C], `SELECT ?o { <${EX}after> ?p ?o }`, "o")).toEqual(["yes"]);
           expect((await select([A], "SELECT * { ?s ?p ?o }")).length).toBe(A_TRIPLES.length);

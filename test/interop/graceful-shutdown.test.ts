@@ -65,8 +65,8 @@ describe("graceful shutdown", () => {
       const inFlight = openReflection(address, t.keys.admin);
       expect((await inFlight.ask(listServices)).messageResponse.case).toBe("listServicesResponse");
 
-      const started = Date.now();
-      const closing = t.server.close(10_000);
+      let closed = false;
+      const closing = t.server.close(60_000).then(() => (closed = true));
 
       // New connections are refused.
       const late = new Client(address);
@@ -77,16 +77,16 @@ describe("graceful shutdown", () => {
       // The in-flight stream still gets answers, then completes normally.
       const answer = await inFlight.ask(create(ServerReflectionRequestSchema, { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.ScopeService" } }));
       expect(answer.messageResponse.case).toBe("fileDescriptorResponse");
+      expect(closed).toBe(false);
       await inFlight.finish();
+      // Closed because the call finished: the 60 s grace period is far beyond the test's time limit.
       await closing;
-      // Closed because the call finished, not because the grace period ran out.
-      expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
       rmSync(t.dataDir, { recursive: true, force: true });
     }
   });
 
-  it("closes idle HTTP/1.1 keep-alive connections at once instead of waiting for them", async () => {
+  it("closes with an idle HTTP/1.1 keep-alive connection open, and answers nothing after", async () => {
     const t = await startTestServer();
     try {
       const res = await fetch(`${t.server.url}/grpc.health.v1.Health/Check`, {
@@ -95,9 +95,13 @@ describe("graceful shutdown", () => {
         body: "{}",
       });
       expect(await res.json()).toEqual({ status: "SERVING" });
-      const started = Date.now();
-      await t.server.close(10_000);
-      expect(Date.now() - started).toBeLessThan(1_000);
+      // How soon (against a close with no idle connection) is a figure of bench/robustness-bench.ts.
+      await t.server.close(60_000);
+      const late = await fetch(`${t.server.url}/grpc.health.v1.Health/Check`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }).then(
+        (r) => `answered ${r.status}`,
+        (e: Error) => e.message,
+      );
+      expect(late).toBe("fetch failed");
     } finally {
       rmSync(t.dataDir, { recursive: true, force: true });
     }

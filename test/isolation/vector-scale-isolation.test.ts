@@ -82,11 +82,11 @@ function exactTop(query: number[], k: number): number[] {
 
 it("graph-backed similarity search never returns another tenant's or an excluded path's vectors, and fills top_k", async () => {
   const vec = t.client(VectorBackendService, "writer", scope.scopeId);
-  const deadline = Date.now() + 60_000;
   let approximateSeen = false;
   let queries = 0;
-  // Ask until the background graphs answer (exhaustive false), checking every answer on the way.
-  while (Date.now() < deadline && (!approximateSeen || queries < 40)) {
+  // Ask until the background graphs answer (exhaustive false), checking every answer on the way; the
+  // test's time limit is the only bound (a loaded machine builds the graphs later, not never).
+  while (!approximateSeen || queries < 40) {
     const query = direction(true);
     const k = 1 + (queries % 50);
     const res = await vec.similaritySearch({ embedding: query, topK: k });
@@ -101,7 +101,7 @@ it("graph-backed similarity search never returns another tenant's or an excluded
     }
   }
   expect(approximateSeen).toBe(true);
-}, 120_000);
+}, 600_000);
 
 it("hybrid search with the vector source holds the same way at scale", async () => {
   const rag = t.client(RagService, "writer", scope.scopeId);

@@ -1,6 +1,7 @@
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from "../../src/domain/errors.js";
 import { isUlid, newUlid } from "../../src/domain/ulid-id.js";
 import type { NewResource, RegistryStore } from "../../src/ports/registry-store.js";
+import { conformanceSuite, type ConformanceOptions } from "../support/conformance-suite.js";
 
 function res(over: Partial<NewResource> = {}): NewResource {
   return { id: "", project: "local/api", alias: "repo", kind: "repo", parentIds: [], metadata: {}, ...over };
@@ -19,24 +20,32 @@ async function fieldsOf(fn: () => Promise<unknown>): Promise<string[]> {
 /** What the suite needs from an implementation: a fresh, empty store per test and a way to release it. */
 export interface RegistryStoreFixture {
   registry: RegistryStore;
-  close(): void;
+  close(): void | Promise<void>;
+}
+
+/** How one adapter of the RegistryStore port is run through the shared suite. */
+export interface RegistryStoreSuiteOptions extends ConformanceOptions {
+  /** A fresh, empty store per test (a networked engine may take a moment to hand one out). */
+  create: () => RegistryStoreFixture | Promise<RegistryStoreFixture>;
 }
 
 /**
  * The conformance suite every RegistryStore adapter runs (SQLite now, PostgreSQL later): projects,
  * resources, links, alias rules, the parent DAG and the errors the port promises.
  */
-export function runRegistryStoreSuite(name: string, create: () => RegistryStoreFixture): void {
-  describe(`RegistryStore conformance: ${name}`, () => {
+export function runRegistryStoreSuite({ create, ...opts }: RegistryStoreSuiteOptions): void {
+  conformanceSuite("RegistryStore", opts, (test) => {
     let fixture: RegistryStoreFixture;
     let reg: RegistryStore;
     beforeEach(async () => {
-      fixture = create();
+      fixture = await create();
       reg = fixture.registry;
       await reg.createProject("local/api");
       await reg.createProject("local/web");
     });
-    afterEach(() => fixture.close());
+    afterEach(async () => {
+      await fixture.close();
+    });
 
     test("projects: create, get, list sorted, duplicate is AlreadyExists, bad name is InvalidArgument", async () => {
       expect((await reg.getProject("local/api"))?.name).toBe("local/api");

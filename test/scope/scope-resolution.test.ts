@@ -91,6 +91,27 @@ describe("resolveScopeResources", () => {
     expect((await resolve({ includeResources: ["sub"], expandDescendants: false })).resourceIds).toEqual([SUB]);
   });
 
+  test("expand_descendants=false keeps exactly the linked resources: no descendant linked elsewhere joins", async () => {
+    // HIDDEN descends from REPO and is visible to this caller, but it is linked into other/x only.
+    expect(await resolve({ visible: async () => true, expandDescendants: false })).toEqual({ resourceIds: [REPO, SUB, LEAF].sort(), deniedResourceIds: [] });
+    expect((await resolve({ visible: async () => true })).resourceIds).toContain(HIDDEN);
+    const web = await resolveScopeResources({
+      projects: ["local/web"],
+      links: LINKS.filter((l) => l.project === "local/web"),
+      withDescendants: async (ids) => new Set([...ids, ...(ids.includes(DOCS) ? [REPO, SUB] : [])]),
+      visible: visibleToLocal,
+      includeResources: [],
+      excludeResources: [],
+      expandDescendants: false,
+    });
+    expect(web.resourceIds).toEqual([DOCS, WEB_API].sort());
+  });
+
+  test("expand_descendants=false: an allow list cannot name a descendant that is not linked", async () => {
+    const v = await violationsOf(() => resolve({ visible: async () => true, includeResources: [HIDDEN], expandDescendants: false }));
+    expect(v.map((x) => x.field)).toEqual(["include_resources[0]"]);
+  });
+
   test("deny drops the named resource with its descendants and records them", async () => {
     const r = await resolve({ excludeResources: [SUB] });
     expect(r.resourceIds).toEqual([REPO]);
@@ -221,6 +242,17 @@ describe("narrowScopeResources", () => {
   test("deny without expansion removes only the id", async () => {
     const r = await narrowScopeResources({ ...base, denyResourceIds: [SUB], expandDescendants: false });
     expect(r.resourceIds).toEqual([REPO, LEAF, DOCS, WEB_API].sort());
+  });
+
+  test("a project subset of a parent without expansion keeps exactly the resources linked into it", async () => {
+    // DOCS descends from REPO here and the parent holds both, but DOCS is linked into local/web only.
+    const dag = async (ids: readonly string[]) => new Set([...(await withDescendants(ids)), ...(ids.includes(REPO) ? [DOCS] : [])]);
+    const childLinks = LINKS.filter((l) => l.project === "local/api");
+    const flat = await narrowScopeResources({ ...base, childProjects: ["local/api"], childLinks, withDescendants: dag, expandDescendants: false });
+    expect(flat.resourceIds).toEqual([REPO, SUB, LEAF].sort());
+    expect(flat.deniedResourceIds).toEqual([DOCS, WEB_API].sort());
+    const expanded = await narrowScopeResources({ ...base, childProjects: ["local/api"], childLinks, withDescendants: dag });
+    expect(expanded.resourceIds).toEqual([REPO, SUB, LEAF, DOCS].sort());
   });
 
   test("a child can never hold anything its parent lacked", async () => {

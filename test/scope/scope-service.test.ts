@@ -112,6 +112,21 @@ describe("ResolveScope", () => {
     expect(allow.resourceIds).toEqual([ids.SUB]);
   });
 
+  test("expand_descendants=false keeps exactly the linked resources: a visible descendant linked elsewhere stays out", async () => {
+    // HIDDEN is REPO's child, linked into other/x only: admin's key sees it, so only expansion brings it in.
+    expect((await resolve("admin", { projects: ["local/api"] })).resourceIds).toContain(ids.HIDDEN);
+    const flat = await resolve("admin", { projects: ["local/api"], expandDescendants: false });
+    expect(flat.resourceIds).toEqual(sorted(ids.REPO, ids.SUB, ids.LEAF));
+    expect(flat.expandDescendants).toBe(false);
+    expect(await badFields(scopeClient("admin").resolveScope({ projects: ["local/api"], includeResources: [ids.HIDDEN], expandDescendants: false }))).toEqual([
+      "include_resources[0]",
+    ]);
+    // Narrowing keeps the parent's setting.
+    const child = await scopeClient("admin", flat.scopeId).narrowScope({ denyResourceIds: [ids.SUB] });
+    expect(child.scope!.resourceIds).toEqual(sorted(ids.REPO, ids.LEAF));
+    expect(child.scope!.expandDescendants).toBe(false);
+  });
+
   test("a name matching nothing is INVALID_ARGUMENT naming the field; typos never widen or empty a scope", async () => {
     expect(
       await badFields(

@@ -139,6 +139,16 @@ describe("ContextTierService over the network", () => {
     expect((await theirs.getFragment({ fragmentId: "secret-1" })).fragment!.content).toBe("their secret");
   });
 
+  test("GetForActor answers the scope_id of the call's scope, over Connect and gRPC", async () => {
+    for (const protocol of ["connect", "grpc"] as const) {
+      for (const scope of ["both", "api"] as const) {
+        const r = await tiers(scope, "writer", protocol).getForActor({ role: Role.STRATEGIST });
+        expect(r.scopeId).toBe(scopes[scope]);
+      }
+    }
+    expect(scopes.both).not.toBe(scopes.api);
+  });
+
   test("a narrower scope does not see fragments of resources outside it", async () => {
     const web = (await tiers("both").storeFragment({ fragment: fragment({ projectName: "local/web", resourceId: ids.WEB, content: "web only" }) })).fragment!;
     await expectCode(tiers("api").getFragment({ fragmentId: web.fragmentId }), Code.NotFound);

@@ -72,7 +72,7 @@ export const RefKindSchema: GenEnum<RefKind> = /*@__PURE__*/
  */
 export enum Access {
   /**
-   * Only authentication (a known API key).
+   * Not set: the server refuses the call (fail closed), so every method must name its rule.
    *
    * @generated from enum value: ACCESS_UNSPECIFIED = 0;
    */

@@ -102,8 +102,9 @@ export function tierRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
             req.role === Role.UNSPECIFIED ? "must be specified (ROLE_STRATEGIST, ROLE_EXECUTOR or ROLE_REVIEWER)" : `unknown role ${req.role}`,
           );
         }
-        const fragments = await tiers.getForActor(viewOf(ctx), role, req.projectNames, req.includeFullContent);
-        return { fragments: fragments.map(toWire) };
+        const view = viewOf(ctx);
+        const fragments = await tiers.getForActor(view, role, req.projectNames, req.includeFullContent);
+        return { fragments: fragments.map(toWire), scopeId: view.scope.scopeId };
       },
       async getMetrics(_req, ctx) {
         const m = await tiers.getMetrics(viewOf(ctx));

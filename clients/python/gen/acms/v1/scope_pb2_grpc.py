@@ -54,7 +54,8 @@ class ScopeServiceServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def GetScope(self, request, context):
-        """GetScope returns a stored scope made by the caller (NOT_FOUND otherwise).
+        """GetScope returns a stored scope made by the caller (NOT_FOUND otherwise). A read with no marked
+        field: the key is checked, and the handler answers only the caller's own scopes.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
