@@ -13,7 +13,7 @@ import { createScopedBackendView } from "../src/domain/scoped-backend-view.js";
 import { newUlid } from "../src/domain/ulid-id.js";
 import { resolveView } from "../src/server/access-check.js";
 import { ScopeViewCache } from "../src/server/scope-view-cache.js";
-import { createPrincipal } from "../src/server/principal.js";
+import { createPrincipal } from "../src/domain/principal.js";
 import { formatMs } from "./bench-timing.js";
 
 async function timeIt(iterations: number, fn: () => unknown): Promise<number> {

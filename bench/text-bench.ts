@@ -7,7 +7,7 @@
 import { openSqliteDatabase } from "../src/adapters/sqlite/sqlite-database.js";
 import { SqliteDocumentStore } from "../src/adapters/sqlite/sqlite-document-store.js";
 import { Fts5TextBackend, rankedSearchSql, scopedMatch } from "../src/adapters/sqlite/fts5-text-backend.js";
-import { searchText } from "../src/server/text-search.js";
+import { searchText } from "../src/application/text-search.js";
 import { prng } from "../test/support/prng.js";
 import { viewOver } from "../test/support/view-over.js";
 import { median, sampleTimes } from "./bench-timing.js";

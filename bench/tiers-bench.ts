@@ -25,7 +25,7 @@ import { createBackends } from "../src/server/composition-root.js";
 import { loadConfig } from "../src/server/config.js";
 import { generateKey, hashKey, KeyRing } from "../src/server/key-ring.js";
 import { startServer } from "../src/server/server.js";
-import { TierService } from "../src/server/tier-service.js";
+import { TierService } from "../src/application/tier-service.js";
 import { viewOver } from "../test/support/view-over.js";
 
 const PHASES = ["store", "get", "demote", "promote"] as const;

@@ -1,15 +1,13 @@
 import { InvalidArgumentError, type FieldViolation } from "./errors.js";
-import { isProjectName } from "./project-name.js";
+import { metadataViolations } from "./metadata-limits.js";
+import { projectNameProblem } from "./project-name.js";
 import { aliasProblem } from "./resource-alias.js";
-import { isUlid } from "./ulid-id.js";
+import { isUlid, resourceIdProblem } from "./ulid-id.js";
 
 /** Limits on what RegisterResource stores, so one request cannot bloat the registry. */
 export const RESOURCE_LIMITS = {
   maxKindLength: 64,
   maxParents: 256,
-  maxMetadataEntries: 64,
-  maxMetadataKeyLength: 256,
-  maxMetadataValueLength: 4096,
 } as const;
 
 /** Kinds and metadata are labels: control characters would only corrupt logs and listings. */
@@ -38,7 +36,8 @@ export interface ResourceRequest {
  */
 export function resourceRequestViolations(req: ResourceRequest): FieldViolation[] {
   const out: FieldViolation[] = [];
-  if (!isProjectName(req.project)) out.push({ field: "project", description: `"${req.project.slice(0, 80)}" is not a project name (namespace/name)` });
+  const projectProblem = projectNameProblem(req.project);
+  if (projectProblem) out.push({ field: "project", description: projectProblem });
   const aliasWhy = aliasProblem(req.alias);
   if (aliasWhy) out.push({ field: "alias", description: aliasWhy });
   if (req.kind.trim().length === 0) out.push({ field: "kind", description: "the kind is empty (e.g. repo, docs, dataset)" });
@@ -47,19 +46,11 @@ export function resourceRequestViolations(req: ResourceRequest): FieldViolation[
   if (req.id.length > 0 && !isUlid(req.id)) out.push({ field: "id", description: `"${req.id.slice(0, 80)}" is not a ULID (leave it empty to have one assigned)` });
   if (req.parentIds.length > RESOURCE_LIMITS.maxParents) out.push({ field: "parent_ids", description: `more than ${RESOURCE_LIMITS.maxParents} parents` });
   req.parentIds.forEach((p, i) => {
-    if (!isUlid(p)) out.push({ field: `parent_ids[${i}]`, description: `"${p.slice(0, 80)}" is not a resource id (ULID)` });
+    const problem = resourceIdProblem(p);
+    if (problem) out.push({ field: `parent_ids[${i}]`, description: problem });
     else if (p === req.id) out.push({ field: `parent_ids[${i}]`, description: "a resource cannot be its own parent" });
   });
-  const entries = Object.entries(req.metadata);
-  if (entries.length > RESOURCE_LIMITS.maxMetadataEntries) {
-    out.push({ field: "metadata", description: `more than ${RESOURCE_LIMITS.maxMetadataEntries} entries` });
-  }
-  for (const [k, v] of entries) {
-    const field = `metadata[${k.slice(0, 64)}]`;
-    if (k.length === 0) out.push({ field, description: "the key is empty" });
-    else if (k.length > RESOURCE_LIMITS.maxMetadataKeyLength) out.push({ field, description: `the key is longer than ${RESOURCE_LIMITS.maxMetadataKeyLength} characters` });
-    if (v.length > RESOURCE_LIMITS.maxMetadataValueLength) out.push({ field, description: `the value is longer than ${RESOURCE_LIMITS.maxMetadataValueLength} characters` });
-  }
+  out.push(...metadataViolations("metadata", req.metadata));
   return out;
 }
 

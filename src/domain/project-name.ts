@@ -13,7 +13,16 @@ export function isProjectName(name: string): boolean {
 }
 
 /**
- * Throws INVALID_ARGUMENT naming `field` unless `name` is a valid project name.
+ * What is wrong with `value` as a project name, or undefined when it is one: the one wording every check
+ * of a project field uses.
+ */
+export function projectNameProblem(value: string): string | undefined {
+  return isProjectName(value) ? undefined : `"${value.slice(0, 80)}" is not a project name (namespace/name)`;
+}
+
+/**
+ * Throws INVALID_ARGUMENT naming `field` unless `name` is a valid project name (with the pattern spelled
+ * out, for the fields that create one).
  * @example assertProjectName("projects[0]", "local/api")
  */
 export function assertProjectName(field: string, name: string): void {

@@ -1,7 +1,7 @@
-import { ScopeViolationError } from "./errors.js";
 import type { SparqlQueryInspection } from "./inspect-sparql-query.js";
 import type { ScopedBackendView } from "./scoped-backend-view.js";
 import { graphIri, resourceIdOfGraphIri } from "./uko-uri.js";
+import { scopeViolation } from "./scope-violation.js";
 
 /** The RDF dataset one query runs on: both lists only ever hold named graphs of in-scope resources. */
 export interface ScopedDataset {
@@ -39,11 +39,11 @@ export function scopeSparqlDataset(inspection: SparqlQueryInspection, view: Scop
       parts.push(`${foreign.map((iri) => `<${iri}>`).join(", ")} ${foreign.length === 1 ? "is not a resource graph" : "are not resource graphs"} (uko://<resource-ulid>/)`);
     }
     const reason = `the query names ${parts.join("; ")}`;
-    throw new ScopeViolationError(`SPARQL query ${reason}. Scope ${view.scopeId} holds ${view.resourceIds.length} resource graph(s)`, {
-      resourceIds: outsideIds,
-      scopeProjectNames: [...view.projectNames],
-      projectNames: [],
+    throw scopeViolation({
+      available: view.projectNames,
+      resources: outsideIds,
       reason,
+      message: `SPARQL query ${reason}. Scope ${view.scopeId} holds ${view.resourceIds.length} resource graph(s)`,
     });
   }
   if (inspection.from.length > 0 || inspection.fromNamed.length > 0) {

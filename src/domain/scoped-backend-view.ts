@@ -1,4 +1,4 @@
-import { ScopeViolationError } from "./errors.js";
+import { scopeViolation } from "./scope-violation.js";
 import { compilePathFilter, type PathFilter } from "./path-filter.js";
 import type { ResourceScope, TemporalScope } from "./scope.js";
 
@@ -29,15 +29,12 @@ export interface ScopedBackendView {
  */
 export function createScopedBackendView(scope: ResourceScope): ScopedBackendView {
   if (scope.resourceIds.length === 0 && scope.deniedResourceIds.length > 0) {
-    throw new ScopeViolationError(
-      `Scope ${scope.scopeId} has no resources left: every resource of ${scope.projectNames.join(", ")} is denied`,
-      {
-        resourceIds: [...scope.deniedResourceIds],
-        scopeProjectNames: [...scope.projectNames],
-        projectNames: [],
-        reason: "the scope's effective resource set is empty: every resource is denied",
-      },
-    );
+    throw scopeViolation({
+      available: scope.projectNames,
+      resources: scope.deniedResourceIds,
+      reason: "the scope's effective resource set is empty: every resource is denied",
+      message: `Scope ${scope.scopeId} has no resources left: every resource of ${scope.projectNames.join(", ")} is denied`,
+    });
   }
   const resourceSet = new Set(scope.resourceIds);
   const paths = compilePathFilter(scope.includePaths, scope.excludePaths);

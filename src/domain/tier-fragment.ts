@@ -1,8 +1,30 @@
-/** The tiers, top (fastest, smallest) to bottom. */
-export const TIER_NAMES = ["hot", "warm", "cold"] as const;
+/**
+ * Every fact about the tiers, in one table, top (fastest, smallest) to bottom: the order is the array's;
+ * `budget` is what the tier's budget counts (hot: tokens, what an agent's context window spends; warm and
+ * cold: fragments, what their storage spends) and `budgetKey` the TierBudgets field that sets it;
+ * `storage` is where the embedded tier store keeps its fragments; `inMemory` whether the service keeps
+ * the content in memory (the others are read from the store on demand); `summarised` whether a fragment
+ * moved there is summarised on the way in.
+ */
+export const TIERS = [
+  { name: "hot", budget: "tokens", budgetKey: "maxTokensHot", storage: "memory, written through to the tier store", inMemory: true, summarised: false },
+  { name: "warm", budget: "fragments", budgetKey: "maxDecisionsWarm", storage: "the tier store's database (SQLite)", inMemory: false, summarised: false },
+  { name: "cold", budget: "fragments", budgetKey: "maxDecisionsCold", storage: "files under the data directory", inMemory: false, summarised: true },
+] as const;
 
-/** Where a fragment lives: hot (memory), warm (SQLite), cold (files, summarised). */
-export type TierName = (typeof TIER_NAMES)[number];
+/** Where a fragment lives: one of TIERS. */
+export type TierName = (typeof TIERS)[number]["name"];
+
+/** The facts of one tier. */
+export type TierFacts = (typeof TIERS)[number];
+
+/** The tier names, top to bottom. */
+export const TIER_NAMES: readonly TierName[] = TIERS.map((t) => t.name);
+
+/** The facts of `tier`. */
+export function tierFacts(tier: TierName): TierFacts {
+  return TIERS[TIER_NAMES.indexOf(tier)];
+}
 
 /**
  * A fragment of agent context as the tier service keeps it. `content` is always the full original;
@@ -32,14 +54,15 @@ export interface TierFragment {
   accessSeq: number;
 }
 
-/** The tier one step down, or undefined below cold. */
+/** The tier one step down, or undefined below the bottom one. */
 export function tierBelow(tier: TierName): TierName | undefined {
-  return tier === "hot" ? "warm" : tier === "warm" ? "cold" : undefined;
+  return TIER_NAMES[TIER_NAMES.indexOf(tier) + 1];
 }
 
-/** The tier one step up, or undefined above hot. */
+/** The tier one step up, or undefined above the top one. */
 export function tierAbove(tier: TierName): TierName | undefined {
-  return tier === "cold" ? "warm" : tier === "warm" ? "hot" : undefined;
+  const i = TIER_NAMES.indexOf(tier);
+  return i > 0 ? TIER_NAMES[i - 1] : undefined;
 }
 
 /**

@@ -1,8 +1,8 @@
-import { tierBelow, type TierName } from "./tier-fragment.js";
+import { TIER_NAMES, tierBelow, tierFacts, type TierName } from "./tier-fragment.js";
 
 /**
- * The budgets of one deployment, shared by every plan and project: hot is measured in tokens (what an
- * agent's context window spends), warm and cold in fragments (what their storage spends).
+ * The budgets of one deployment, shared by every plan and project; what each counts (tokens or fragments)
+ * is the tier's `budget` in TIERS.
  */
 export interface TierBudgets {
   maxTokensHot: number;
@@ -32,19 +32,50 @@ export interface PlannedMove {
 }
 
 /**
- * The placement and LRU bookkeeping of the tiers, with no I/O: which fragment is in which tier, in
- * least-recently-used order, and what must move when a tier is over budget. The service asks it what to
- * do, persists each step, then records the step here, so the policy can be tested (and property-tested)
- * on its own.
+ * The placement policy of the tiers, with no I/O: which fragment is in which tier, in what order a tier
+ * gives its fragments up, and what must move when a tier is over budget. The tier service asks it what
+ * to do, persists each step, then records the step here, so a policy can be tested (and property-tested)
+ * on its own, and a deployment can inject another one (TierServiceOptions.policy); LruTierPolicy is the
+ * default.
+ */
+export interface TierPolicy {
+  readonly budgets: TierBudgets;
+  /** A new access number, larger than every one issued or placed before. */
+  nextSeq(): number;
+  /** The entry of `key`, wherever it is. */
+  get(key: string): TierEntry | undefined;
+  /** Fragments in `tier`. */
+  size(tier: TierName): number;
+  /** Tokens held in `tier`. */
+  tokens(tier: TierName): number;
+  /** The entries of `tier` in the order the policy gives them up (EvictLru takes them from the front). */
+  evictionOrder(tier: TierName): IterableIterator<TierEntry>;
+  /** Whether a fragment of `tokens` can ever be held by `tier`. */
+  fits(tier: TierName, tokens: number): boolean;
+  /** Whether `tier` holds more than its budget. */
+  over(tier: TierName): boolean;
+  /** Puts `key` in `tier`, accessed at `seq`, taking it out of wherever it was. */
+  place(key: string, tier: TierName, tokens: number, seq: number): void;
+  /** Marks `key` as used at `seq`, keeping its tier. */
+  touch(key: string, seq: number): void;
+  /** Forgets `key`. */
+  remove(key: string): void;
+  /** The next step toward every tier within budget, or undefined when all fit. */
+  nextOverflowMove(): PlannedMove | undefined;
+}
+
+/**
+ * The default policy: least recently used first. Each tier's fragments are kept in least-recently-used
+ * order, and a tier over budget gives up its least recently used one, one tier down.
  *
  * Each tier is a Map kept in ascending access order (a Map iterates in insertion order, and every access
  * re-inserts at the end), so the least recently used entry is always the first: O(1) to find and to move.
  * @example
- * const p = new TierPolicy({ maxTokensHot: 100, maxDecisionsWarm: 2, maxDecisionsCold: 2 });
+ * const p = new LruTierPolicy({ maxTokensHot: 100, maxDecisionsWarm: 2, maxDecisionsCold: 2 });
  * p.place("a", "hot", 80, p.nextSeq()); p.place("b", "hot", 40, p.nextSeq());
  * p.nextOverflowMove(); // { key: "a", from: "hot", to: "warm" }
  */
-export class TierPolicy {
+export class LruTierPolicy implements TierPolicy {
   private readonly tiers: Record<TierName, Map<string, TierEntry>> = { hot: new Map(), warm: new Map(), cold: new Map() };
   private readonly entries = new Map<string, TierEntry>();
   private readonly tokenTotals: Record<TierName, number> = { hot: 0, warm: 0, cold: 0 };
@@ -74,25 +105,21 @@ export class TierPolicy {
   }
 
   /** The entries of `tier`, least recently used first. */
-  lru(tier: TierName): IterableIterator<TierEntry> {
+  evictionOrder(tier: TierName): IterableIterator<TierEntry> {
     return this.tiers[tier].values();
   }
 
-  /** Whether a fragment of `tokens` can ever be held by `tier` (only hot has a token budget). */
+  /** Whether a fragment of `tokens` can ever be held by `tier` (only a token budget can be too small for one). */
   fits(tier: TierName, tokens: number): boolean {
-    return tier !== "hot" || tokens <= this.budgets.maxTokensHot;
+    const facts = tierFacts(tier);
+    return facts.budget !== "tokens" || tokens <= this.budgets[facts.budgetKey];
   }
 
-  /** Whether `tier` holds more than its budget. */
+  /** Whether `tier` holds more than its budget (in the unit its budget counts). */
   over(tier: TierName): boolean {
-    switch (tier) {
-      case "hot":
-        return this.tokenTotals.hot > this.budgets.maxTokensHot;
-      case "warm":
-        return this.tiers.warm.size > this.budgets.maxDecisionsWarm;
-      case "cold":
-        return this.tiers.cold.size > this.budgets.maxDecisionsCold;
-    }
+    const facts = tierFacts(tier);
+    const used = facts.budget === "tokens" ? this.tokenTotals[tier] : this.tiers[tier].size;
+    return used > this.budgets[facts.budgetKey];
   }
 
   /**
@@ -125,13 +152,13 @@ export class TierPolicy {
 
   /**
    * The next step toward every tier within budget, or undefined when all fit: the least recently used
-   * entry of the topmost over-budget tier goes one tier down; out of cold it is deleted. Repeating until
+   * entry of the topmost over-budget tier goes one tier down; out of the bottom tier it is deleted. Repeating until
    * undefined resolves any cascade (hot overflow can push warm over, which can push cold over).
    */
   nextOverflowMove(): PlannedMove | undefined {
-    for (const tier of ["hot", "warm", "cold"] as const) {
+    for (const tier of TIER_NAMES) {
       if (!this.over(tier)) continue;
-      const lru = this.tiers[tier].values().next();
+      const lru = this.evictionOrder(tier).next();
       if (lru.done) continue;
       return { key: lru.value.key, from: tier, to: tierBelow(tier) };
     }

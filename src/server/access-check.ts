@@ -5,21 +5,21 @@ import {
   InvalidArgumentError,
   NotFoundError,
   PermissionDeniedError,
-  ScopeViolationError,
   UnauthenticatedError,
   type FieldViolation,
 } from "../domain/errors.js";
-import { isProjectName } from "../domain/project-name.js";
+import { projectNameProblem } from "../domain/project-name.js";
 import type { ResourceScope } from "../domain/scope.js";
 import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
-import { isUlid } from "../domain/ulid-id.js";
+import { isUlid, resourceIdProblem } from "../domain/ulid-id.js";
 import { parseUkoUri } from "../domain/uko-uri.js";
 import { validateDocumentPath } from "../domain/document-path.js";
 import type { RegistryStore } from "../ports/registry-store.js";
 import type { KeyRing } from "./key-ring.js";
-import type { Principal } from "./principal.js";
+import { mayRead, mayWrite, type Principal } from "../domain/principal.js";
 import type { RequestRef } from "./request-refs.js";
 import type { ScopeViewCache } from "./scope-view-cache.js";
+import { scopeViolation } from "../domain/scope-violation.js";
 
 // Plain functions the interceptor calls: transport-free, so a second transport can reuse them.
 
@@ -68,8 +68,11 @@ function admit(scope: ResourceScope | undefined, principal: Principal, scopeId: 
   // Keys can lose projects between restarts: a scope made before must not outlive the key's rights.
   const revoked = scope.projectNames.filter((p) => !principal.allowsProject(p));
   if (revoked.length > 0) {
-    const reason = `Projects no longer allowed for key "${principal.name}": ${revoked.join(", ")}`;
-    throw new ScopeViolationError(reason, { resourceIds: [], scopeProjectNames: [...scope.projectNames], projectNames: revoked, reason });
+    throw scopeViolation({
+      available: scope.projectNames,
+      projects: revoked,
+      reason: `Projects no longer allowed for key "${principal.name}": ${revoked.join(", ")}`,
+    });
   }
   return scope;
 }
@@ -114,15 +117,19 @@ function classify(refs: readonly RequestRef[], resourceVisible: (id: string) => 
   };
   for (const r of refs) {
     switch (r.kind) {
-      case RefKind.PROJECT:
-        if (!isProjectName(r.value)) {
-          o.violations.push({ field: r.field, description: `"${r.value.slice(0, 80)}" is not a project name (namespace/name)` });
+      case RefKind.PROJECT: {
+        const problem = projectNameProblem(r.value);
+        if (problem) {
+          o.violations.push({ field: r.field, description: problem });
         } else if (!projectVisible(r.value)) addUnique(o.projects, r.value);
         break;
-      case RefKind.RESOURCE_ID:
-        if (!isUlid(r.value)) o.violations.push({ field: r.field, description: `"${r.value.slice(0, 80)}" is not a resource id (ULID)` });
+      }
+      case RefKind.RESOURCE_ID: {
+        const problem = resourceIdProblem(r.value);
+        if (problem) o.violations.push({ field: r.field, description: problem });
         else if (!resourceVisible(r.value)) addUnique(o.resources, r.value);
         break;
+      }
       case RefKind.UKO_URI: {
         let uri;
         try {
@@ -162,23 +169,10 @@ function ukoIriTarget(iri: string): { resourceId: string; path?: string } | unde
   return path.length > 0 && validateDocumentPath(path) === undefined ? { resourceId, path } : { resourceId };
 }
 
-function list(values: readonly string[]): string {
-  return values.length > 0 ? values.join(", ") : "(none)";
-}
-
-function raise(o: Offenders, available: readonly string[], what: string): void {
+function raise(o: Offenders, available: readonly string[], of: string): void {
   if (o.violations.length > 0) throw new InvalidArgumentError(o.violations);
   if (o.projects.length + o.resources.length + o.paths.length === 0) return;
-  const parts: string[] = [];
-  if (o.projects.length > 0) parts.push(`Projects not in ${what}: ${o.projects.join(", ")}. Available: ${list(available)}`);
-  if (o.resources.length > 0) parts.push(`Resources not in ${what}: ${o.resources.join(", ")}`);
-  if (o.paths.length > 0) parts.push(`Paths excluded by the ${what}'s path filters: ${o.paths.join(", ")}`);
-  throw new ScopeViolationError(parts.join("; "), {
-    resourceIds: o.resources,
-    scopeProjectNames: [...available],
-    projectNames: o.projects,
-    reason: parts.join("; "),
-  });
+  throw scopeViolation({ available, projects: o.projects, resources: o.resources, paths: o.paths, of });
 }
 
 /**
@@ -211,11 +205,7 @@ export async function checkPrincipalRefs(principal: Principal, registry: Registr
   const malformed = classify(refs, (id) => (named.add(id), true), () => true, () => true).violations;
   if (malformed.length > 0) throw new InvalidArgumentError(malformed);
   const records = new Map(await Promise.all([...named].map(async (id) => [id, await registry.getResource(id)] as const)));
-  const reachable = (id: string): boolean => {
-    const resource = records.get(id);
-    if (!resource) return false;
-    return write ? principal.allowsProject(resource.ownerProject) : resource.links.some((l) => principal.allowsProject(l.project));
-  };
+  const reachable = (id: string): boolean => (write ? mayWrite : mayRead)(principal, records.get(id));
   const o = classify(
     refs,
     reachable,

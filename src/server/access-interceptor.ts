@@ -9,7 +9,7 @@ import { accessRuleOf, authenticate, checkPrincipalRefs, checkScopedRefs, requir
 import { principalKey, viewKey } from "./context-keys.js";
 import { toConnectError, type InternalErrorSink } from "./error-mapping.js";
 import type { KeyRing } from "./key-ring.js";
-import type { Principal } from "./principal.js";
+import type { Principal } from "../domain/principal.js";
 import { collectRefs } from "./request-refs.js";
 import { ScopeViewCache } from "./scope-view-cache.js";
 

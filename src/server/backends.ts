@@ -1,6 +1,6 @@
 import type { RegistryStore } from "../ports/registry-store.js";
 import type { ScopeStore } from "../ports/scope-store.js";
-import type { TierService } from "./tier-service.js";
+import type { TierService } from "../application/tier-service.js";
 import type { DocumentStore } from "../ports/document-store.js";
 import type { TextBackend } from "../ports/text-backend.js";
 import type { VectorBackend } from "../ports/vector-backend.js";
@@ -8,8 +8,10 @@ import type { GraphBackend } from "../ports/graph-backend.js";
 import type { UnitReader } from "../ports/unit-reader.js";
 
 /**
- * The adapters one server runs on, picked by the composition root. Tests swap any member for another
- * implementation of the same port.
+ * The adapters one server runs on, picked by the composition root (`createBackends`). Tests swap any
+ * member for another implementation of the same port before the services are built over them
+ * (`createServices`). The tier service is the one service held here: it loads its store's fragments
+ * once at start, asynchronously, so it is opened with the adapters rather than built per router.
  */
 export interface Backends {
   registry: RegistryStore;

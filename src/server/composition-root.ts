@@ -1,24 +1,35 @@
 import { mkdirSync } from "node:fs";
-import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
-import type { Config } from "./config.js";
-import type { Backends } from "./backends.js";
-import { openSqliteDatabase } from "../adapters/sqlite/sqlite-database.js";
-import { SqliteRegistryStore } from "../adapters/sqlite/sqlite-registry-store.js";
-import { SqliteScopeStore } from "../adapters/sqlite/sqlite-scope-store.js";
-import { SqliteFileTierStore } from "../adapters/tiers/sqlite-file-tier-store.js";
-import { TierService } from "./tier-service.js";
-import { SqliteDocumentStore } from "../adapters/sqlite/sqlite-document-store.js";
-import { Fts5TextBackend } from "../adapters/sqlite/fts5-text-backend.js";
-import { SqliteUnitReader } from "../adapters/sqlite/sqlite-unit-reader.js";
-import { chooseTextBackend } from "./choose-text-backend.js";
-import { PartitionedVectorBackend } from "../adapters/memory-vector/partitioned-vector-backend.js";
+import { Indexer } from "../application/indexer.js";
+import { fetchContent } from "../application/rag/fetch-content.js";
+import { hybridSearch } from "../application/rag/hybrid-search.js";
+import type { Services } from "../application/services.js";
+import { searchText } from "../application/text-search.js";
+import { TierService } from "../application/tier-service.js";
+import { searchVectors } from "../application/vector-search.js";
+import { UnimplementedError } from "../domain/errors.js";
+import type { TextBackend } from "../ports/text-backend.js";
+import { MemoryBm25TextBackend, type ChunkTextSource } from "../adapters/memory-bm25/memory-bm25-text-backend.js";
 import { loadVectors } from "../adapters/memory-vector/load-vectors.js";
+import { PartitionedVectorBackend } from "../adapters/memory-vector/partitioned-vector-backend.js";
 import { OxigraphGraphBackend } from "../adapters/oxigraph/oxigraph-graph-backend.js";
 import { openPostgres } from "../adapters/postgres/open-postgres.js";
+import { Fts5TextBackend } from "../adapters/sqlite/fts5-text-backend.js";
+import { openSqliteDatabase } from "../adapters/sqlite/sqlite-database.js";
+import { SqliteDocumentStore } from "../adapters/sqlite/sqlite-document-store.js";
+import { SqliteRegistryStore } from "../adapters/sqlite/sqlite-registry-store.js";
+import { SqliteScopeStore } from "../adapters/sqlite/sqlite-scope-store.js";
+import { SqliteUnitReader } from "../adapters/sqlite/sqlite-unit-reader.js";
+import { SqliteFileTierStore } from "../adapters/tiers/sqlite-file-tier-store.js";
+import type { Backends } from "./backends.js";
+import type { Config } from "./config.js";
+import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
+
+// The composition root: the one place that picks adapters (from config) and builds the application
+// services over them. External engines plug in here, chosen by config.
 
 /**
- * The one place that picks adapters: the embedded default (SQLite under the data directory) for now.
- * External engines plug in here, chosen by config.
+ * Opens the adapters config asks for under a locked data directory: the embedded default (SQLite,
+ * in-process vectors, Oxigraph) for now, with the keyword index chosen by `config.keywordIndex`.
  */
 export async function createBackends(config: Config): Promise<Backends> {
   mkdirSync(config.dataDir, { recursive: true });
@@ -30,6 +41,16 @@ export async function createBackends(config: Config): Promise<Backends> {
     lock.release();
     throw err;
   }
+}
+
+/**
+ * The keyword search backend: the store's native index (FTS5, PostgreSQL) when the adapter declares one
+ * (`hasNativeKeywordSearch`) and config does not ask for the in-memory index, else the in-memory BM25
+ * fallback built from the stored chunk texts (same tokenizer, BM25 and order as FTS5).
+ */
+function chooseTextBackend(native: TextBackend | undefined, source: ChunkTextSource, choice: Config["keywordIndex"]): TextBackend {
+  if (native && native.hasNativeKeywordSearch && choice === "native") return native;
+  return new MemoryBm25TextBackend(source);
 }
 
 async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends> {
@@ -100,4 +121,31 @@ async function openOnPostgres(config: Config, postgresUrl: string, lock: DataDir
     await pg.close();
     throw err;
   }
+}
+
+/**
+ * Builds every application service over `backends` with the limits of `config`: one bundle per server
+ * (the indexer's write section is per bundle). An absent optional backend makes the services that need
+ * it answer UNIMPLEMENTED.
+ */
+export function createServices(config: Config, backends: Backends): Services {
+  const { documents, registry, text, vector, graph, units } = backends;
+  const limits = { maxResultsCap: config.maxResultsCap, recentWindowMs: config.recentWindowMs };
+  const indexer = new Indexer({ documents, registry, vector, graph, embeddingDim: config.embeddingDim });
+  const textDeps = { ...limits, text, documents };
+  const vectorDeps = { ...limits, vector, documents, embeddingDim: config.embeddingDim };
+  const hybridDeps = { ...limits, documents, text, vector, graph, units, embeddingDim: config.embeddingDim, sparqlTimeoutMs: config.sparqlTimeoutMs };
+  const fetchDeps = units && { units, maxUris: config.maxResultsCap, recentWindowMs: config.recentWindowMs };
+  return {
+    indexer,
+    searchText: (view, req, signal) => searchText(textDeps, view, req, signal),
+    searchVectors: (view, req, signal) => searchVectors(vectorDeps, view, req, signal),
+    hybridSearch: (view, req, signal) => hybridSearch(hybridDeps, view, req, signal),
+    async fetchContent(view, uris) {
+      if (!fetchDeps) throw new UnimplementedError("no document reader is configured on this server");
+      return fetchContent(fetchDeps, view, uris);
+    },
+    tiers: backends.tiers,
+    indexGeneration: () => documents.generation(),
+  };
 }

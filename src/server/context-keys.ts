@@ -1,6 +1,6 @@
 import { createContextKey } from "@connectrpc/connect";
 import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
-import type { Principal } from "./principal.js";
+import type { Principal } from "../domain/principal.js";
 
 /** The authenticated caller, set by the access interceptor on every call but health. */
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "acms principal" });

@@ -1,7 +1,7 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
 import { principalKey, viewKey } from "./context-keys.js";
-import type { Principal } from "./principal.js";
+import type { Principal } from "../domain/principal.js";
 
 /** The call's principal; the access interceptor always sets it on authenticated methods. */
 export function principalOf(ctx: HandlerContext): Principal {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createPrincipal, type Principal } from "./principal.js";
+import { createPrincipal, type Principal } from "../domain/principal.js";
 
 /** One entry of the keys file: the key itself is never stored, only its SHA-256. */
 export interface KeyEntry {

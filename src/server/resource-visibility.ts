@@ -1,5 +1,5 @@
 import type { RegistryStore } from "../ports/registry-store.js";
-import type { Principal } from "./principal.js";
+import { mayRead, type Principal } from "../domain/principal.js";
 
 /** Whether a resource is visible to one principal, answered from the registry and memoised. */
 export interface ResourceVisibility {
@@ -18,7 +18,7 @@ export function resourceVisibility(registry: RegistryStore, principal: Principal
   const visible = (id: string): Promise<boolean> => {
     let v = memo.get(id);
     if (v === undefined) {
-      v = registry.getResource(id).then((r) => r?.links.some((l) => principal.allowsProject(l.project)) ?? false);
+      v = registry.getResource(id).then((r) => mayRead(principal, r));
       memo.set(id, v);
     }
     return v;

@@ -1,13 +1,13 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import type { Backends } from "./backends.js";
 import { createAccessInterceptor } from "./access-interceptor.js";
-import type { Config } from "./config.js";
-import type { InternalErrorSink } from "./error-mapping.js";
-import type { KeyRing } from "./key-ring.js";
+import { createServices } from "./composition-root.js";
 import { listen, type Listener } from "./listener.js";
 import { ServingState } from "./serving-state.js";
 import { allRoutes, AUTHENTICATED_SERVICES, PUBLIC_SERVICES } from "./routes/all-routes.js";
+import type { ServerDeps } from "./server-deps.js";
+
+export type { ServerDeps } from "./server-deps.js";
 
 /** A running ACMS server. */
 export interface AcmsServer {
@@ -15,16 +15,6 @@ export interface AcmsServer {
   readonly url: string;
   /** Graceful stop: refuse new calls, finish in-flight ones, close the backends. */
   close(graceMs?: number): Promise<void>;
-}
-
-/** What `createRoutes` needs: the config, the key ring and the backends. */
-export interface ServerDeps {
-  config: Config;
-  keys: KeyRing;
-  backends: Backends;
-  onInternalError?: InternalErrorSink;
-  /** Health's source of truth; `startServer` makes one when absent and drains it on close. */
-  serving?: ServingState;
 }
 
 /** The router-wide interceptors and routes, for the real server and for in-memory router transports. */
@@ -37,7 +27,9 @@ export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter
     authenticatedServices: AUTHENTICATED_SERVICES,
     onInternalError: deps.onInternalError,
   });
-  return { routes: allRoutes(deps), interceptors: [interceptor] };
+  const services = createServices(deps.config, deps.backends);
+  const routes = allRoutes({ ...deps, services, serving: deps.serving ?? new ServingState() });
+  return { routes, interceptors: [interceptor] };
 }
 
 /**

@@ -11,8 +11,8 @@ import { PartitionedVectorBackend } from "../../src/adapters/memory-vector/parti
 import { InvalidArgumentError, NotFoundError, UnimplementedError } from "../../src/domain/errors.js";
 import type { RdfTriple } from "../../src/domain/rdf-term.js";
 import type { GraphBackend } from "../../src/ports/graph-backend.js";
-import { Indexer } from "../../src/server/indexer.js";
-import { createPrincipal } from "../../src/server/principal.js";
+import { Indexer } from "../../src/application/indexer.js";
+import { createPrincipal } from "../../src/domain/principal.js";
 import { toRdfTriples } from "../../src/server/triple-input.js";
 import { testView } from "../text/text-corpus.js";
 
@@ -191,11 +191,11 @@ describe("PutTriples", () => {
         return triples.length;
       },
     } as unknown as GraphBackend;
-    const t = [triple(iri("http://ex.org/s"), iri("http://ex.org/p"), iri("http://ex.org/o"))];
+    const t = toRdfTriples([triple(iri("http://ex.org/s"), iri("http://ex.org/p"), iri("http://ex.org/o"))]);
     const before = await store.generation();
     const r = await indexer({ graph }).putTriples(resourceId, t, true);
     expect(r).toEqual({ count: 1, generation: before + 1n });
-    expect(calls).toEqual([{ resourceId, triples: toRdfTriples(t), replace: true }]);
+    expect(calls).toEqual([{ resourceId, triples: t, replace: true }]);
     await expect(indexer().putTriples(resourceId, t, false)).rejects.toBeInstanceOf(UnimplementedError);
     await expect(indexer({ graph }).putTriples(resourceId, [], false)).rejects.toBeInstanceOf(InvalidArgumentError);
   });

@@ -6,8 +6,8 @@ import { SqliteUnitReader } from "../../src/adapters/sqlite/sqlite-unit-reader.j
 import { InvalidArgumentError, UnavailableError, UnimplementedError } from "../../src/domain/errors.js";
 import type { GraphBackend } from "../../src/ports/graph-backend.js";
 import type { TextBackend } from "../../src/ports/text-backend.js";
-import { hybridSearch, type HybridSearchDeps } from "../../src/server/rag/hybrid-search.js";
-import type { RagSource } from "../../src/server/rag/hybrid-request.js";
+import { hybridSearch, type HybridSearchDeps } from "../../src/application/rag/hybrid-search.js";
+import type { RagSource } from "../../src/application/rag/hybrid-request.js";
 import { testView } from "../text/text-corpus.js";
 
 const R = "01JAAAAAAAAAAAAAAAAAAAAAAA";

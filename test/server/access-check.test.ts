@@ -5,7 +5,7 @@ import type { ResourceScope } from "../../src/domain/scope.js";
 import { createScopedBackendView } from "../../src/domain/scoped-backend-view.js";
 import { authenticate, checkPrincipalRefs, checkScopedRefs, resolveView } from "../../src/server/access-check.js";
 import { hashKey, KeyRing } from "../../src/server/key-ring.js";
-import { createPrincipal } from "../../src/server/principal.js";
+import { createPrincipal } from "../../src/domain/principal.js";
 import type { RegistryStore, ResourceRecord } from "../../src/ports/registry-store.js";
 import type { ScopeStore } from "../../src/ports/scope-store.js";
 import type { RequestRef } from "../../src/server/request-refs.js";

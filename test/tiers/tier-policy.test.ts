@@ -1,16 +1,16 @@
 import { tiersForRole } from "../../src/domain/actor-role.js";
 import { tierAbove, tierBelow } from "../../src/domain/tier-fragment.js";
-import { TierPolicy } from "../../src/domain/tier-policy.js";
+import { LruTierPolicy } from "../../src/domain/tier-policy.js";
 
 const budgets = { maxTokensHot: 100, maxDecisionsWarm: 2, maxDecisionsCold: 2 };
 
-function ids(p: TierPolicy, tier: "hot" | "warm" | "cold"): string[] {
-  return [...p.lru(tier)].map((e) => e.key);
+function ids(p: LruTierPolicy, tier: "hot" | "warm" | "cold"): string[] {
+  return [...p.evictionOrder(tier)].map((e) => e.key);
 }
 
-describe("TierPolicy", () => {
+describe("LruTierPolicy", () => {
   test("keeps each tier in least-recently-used order; touch moves an entry to the end", () => {
-    const p = new TierPolicy(budgets);
+    const p = new LruTierPolicy(budgets);
     p.place("a", "hot", 10, p.nextSeq());
     p.place("b", "hot", 10, p.nextSeq());
     p.place("c", "hot", 10, p.nextSeq());
@@ -22,7 +22,7 @@ describe("TierPolicy", () => {
   });
 
   test("place moves an entry between tiers, keeping one entry per id and the token totals right", () => {
-    const p = new TierPolicy(budgets);
+    const p = new LruTierPolicy(budgets);
     p.place("a", "hot", 40, p.nextSeq());
     p.place("a", "warm", 40, p.nextSeq());
     expect(ids(p, "hot")).toEqual([]);
@@ -36,7 +36,7 @@ describe("TierPolicy", () => {
   });
 
   test("hot is over budget by tokens, warm and cold by count", () => {
-    const p = new TierPolicy(budgets);
+    const p = new LruTierPolicy(budgets);
     p.place("a", "hot", 60, p.nextSeq());
     p.place("b", "hot", 40, p.nextSeq());
     expect(p.over("hot")).toBe(false);
@@ -49,7 +49,7 @@ describe("TierPolicy", () => {
   });
 
   test("the overflow plan takes the topmost over-budget tier's LRU entry one tier down, and deletes out of cold", () => {
-    const p = new TierPolicy(budgets);
+    const p = new LruTierPolicy(budgets);
     p.place("a", "hot", 80, p.nextSeq());
     p.place("b", "hot", 40, p.nextSeq());
     expect(p.nextOverflowMove()).toEqual({ key: "a", from: "hot", to: "warm" });
@@ -60,7 +60,7 @@ describe("TierPolicy", () => {
   });
 
   test("a cascade resolves top down until every tier fits", () => {
-    const p = new TierPolicy({ maxTokensHot: 10, maxDecisionsWarm: 1, maxDecisionsCold: 1 });
+    const p = new LruTierPolicy({ maxTokensHot: 10, maxDecisionsWarm: 1, maxDecisionsCold: 1 });
     p.place("w", "warm", 5, p.nextSeq());
     p.place("c", "cold", 5, p.nextSeq());
     p.place("h1", "hot", 8, p.nextSeq());
@@ -82,14 +82,14 @@ describe("TierPolicy", () => {
   });
 
   test("fits refuses into hot only what exceeds the whole hot budget", () => {
-    const p = new TierPolicy(budgets);
+    const p = new LruTierPolicy(budgets);
     expect(p.fits("hot", 100)).toBe(true);
     expect(p.fits("hot", 101)).toBe(false);
     expect(p.fits("warm", 1_000_000)).toBe(true);
   });
 
   test("nextSeq stays above every placed seq (loading from a store)", () => {
-    const p = new TierPolicy(budgets);
+    const p = new LruTierPolicy(budgets);
     p.place("a", "cold", 1, 41);
     expect(p.nextSeq()).toBe(42);
   });

@@ -11,7 +11,7 @@ import type { TierName } from "../../src/domain/tier-fragment.js";
 import type { TierBudgets } from "../../src/domain/tier-policy.js";
 import { newUlid } from "../../src/domain/ulid-id.js";
 import type { TierStore } from "../../src/ports/tier-store.js";
-import { TierService } from "../../src/server/tier-service.js";
+import { TierService } from "../../src/application/tier-service.js";
 import { scopeView } from "./tier-fixtures.js";
 import { TierModel, type Outcome, type Owner, type Principal, type TierOp } from "./tier-model.js";
 

@@ -6,10 +6,11 @@ import {
   NotFoundError,
   ScopeViolationError,
 } from "../../src/domain/errors.js";
-import type { TierBudgets } from "../../src/domain/tier-policy.js";
+import { LruTierPolicy, type TierBudgets, type TierEntry } from "../../src/domain/tier-policy.js";
+import type { TierName } from "../../src/domain/tier-fragment.js";
 import { countTokens } from "../../src/domain/token-count.js";
 import { isUlid, newUlid } from "../../src/domain/ulid-id.js";
-import { TierService, type FragmentInput } from "../../src/server/tier-service.js";
+import { TierService, type FragmentInput } from "../../src/application/tier-service.js";
 import { prose, scopeView } from "./tier-fixtures.js";
 
 const R1 = newUlid();
@@ -411,6 +412,32 @@ describe("GetMetrics", () => {
     expect((await tiers.getMetrics(view)).tokens.hot).toBe(5);
     expect((await tiers.getMetrics(other)).tokens.hot).toBe(7);
     expect(tiers.totals().tokens.hot).toBe(12);
+  });
+});
+
+describe("an injected placement policy", () => {
+  /** Gives up the most recently used fragment first: the opposite of the default. */
+  class NewestFirstPolicy extends LruTierPolicy {
+    override evictionOrder(tier: TierName): IterableIterator<TierEntry> {
+      return [...super.evictionOrder(tier)].reverse().values();
+    }
+  }
+
+  test("is asked for every placement, and decides which fragments EvictLru gives up", async () => {
+    const made: TierBudgets[] = [];
+    const tiers = await TierService.open(new MemoryTierStore(), {
+      budgets: { maxTokensHot: 1000, maxDecisionsWarm: 10, maxDecisionsCold: 10 },
+      summaryTokens: 8,
+      policy: (budgets) => {
+        made.push(budgets);
+        return new NewestFirstPolicy(budgets);
+      },
+    });
+    expect(made).toEqual([{ maxTokensHot: 1000, maxDecisionsWarm: 10, maxDecisionsCold: 10 }]);
+    for (const id of ["a", "b", "c", "d"]) await tiers.storeFragment(view, input({ id }));
+    expect(await tiers.evictLru(view, "hot", 2)).toEqual(["d", "c"]);
+    expect((await tiers.getFragment(view, "d")).tier).toBe("warm");
+    expect((await tiers.getFragment(view, "a")).tier).toBe("hot");
   });
 });
 

@@ -4,7 +4,7 @@ import type { ChunkRecord, DocumentStore } from "../../src/ports/document-store.
 import type { VectorBackend, VectorHit, VectorSearchOptions } from "../../src/ports/vector-backend.js";
 import type { ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
 import { PartitionedVectorBackend } from "../../src/adapters/memory-vector/partitioned-vector-backend.js";
-import { searchVectors, type VectorSearchDeps } from "../../src/server/vector-search.js";
+import { searchVectors, type VectorSearchDeps } from "../../src/application/vector-search.js";
 import { R, viewOf } from "./vector-fixtures.js";
 
 const DIM = 4;

@@ -2,7 +2,7 @@ import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from "../../d
 import { assertResourceRequest } from "../../domain/new-resource-check.js";
 import { assertProjectName } from "../../domain/project-name.js";
 import { assertAlias } from "../../domain/resource-alias.js";
-import { isUlid, newUlid } from "../../domain/ulid-id.js";
+import { isUlid, newUlid, resourceIdProblem } from "../../domain/ulid-id.js";
 import type { LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
 import type { SqliteDatabase } from "./sqlite-database.js";
 
@@ -187,7 +187,8 @@ export class SqliteRegistryStore implements RegistryStore {
 
   async linkResource(link: LinkRecord): Promise<LinkRecord> {
     assertAlias("alias", link.alias);
-    if (!isUlid(link.resourceId)) throw InvalidArgumentError.field("resource_id", `"${link.resourceId.slice(0, 80)}" is not a resource id (ULID)`);
+    const idProblem = resourceIdProblem(link.resourceId);
+    if (idProblem) throw InvalidArgumentError.field("resource_id", idProblem);
     const write = this.db.transaction(() => {
       this.requireProject(link.project);
       if (!this.stmts.getResource.get(link.resourceId)) throw new NotFoundError(`resource ${link.resourceId} not found`);

@@ -1,4 +1,4 @@
-import type { TierFragment } from "../../domain/tier-fragment.js";
+import { tierFacts, type TierFragment } from "../../domain/tier-fragment.js";
 import type { LoadedFragment, TierStore } from "../../ports/tier-store.js";
 
 /**
@@ -14,7 +14,7 @@ export class MemoryTierStore implements TierStore {
     return [...this.owners.values()]
       .flatMap((byId) => [...byId.values()])
       .sort((a, b) => a.accessSeq - b.accessSeq)
-      .map((f) => ({ ...f, metadata: { ...f.metadata }, content: f.tier === "hot" ? f.content : undefined }));
+      .map((f) => ({ ...f, metadata: { ...f.metadata }, content: tierFacts(f.tier).inMemory ? f.content : undefined }));
   }
 
   async readContents(owner: string, ids: readonly string[]): Promise<Map<string, string>> {

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync } from "node:fs";
 import { open, readFile, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { fragmentKey, type TierFragment, type TierName } from "../../domain/tier-fragment.js";
+import { tierFacts, fragmentKey, type TierFragment, type TierName } from "../../domain/tier-fragment.js";
 import type { LoadedFragment, TierStore } from "../../ports/tier-store.js";
 import type { SqliteDatabase } from "../sqlite/sqlite-database.js";
 
@@ -312,7 +312,7 @@ function fromRow(r: Row): LoadedFragment {
     projectName: r.project_name,
     resourceId: r.resource_id,
     metadata: JSON.parse(r.metadata) as Record<string, string>,
-    content: r.tier === "hot" ? (r.content ?? "") : undefined,
+    content: tierFacts(r.tier).inMemory ? (r.content ?? "") : undefined,
     summary: r.summary,
     tokenCount: r.token_count,
     createdAt: new Date(r.created_at),

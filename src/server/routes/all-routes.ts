@@ -1,6 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import type { ServerDeps } from "../server.js";
-import { ServingState } from "../serving-state.js";
+import type { RouteDeps } from "../server-deps.js";
 import { healthRoutes } from "./health-routes.js";
 import { reflectionRoutes } from "./reflection-routes.js";
 import { registryRoutes } from "./registry-routes.js";
@@ -19,7 +18,7 @@ export const PUBLIC_SERVICES: ReadonlySet<string> = new Set(["grpc.health.v1.Hea
 export const AUTHENTICATED_SERVICES: ReadonlySet<string> = new Set(["grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]);
 
 /** Every service of the contract, each from its own route module. */
-export function allRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
+export function allRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
   return (router) => {
     registryRoutes(deps)(router);
     scopeRoutes(deps)(router);
@@ -29,7 +28,7 @@ export function allRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
     vectorRoutes(deps)(router);
     graphRoutes(deps)(router);
     ragRoutes(deps)(router);
-    healthRoutes(deps.serving ?? new ServingState())(router);
+    healthRoutes(deps.serving)(router);
     reflectionRoutes()(router);
   };
 }

@@ -14,7 +14,7 @@ import type { GraphBackend, GraphQueryOptions, GraphQueryResult, GraphTriplesRes
 import { viewOf } from "../handler-context.js";
 import { setStreamAnswerHeaders } from "../stream-answer-headers.js";
 import { toWireRow, toWireTriple } from "../rdf-output.js";
-import type { ServerDeps } from "../server.js";
+import type { RouteDeps } from "../server-deps.js";
 
 /** Traverse's depth when the request has none. */
 export const DEFAULT_TRAVERSE_DEPTH = 2;
@@ -68,7 +68,7 @@ function* streamPieces(r: GraphQueryResult): Generator<StreamPiece> {
  * cancelled. `index_generation` is the document store's, which PutTriples bumps too, read before the
  * query runs. The scope's path filters do not apply: triples belong to a resource, not to a document path.
  */
-export function graphRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
+export function graphRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
   const backend = (): GraphBackend => {
     const graph = deps.backends.graph;
     if (!graph) throw new UnimplementedError("no graph backend is configured on this server");
@@ -82,7 +82,7 @@ export function graphRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
       async sparqlQuery(req, ctx) {
         const graph = backend();
         const view = viewOf(ctx);
-        const indexGeneration = await deps.backends.documents.generation();
+        const indexGeneration = await deps.services.indexGeneration();
         const started = performance.now();
         const r = await graph.query(view, req.query, options(ctx));
         const fields = resultFields(r);
@@ -97,7 +97,7 @@ export function graphRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
       async *sparqlQueryStream(req, ctx): AsyncGenerator<StreamPiece> {
         const graph = backend();
         const view = viewOf(ctx);
-        const indexGeneration = await deps.backends.documents.generation();
+        const indexGeneration = await deps.services.indexGeneration();
         const r = await graph.query(view, req.query, options(ctx));
         setStreamAnswerHeaders(ctx.responseHeader, view.scopeId, r.exhaustive, indexGeneration);
         for (const piece of streamPieces(r)) {
@@ -108,7 +108,7 @@ export function graphRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
       async getTriples(req, ctx) {
         const graph = backend();
         const view = viewOf(ctx);
-        const indexGeneration = await deps.backends.documents.generation();
+        const indexGeneration = await deps.services.indexGeneration();
         const started = performance.now();
         const r = await graph.getTriples(view, req.subject, options(ctx));
         const triples = guarded(view, r);
@@ -124,7 +124,7 @@ export function graphRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
         const graph = backend();
         const view = viewOf(ctx);
         const depth = resolveDepth("depth", req.depth, DEFAULT_TRAVERSE_DEPTH);
-        const indexGeneration = await deps.backends.documents.generation();
+        const indexGeneration = await deps.services.indexGeneration();
         const started = performance.now();
         const r = await graph.traverse(view, req.start, depth, options(ctx));
         const triples = guarded(view, r);

@@ -3,8 +3,9 @@ import { IndexService, type UpsertDocumentsRequest } from "../../../gen/acms/v1/
 import { InvalidArgumentError } from "../../domain/errors.js";
 import type { UpsertOutcome } from "../../ports/document-store.js";
 import { principalOf } from "../handler-context.js";
-import { Indexer } from "../indexer.js";
-import type { ServerDeps } from "../server.js";
+import { toRdfTriples } from "../triple-input.js";
+import type { Indexer } from "../../application/indexer.js";
+import type { RouteDeps } from "../server-deps.js";
 
 /** One stream message; a rejection says which message (1-based) it was, the fields stay as named. */
 async function upsertMessage(indexer: Indexer, msg: UpsertDocumentsRequest, n: number): Promise<UpsertOutcome> {
@@ -22,14 +23,8 @@ async function upsertMessage(indexer: Indexer, msg: UpsertDocumentsRequest, n: n
  * the key's projects. Each UpsertDocuments message commits on its own: a rejected message fails the call
  * and writes nothing of its own, while the messages before it stay committed.
  */
-export function indexRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
-  const indexer = new Indexer({
-    documents: deps.backends.documents,
-    registry: deps.backends.registry,
-    vector: deps.backends.vector,
-    graph: deps.backends.graph,
-    embeddingDim: deps.config.embeddingDim,
-  });
+export function indexRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
+  const indexer = deps.services.indexer;
   return (router) => {
     router.service(IndexService, {
       async upsertDocuments(requests, ctx) {
@@ -37,7 +32,7 @@ export function indexRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
         let chunksIndexed = 0;
         let vectorsIndexed = 0;
         let messagesReceived = 0;
-        let indexGeneration = await deps.backends.documents.generation();
+        let indexGeneration = await deps.services.indexGeneration();
         for await (const msg of requests) {
           ctx.signal.throwIfAborted();
           messagesReceived += 1;
@@ -54,7 +49,7 @@ export function indexRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
         return { count: outcome.deleted, indexGeneration: outcome.generation };
       },
       async putTriples(req) {
-        const { count, generation } = await indexer.putTriples(req.resourceId, req.triples, req.replace);
+        const { count, generation } = await indexer.putTriples(req.resourceId, toRdfTriples(req.triples), req.replace);
         return { count, indexGeneration: generation };
       },
       async rebuild(req, ctx) {

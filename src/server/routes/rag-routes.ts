@@ -8,12 +8,10 @@ import {
   Source,
   type HybridResult,
 } from "../../../gen/acms/v1/rag_pb.js";
-import { UnimplementedError } from "../../domain/errors.js";
 import { viewOf } from "../handler-context.js";
-import { fetchContent, type FetchContentDeps } from "../rag/fetch-content.js";
-import { SOURCE_OF, type RagSource } from "../rag/hybrid-request.js";
-import { hybridSearch, type HybridResultRecord, type HybridSearchDeps } from "../rag/hybrid-search.js";
-import type { ServerDeps } from "../server.js";
+import { SOURCE_OF, type RagSource } from "../../application/rag/hybrid-request.js";
+import type { HybridResultRecord } from "../../application/rag/hybrid-search.js";
+import type { RouteDeps } from "../server-deps.js";
 import { setStreamAnswerHeaders } from "../stream-answer-headers.js";
 
 function toHybridResult(r: HybridResultRecord): HybridResult {
@@ -43,26 +41,12 @@ function setPartialMetadata(headers: Headers, failed: readonly RagSource[]): voi
  * a handler runs. HybridSearchStream sends exactly HybridSearch's fused results, one per message in
  * order, and a cancelled call stops the sources' work (their signal) and the sending.
  */
-export function ragRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
-  const b = deps.backends;
-  const units = b.units;
-  const searchDeps: HybridSearchDeps = {
-    documents: b.documents,
-    text: b.text,
-    vector: b.vector,
-    graph: b.graph,
-    units,
-    embeddingDim: deps.config.embeddingDim,
-    maxResultsCap: deps.config.maxResultsCap,
-    recentWindowMs: deps.config.recentWindowMs,
-    sparqlTimeoutMs: deps.config.sparqlTimeoutMs,
-  };
-  const fetchDeps: FetchContentDeps | undefined = units && { units, maxUris: deps.config.maxResultsCap, recentWindowMs: deps.config.recentWindowMs };
+export function ragRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
   return (router) => {
     router.service(RagService, {
       async hybridSearch(req, ctx) {
         const view = viewOf(ctx);
-        const answer = await hybridSearch(searchDeps, view, req, ctx.signal);
+        const answer = await deps.services.hybridSearch(view, req, ctx.signal);
         setPartialMetadata(ctx.responseTrailer, answer.failedSources);
         return {
           results: answer.results.map(toHybridResult),
@@ -75,7 +59,7 @@ export function ragRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
       },
       async *hybridSearchStream(req, ctx) {
         const view = viewOf(ctx);
-        const answer = await hybridSearch(searchDeps, view, req, ctx.signal);
+        const answer = await deps.services.hybridSearch(view, req, ctx.signal);
         setStreamAnswerHeaders(ctx.responseHeader, view.scopeId, answer.exhaustive, answer.generation);
         setPartialMetadata(ctx.responseHeader, answer.failedSources);
         for (const r of answer.results) {
@@ -85,9 +69,8 @@ export function ragRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
       },
       async fetchContent(req, ctx) {
         const view = viewOf(ctx);
-        if (!fetchDeps) throw new UnimplementedError("no document reader is configured on this server");
-        const indexGeneration = await deps.backends.documents.generation();
-        const answer = await fetchContent(fetchDeps, view, req.ukoUris);
+        const indexGeneration = await deps.services.indexGeneration();
+        const answer = await deps.services.fetchContent(view, req.ukoUris);
         return {
           items: answer.items.map((i) => create(FetchedItemSchema, i)),
           missing: answer.missing,

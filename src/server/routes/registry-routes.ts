@@ -11,12 +11,12 @@ import {
   type ResourceLink,
 } from "../../../gen/acms/v1/registry_pb.js";
 import { InvalidArgumentError, NotFoundError, type FieldViolation } from "../../domain/errors.js";
-import { assertProjectName, isProjectName } from "../../domain/project-name.js";
+import { assertProjectName, projectNameProblem } from "../../domain/project-name.js";
 import type { LinkRecord, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
 import { resourceVisibility, type ResourceVisibility } from "../resource-visibility.js";
 import { principalOf } from "../handler-context.js";
-import type { Principal } from "../principal.js";
-import type { ServerDeps } from "../server.js";
+import type { Principal } from "../../domain/principal.js";
+import type { RouteDeps } from "../server-deps.js";
 
 /** The longest `alias_or_id` looked up. */
 const MAX_ALIAS_OR_ID = 128;
@@ -58,7 +58,7 @@ async function requireProject(registry: RegistryStore, name: string): Promise<vo
  * key, refused writes by read-only keys and checked every project and parent/resource id against the
  * key's projects; handlers add existence, uniqueness and shape rules.
  */
-export function registryRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
+export function registryRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
   const registry = deps.backends.registry;
   return (router) => {
     router.service(RegistryService, {
@@ -94,7 +94,8 @@ export function registryRoutes(deps: ServerDeps): (router: ConnectRouter) => voi
       },
       async resolveAlias(req) {
         const violations: FieldViolation[] = [];
-        if (!isProjectName(req.project)) violations.push({ field: "project", description: `"${req.project.slice(0, 80)}" is not a project name (namespace/name)` });
+        const projectProblem = projectNameProblem(req.project);
+        if (projectProblem) violations.push({ field: "project", description: projectProblem });
         if (req.aliasOrId.length === 0) violations.push({ field: "alias_or_id", description: "empty: give an alias or a resource id" });
         else if (req.aliasOrId.length > MAX_ALIAS_OR_ID) violations.push({ field: "alias_or_id", description: `longer than ${MAX_ALIAS_OR_ID} characters` });
         if (violations.length > 0) throw new InvalidArgumentError(violations);

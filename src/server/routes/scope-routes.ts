@@ -4,13 +4,13 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { ResourceScopeSchema, ScopeService, type ResourceScope as ResourceScopeMessage } from "../../../gen/acms/v1/scope_pb.js";
 import { InvalidArgumentError, NotFoundError, type FieldViolation } from "../../domain/errors.js";
 import { globViolations } from "../../domain/path-filter.js";
-import { isProjectName } from "../../domain/project-name.js";
+import { projectNameProblem } from "../../domain/project-name.js";
 import { TEMPORAL_SCOPES, type ResourceScope, type TemporalScope } from "../../domain/scope.js";
 import { narrowScopeResources, resolveScopeResources } from "../../domain/scope-resolution.js";
-import { isUlid, newUlid } from "../../domain/ulid-id.js";
+import { isUlid, newUlid, resourceIdProblem } from "../../domain/ulid-id.js";
 import { resourceVisibility } from "../resource-visibility.js";
 import { principalOf, viewOf } from "../handler-context.js";
-import type { ServerDeps } from "../server.js";
+import type { RouteDeps } from "../server-deps.js";
 
 /** Caps on list sizes, so one request cannot make a scope arbitrarily expensive to resolve or store. */
 export const SCOPE_LIMITS = { maxProjects: 256, maxResourceNames: 1024, maxGlobs: 256, maxDenyIds: 4096 } as const;
@@ -49,7 +49,7 @@ function parseTemporal(value: string, out: FieldViolation[]): TemporalScope {
  * turns the `acms-scope` header into a view for NarrowScope and the validation RPCs, and checks their
  * project and resource fields against it (so the validation RPCs only have to answer empty).
  */
-export function scopeRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
+export function scopeRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
   const registry = deps.backends.registry;
   const scopes = deps.backends.scopes;
   return (router) => {
@@ -60,7 +60,8 @@ export function scopeRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
         if (req.projects.length === 0) violations.push({ field: "projects", description: "at least one project is required" });
         tooMany("projects", req.projects, SCOPE_LIMITS.maxProjects, violations);
         req.projects.forEach((p, i) => {
-          if (!isProjectName(p)) violations.push({ field: `projects[${i}]`, description: `"${p.slice(0, 80)}" is not a project name (namespace/name)` });
+          const problem = projectNameProblem(p);
+          if (problem) violations.push({ field: `projects[${i}]`, description: problem });
         });
         tooMany("include_resources", req.includeResources, SCOPE_LIMITS.maxResourceNames, violations);
         tooMany("exclude_resources", req.excludeResources, SCOPE_LIMITS.maxResourceNames, violations);
@@ -118,7 +119,8 @@ export function scopeRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
         tooMany("projects", req.projects, SCOPE_LIMITS.maxProjects, violations);
         tooMany("exclude_paths", req.excludePaths, SCOPE_LIMITS.maxGlobs, violations);
         req.denyResourceIds.forEach((id, i) => {
-          if (!isUlid(id)) violations.push({ field: `deny_resource_ids[${i}]`, description: `"${id.slice(0, 80)}" is not a resource id (ULID)` });
+          const problem = resourceIdProblem(id);
+          if (problem) violations.push({ field: `deny_resource_ids[${i}]`, description: problem });
         });
         violations.push(...globViolations("exclude_paths", req.excludePaths));
         if (violations.length > 0) throw new InvalidArgumentError(violations);

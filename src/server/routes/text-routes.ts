@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
+import type { TextSearchRequest } from "../../application/text-search.js";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { TextBackendService, TextResultSchema } from "../../../gen/acms/v1/text_pb.js";
-import type { ServerDeps } from "../server.js";
-import { searchText, type TextSearchDeps } from "../text-search.js";
+import type { RouteDeps } from "../server-deps.js";
 import { scopedSearchHandlers } from "./scoped-search-handlers.js";
 
 /**
@@ -10,15 +10,9 @@ import { scopedSearchHandlers } from "./scoped-search-handlers.js";
  * resolved the `acms-scope` header into the call's view; SearchStream sends exactly Search's results,
  * one per message in rank order, and stops (and stops the backend's work) when the call is cancelled.
  */
-export function textRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
-  const searchDeps: TextSearchDeps = {
-    text: deps.backends.text,
-    documents: deps.backends.documents,
-    maxResultsCap: deps.config.maxResultsCap,
-    recentWindowMs: deps.config.recentWindowMs,
-  };
+export function textRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
   const handlers = scopedSearchHandlers(
-    (view, req: { query: string; maxResults?: number }, signal) => searchText(searchDeps, view, req, signal),
+    (view, req: TextSearchRequest, signal) => deps.services.searchText(view, req, signal),
     (r) => create(TextResultSchema, r),
   );
   return (router) => {

@@ -14,8 +14,8 @@ import type { ActorRole } from "../../domain/actor-role.js";
 import { InvalidArgumentError } from "../../domain/errors.js";
 import type { TierFragment, TierName } from "../../domain/tier-fragment.js";
 import { viewOf } from "../handler-context.js";
-import type { ServerDeps } from "../server.js";
-import type { Displacement } from "../tier-service.js";
+import type { RouteDeps } from "../server-deps.js";
+import type { Displacement } from "../../application/tier-service.js";
 
 const TIER_OF: Partial<Record<Tier, TierName>> = { [Tier.HOT]: "hot", [Tier.WARM]: "warm", [Tier.COLD]: "cold" };
 const WIRE_TIER: Record<TierName, Tier> = { hot: Tier.HOT, warm: Tier.WARM, cold: Tier.COLD };
@@ -61,8 +61,8 @@ function displacedToWire(d: Displacement): DisplacedFragment {
  * ContextTierService: translates the wire into TierService calls in the call's scoped view (the access
  * interceptor has already resolved the scope and refused out-of-scope project and resource refs).
  */
-export function tierRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
-  const tiers = deps.backends.tiers;
+export function tierRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
+  const tiers = deps.services.tiers;
   return (router) => {
     router.service(ContextTierService, {
       async storeFragment(req, ctx) {

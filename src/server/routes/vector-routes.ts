@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
+import type { VectorSearchRequest } from "../../application/vector-search.js";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { VectorBackendService, VectorResultSchema } from "../../../gen/acms/v1/vector_pb.js";
-import type { ServerDeps } from "../server.js";
-import { searchVectors, type VectorSearchDeps } from "../vector-search.js";
+import type { RouteDeps } from "../server-deps.js";
 import { scopedSearchHandlers } from "./scoped-search-handlers.js";
 
 /**
@@ -11,16 +11,9 @@ import { scopedSearchHandlers } from "./scoped-search-handlers.js";
  * SimilaritySearchStream sends exactly SimilaritySearch's results, one per message in rank order, and
  * stops (and stops the backend's work) when the call is cancelled.
  */
-export function vectorRoutes(deps: ServerDeps): (router: ConnectRouter) => void {
-  const searchDeps: VectorSearchDeps = {
-    vector: deps.backends.vector,
-    documents: deps.backends.documents,
-    embeddingDim: deps.config.embeddingDim,
-    maxResultsCap: deps.config.maxResultsCap,
-    recentWindowMs: deps.config.recentWindowMs,
-  };
+export function vectorRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
   const handlers = scopedSearchHandlers(
-    (view, req: { embedding: readonly number[]; topK?: number; minScore?: number }, signal) => searchVectors(searchDeps, view, req, signal),
+    (view, req: VectorSearchRequest, signal) => deps.services.searchVectors(view, req, signal),
     (r) => create(VectorResultSchema, r),
   );
   return (router) => {

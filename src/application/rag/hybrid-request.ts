@@ -1,3 +1,5 @@
+// The one wire type of the application layer: sources and weights arrive as the contract's enum, whose
+// values and names are what the checks validate and name in their errors, so it is taken as is here.
 import { Source } from "../../../gen/acms/v1/rag_pb.js";
 import { InvalidArgumentError } from "../../domain/errors.js";
 import { requireEmbedding, requireText, resolveCount, resolveMinScore } from "../../domain/request-limits.js";

@@ -17,6 +17,13 @@ export interface VectorAnswer {
   generation: bigint;
 }
 
+/** The fields of a similarity search request (SimilaritySearch and SimilaritySearchStream). */
+export interface VectorSearchRequest {
+  embedding: readonly number[];
+  topK?: number;
+  minScore?: number;
+}
+
 /** What a similarity search runs on. */
 export interface VectorSearchDeps {
   /** Absent when no vector backend is configured: every call is UNIMPLEMENTED. */
@@ -49,7 +56,7 @@ const MAX_REFETCH_FACTOR = 16;
 export async function searchVectors(
   deps: VectorSearchDeps,
   view: ScopedBackendView,
-  req: { embedding: readonly number[]; topK?: number; minScore?: number },
+  req: VectorSearchRequest,
   signal?: AbortSignal,
 ): Promise<VectorAnswer> {
   const vector = deps.vector;

@@ -1,17 +1,33 @@
-import type { UpsertDocumentsRequest } from "../../gen/acms/v1/index_pb.js";
 import { chunkText, DEFAULT_CHUNKING, type ChunkingOptions } from "../domain/chunking.js";
 import { validateDocumentPath } from "../domain/document-path.js";
 import { InvalidArgumentError, type FieldViolation } from "../domain/errors.js";
+import { metadataViolations } from "../domain/metadata-limits.js";
 import type { ChunkInputRecord, DocumentInputRecord } from "../ports/document-store.js";
 
 /** The largest document content accepted, in UTF-8 bytes. */
 export const MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
 /** The most client chunks per document. */
 export const MAX_CHUNKS_PER_DOCUMENT = 10_000;
-/** The most metadata entries per document, and the longest key and value (characters). */
-export const MAX_METADATA_ENTRIES = 64;
-export const MAX_METADATA_KEY = 256;
-export const MAX_METADATA_VALUE = 8 * 1024;
+
+/** One chunk of a document as a client sends it: its text and, optionally, its embedding (empty: none). */
+export interface UpsertChunkInput {
+  text: string;
+  embedding: readonly number[];
+}
+
+/** One document as a client sends it, before validation. */
+export interface UpsertDocumentInput {
+  path: string;
+  content: string;
+  metadata: Record<string, string>;
+  chunks: readonly UpsertChunkInput[];
+}
+
+/** One UpsertDocuments message as the write pipeline takes it (the wire message has this shape). */
+export interface UpsertMessage {
+  resourceId: string;
+  documents: readonly UpsertDocumentInput[];
+}
 
 /** What validating an UpsertDocuments message needs. */
 export interface UpsertValidationOptions {
@@ -31,26 +47,12 @@ function embeddingProblem(values: readonly number[], dim: number): string | unde
   return undefined;
 }
 
-function metadataViolations(field: string, metadata: Record<string, string>): FieldViolation[] {
-  const out: FieldViolation[] = [];
-  const keys = Object.keys(metadata);
-  if (keys.length > MAX_METADATA_ENTRIES) out.push({ field, description: `must have at most ${MAX_METADATA_ENTRIES} entries, got ${keys.length}` });
-  for (const k of keys) {
-    if (k.length === 0 || k.length > MAX_METADATA_KEY) {
-      out.push({ field, description: `keys must have 1 to ${MAX_METADATA_KEY} characters, got "${k.slice(0, 40)}"` });
-    } else if (metadata[k].length > MAX_METADATA_VALUE) {
-      out.push({ field: `${field}[${JSON.stringify(k.slice(0, 40))}]`, description: `must be at most ${MAX_METADATA_VALUE} characters` });
-    }
-  }
-  return out;
-}
-
 /**
  * Checks one UpsertDocuments message and turns it into store input, chunking content server-side when
  * a document brings no chunks. Every problem of the message is reported at once as INVALID_ARGUMENT,
  * each naming its field (`documents[2].chunks[0].embedding`), so a rejected message writes nothing.
  */
-export function validateUpsertMessage(msg: UpsertDocumentsRequest, opts: UpsertValidationOptions): DocumentInputRecord[] {
+export function validateUpsertMessage(msg: UpsertMessage, opts: UpsertValidationOptions): DocumentInputRecord[] {
   if (msg.documents.length === 0) throw InvalidArgumentError.field("documents", "must not be empty");
   const violations: FieldViolation[] = [];
   const firstByPath = new Map<string, number>();

@@ -13,6 +13,12 @@ export interface TextAnswer {
   generation: bigint;
 }
 
+/** The fields of a keyword search request (Search and SearchStream). */
+export interface TextSearchRequest {
+  query: string;
+  maxResults?: number;
+}
+
 /** What a keyword search runs on. */
 export interface TextSearchDeps {
   text: TextBackend;
@@ -34,7 +40,7 @@ export const DEFAULT_MAX_RESULTS = 20;
 export async function searchText(
   deps: TextSearchDeps,
   view: ScopedBackendView,
-  req: { query: string; maxResults?: number },
+  req: TextSearchRequest,
   signal?: AbortSignal,
 ): Promise<TextAnswer> {
   const query = requireText("query", req.query);

@@ -1,16 +1,14 @@
-import type { UpsertDocumentsRequest } from "../../gen/acms/v1/index_pb.js";
-import type { Triple } from "../../gen/acms/v1/graph_pb.js";
 import type { ChunkingOptions } from "../domain/chunking.js";
+import type { RdfTriple } from "../domain/rdf-term.js";
 import { validateDocumentPath } from "../domain/document-path.js";
 import { InvalidArgumentError, NotFoundError, UnimplementedError, type FieldViolation } from "../domain/errors.js";
 import type { DeleteOutcome, DocumentStore, UpsertOutcome, VectorChanges } from "../ports/document-store.js";
 import type { GraphBackend } from "../ports/graph-backend.js";
 import type { RegistryStore } from "../ports/registry-store.js";
 import type { VectorBackend } from "../ports/vector-backend.js";
-import type { Principal } from "./principal.js";
+import type { Principal } from "../domain/principal.js";
 import { SerialQueue } from "./serial-queue.js";
-import { toRdfTriples } from "./triple-input.js";
-import { validateUpsertMessage } from "./upsert-validation.js";
+import { validateUpsertMessage, type UpsertMessage } from "./upsert-validation.js";
 
 /** What the write pipeline runs on. */
 export interface IndexerDeps {
@@ -50,7 +48,7 @@ export class Indexer {
   }
 
   /** One UpsertDocuments message: all of it is written, or (on any invalid field) none of it. */
-  async upsert(msg: UpsertDocumentsRequest): Promise<UpsertOutcome> {
+  async upsert(msg: UpsertMessage): Promise<UpsertOutcome> {
     await this.requireResource(msg.resourceId);
     const docs = validateUpsertMessage(msg, { embeddingDim: this.deps.embeddingDim, chunking: this.deps.chunking });
     return this.writes.run(async () => {
@@ -77,14 +75,16 @@ export class Indexer {
     });
   }
 
-  /** Writes triples into the resource's named graph (replacing its triples when `replace`). */
-  async putTriples(resourceId: string, triples: readonly Triple[], replace: boolean): Promise<{ count: number; generation: bigint }> {
+  /**
+   * Writes triples (already checked and converted from the wire by the caller) into the resource's
+   * named graph, replacing its triples when `replace`.
+   */
+  async putTriples(resourceId: string, triples: readonly RdfTriple[], replace: boolean): Promise<{ count: number; generation: bigint }> {
     await this.requireResource(resourceId);
     if (triples.length === 0 && !replace) throw InvalidArgumentError.field("triples", "must not be empty (unless replace clears the graph)");
-    const rdf = toRdfTriples(triples);
     const graph = this.deps.graph;
     if (!graph) throw new UnimplementedError("no graph backend is configured on this server");
-    const count = await graph.putTriples(resourceId, rdf, replace);
+    const count = await graph.putTriples(resourceId, triples, replace);
     return { count, generation: await this.deps.documents.bumpGeneration() };
   }
 

@@ -1,8 +1,9 @@
-import { InvalidArgumentError, ScopeViolationError } from "../../domain/errors.js";
+import { InvalidArgumentError } from "../../domain/errors.js";
 import { guardResults } from "../../domain/leak-guard.js";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import { parseUkoUri, type UkoUri } from "../../domain/uko-uri.js";
 import type { UnitReader } from "../../ports/unit-reader.js";
+import { scopeViolation } from "../../domain/scope-violation.js";
 
 /** One fetched unit, keyed by the URI exactly as asked. */
 export interface FetchedUnit {
@@ -52,16 +53,7 @@ export async function fetchContent(deps: FetchContentDeps, view: ScopedBackendVi
     else outsideUris.push(uris[i]);
   });
   if (outside.size > 0 || outsideUris.length > 0) {
-    const reason = [
-      outside.size > 0 ? `Resources not in scope: ${[...outside].join(", ")}` : "",
-      outsideUris.length > 0 ? `Paths excluded by the scope's path filters: ${outsideUris.join(", ")}` : "",
-    ].filter(Boolean).join("; ");
-    throw new ScopeViolationError(reason, {
-      resourceIds: [...outside],
-      scopeProjectNames: [...view.projectNames],
-      projectNames: [],
-      reason,
-    });
+    throw scopeViolation({ available: view.projectNames, resources: [...outside], paths: outsideUris });
   }
 
   // Read each distinct unit once; answer every position from the reads.

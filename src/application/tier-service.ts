@@ -4,27 +4,24 @@ import {
   FailedPreconditionError,
   InvalidArgumentError,
   NotFoundError,
-  ScopeViolationError,
 } from "../domain/errors.js";
 import { extractiveSummary, type Summariser } from "../domain/extractive-summariser.js";
 import { guardFragments, isFragmentVisible } from "../domain/fragment-visibility.js";
-import { isProjectName } from "../domain/project-name.js";
+import { projectNameProblem } from "../domain/project-name.js";
 import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
-import { fragmentKey, TIER_NAMES, tierAbove, tierBelow, type TierFragment, type TierName } from "../domain/tier-fragment.js";
-import { TierPolicy, type TierBudgets } from "../domain/tier-policy.js";
+import { fragmentKey, TIER_NAMES, tierAbove, tierBelow, tierFacts, type TierFragment, type TierName } from "../domain/tier-fragment.js";
+import { LruTierPolicy, type TierBudgets, type TierPolicy } from "../domain/tier-policy.js";
 import { countTokens, truncateToTokens } from "../domain/token-count.js";
-import { isUlid, newUlid } from "../domain/ulid-id.js";
+import { newUlid, resourceIdProblem } from "../domain/ulid-id.js";
 import type { LoadedFragment, TierStore } from "../ports/tier-store.js";
 import { SerialQueue } from "./serial-queue.js";
+import { scopeViolation } from "../domain/scope-violation.js";
+import { metadataViolations } from "../domain/metadata-limits.js";
 
 /** Client-chosen fragment ids: printable, path-safe, bounded. */
 const FRAGMENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** The largest fragment content accepted, in characters. */
 export const MAX_FRAGMENT_CHARS = 256 * 1024;
-/** Metadata bounds: entries, key length, value length. */
-export const MAX_METADATA_ENTRIES = 64;
-const MAX_METADATA_KEY = 128;
-const MAX_METADATA_VALUE = 4096;
 
 /** How the tier service is tuned. */
 export interface TierServiceOptions {
@@ -35,6 +32,8 @@ export interface TierServiceOptions {
   summarise?: Summariser;
   /** The clock for timestamps (LRU order uses a sequence number, never this). */
   now?: () => Date;
+  /** The placement policy over the budgets; least recently used (LruTierPolicy) by default. */
+  policy?: (budgets: TierBudgets) => TierPolicy;
 }
 
 /** A fragment to store, as the request gives it. */
@@ -145,7 +144,7 @@ export class TierService {
    * the configured budgets, which may be smaller than at the last start.
    */
   static async open(store: TierStore, options: TierServiceOptions): Promise<TierService> {
-    const policy = new TierPolicy(options.budgets);
+    const policy = options.policy ? options.policy(options.budgets) : new LruTierPolicy(options.budgets);
     const index = new Map<string, LoadedFragment>();
     const loaded = await store.load();
     loaded.sort((a, b) => a.accessSeq - b.accessSeq);
@@ -174,7 +173,8 @@ export class TierService {
     const id = input.id.length === 0 ? newUlid() : checkId("fragment.fragment_id", input.id);
     checkOwner(view, input.projectName, input.resourceId);
     checkContent(input.content);
-    checkMetadata(input.metadata);
+    const metadataProblems = metadataViolations("fragment.metadata", input.metadata);
+    if (metadataProblems.length > 0) throw new InvalidArgumentError(metadataProblems);
     const tier = input.tier ?? "hot";
     const tokenCount = countTokens(input.content);
     if (!this.policy.fits(tier, tokenCount)) {
@@ -186,7 +186,7 @@ export class TierService {
     return this.queue.run(async () => {
       const existing = this.index.get(fragmentKey(owner, id));
       if (existing && !isFragmentVisible(view, existing)) throw new AlreadyExistsError(`fragment id ${id} is taken`);
-      const summary = tier === "cold" ? await this.summaryOf(input.content) : "";
+      const summary = tierFacts(tier).summarised ? await this.summaryOf(input.content) : "";
       const now = this.now();
       const fragment: TierFragment = {
         owner,
@@ -286,13 +286,14 @@ export class TierService {
    * can see (all of them when fewer): one plan never evicts another tenant's context. Evicting from hot or warm moves the
    * fragments one tier down through the normal demotion path (summarised into cold), because a tier's
    * eviction is what its overflow does too and deleting context an agent may still need would be a
-   * surprise; evicting from cold deletes, counted in `evictions`. Returns the ids, least recently used first.
+   * surprise; evicting from cold deletes, counted in `evictions`. Returns the ids in the policy's eviction
+   * order (least recently used first by default).
    */
   evictLru(view: ScopedBackendView, tier: TierName, count: number): Promise<string[]> {
     if (!Number.isInteger(count) || count <= 0) throw InvalidArgumentError.field("count", `must be greater than 0, got ${count}`);
     return this.queue.run(async () => {
       const victims: LoadedFragment[] = [];
-      for (const e of this.policy.lru(tier)) {
+      for (const e of this.policy.evictionOrder(tier)) {
         if (victims.length >= count) break;
         const f = this.index.get(e.key);
         if (f && isFragmentVisible(view, f)) victims.push(f);
@@ -316,19 +317,17 @@ export class TierService {
    */
   getForActor(view: ScopedBackendView, role: ActorRole, projectNames: readonly string[], includeFullContent: boolean): Promise<TierFragment[]> {
     projectNames.forEach((p, i) => {
-      if (!isProjectName(p)) throw InvalidArgumentError.field(`project_names[${i}]`, `"${p.slice(0, 80)}" is not a project name (namespace/name)`);
+      const problem = projectNameProblem(p);
+      if (problem) throw InvalidArgumentError.field(`project_names[${i}]`, problem);
     });
     const outside = projectNames.filter((p) => !view.projectSet.has(p));
-    if (outside.length > 0) {
-      const message = `Projects not in scope: ${outside.join(", ")}. Available: ${view.projectNames.join(", ") || "(none)"}`;
-      throw new ScopeViolationError(message, { resourceIds: [], scopeProjectNames: [...view.projectNames], projectNames: outside, reason: message });
-    }
+    if (outside.length > 0) throw scopeViolation({ available: view.projectNames, projects: outside });
     const projects = projectNames.length > 0 ? new Set(projectNames) : view.projectSet;
     return this.queue.run(async () => {
       const picked: LoadedFragment[] = [];
       for (const tier of tiersForRole(role)) {
         const inTier: LoadedFragment[] = [];
-        for (const e of this.policy.lru(tier)) {
+        for (const e of this.policy.evictionOrder(tier)) {
           const f = this.index.get(e.key);
           if (f && projects.has(f.projectName) && isFragmentVisible(view, f)) inTier.push(f);
         }
@@ -407,13 +406,13 @@ export class TierService {
     await this.store.save(fragment);
     const key = fragmentKey(fragment.owner, fragment.id);
     this.policy.place(key, fragment.tier, fragment.tokenCount, fragment.accessSeq);
-    this.index.set(key, { ...fragment, content: fragment.tier === "hot" ? fragment.content : undefined });
+    this.index.set(key, { ...fragment, content: tierFacts(fragment.tier).inMemory ? fragment.content : undefined });
   }
 
   /** Moves a fragment to `to` as its most recently used entry; into cold it gains a summary, out of cold it loses it. */
   private async move(f: LoadedFragment, to: TierName): Promise<TierFragment> {
     const content = await this.contentOf(f);
-    const summary = to === "cold" ? await this.summaryOf(content) : "";
+    const summary = tierFacts(to).summarised ? await this.summaryOf(content) : "";
     const now = this.now();
     const moved: TierFragment = { ...f, content, tier: to, summary, updatedAt: now, lastAccessedAt: now, accessSeq: this.policy.nextSeq() };
     await this.persist(moved);
@@ -469,25 +468,14 @@ function checkId(field: string, id: string): string {
 
 function checkOwner(view: ScopedBackendView, projectName: string, resourceId: string): void {
   if (projectName.length === 0) throw InvalidArgumentError.field("fragment.project_name", "must not be empty: every fragment belongs to a project");
-  if (!isProjectName(projectName)) {
-    throw InvalidArgumentError.field("fragment.project_name", `"${projectName.slice(0, 80)}" is not a project name (namespace/name)`);
-  }
-  if (resourceId.length > 0 && !isUlid(resourceId)) {
-    throw InvalidArgumentError.field("fragment.resource_id", `"${resourceId.slice(0, 80)}" is not a resource id (ULID)`);
-  }
+  const projectProblem = projectNameProblem(projectName);
+  if (projectProblem) throw InvalidArgumentError.field("fragment.project_name", projectProblem);
+  const resourceProblem = resourceId.length > 0 ? resourceIdProblem(resourceId) : undefined;
+  if (resourceProblem) throw InvalidArgumentError.field("fragment.resource_id", resourceProblem);
   const badProject = !view.projectSet.has(projectName);
   const badResource = resourceId.length > 0 && !view.resourceSet.has(resourceId);
   if (!badProject && !badResource) return;
-  const parts: string[] = [];
-  if (badProject) parts.push(`Projects not in scope: ${projectName}. Available: ${view.projectNames.join(", ") || "(none)"}`);
-  if (badResource) parts.push(`Resources not in scope: ${resourceId}`);
-  const message = parts.join("; ");
-  throw new ScopeViolationError(message, {
-    resourceIds: badResource ? [resourceId] : [],
-    scopeProjectNames: [...view.projectNames],
-    projectNames: badProject ? [projectName] : [],
-    reason: message,
-  });
+  throw scopeViolation({ available: view.projectNames, projects: badProject ? [projectName] : [], resources: badResource ? [resourceId] : [] });
 }
 
 function checkContent(content: string): void {
@@ -497,17 +485,3 @@ function checkContent(content: string): void {
   }
 }
 
-function checkMetadata(metadata: Record<string, string>): void {
-  const keys = Object.keys(metadata);
-  if (keys.length > MAX_METADATA_ENTRIES) {
-    throw InvalidArgumentError.field("fragment.metadata", `must have at most ${MAX_METADATA_ENTRIES} entries, got ${keys.length}`);
-  }
-  for (const k of keys) {
-    if (k.length === 0 || k.length > MAX_METADATA_KEY) {
-      throw InvalidArgumentError.field("fragment.metadata", `keys must be 1 to ${MAX_METADATA_KEY} characters, got "${k.slice(0, 40)}"`);
-    }
-    if (metadata[k].length > MAX_METADATA_VALUE) {
-      throw InvalidArgumentError.field(`fragment.metadata[${k.slice(0, 40)}]`, `must be at most ${MAX_METADATA_VALUE} characters`);
-    }
-  }
-}

@@ -1,0 +1,30 @@
+import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
+import type { Indexer } from "./indexer.js";
+import type { FetchAnswer } from "./rag/fetch-content.js";
+import type { HybridSearchFields } from "./rag/hybrid-request.js";
+import type { HybridAnswer } from "./rag/hybrid-search.js";
+import type { TextAnswer, TextSearchRequest } from "./text-search.js";
+import type { TierService } from "./tier-service.js";
+import type { VectorAnswer, VectorSearchRequest } from "./vector-search.js";
+
+/**
+ * The use cases one server offers, each bound to the adapters the composition root picked: what the
+ * route modules call (they translate the wire and nothing else). Built once per server by
+ * `createServices` (src/server/composition-root.ts); a test builds its own over any adapters.
+ */
+export interface Services {
+  /** Writes: documents, deletions, triples, rebuilds. */
+  indexer: Indexer;
+  /** Scoped keyword search. */
+  searchText(view: ScopedBackendView, req: TextSearchRequest, signal?: AbortSignal): Promise<TextAnswer>;
+  /** Scoped similarity search (UNIMPLEMENTED without a vector backend). */
+  searchVectors(view: ScopedBackendView, req: VectorSearchRequest, signal?: AbortSignal): Promise<VectorAnswer>;
+  /** Keyword, vector and graph evidence fused with RRF. */
+  hybridSearch(view: ScopedBackendView, req: HybridSearchFields, signal?: AbortSignal): Promise<HybridAnswer>;
+  /** Units by UKO URI, in request order (UNIMPLEMENTED without a unit reader). */
+  fetchContent(view: ScopedBackendView, uris: readonly string[]): Promise<FetchAnswer>;
+  /** The context tiers. */
+  tiers: TierService;
+  /** The current index generation, for answers that are not searches (graph queries, FetchContent). */
+  indexGeneration(): Promise<bigint>;
+}
