@@ -1,15 +1,31 @@
 /**
- * Jest runs the TypeScript sources through ts-jest in CommonJS mode (see NOTES-TOOLCHAIN); the global set-up
- * builds dist/ when stale, for the tests that start the compiled CLI as a child process.
+ * Jest runs the TypeScript sources through ts-jest in CommonJS mode (see NOTES-TOOLCHAIN). The global set-up
+ * builds dist/ when stale (tests start the compiled CLI as a child process) and makes the run directory.
  */
-module.exports = {
+const project = {
   testEnvironment: "node",
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
-  globalSetup: "<rootDir>/test/support/build-dist.mjs",
   transform: {
     "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.test.json", diagnostics: false }],
   },
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   testTimeout: 30000,
+};
+
+module.exports = {
+  testTimeout: 30000,
+  // A run directory shared by the workers; engines started lazily by tests (PostgreSQL) are stopped at the end.
+  globalSetup: "<rootDir>/test/support/global-setup.ts",
+  globalTeardown: "<rootDir>/test/support/global-teardown.ts",
+  projects: [
+    { ...project, displayName: "embedded" },
+    // The isolation red-team and contract tests once more, against servers on PostgreSQL (test/support/test-engine.ts).
+    {
+      ...project,
+      displayName: "postgres",
+      testMatch: ["<rootDir>/test/isolation/**/*.test.ts", "<rootDir>/test/contract/**/*.test.ts"],
+      setupFiles: ["<rootDir>/test/support/engines/use-postgres.ts"],
+    },
+  ],
 };

@@ -30,6 +30,8 @@ export interface ServeFlags {
   sparqlUser?: string;
   /** ACMS_METRICS_PORT */
   metricsPort?: string;
+  /** ACMS_POSTGRES_URL */
+  postgresUrl?: string;
 }
 
 /** What `runServe` needs besides the flags. */
@@ -69,6 +71,7 @@ function envWithFlags(env: NodeJS.ProcessEnv, flags: ServeFlags): NodeJS.Process
   set("ACMS_SPARQL_UPDATE_URL", flags.sparqlUpdateUrl);
   set("ACMS_SPARQL_USER", flags.sparqlUser);
   set("ACMS_METRICS_PORT", flags.metricsPort);
+  set("ACMS_POSTGRES_URL", flags.postgresUrl);
   return out;
 }
 
@@ -82,6 +85,7 @@ const FLAG_OF: Record<string, keyof ServeFlags> = {
   ACMS_SPARQL_UPDATE_URL: "sparqlUpdateUrl",
   ACMS_SPARQL_USER: "sparqlUser",
   ACMS_METRICS_PORT: "metricsPort",
+  ACMS_POSTGRES_URL: "postgresUrl",
 };
 
 /** A config error that names an environment variable also names the flag, when the flag set the value. */

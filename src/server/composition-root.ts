@@ -12,6 +12,7 @@ import { MemoryBm25TextBackend, type ChunkTextSource } from "../adapters/memory-
 import { loadVectors } from "../adapters/memory-vector/load-vectors.js";
 import { PartitionedVectorBackend } from "../adapters/memory-vector/partitioned-vector-backend.js";
 import { OxigraphGraphBackend } from "../adapters/oxigraph/oxigraph-graph-backend.js";
+import { openPostgres } from "../adapters/postgres/open-postgres.js";
 import { Fts5TextBackend } from "../adapters/sqlite/fts5-text-backend.js";
 import { openSqliteDatabase } from "../adapters/sqlite/sqlite-database.js";
 import { SqliteDocumentStore } from "../adapters/sqlite/sqlite-document-store.js";
@@ -36,6 +37,7 @@ export async function createBackends(config: Config): Promise<Backends> {
   mkdirSync(config.dataDir, { recursive: true });
   const lock = lockDataDir(config.dataDir);
   try {
+    if (config.postgresUrl !== undefined) return await openOnPostgres(config, config.postgresUrl, lock);
     return await openEmbedded(config, lock);
   } catch (err) {
     lock.release();
@@ -102,6 +104,37 @@ async function openGraph(config: Config): Promise<{ graph: GraphBackend; graphEn
   }
   const path = `${config.dataDir}/graph.db`;
   return { graph: await OxigraphGraphBackend.open({ path, ...config.graph }), graphEngine: `Oxigraph (embedded, ${path})` };
+}
+
+/** ACMS_POSTGRES_URL: every PostgreSQL adapter (openPostgres); the graph and cold files stay under the data directory. */
+async function openOnPostgres(config: Config, postgresUrl: string, lock: DataDirLock): Promise<Backends> {
+  const pg = await openPostgres({ postgresUrl, embeddingDim: config.embeddingDim, dataDir: config.dataDir });
+  try {
+    const tiers = await TierService.open(pg.tierStore, { budgets: config.tiers, summaryTokens: config.tiers.summaryTokens });
+    const { documents, units } = pg;
+    const text = chooseTextBackend(pg.text, { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
+    const { graph, graphEngine } = await openGraph(config);
+    return {
+      registry: pg.registry,
+      scopes: pg.scopes,
+      tiers,
+      documents,
+      text,
+      vector: pg.vector,
+      graph,
+      graphEngine,
+      units,
+      async close() {
+        await graph.close();
+        await tiers.close();
+        await pg.close();
+        lock.release();
+      },
+    };
+  } catch (err) {
+    await pg.close();
+    throw err;
+  }
 }
 
 /**

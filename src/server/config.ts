@@ -23,6 +23,11 @@ export interface Config {
   graph: { workers: number; queueTimeoutMs: number };
   /** How long a superseded document version stays visible to `recent` scopes, in ms. */
   recentWindowMs: number;
+  /**
+   * ACMS_POSTGRES_URL: when set, registry, scopes, documents, BM25, vectors and the tier catalogue live in
+   * this PostgreSQL database (see src/adapters/postgres/); the graph and cold files stay under dataDir.
+   */
+  postgresUrl?: string;
   /** Keyword index: "native" (the store's, e.g. FTS5) or "memory" (the in-memory BM25 fallback); ACMS_KEYWORD_INDEX. */
   keywordIndex: "native" | "memory";
   /** Origins browsers may call from (`*`: any); undefined: no CORS headers at all. ACMS_CORS_ORIGINS. */
@@ -97,6 +102,12 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return n;
 }
 
+function postgresUrlFrom(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
+  if (!/^postgres(ql)?:\/\/[^\s]+$/.test(raw.trim())) throw new Error("ACMS_POSTGRES_URL must be a postgres://user:pass@host:port/db URL");
+  return raw.trim();
+}
+
 function keywordIndexFrom(raw: string | undefined): "native" | "memory" {
   if (raw === undefined || raw === "" || raw === "native") return "native";
   if (raw === "memory") return "memory";
@@ -159,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       queueTimeoutMs: intFrom(env, "ACMS_GRAPH_QUEUE_TIMEOUT_MS", 30_000, 10, 3_600_000),
     },
     recentWindowMs: intFrom(env, "ACMS_RECENT_WINDOW_MS", 7 * 24 * 3600 * 1000, 0, 3650 * 24 * 3600 * 1000),
+    postgresUrl: postgresUrlFrom(env.ACMS_POSTGRES_URL),
     keywordIndex: keywordIndexFrom(env.ACMS_KEYWORD_INDEX),
     corsOrigins: corsOriginsFrom(env.ACMS_CORS_ORIGINS),
     consoleDir: resolve(env.ACMS_CONSOLE_DIR && env.ACMS_CONSOLE_DIR.length > 0 ? env.ACMS_CONSOLE_DIR : "dist/console"),

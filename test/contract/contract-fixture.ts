@@ -18,6 +18,7 @@ import { generateKey, hashKey, KeyRing } from "../../src/server/key-ring.js";
 import { startServer, type AcmsServer } from "../../src/server/server.js";
 import { doc, upsert } from "../index/index-fixture.js";
 import { authInterceptor, DEFAULT_PRINCIPALS, startTestServer, type TestServer } from "../support/test-server.js";
+import { engineEnv } from "../support/test-engine.js";
 
 /** The embedding dimension of every contract server. */
 export const DIM = 4;
@@ -248,7 +249,7 @@ export async function startCustomServer(change: (backends: Backends) => void): P
     keys[p.name] = key;
     return { name: p.name, key_sha256: hashKey(key), projects: p.projects, write: p.write };
   });
-  const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ...CONTRACT_ENV });
+  const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ...(await engineEnv(dataDir)), ...CONTRACT_ENV });
   const backends: Backends = await createBackends(config);
   change(backends);
   const server = await startServer({ config, keys: new KeyRing(entries), backends, onInternalError: () => undefined, log: quietLog() });

@@ -10,6 +10,7 @@ import { generateKey, hashKey, KeyRing, type KeyEntry } from "../../src/server/k
 import { startServer, type AcmsServer } from "../../src/server/server.js";
 import type { RequestLog } from "../../src/server/request-log.js";
 import { quietLog } from "./quiet-log.js";
+import { engineEnv as testEngineEnv } from "./test-engine.js";
 
 /** A principal for tests: its key is generated and kept in clear so tests can call with it. */
 export interface TestPrincipal {
@@ -57,7 +58,8 @@ export function authInterceptor(key: string | undefined, scopeId?: string): Inte
 }
 
 /**
- * Starts the real server (composition root, SQLite under a temp dir) on 127.0.0.1:0.
+ * Starts the real server (composition root, SQLite under a temp dir, or a fresh PostgreSQL database when
+ * the run's engine is PostgreSQL: see test-engine.ts) on 127.0.0.1:0.
  * @example const t = await startTestServer(); const reg = t.client(RegistryService, "admin"); ... await t.close(true);
  */
 export async function startTestServer(opts: {
@@ -82,7 +84,7 @@ export async function startTestServer(opts: {
       return { name: p.name, key_sha256: hashKey(key), projects: p.projects, write: p.write };
     });
   }
-  const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ...engineEnv, ...opts.env });
+  const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ...(await testEngineEnv(dataDir)), ...engineEnv, ...opts.env });
   const backends = await createBackends(config);
   const server = await startServer({ config, keys: new KeyRing(keyEntries), backends, onInternalError: opts.onInternalError ?? (() => undefined), log: opts.log ?? quietLog() });
   const sessions: Http2SessionManager[] = [];

@@ -1,0 +1,433 @@
+import { documentFingerprint } from "../../domain/document-fingerprint.js";
+import { InvalidArgumentError } from "../../domain/errors.js";
+import { formatUkoUri } from "../../domain/uko-uri.js";
+import type {
+  ChunkRecord,
+  DeleteOutcome,
+  DocumentInputRecord,
+  DocumentStore,
+  ReindexOutcome,
+  UpsertOutcome,
+  VectorChanges,
+} from "../../ports/document-store.js";
+import type { VectorEntry } from "../../ports/vector-backend.js";
+import { keywordBatch } from "./keyword-postings.js";
+import { inTransaction, type PostgresClient, type PostgresPool } from "./postgres-pool.js";
+
+/** Superseded versions kept per document (as the embedded store): older ones are dropped on the next write. */
+export const DEFAULT_RETAINED_VERSIONS = 16;
+
+/** The channel every committed write notifies, with its generation as payload (read by other servers). */
+export const GENERATION_CHANNEL = "acms_index_generation";
+
+/** Rows per page when streaming vectors out. */
+const VECTOR_PAGE = 2000;
+
+/** Options of the PostgreSQL document store. */
+export interface PostgresDocumentStoreOptions {
+  /** Superseded versions kept per document (live version not counted). */
+  retainedVersions?: number;
+  /**
+   * Also keep pgvector's `chunk_vectors` table (see ensureVectorTable) in every write transaction, so the
+   * database-side vector index holds exactly the committed chunk versions, crash or not.
+   */
+  vectorTable?: boolean;
+}
+
+function toBytes(v: Float32Array): Buffer {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+function fromBytes(b: Buffer): Float32Array {
+  const copy = new Uint8Array(b.byteLength);
+  copy.set(b);
+  return new Float32Array(copy.buffer);
+}
+
+function hasNul(s: string): boolean {
+  return s.includes("\u0000");
+}
+
+/** PostgreSQL text cannot hold U+0000: refuse it up front, with the field, instead of failing mid-transaction. */
+function assertStorable(documents: readonly DocumentInputRecord[]): void {
+  documents.forEach((d, i) => {
+    const bad =
+      hasNul(d.path) || hasNul(d.content) || Object.entries(d.metadata).some(([k, v]) => hasNul(k) || hasNul(v)) || d.chunks.some((c) => hasNul(c.text));
+    if (bad) throw InvalidArgumentError.field(`documents[${i}]`, "holds a NUL character (U+0000), which this store cannot keep");
+  });
+}
+
+/** One row of the vector change log. */
+interface VectorChangeRecord {
+  resourceReloaded?: string;
+  added: number[];
+  superseded: number[];
+  removed: number[];
+  at: number;
+}
+
+/** A committed write's vector changes as a log row. */
+function changeRecord(v: VectorChanges): VectorChangeRecord {
+  return { added: v.added.map((e) => e.chunkKey), superseded: v.superseded, removed: v.removed, at: v.at };
+}
+
+interface Counters {
+  rows: number;
+  tokens: number;
+}
+
+/**
+ * Documents, versions and chunks on PostgreSQL, with the BM25 keyword index (term postings, row lengths
+ * and table totals, read by PostgresTextBackend) written in the same transactions, so a search sees a
+ * write entirely or not at all and a rejected message writes nothing. Same versioning, retention and
+ * fingerprinting as the embedded store.
+ *
+ * Every write transaction first locks the one `index_state` row: writes from all servers are serialised
+ * there (as SQLite serialises its writers), which keeps `index_generation` a single counter that only
+ * grows, bumped in the transaction that commits the write, and the table totals BM25 needs exact. The
+ * commit notifies `acms_index_generation` so other servers learn of it (their in-process vectors reload
+ * what changed). `generation()` reads the database, so every server answers the newest committed value.
+ */
+export class PostgresDocumentStore implements DocumentStore {
+  private readonly retained: number;
+  private readonly vectorTable: boolean;
+
+  constructor(private readonly pool: PostgresPool, opts: PostgresDocumentStoreOptions = {}) {
+    this.retained = opts.retainedVersions ?? DEFAULT_RETAINED_VERSIONS;
+    this.vectorTable = opts.vectorTable ?? false;
+  }
+
+  async generation(): Promise<bigint> {
+    const { rows } = await this.pool.query<{ g: string }>("SELECT generation::text AS g FROM index_state WHERE id = 1");
+    return BigInt(rows[0].g);
+  }
+
+  async bumpGeneration(): Promise<bigint> {
+    return this.write(async (c) => this.commitCounters(c, { rows: 0, tokens: 0 }));
+  }
+
+  async getChunks(keys: readonly number[]): Promise<Map<number, ChunkRecord>> {
+    const out = new Map<number, ChunkRecord>();
+    if (keys.length === 0) return out;
+    const { rows } = await this.pool.query<{
+      chunk_key: number;
+      doc_key: number;
+      resource_id: string;
+      path: string;
+      chunk_index: number;
+      text: string;
+      superseded_at: number | null;
+      metadata: string;
+    }>(
+      `SELECT c.chunk_key, c.doc_key, c.resource_id, c.path, c.chunk_index, c.text, c.superseded_at, d.metadata
+         FROM chunks c JOIN documents d ON d.doc_key = c.doc_key
+        WHERE c.chunk_key = ANY($1::bigint[])`,
+      [[...keys]],
+    );
+    const metadataByDoc = new Map<number, Record<string, string>>();
+    for (const row of rows) {
+      let metadata = metadataByDoc.get(row.doc_key);
+      if (!metadata) metadataByDoc.set(row.doc_key, (metadata = JSON.parse(row.metadata) as Record<string, string>));
+      out.set(row.chunk_key, {
+        chunkKey: row.chunk_key,
+        resourceId: row.resource_id,
+        path: row.path,
+        chunkIndex: row.chunk_index,
+        text: row.text,
+        metadata,
+        supersededAt: row.superseded_at,
+        ukoUri: formatUkoUri(row.resource_id, row.path, row.chunk_index),
+      });
+    }
+    return out;
+  }
+
+  /** Every retained vector, read page by page in one repeatable-read transaction (one committed state). */
+  async *iterateVectors(): AsyncIterable<VectorEntry> {
+    yield* this.vectorsWhere("TRUE", []);
+  }
+
+  /** The retained vectors of the chunk rows `condition` selects, in one committed state. */
+  private async *vectorsWhere(condition: string, params: unknown[]): AsyncIterable<VectorEntry> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      let after = 0;
+      for (;;) {
+        const { rows } = await client.query<{ chunk_key: number; resource_id: string; path: string; superseded_at: number | null; embedding: Buffer }>(
+          `SELECT chunk_key, resource_id, path, superseded_at, embedding FROM chunks
+            WHERE embedding IS NOT NULL AND chunk_key > $1 AND (${condition}) ORDER BY chunk_key LIMIT ${VECTOR_PAGE}`,
+          [after, ...params],
+        );
+        for (const r of rows) {
+          yield { chunkKey: r.chunk_key, resourceId: r.resource_id, path: r.path, supersededAt: r.superseded_at, vector: fromBytes(r.embedding) };
+        }
+        if (rows.length < VECTOR_PAGE) break;
+        after = rows[rows.length - 1].chunk_key;
+      }
+      await client.query("COMMIT");
+    } catch (err) {
+      broken = true;
+      throw err;
+    } finally {
+      if (broken) await client.query("ROLLBACK").catch(() => undefined);
+      client.release();
+    }
+  }
+
+  async upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number): Promise<UpsertOutcome> {
+    assertStorable(documents);
+    const prints = documents.map(documentFingerprint);
+    // A message may name one path twice; the later document then supersedes the earlier, as if written
+    // after it. Rounds of distinct paths (the k-th occurrence of each path in round k) keep that order
+    // while each round is written with a fixed number of statements, whatever its size.
+    const rounds: Array<Array<{ doc: DocumentInputRecord; print: string }>> = [];
+    const seen = new Map<string, number>();
+    documents.forEach((doc, i) => {
+      const k = seen.get(doc.path) ?? 0;
+      seen.set(doc.path, k + 1);
+      (rounds[k] ??= []).push({ doc, print: prints[i] });
+    });
+    return this.write(async (c) => {
+      const vectors: VectorChanges = { added: [], superseded: [], removed: [], at: now };
+      const counters: Counters = { rows: 0, tokens: 0 };
+      const totals = { upserted: 0, unchanged: 0, chunks: 0 };
+      for (const round of rounds) await this.writeRound(c, resourceId, round, now, vectors, counters, totals);
+      const generation = totals.upserted > 0 ? await this.commitCounters(c, counters, changeRecord(vectors)) : await this.current(c);
+      return {
+        documentsUpserted: totals.upserted,
+        documentsUnchanged: totals.unchanged,
+        chunksIndexed: totals.chunks,
+        vectorsIndexed: vectors.added.length,
+        generation,
+        vectors,
+      };
+    });
+  }
+
+  /** Writes documents of distinct paths: unchanged ones are skipped, changed ones supersede their live version. */
+  private async writeRound(
+    c: PostgresClient,
+    resourceId: string,
+    round: ReadonlyArray<{ doc: DocumentInputRecord; print: string }>,
+    now: number,
+    vectors: VectorChanges,
+    counters: Counters,
+    totals: { upserted: number; unchanged: number; chunks: number },
+  ): Promise<void> {
+    const live = new Map(
+      (
+        await c.query<{ path: string; doc_key: number; fingerprint: string }>(
+          "SELECT path, doc_key, fingerprint FROM documents WHERE resource_id = $1 AND path = ANY($2::text[]) AND superseded_at IS NULL",
+          [resourceId, round.map((r) => r.doc.path)],
+        )
+      ).rows.map((r) => [r.path, r]),
+    );
+    const changed = round.filter((r) => live.get(r.doc.path)?.fingerprint !== r.print);
+    totals.unchanged += round.length - changed.length;
+    if (changed.length === 0) return;
+    const replaced = changed.map((r) => live.get(r.doc.path)).filter((l) => l !== undefined);
+    await this.supersede(c, replaced.map((l) => l.doc_key), now, vectors);
+    const docKeys = new Map(
+      (
+        await c.query<{ doc_key: number; path: string }>(
+          `INSERT INTO documents (resource_id, path, content, metadata, fingerprint, created_at)
+           SELECT $1, p, t, m, f, $2 FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u (p, t, m, f, i) ORDER BY i
+           RETURNING doc_key, path`,
+          [resourceId, now, changed.map((r) => r.doc.path), changed.map((r) => r.doc.content), changed.map((r) => JSON.stringify(r.doc.metadata)), changed.map((r) => r.print)],
+        )
+      ).rows.map((r) => [r.path, r.doc_key]),
+    );
+    const rows = changed.flatMap((r) => r.doc.chunks.map((ch, index) => ({ docKey: docKeys.get(r.doc.path)!, path: r.doc.path, index, ch })));
+    if (rows.length > 0) {
+      const inserted = await c.query<{ chunk_key: number; doc_key: number; chunk_index: number }>(
+        `INSERT INTO chunks (doc_key, resource_id, path, chunk_index, text, embedding)
+         SELECT d, $1, p, x, t, e FROM unnest($2::bigint[], $3::text[], $4::integer[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u (d, p, x, t, e, i) ORDER BY i
+         RETURNING chunk_key, doc_key, chunk_index`,
+        [resourceId, rows.map((r) => r.docKey), rows.map((r) => r.path), rows.map((r) => r.index), rows.map((r) => r.ch.text), rows.map((r) => (r.ch.embedding ? toBytes(r.ch.embedding) : null))],
+      );
+      const keyOf = new Map(inserted.rows.map((r) => [`${r.doc_key}#${r.chunk_index}`, r.chunk_key]));
+      const keys = rows.map((r) => keyOf.get(`${r.docKey}#${r.index}`)!);
+      await this.index(c, resourceId, rows.map((r, i) => ({ chunkKey: keys[i], text: r.ch.text })), counters);
+      const added: VectorEntry[] = [];
+      rows.forEach((r, i) => {
+        if (r.ch.embedding) added.push({ chunkKey: keys[i], resourceId, path: r.path, supersededAt: null, vector: r.ch.embedding });
+      });
+      vectors.added.push(...added);
+      if (this.vectorTable) await insertVectorRows(c, added);
+    }
+    totals.chunks += rows.length;
+    totals.upserted += changed.length;
+    await this.expire(c, resourceId, changed.filter((r) => live.has(r.doc.path)).map((r) => r.doc.path), vectors, counters);
+  }
+
+  async deleteDocuments(resourceId: string, paths: readonly string[], now: number): Promise<DeleteOutcome> {
+    return this.write(async (c) => {
+      const vectors: VectorChanges = { added: [], superseded: [], removed: [], at: now };
+      const counters: Counters = { rows: 0, tokens: 0 };
+      const live = (
+        await c.query<{ path: string; doc_key: number }>(
+          "SELECT path, doc_key FROM documents WHERE resource_id = $1 AND path = ANY($2::text[]) AND superseded_at IS NULL",
+          [resourceId, [...new Set(paths)]],
+        )
+      ).rows;
+      await this.supersede(c, live.map((l) => l.doc_key), now, vectors);
+      await this.expire(c, resourceId, live.map((l) => l.path), vectors, counters);
+      const generation = live.length > 0 ? await this.commitCounters(c, counters, changeRecord(vectors)) : await this.current(c);
+      return { deleted: live.length, generation, vectors };
+    });
+  }
+
+  async reindexResource(resourceId: string, _full: boolean): Promise<ReindexOutcome> {
+    // Keyword rows reference their chunk (foreign key), so no stray row can exist here: a full and an
+    // incremental re-index are the same rebuild of the resource's rows from its chunks.
+    return this.write(async (c) => {
+      const counters: Counters = { rows: 0, tokens: 0 };
+      await forgetTerms(c, "resource_id = $1", [resourceId]);
+      const dropped = await c.query<{ n: string; t: string }>(
+        "WITH d AS (DELETE FROM keyword_rows WHERE resource_id = $1 RETURNING length) SELECT count(*)::text AS n, coalesce(sum(length), 0)::text AS t FROM d",
+        [resourceId],
+      );
+      counters.rows -= Number(dropped.rows[0].n);
+      counters.tokens -= Number(dropped.rows[0].t);
+      const { rows } = await c.query<{ chunk_key: number; doc_key: number; path: string; text: string; embedding: Buffer | null; superseded_at: number | null }>(
+        "SELECT chunk_key, doc_key, path, text, embedding, superseded_at FROM chunks WHERE resource_id = $1 ORDER BY chunk_key",
+        [resourceId],
+      );
+      await this.index(c, resourceId, rows.map((r) => ({ chunkKey: r.chunk_key, text: r.text })), counters);
+      const vectors: VectorEntry[] = [];
+      for (const r of rows) {
+        if (r.embedding) vectors.push({ chunkKey: r.chunk_key, resourceId, path: r.path, supersededAt: r.superseded_at, vector: fromBytes(r.embedding) });
+      }
+      const generation = await this.commitCounters(c, counters, { resourceReloaded: resourceId, added: [], superseded: [], removed: [], at: Date.now() });
+      return { documents: new Set(rows.map((r) => r.doc_key)).size, chunks: rows.length, vectors, generation };
+    });
+  }
+
+  /** One write transaction, serialised with every other server's writes on the `index_state` row. */
+  private write<T>(work: (c: PostgresClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, async (c) => {
+      await c.query("SELECT 1 FROM index_state WHERE id = 1 FOR UPDATE");
+      return work(c);
+    });
+  }
+
+  private async current(c: PostgresClient): Promise<bigint> {
+    return BigInt((await c.query<{ g: string }>("SELECT generation::text AS g FROM index_state WHERE id = 1")).rows[0].g);
+  }
+
+  /**
+   * Bumps the generation and the keyword totals, logs what the write changed in vectors (for servers that
+   * hold vectors in process: they replay the log from the generation they have), and notifies the other
+   * servers, all in the write's transaction.
+   */
+  private async commitCounters(c: PostgresClient, counters: Counters, change?: VectorChangeRecord): Promise<bigint> {
+    const { rows } = await c.query<{ g: string }>(
+      `UPDATE index_state SET generation = generation + 1, keyword_rows = keyword_rows + $1, keyword_tokens = keyword_tokens + $2
+        WHERE id = 1 RETURNING generation::text AS g`,
+      [counters.rows, counters.tokens],
+    );
+    const g = rows[0].g;
+    if (change && (change.resourceReloaded !== undefined || change.added.length + change.superseded.length + change.removed.length > 0)) {
+      await c.query(
+        "INSERT INTO vector_changes (generation, resource_reloaded, added, superseded, removed, at) VALUES ($1, $2, $3::bigint[], $4::bigint[], $5::bigint[], $6)",
+        [g, change.resourceReloaded ?? null, change.added, change.superseded, change.removed, change.at],
+      );
+    }
+    await c.query("SELECT pg_notify($1, $2)", [GENERATION_CHANNEL, g]);
+    return BigInt(g);
+  }
+
+  private async index(c: PostgresClient, resourceId: string, chunks: ReadonlyArray<{ chunkKey: number; text: string }>, counters: Counters): Promise<void> {
+    if (chunks.length === 0) return;
+    const batch = keywordBatch(chunks);
+    await c.query("INSERT INTO keyword_rows (chunk_key, resource_id, length) SELECT k, $1, l FROM unnest($2::bigint[], $3::integer[]) AS u (k, l)", [
+      resourceId,
+      batch.rowKeys,
+      batch.rowLengths,
+    ]);
+    if (batch.terms.length > 0) {
+      await c.query(
+        "INSERT INTO postings (term, resource_id, chunk_key, positions) SELECT t, $1, k, p::integer[] FROM unnest($2::text[], $3::bigint[], $4::text[]) AS u (t, k, p)",
+        [resourceId, batch.terms, batch.postingKeys, batch.positions],
+      );
+      // Writers are serialised on index_state, so these counters never race (and never deadlock).
+      await c.query(
+        `INSERT INTO term_df (term, df) SELECT t, count(*) FROM unnest($1::text[]) AS u (t) GROUP BY t
+         ON CONFLICT (term) DO UPDATE SET df = term_df.df + excluded.df`,
+        [batch.terms],
+      );
+    }
+    counters.rows += batch.rowKeys.length;
+    counters.tokens += batch.tokens;
+  }
+
+  private async supersede(c: PostgresClient, docKeys: readonly number[], now: number, vectors: VectorChanges): Promise<void> {
+    if (docKeys.length === 0) return;
+    await c.query("UPDATE documents SET superseded_at = $1 WHERE doc_key = ANY($2::bigint[])", [now, docKeys]);
+    const { rows } = await c.query<{ chunk_key: number; has_vector: boolean }>(
+      "UPDATE chunks SET superseded_at = $1 WHERE doc_key = ANY($2::bigint[]) RETURNING chunk_key, embedding IS NOT NULL AS has_vector",
+      [now, docKeys],
+    );
+    const keys = rows.filter((r) => r.has_vector).map((r) => r.chunk_key);
+    vectors.superseded.push(...keys);
+    if (this.vectorTable && keys.length > 0) await c.query("UPDATE chunk_vectors SET superseded_at = $1 WHERE chunk_key = ANY($2::bigint[])", [now, keys]);
+  }
+
+  /** Drops the superseded versions of documents beyond the retention cap, with their chunks and keyword rows. */
+  private async expire(c: PostgresClient, resourceId: string, paths: readonly string[], vectors: VectorChanges, counters: Counters): Promise<void> {
+    if (paths.length === 0) return;
+    const expired = await c.query<{ doc_key: number }>(
+      `SELECT doc_key FROM (
+         SELECT doc_key, row_number() OVER (PARTITION BY path ORDER BY superseded_at DESC, doc_key DESC) AS n
+           FROM documents WHERE resource_id = $1 AND path = ANY($2::text[]) AND superseded_at IS NOT NULL
+       ) v WHERE n > $3`,
+      [resourceId, paths, this.retained],
+    );
+    if (expired.rows.length === 0) return;
+    const docKeys = expired.rows.map((r) => r.doc_key);
+    const chunks = await c.query<{ chunk_key: number; has_vector: boolean }>(
+      "SELECT chunk_key, embedding IS NOT NULL AS has_vector FROM chunks WHERE doc_key = ANY($1::bigint[])",
+      [docKeys],
+    );
+    const removed = chunks.rows.filter((r) => r.has_vector).map((r) => r.chunk_key);
+    vectors.removed.push(...removed);
+    if (this.vectorTable && removed.length > 0) await c.query("DELETE FROM chunk_vectors WHERE chunk_key = ANY($1::bigint[])", [removed]);
+    await forgetTerms(c, "chunk_key IN (SELECT chunk_key FROM chunks WHERE doc_key = ANY($1::bigint[]))", [docKeys]);
+    const dropped = await c.query<{ n: string; t: string }>(
+      `WITH d AS (DELETE FROM keyword_rows WHERE chunk_key IN (SELECT chunk_key FROM chunks WHERE doc_key = ANY($1::bigint[])) RETURNING length)
+       SELECT count(*)::text AS n, coalesce(sum(length), 0)::text AS t FROM d`,
+      [docKeys],
+    );
+    counters.rows -= Number(dropped.rows[0].n);
+    counters.tokens -= Number(dropped.rows[0].t);
+    await c.query("DELETE FROM documents WHERE doc_key = ANY($1::bigint[])", [docKeys]);
+  }
+}
+
+/** Takes the postings `condition` selects out of the per-term document frequencies, before they are deleted. */
+async function forgetTerms(c: PostgresClient, condition: string, params: unknown[]): Promise<void> {
+  await c.query(
+    `UPDATE term_df d SET df = d.df - x.n FROM (SELECT term, count(*) AS n FROM postings WHERE ${condition} GROUP BY term) x WHERE d.term = x.term`,
+    params,
+  );
+}
+
+/** pgvector's text form of a vector. */
+function vectorLiteral(v: Float32Array): string {
+  return `[${Array.from(v).join(",")}]`;
+}
+
+/** Writes vector rows into `chunk_vectors` (a zero vector has no direction: it is not searchable, so not written). */
+export async function insertVectorRows(c: PostgresClient, entries: readonly VectorEntry[]): Promise<void> {
+  const kept = entries.filter((e) => e.vector.some((x) => x !== 0));
+  if (kept.length === 0) return;
+  await c.query(
+    `INSERT INTO chunk_vectors (chunk_key, resource_id, path, superseded_at, embedding)
+     SELECT k, r, p, s, e::vector FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[]) AS u (k, r, p, s, e)
+     ON CONFLICT (chunk_key) DO UPDATE SET resource_id = excluded.resource_id, path = excluded.path,
+       superseded_at = excluded.superseded_at, embedding = excluded.embedding`,
+    [kept.map((e) => e.chunkKey), kept.map((e) => e.resourceId), kept.map((e) => e.path), kept.map((e) => e.supersededAt), kept.map((e) => vectorLiteral(e.vector))],
+  );
+}

@@ -1,0 +1,219 @@
+import type { PostgresClient, PostgresPool } from "./postgres-pool.js";
+
+/** One schema version: applied once, in order, in its own transaction. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/**
+ * The schema, version by version. Append new versions; never edit an applied one (a database records
+ * which versions it has in `acms_schema_migrations`). Times are ms since the epoch (bigint), as in the
+ * embedded store; text compares byte-wise (`COLLATE "C"`) where order is part of the contract.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "registry and scopes",
+    sql: `
+      CREATE TABLE registry_projects (
+        name text COLLATE "C" PRIMARY KEY,
+        created_at bigint NOT NULL
+      );
+      CREATE TABLE registry_resources (
+        id text COLLATE "C" PRIMARY KEY,
+        owner_project text COLLATE "C" NOT NULL REFERENCES registry_projects (name),
+        kind text NOT NULL,
+        metadata text NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE TABLE registry_links (
+        seq bigserial PRIMARY KEY,
+        project text COLLATE "C" NOT NULL REFERENCES registry_projects (name),
+        resource_id text COLLATE "C" NOT NULL REFERENCES registry_resources (id),
+        alias text COLLATE "C" NOT NULL,
+        UNIQUE (project, resource_id),
+        UNIQUE (project, alias)
+      );
+      CREATE INDEX registry_links_by_resource ON registry_links (resource_id, seq);
+      CREATE TABLE registry_parents (
+        child_id text COLLATE "C" NOT NULL REFERENCES registry_resources (id),
+        parent_id text COLLATE "C" NOT NULL REFERENCES registry_resources (id),
+        position integer NOT NULL,
+        PRIMARY KEY (child_id, parent_id)
+      );
+      CREATE INDEX registry_parents_by_parent ON registry_parents (parent_id);
+      CREATE TABLE scopes (
+        scope_id text COLLATE "C" PRIMARY KEY,
+        owner text NOT NULL,
+        body text NOT NULL,
+        created_at bigint NOT NULL
+      );
+    `,
+  },
+  {
+    version: 2,
+    name: "documents, chunks, versions and BM25 term statistics",
+    sql: `
+      CREATE TABLE index_state (
+        id integer PRIMARY KEY CHECK (id = 1),
+        generation bigint NOT NULL,
+        keyword_rows bigint NOT NULL,
+        keyword_tokens bigint NOT NULL
+      );
+      INSERT INTO index_state (id, generation, keyword_rows, keyword_tokens) VALUES (1, 0, 0, 0);
+      CREATE TABLE documents (
+        doc_key bigserial PRIMARY KEY,
+        resource_id text COLLATE "C" NOT NULL,
+        path text COLLATE "C" NOT NULL,
+        content text NOT NULL,
+        metadata text NOT NULL,
+        fingerprint text NOT NULL,
+        created_at bigint NOT NULL,
+        superseded_at bigint
+      );
+      CREATE UNIQUE INDEX documents_live ON documents (resource_id, path) WHERE superseded_at IS NULL;
+      CREATE INDEX documents_versions ON documents (resource_id, path, superseded_at);
+      CREATE TABLE chunks (
+        chunk_key bigserial PRIMARY KEY,
+        doc_key bigint NOT NULL REFERENCES documents (doc_key) ON DELETE CASCADE,
+        resource_id text COLLATE "C" NOT NULL,
+        path text COLLATE "C" NOT NULL,
+        chunk_index integer NOT NULL,
+        text text NOT NULL,
+        embedding bytea,
+        superseded_at bigint
+      );
+      CREATE INDEX chunks_by_doc ON chunks (doc_key);
+      CREATE INDEX chunks_by_resource ON chunks (resource_id, chunk_key);
+      CREATE INDEX chunks_with_vectors ON chunks (chunk_key) WHERE embedding IS NOT NULL;
+      -- The keyword index: one row per indexed chunk version with its length in tokens (body tokens plus
+      -- the one resource tag token FTS5's second column holds), and one posting per (term, row).
+      CREATE TABLE keyword_rows (
+        chunk_key bigint PRIMARY KEY REFERENCES chunks (chunk_key) ON DELETE CASCADE,
+        resource_id text COLLATE "C" NOT NULL,
+        length integer NOT NULL
+      );
+      CREATE INDEX keyword_rows_by_resource ON keyword_rows (resource_id);
+      CREATE TABLE postings (
+        term text COLLATE "C" NOT NULL,
+        resource_id text COLLATE "C" NOT NULL,
+        chunk_key bigint NOT NULL REFERENCES keyword_rows (chunk_key) ON DELETE CASCADE,
+        positions integer[] NOT NULL,
+        PRIMARY KEY (term, resource_id, chunk_key)
+      );
+      CREATE INDEX postings_by_chunk ON postings (chunk_key);
+    `,
+  },
+  {
+    version: 3,
+    name: "tier catalogue (hot written through, warm content; cold content in files)",
+    sql: `
+      CREATE TABLE tier_fragments (
+        owner text COLLATE "C" NOT NULL CHECK (length(owner) > 0),
+        id text COLLATE "C" NOT NULL,
+        tier text NOT NULL CHECK (tier IN ('hot', 'warm', 'cold')),
+        project_name text NOT NULL,
+        resource_id text NOT NULL,
+        metadata text NOT NULL,
+        content text,
+        cold_file text,
+        summary text NOT NULL,
+        token_count integer NOT NULL,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        last_accessed_at bigint NOT NULL,
+        access_seq bigint NOT NULL,
+        PRIMARY KEY (owner, id),
+        CHECK ((tier = 'cold' AND content IS NULL AND cold_file IS NOT NULL)
+            OR (tier <> 'cold' AND content IS NOT NULL AND cold_file IS NULL))
+      );
+      CREATE INDEX tier_fragments_by_access ON tier_fragments (access_seq);
+    `,
+  },
+  {
+    version: 4,
+    name: "vector change log (what each committed write changed, for in-process vector copies on other servers)",
+    sql: `
+      CREATE TABLE vector_changes (
+        generation bigint PRIMARY KEY,
+        resource_reloaded text,
+        added bigint[] NOT NULL,
+        superseded bigint[] NOT NULL,
+        removed bigint[] NOT NULL,
+        at bigint NOT NULL
+      );
+    `,
+  },
+  {
+    version: 5,
+    name: "document frequency per term (BM25's IDF without counting postings at query time)",
+    sql: `
+      CREATE TABLE term_df (
+        term text COLLATE "C" PRIMARY KEY,
+        df bigint NOT NULL CHECK (df >= 0)
+      );
+      INSERT INTO term_df (term, df) SELECT term, count(*) FROM postings GROUP BY term;
+    `,
+  },
+];
+
+/** The advisory lock key every server takes around migrations ("acms" in ASCII). */
+const MIGRATION_LOCK = 0x61636d73;
+
+/**
+ * Runs `work` on one connection while holding the schema advisory lock, so schema changes made at start
+ * (migrations, the pgvector table whose dimension comes from config) never race another server's.
+ */
+export async function withSchemaLock<T>(pool: PostgresPool, work: (client: PostgresClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
+    try {
+      return await work(client);
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Brings the database's schema up to the newest version. Safe when several servers start at once: each
+ * takes a session-level advisory lock first, so one applies the missing versions (each in its own
+ * transaction, recorded in `acms_schema_migrations`) while the others wait and then find nothing to do.
+ * A database newer than this code (a version it does not know) is refused rather than written to.
+ * Returns the versions this call applied.
+ */
+export async function migrate(pool: PostgresPool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  return withSchemaLock(pool, async (client) => {
+    await client.query(`CREATE TABLE IF NOT EXISTS acms_schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const done = new Set((await client.query<{ version: number }>("SELECT version FROM acms_schema_migrations")).rows.map((r) => r.version));
+    const known = new Set(migrations.map((m) => m.version));
+    const unknown = [...done].filter((v) => !known.has(v));
+    if (unknown.length > 0) {
+      throw new Error(`the database has schema version ${Math.max(...unknown)}, newer than this server knows (${Math.max(...known)}): upgrade the server`);
+    }
+    const applied: number[] = [];
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (done.has(m.version)) continue;
+      await client.query("BEGIN");
+      try {
+        await client.query(m.sql);
+        await client.query("INSERT INTO acms_schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
+        await client.query("COMMIT");
+      } catch (err) {
+        await client.query("ROLLBACK");
+        throw new Error(`schema migration ${m.version} (${m.name}) failed: ${(err as Error).message}`);
+      }
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}

@@ -1,0 +1,295 @@
+import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from "../../domain/errors.js";
+import { assertResourceRequest } from "../../domain/new-resource-check.js";
+import { assertProjectName } from "../../domain/project-name.js";
+import { assertAlias } from "../../domain/resource-alias.js";
+import { isUlid, newUlid } from "../../domain/ulid-id.js";
+import type { LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
+import { inTransaction, isUniqueViolation, type PostgresClient, type PostgresPool } from "./postgres-pool.js";
+
+interface ResourceRow {
+  id: string;
+  owner_project: string;
+  kind: string;
+  metadata: string;
+  created_at: number;
+}
+
+interface LinkRow {
+  project: string;
+  resource_id: string;
+  alias: string;
+}
+
+function toLink(r: LinkRow): LinkRecord {
+  return { project: r.project, resourceId: r.resource_id, alias: r.alias };
+}
+
+/** Metadata is stored as an array of pairs (as the embedded store does), so no key is special on the way back. */
+function decodeMetadata(json: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of JSON.parse(json) as Array<[string, string]>) {
+    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+function toRecord(row: ResourceRow, parentIds: string[], links: LinkRecord[]): ResourceRecord {
+  return {
+    id: row.id,
+    ownerProject: row.owner_project,
+    kind: row.kind,
+    parentIds,
+    metadata: decodeMetadata(row.metadata),
+    createdAt: new Date(row.created_at),
+    links,
+  };
+}
+
+function groupBy<R>(rows: R[], key: (r: R) => string): Map<string, R[]> {
+  const out = new Map<string, R[]>();
+  for (const r of rows) {
+    const k = key(r);
+    const list = out.get(k);
+    if (list) list.push(r);
+    else out.set(k, [r]);
+  }
+  return out;
+}
+
+/**
+ * The registry on PostgreSQL, with the embedded store's tables, rules and domain errors. Every write is
+ * one transaction, so a failed registration leaves nothing behind; the schema's unique constraints
+ * settle races between servers (the loser gets AlreadyExists). Unlike the embedded store, the parent DAG
+ * is not cached: other servers write to the same database, so descendants are walked in SQL (a
+ * recursive query) and are always current.
+ */
+export class PostgresRegistryStore implements RegistryStore {
+  constructor(private readonly pool: PostgresPool) {}
+
+  async createProject(name: string): Promise<ProjectRecord> {
+    assertProjectName("name", name);
+    const createdAt = Date.now();
+    try {
+      await this.pool.query("INSERT INTO registry_projects (name, created_at) VALUES ($1, $2)", [name, createdAt]);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new AlreadyExistsError(`project ${name} already exists`);
+      throw err;
+    }
+    return { name, createdAt: new Date(createdAt) };
+  }
+
+  async getProject(name: string): Promise<ProjectRecord | undefined> {
+    const { rows } = await this.pool.query<{ name: string; created_at: number }>("SELECT name, created_at FROM registry_projects WHERE name = $1", [name]);
+    return rows[0] ? { name: rows[0].name, createdAt: new Date(rows[0].created_at) } : undefined;
+  }
+
+  async listProjects(): Promise<ProjectRecord[]> {
+    const { rows } = await this.pool.query<{ name: string; created_at: number }>("SELECT name, created_at FROM registry_projects ORDER BY name");
+    return rows.map((r) => ({ name: r.name, createdAt: new Date(r.created_at) }));
+  }
+
+  async registerResource(input: NewResource): Promise<ResourceRecord> {
+    assertResourceRequest(input);
+    const id = input.id.length > 0 ? input.id : newUlid();
+    const parentIds = [...new Set(input.parentIds)];
+    const createdAt = Date.now();
+    const metadata = JSON.stringify(Object.entries(input.metadata));
+    try {
+      await inTransaction(this.pool, async (c) => {
+        await requireProject(c, input.project);
+        if ((await c.query("SELECT 1 FROM registry_resources WHERE id = $1", [id])).rowCount) {
+          throw new AlreadyExistsError(`resource ${id} already exists`);
+        }
+        if ((await c.query("SELECT 1 FROM registry_links WHERE project = $1 AND alias = $2", [input.project, input.alias])).rowCount) {
+          throw new AlreadyExistsError(`alias "${input.alias}" is already taken in ${input.project}`);
+        }
+        // Acyclic by construction, as in the embedded store: parents must exist, the new id must not,
+        // and edges never change afterwards. `FOR KEY SHARE` keeps each parent row in place until commit.
+        if (parentIds.length > 0) {
+          const found = new Set(
+            (await c.query<{ id: string }>("SELECT id FROM registry_resources WHERE id = ANY($1::text[]) FOR KEY SHARE", [parentIds])).rows.map((r) => r.id),
+          );
+          const missing = parentIds.find((p) => !found.has(p));
+          if (missing !== undefined) throw new NotFoundError(`parent resource ${missing} not found`);
+        }
+        await c.query("INSERT INTO registry_resources (id, owner_project, kind, metadata, created_at) VALUES ($1, $2, $3, $4, $5)", [
+          id,
+          input.project,
+          input.kind,
+          metadata,
+          createdAt,
+        ]);
+        await c.query("INSERT INTO registry_links (project, resource_id, alias) VALUES ($1, $2, $3)", [input.project, id, input.alias]);
+        if (parentIds.length > 0) {
+          await c.query(
+            "INSERT INTO registry_parents (child_id, parent_id, position) SELECT $1, p, i - 1 FROM unnest($2::text[]) WITH ORDINALITY AS t (p, i)",
+            [id, parentIds],
+          );
+        }
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new AlreadyExistsError(`resource ${id} or alias "${input.alias}" in ${input.project} already exists`);
+      throw err;
+    }
+    return {
+      id,
+      ownerProject: input.project,
+      kind: input.kind,
+      parentIds,
+      metadata: decodeMetadata(metadata),
+      createdAt: new Date(createdAt),
+      links: [{ project: input.project, resourceId: id, alias: input.alias }],
+    };
+  }
+
+  async linkResource(link: LinkRecord): Promise<LinkRecord> {
+    assertAlias("alias", link.alias);
+    if (!isUlid(link.resourceId)) throw InvalidArgumentError.field("resource_id", `"${link.resourceId.slice(0, 80)}" is not a resource id (ULID)`);
+    try {
+      await inTransaction(this.pool, async (c) => {
+        await requireProject(c, link.project);
+        if (!(await c.query("SELECT 1 FROM registry_resources WHERE id = $1", [link.resourceId])).rowCount) {
+          throw new NotFoundError(`resource ${link.resourceId} not found`);
+        }
+        if ((await c.query("SELECT 1 FROM registry_links WHERE project = $1 AND resource_id = $2", [link.project, link.resourceId])).rowCount) {
+          throw new AlreadyExistsError(`resource ${link.resourceId} is already linked into ${link.project}`);
+        }
+        if ((await c.query("SELECT 1 FROM registry_links WHERE project = $1 AND alias = $2", [link.project, link.alias])).rowCount) {
+          throw new AlreadyExistsError(`alias "${link.alias}" is already taken in ${link.project}`);
+        }
+        await c.query("INSERT INTO registry_links (project, resource_id, alias) VALUES ($1, $2, $3)", [link.project, link.resourceId, link.alias]);
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new AlreadyExistsError(`resource ${link.resourceId} or alias "${link.alias}" already in ${link.project}`);
+      throw err;
+    }
+    return { project: link.project, resourceId: link.resourceId, alias: link.alias };
+  }
+
+  async getResource(id: string): Promise<ResourceRecord | undefined> {
+    return inTransaction(
+      this.pool,
+      async (c) => {
+        const row = (await c.query<ResourceRow>("SELECT id, owner_project, kind, metadata, created_at FROM registry_resources WHERE id = $1", [id])).rows[0];
+        if (!row) return undefined;
+        const parents = await c.query<{ parent_id: string }>("SELECT parent_id FROM registry_parents WHERE child_id = $1 ORDER BY position", [id]);
+        const links = await c.query<LinkRow>("SELECT project, resource_id, alias FROM registry_links WHERE resource_id = $1 ORDER BY seq", [id]);
+        return toRecord(
+          row,
+          parents.rows.map((p) => p.parent_id),
+          links.rows.map(toLink),
+        );
+      },
+      "ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    );
+  }
+
+  async listResources(project: string): Promise<Array<ResourceRecord & { alias: string }>> {
+    return inTransaction(
+      this.pool,
+      async (c) => {
+        await requireProject(c, project);
+        const links = groupBy(
+          (
+            await c.query<LinkRow>(
+              `SELECT project, resource_id, alias FROM registry_links
+                WHERE resource_id IN (SELECT resource_id FROM registry_links WHERE project = $1) ORDER BY seq`,
+              [project],
+            )
+          ).rows,
+          (l) => l.resource_id,
+        );
+        const parents = groupBy(
+          (
+            await c.query<{ child_id: string; parent_id: string }>(
+              `SELECT child_id, parent_id FROM registry_parents
+                WHERE child_id IN (SELECT resource_id FROM registry_links WHERE project = $1) ORDER BY child_id, position`,
+              [project],
+            )
+          ).rows,
+          (p) => p.child_id,
+        );
+        const resources = await c.query<ResourceRow & { alias: string }>(
+          `SELECT r.id, r.owner_project, r.kind, r.metadata, r.created_at, l.alias
+             FROM registry_links l JOIN registry_resources r ON r.id = l.resource_id
+            WHERE l.project = $1 ORDER BY l.alias`,
+          [project],
+        );
+        return resources.rows.map((row) => ({
+          ...toRecord(
+            row,
+            (parents.get(row.id) ?? []).map((p) => p.parent_id),
+            (links.get(row.id) ?? []).map(toLink),
+          ),
+          alias: row.alias,
+        }));
+      },
+      "ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    );
+  }
+
+  async resolveAlias(project: string, aliasOrId: string): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ resource_id: string; by_alias: boolean }>(
+      `SELECT resource_id, alias = $2 AS by_alias FROM registry_links
+        WHERE project = $1 AND (alias = $2 OR ($3 AND resource_id = $2))
+        ORDER BY by_alias DESC LIMIT 1`,
+      [project, aliasOrId, isUlid(aliasOrId)],
+    );
+    return rows[0]?.resource_id;
+  }
+
+  async duplicateAliases(project: string): Promise<string[]> {
+    const links = await inTransaction(
+      this.pool,
+      async (c) => {
+        await requireProject(c, project);
+        return (await c.query<LinkRow>("SELECT project, resource_id, alias FROM registry_links WHERE project = $1 ORDER BY alias", [project])).rows;
+      },
+      "ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    );
+    const messages: string[] = [];
+    for (const group of groupBy(links, (l) => l.alias.toLowerCase()).values()) {
+      if (group.length < 2) continue;
+      const names = group.map((l) => `"${l.alias}" (${l.resource_id})`).join(", ");
+      messages.push(`aliases ${names} in ${project} differ only in case`);
+    }
+    const ids = new Set(links.map((l) => l.resource_id));
+    for (const l of links) {
+      const asId = l.alias.toUpperCase();
+      if (asId !== l.resource_id && ids.has(asId)) {
+        messages.push(`alias "${l.alias}" of ${l.resource_id} in ${project} equals the id of another resource linked into it`);
+      }
+    }
+    return messages;
+  }
+
+  async linksOfProjects(projects: readonly string[]): Promise<LinkRecord[]> {
+    if (projects.length === 0) return [];
+    const { rows } = await this.pool.query<LinkRow>(
+      "SELECT project, resource_id, alias FROM registry_links WHERE project = ANY($1::text[]) ORDER BY seq",
+      [[...projects]],
+    );
+    return rows.map(toLink);
+  }
+
+  async withDescendants(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const { rows } = await this.pool.query<{ id: string }>(
+      `WITH RECURSIVE d (id) AS (
+         SELECT unnest($1::text[]) COLLATE "C"
+         UNION
+         SELECT p.child_id FROM registry_parents p JOIN d ON p.parent_id = d.id
+       ) SELECT id FROM d`,
+      [[...ids]],
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  async close(): Promise<void> {
+    // The pool is shared and closed by its opener (openPostgres).
+  }
+}
+
+async function requireProject(c: PostgresClient, name: string): Promise<void> {
+  if (!(await c.query("SELECT 1 FROM registry_projects WHERE name = $1", [name])).rowCount) throw new NotFoundError(`project ${name} not found`);
+}

@@ -1,0 +1,97 @@
+import { AlreadyExistsError } from "../../domain/errors.js";
+import { TEMPORAL_SCOPES, type ResourceScope, type TemporalScope } from "../../domain/scope.js";
+import type { ScopeStore } from "../../ports/scope-store.js";
+import { isUniqueViolation, type PostgresPool } from "./postgres-pool.js";
+
+/** The JSON body of a stored scope (the embedded store's format): everything but the columns. */
+type ScopeBody = Omit<ResourceScope, "scopeId" | "owner" | "createdAt" | "temporalScope"> & { temporalScope: string };
+
+function toTemporal(value: string): TemporalScope {
+  return (TEMPORAL_SCOPES as readonly string[]).includes(value) ? (value as TemporalScope) : "current";
+}
+
+function freeze(scope: ResourceScope): ResourceScope {
+  return Object.freeze({
+    ...scope,
+    resourceIds: Object.freeze([...scope.resourceIds]),
+    projectNames: Object.freeze([...scope.projectNames]),
+    includeResources: Object.freeze([...scope.includeResources]),
+    excludeResources: Object.freeze([...scope.excludeResources]),
+    includePaths: Object.freeze([...scope.includePaths]),
+    excludePaths: Object.freeze([...scope.excludePaths]),
+    deniedResourceIds: Object.freeze([...scope.deniedResourceIds]),
+  });
+}
+
+/**
+ * Scopes on PostgreSQL. Scopes are immutable once saved, so each server caches the ones it has read or
+ * saved (the `cacheSize` most recently used; unknown ids are never cached, so probing cannot grow it),
+ * and a scope saved through one server is read from the database by any other on first use.
+ */
+export class PostgresScopeStore implements ScopeStore {
+  private readonly cache = new Map<string, ResourceScope>();
+  private readonly cacheSize: number;
+
+  constructor(private readonly pool: PostgresPool, opts: { cacheSize?: number } = {}) {
+    this.cacheSize = Math.max(1, opts.cacheSize ?? 10_000);
+  }
+
+  async save(scope: ResourceScope): Promise<void> {
+    const { scopeId, owner, createdAt, ...fields } = scope;
+    const body: ScopeBody = fields;
+    try {
+      await this.pool.query("INSERT INTO scopes (scope_id, owner, body, created_at) VALUES ($1, $2, $3, $4)", [
+        scopeId,
+        owner,
+        JSON.stringify(body),
+        createdAt.getTime(),
+      ]);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new AlreadyExistsError(`scope ${scopeId} already exists`);
+      throw err;
+    }
+    this.remember(freeze(scope));
+  }
+
+  async get(scopeId: string): Promise<ResourceScope | undefined> {
+    const cached = this.cache.get(scopeId);
+    if (cached) {
+      this.cache.delete(scopeId);
+      this.cache.set(scopeId, cached);
+      return cached;
+    }
+    const { rows } = await this.pool.query<{ scope_id: string; owner: string; body: string; created_at: number }>(
+      "SELECT scope_id, owner, body, created_at FROM scopes WHERE scope_id = $1",
+      [scopeId],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const body = JSON.parse(row.body) as ScopeBody;
+    const scope = freeze({
+      ...body,
+      temporalScope: toTemporal(body.temporalScope),
+      scopeId: row.scope_id,
+      owner: row.owner,
+      createdAt: new Date(row.created_at),
+    });
+    this.remember(scope);
+    return scope;
+  }
+
+  /** Whether `scopeId` is held in this server's memory (for tests of the cache). */
+  isCached(scopeId: string): boolean {
+    return this.cache.has(scopeId);
+  }
+
+  private remember(scope: ResourceScope): void {
+    this.cache.set(scope.scopeId, scope);
+    if (this.cache.size > this.cacheSize) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.cache.clear();
+  }
+}
