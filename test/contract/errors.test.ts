@@ -1,6 +1,6 @@
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
-import { GraphBackendService } from "../../gen/acms/v1/graph_pb.js";
+import { GraphBackendService, TermKind } from "../../gen/acms/v1/graph_pb.js";
 import { IndexService } from "../../gen/acms/v1/index_pb.js";
 import { RagService, Source } from "../../gen/acms/v1/rag_pb.js";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
@@ -325,9 +325,20 @@ describe("Errors", () => {
     let slow: TestServer;
     let scope: string;
     beforeAll(async () => {
-      // A limit an ASK meets even on a loaded machine; the 8-way cartesian product below runs far past it.
+      // A limit an ASK meets even on a loaded machine; the 8-way cartesian product below runs far past it
+      // whatever the machine: 60 more in-scope triples make it (6 + 60)^8 solutions to count.
       slow = await startContractServer({ ACMS_SPARQL_TIMEOUT_MS: "1000" });
-      scope = (await seedWorld(slow)).apiScope;
+      const world = await seedWorld(slow);
+      scope = world.apiScope;
+      await slow.client(IndexService, "writer").putTriples({
+        resourceId: world.guide,
+        replace: true,
+        triples: Array.from({ length: 60 }, (_, i) => ({
+          subject: { kind: TermKind.IRI, value: `http://example.org/filler/s${i}` },
+          predicate: { kind: TermKind.IRI, value: "http://example.org/filler/p" },
+          object: { kind: TermKind.IRI, value: `http://example.org/filler/o${i}` },
+        })),
+      });
     });
     afterAll(async () => {
       await slow.close(true);

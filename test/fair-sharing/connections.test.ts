@@ -4,6 +4,8 @@
  * cannot hold more than its cap of connections, and other peers (and health) are served meanwhile.
  */
 import net from "node:net";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
@@ -50,9 +52,18 @@ function open(first: Buffer, localAddress = "127.0.0.1"): Promise<Raw> {
   });
 }
 
+/**
+ * A health check on a connection of its own: the server closes idle connections after 400 ms here, so a
+ * cached client session could be closed under the check by the very rule these tests exercise.
+ */
 async function healthy(): Promise<void> {
-  const health = t.client(Health, undefined, undefined, "grpc");
-  expect((await health.check({})).status).toBe(ServingStatus.SERVING);
+  const session = new Http2SessionManager(t.server.url);
+  try {
+    const health = createClient(Health, createGrpcTransport({ baseUrl: t.server.url, sessionManager: session }));
+    expect((await health.check({})).status).toBe(ServingStatus.SERVING);
+  } finally {
+    session.abort();
+  }
 }
 
 it("an HTTP/2 client that sends only the preface is closed", async () => {
