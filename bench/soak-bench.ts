@@ -22,6 +22,7 @@ import { createBackends } from "../src/server/composition-root.js";
 import { loadConfig } from "../src/server/config.js";
 import { generateKey, hashKey, KeyRing } from "../src/server/key-ring.js";
 import { startServer, type AcmsServer } from "../src/server/server.js";
+import { RequestLog } from "../src/server/request-log.js";
 import { formatMs, percentile } from "./bench-timing.js";
 
 const VICTIMS = 3;
@@ -76,6 +77,8 @@ export async function run(): Promise<void> {
     keys: new KeyRing(names.map((n) => ({ name: n, key_sha256: hashKey(keys[n]), projects: [`soak/${n}`], write: true }))),
     backends: await createBackends(config),
     onInternalError: () => undefined,
+    // The attacks are refused by the thousand: a log line for each would drown the figures.
+    log: new RequestLog("info", { write: () => true }),
   });
   const sessions: Http2SessionManager[] = [];
   const client = <S extends DescService>(service: S, key?: string, scope?: string): Client<S> => {

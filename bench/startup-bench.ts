@@ -73,7 +73,7 @@ async function graphsReady(dataDir: string, graphDir: string): Promise<{ ms: num
   try {
     const t0 = performance.now();
     const vectors = new PartitionedVectorBackend({ dimension: DIM, graphDir });
-    loadVectors(vectors, new SqliteDocumentStore(db).iterateVectors());
+    await loadVectors(vectors, new SqliteDocumentStore(db).iterateVectors());
     await vectors.whenIndexed();
     const ms = performance.now() - t0;
     await vectors.close();
