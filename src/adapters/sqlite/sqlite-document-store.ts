@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { documentFingerprint } from "../../domain/document-fingerprint.js";
 import type {
   ChunkRecord,
   DeleteOutcome,
@@ -49,30 +49,6 @@ function fromBlob(b: Buffer): Float32Array {
   const copy = new Uint8Array(b.byteLength);
   copy.set(b);
   return new Float32Array(copy.buffer);
-}
-
-/** A digest of everything an upsert stores for a document, so an identical re-upsert is recognised. */
-function fingerprint(doc: DocumentInputRecord): string {
-  const h = createHash("sha256");
-  const field = (s: string) => {
-    h.update(String(Buffer.byteLength(s)));
-    h.update(":");
-    h.update(s);
-  };
-  field(doc.content);
-  const keys = Object.keys(doc.metadata).sort();
-  field(String(keys.length));
-  for (const k of keys) {
-    field(k);
-    field(doc.metadata[k]);
-  }
-  field(String(doc.chunks.length));
-  for (const c of doc.chunks) {
-    field(c.text);
-    if (c.embedding) h.update(toBlob(c.embedding));
-    else h.update("-");
-  }
-  return h.digest("hex");
 }
 
 /**
@@ -219,7 +195,7 @@ export class SqliteDocumentStore implements DocumentStore {
       let chunksIndexed = 0;
       const rid = resourceToken(resourceId);
       for (const doc of documents) {
-        const print = fingerprint(doc);
+        const print = documentFingerprint(doc);
         const live = this.stmts.live.get(resourceId, doc.path);
         if (live && live.fingerprint === print) {
           documentsUnchanged += 1;
