@@ -258,14 +258,17 @@ export class PartitionedVectorBackend implements VectorBackend {
     };
     const useGraphs = candidates > this.exactThreshold;
     const fetch = Math.ceil(opts.topK * this.overfetch);
+    // Visible candidates a graph answer must rest on: half the over-fetch, so the k-th result is never
+    // decided by the graph's approximate order at the edge of what the filters let through.
+    const need = Math.max(opts.topK, Math.ceil(fetch / 2));
     let heap = new TopKHeap(opts.topK);
-    if (useGraphs && this.searchStoreGraph(inScope, candidates, filter, heap, opts.topK)) return { hits: this.hitsOf(heap, inScope), exhaustive: false };
+    if (useGraphs && this.searchStoreGraph(inScope, candidates, filter, heap, need)) return { hits: this.hitsOf(heap, inScope), exhaustive: false };
     heap = new TopKHeap(opts.topK);
     let exhaustive = true;
     let lastYield = performance.now();
     for (let i = 0; i < inScope.length; i++) {
       const p = inScope[i];
-      if (useGraphs && p.index && p.searchIndexed(filter, heap, i, fetch, opts.topK)) exhaustive = false;
+      if (useGraphs && p.index && p.searchIndexed(filter, heap, i, fetch, need)) exhaustive = false;
       else p.scanExact(filter, heap, i);
       if (performance.now() - lastYield >= this.yieldEveryMs && i + 1 < inScope.length) {
         await yieldToEventLoop();
@@ -282,11 +285,12 @@ export class PartitionedVectorBackend implements VectorBackend {
    * only when their partition is in scope (and pass the filters), after exact re-scoring. Returns false
    * (leaving `heap` to be discarded) when the graph is not there or could not settle the answer.
    */
-  private searchStoreGraph(inScope: VectorPartition[], candidates: number, filter: PartitionFilter, heap: TopKHeap, topK: number): boolean {
+  private searchStoreGraph(inScope: VectorPartition[], candidates: number, filter: PartitionFilter, heap: TopKHeap, need: number): boolean {
     const graph = this.storeGraph.index;
     const total = this.partitionOfKey.size;
     if (!graph || total === 0 || candidates < STORE_GRAPH_MIN_SHARE * total) return false;
-    const fetch = Math.ceil((topK * this.overfetch * total) / candidates);
+    // Twice the visible candidates it needs, scaled up by the share of the store the scope leaves out.
+    const fetch = Math.ceil((need * 2 * total) / candidates);
     if (fetch > STORE_GRAPH_MAX_FETCH) return false;
     const tagOf = new Map<VectorPartition, number>();
     inScope.forEach((p, i) => tagOf.set(p, i));
@@ -297,7 +301,7 @@ export class PartitionedVectorBackend implements VectorBackend {
       const tag = p === undefined ? undefined : tagOf.get(p);
       if (tag !== undefined) p!.offerCandidate(key, filter, heap, tag, tally);
     }
-    return graphAnswered(tally, keys.length, graph.size, topK);
+    return graphAnswered(tally, keys.length, graph.size, need);
   }
 
   /** The heap's entries as hits, best first; a key removed since it was scored is left out. */

@@ -23,13 +23,18 @@ export interface GraphTally {
 }
 
 /**
- * Whether a graph search settled the answer: enough candidates passed the filters, or the graph gave
- * back every member. A graph's candidates are not a sure prefix of the true ranking (near-duplicate
- * clusters can hide better ones), so a short answer is never trusted: the caller scans exactly.
+ * Whether a graph search settled the answer: at least `need` candidates passed the filters, or the graph
+ * gave back every member. A graph's candidates are not a sure prefix of the true ranking (half-precision
+ * graph scores, near-duplicate clusters), so the answer is trusted only with the same margin of visible
+ * candidates an unfiltered search re-scores: a filter that lets through just `wanted` of them leaves the
+ * boundary to the graph's approximate order, and the caller then widens the search or scans exactly.
  */
-export function graphAnswered(tally: GraphTally, returned: number, members: number, wanted: number): boolean {
-  return tally.visible >= wanted || returned >= members;
+export function graphAnswered(tally: GraphTally, returned: number, members: number, need: number): boolean {
+  return tally.visible >= need || returned >= members;
 }
+
+/** How much wider a filtered graph search may grow before an exact scan of the partition is cheaper. */
+const MAX_WIDENINGS = 3;
 
 const LIVE = Number.POSITIVE_INFINITY;
 const INITIAL_ROWS = 16;
@@ -186,27 +191,42 @@ export class VectorPartition implements GraphHolder {
    * lets it through, counting it in `tally`. Unknown keys (removed since) are ignored.
    */
   offerCandidate(key: number, filter: PartitionFilter, heap: TopKHeap, tag: number, tally: GraphTally): void {
-    const row = this.rowOf.get(key);
-    if (row === undefined) return;
-    if (this.superseded[row] < filter.supersededCutoff) return;
-    if (filter.pathAllowed && !allowedCached(this.paths[row], filter.pathAllowed, filter.pathCache)) return;
+    if (!this.isVisible(key, filter)) return;
     tally.visible += 1;
-    const score = dotAt(filter.query, this.data, row * this.dimension);
+    const score = dotAt(filter.query, this.data, this.rowOf.get(key)! * this.dimension);
     if (score >= filter.minScore) heap.push(clampScore(score), key, tag);
   }
 
   /**
-   * Searches this partition's graph for `fetch` candidates and offers them to `heap`. Returns false when
-   * the graph could not answer for sure (fewer than `wanted` visible candidates came back while more
-   * could exist): the caller then scans exactly.
+   * Searches this partition's graph for `fetch` candidates and offers the visible ones to `heap`. When
+   * the filters (paths, supersession) let fewer than `need` through, the search is widened in proportion
+   * to the share that passed, until it either has `need` visible candidates or would fetch half the
+   * partition (an exact scan is then as cheap and sure). Returns false when the graph could not answer
+   * for sure: the caller then scans exactly. Nothing is offered to `heap` on a false return.
    */
-  searchIndexed(filter: PartitionFilter, heap: TopKHeap, tag: number, fetch: number, wanted: number): boolean {
+  searchIndexed(filter: PartitionFilter, heap: TopKHeap, tag: number, fetch: number, need: number): boolean {
     const index = this.index;
     if (!index) return false;
-    const candidates = index.search(filter.query, fetch);
-    const tally: GraphTally = { visible: 0 };
-    for (const key of candidates) this.offerCandidate(key, filter, heap, tag, tally);
-    return graphAnswered(tally, candidates.length, index.size, wanted);
+    let k = fetch;
+    for (let round = 0; ; round++) {
+      const candidates = index.search(filter.query, k);
+      const visible = candidates.filter((key) => this.isVisible(key, filter));
+      if (graphAnswered({ visible: visible.length }, candidates.length, index.size, need)) {
+        const tally: GraphTally = { visible: 0 };
+        for (const key of visible) this.offerCandidate(key, filter, heap, tag, tally);
+        return true;
+      }
+      const wider = Math.ceil((k * need) / Math.max(1, visible.length));
+      if (round >= MAX_WIDENINGS || wider * 2 >= index.size) return false;
+      k = Math.max(wider, k * 2);
+    }
+  }
+
+  /** Whether the row of `key` is held and passes the supersession and path filters. */
+  private isVisible(key: number, filter: PartitionFilter): boolean {
+    const row = this.rowOf.get(key);
+    if (row === undefined || this.superseded[row] < filter.supersededCutoff) return false;
+    return !filter.pathAllowed || allowedCached(this.paths[row], filter.pathAllowed, filter.pathCache);
   }
 
   /** Copies the unit row of `key` into `target` at `offset`; false when the key is not held. */
