@@ -27,17 +27,28 @@ afterAll(async () => {
   await t?.close(true);
 });
 
-async function entries(): Promise<AuditEntry[]> {
-  // The log is appended asynchronously: wait until what was written is on disk.
-  await new Promise((r) => setTimeout(r, 100));
-  return readFileSync(logFile, "utf8")
+function readEntries(): AuditEntry[] {
+  return readFileSync(logFile, { encoding: "utf8", flag: "a+" })
     .split("\n")
     .filter((l) => l.length > 0)
     .map((l) => JSON.parse(l) as AuditEntry);
 }
 
+/**
+ * The entries after the first `before`, once `done` holds for them: the log is appended asynchronously,
+ * so it is polled (up to a generous bound, then the test's own assertions report what is there).
+ */
+async function entries(before = 0, done: (log: AuditEntry[]) => boolean = () => true): Promise<AuditEntry[]> {
+  for (let i = 0; i < 200; i++) {
+    const log = readEntries().slice(before);
+    if (done(log)) return log;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return readEntries().slice(before);
+}
+
 it("records refusals with who, what and when, never the content", async () => {
-  const before = (await entries()).length;
+  const before = readEntries().length;
   await expectCode(t.client(RegistryService, "not-a-key").listProjects({}), Code.Unauthenticated);
   const secretQuery = "very secret query words";
   await expectCode(
@@ -48,7 +59,9 @@ it("records refusals with who, what and when, never the content", async () => {
   // Ordinary answers and health are not audited.
   await t.client(TextBackendService, "writer", w.apiScope).search({ query: secretQuery });
   await t.client(Health).check({});
-  const log = (await entries()).slice(before);
+  // A last refusal marks the end: what the calls above wrote is in the log before it (appends keep order).
+  await expectCode(t.client(RegistryService, "end-marker-key").listProjects({}), Code.Unauthenticated);
+  const log = (await entries(before, (l) => l.length >= 4)).slice(0, -1);
   expect(log.map((e) => [e.principal, e.rpc, e.code])).toEqual([
     [null, "acms.v1.RegistryService/ListProjects", "Unauthenticated"],
     ["writer", "acms.v1.ScopeService/ValidateResourceScope", "PermissionDenied"],
@@ -64,17 +77,19 @@ it("records refusals with who, what and when, never the content", async () => {
 });
 
 it("records calls over quota with the limit passed", async () => {
-  const before = (await entries()).length;
+  const before = readEntries().length;
   const reg = t.client(RegistryService, "reader");
-  let refused = false;
-  for (let i = 0; i < 60 && !refused; i++) {
-    refused = await reg.listProjects({}).then(
-      () => false,
-      () => true,
-    );
-  }
-  expect(refused).toBe(true);
-  const log = (await entries()).slice(before);
+  // Sent all at once: one after another, a slow (loaded) machine could refill the bucket between calls.
+  const outcomes = await Promise.all(
+    Array.from({ length: 60 }, () =>
+      reg.listProjects({}).then(
+        () => false,
+        () => true,
+      ),
+    ),
+  );
+  expect(outcomes).toContain(true);
+  const log = await entries(before, (l) => l.some((e) => e.code === "ResourceExhausted"));
   expect(log.map((e) => [e.principal, e.code])).toContainEqual(["reader", "ResourceExhausted"]);
   expect(log.find((e) => e.code === "ResourceExhausted")?.limit).toMatch(/per second/);
 });
