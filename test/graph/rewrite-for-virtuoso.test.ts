@@ -20,12 +20,24 @@ describe("queries rewritten for Virtuoso", () => {
     expect(out.startsWith("SELECT ((isBlank(COALESCE(?x, (isIRI(?y) && !STRSTARTS(STR(?y)")).toBe(true);
   });
 
+  it("each ORDER BY condition gets the kind rank SPARQL fixes in front of it, up to LIMIT", () => {
+    const out = rewriteForVirtuoso("SELECT * { ?s ?p ?o } ORDER BY ?o DESC(STR(?s)) (LCASE(?p)) ex:f(?o) LIMIT 3");
+    const parts = out.slice(out.indexOf("ORDER BY ") + 9, out.indexOf(" LIMIT 3")).split(/ (?=ASC\(IF|DESC\(IF)/);
+    expect(parts).toHaveLength(4);
+    expect(parts[0]).toMatch(/^ASC\(IF\(COALESCE\(STRLEN\(STR\(\?o\)\), -1\) < 0, 0, .*\) \?o$/);
+    expect(parts[1]).toMatch(/^DESC\(IF\(COALESCE\(STRLEN\(STR\(\(STR\(\?s\)\)\)\).*\) DESC\(STR\(\?s\)\)$/);
+    expect(parts[2].endsWith(" (LCASE(?p))")).toBe(true);
+    expect(parts[3].endsWith(" ex:f(?o)")).toBe(true);
+    expect(out.endsWith(" LIMIT 3")).toBe(true);
+  });
+
   it("strings, IRIs, comments, variables and prefixed names that look like tests stay as written", () => {
     for (const q of [
       'SELECT * { ?s ?p "isBlank(?o)" }',
       "SELECT * { ?s <http://e/isIRI(x)> ?o } # isBlank(?o)",
       "SELECT ?isBlank { ?s ex:isBlank ?isBlank }",
       "SELECT * { ?s ?p ?o FILTER(isBlank(?o }",
+      "SELECT ?order { ?s <http://e/order> ?order } # ORDER BY ?s",
     ]) {
       expect(rewriteForVirtuoso(q)).toBe(q);
     }

@@ -17,6 +17,25 @@ const TERM_TESTS: Partial<Record<string, (arg: string) => string>> = {
   ISURI: (arg) => `(isIRI(${arg}) && !STRSTARTS(STR(${arg}), "${SKOLEM_PREFIX}"))`,
 };
 
+/**
+ * The kind rank SPARQL 1.1 (15.1) fixes for ORDER BY: unbound (or an error) 0, blank node 1, IRI 2,
+ * literal 3. Virtuoso sorts literals before IRIs and skolem IRIs among the IRIs, so each ORDER BY
+ * condition gets this rank as a key in front of it (Virtuoso's isLiteral is true of an unbound value;
+ * the length of STR() tells unbound apart, and every bound term has one).
+ */
+const kindRank = (e: string) =>
+  `IF(COALESCE(STRLEN(STR(${e})), -1) < 0, 0, IF(isBlank(${e}) || ${isSkolem(e)}, 1, IF(isIRI(${e}), 2, 3)))`;
+
+/** The index of the last token of the ORDER BY condition starting at `at`, or -1 when none starts there. */
+function conditionEnd(tokens: readonly SparqlToken[], at: number): number {
+  const t = tokens[at];
+  if (!t) return -1;
+  if (t.kind === "var") return at;
+  if (t.kind === "punct" && t.text === "(") return closing(tokens, at);
+  const call = (t.kind === "word" || t.kind === "pname" || t.kind === "iri") && tokens[at + 1]?.text === "(";
+  return call ? closing(tokens, at + 1) : -1;
+}
+
 /** The index of the `)` closing the `(` at `open`, or -1 when the query leaves it open. */
 function closing(tokens: readonly SparqlToken[], open: number): number {
   let depth = 0;
@@ -34,17 +53,35 @@ function closing(tokens: readonly SparqlToken[], open: number): number {
  * - `BNODE()` (without argument; Virtuoso answers "Built-in function is not implemented") becomes a
  *   fresh skolem IRI per call, which the adapter answers as a blank node, as it answers stored ones;
  * - `isBlank(x)` is also true, and `isIRI(x)` / `isURI(x)` false, for a skolem IRI, so stored blank
- *   nodes test as blank nodes inside a query too (the argument is repeated, each copy rewritten).
+ *   nodes test as blank nodes inside a query too (the argument is repeated, each copy rewritten);
+ * - each ORDER BY condition gets the kind rank SPARQL fixes (`kindRank`) as a key in front of it.
  * Tokens are read with the inspection's tokenizer, so nothing inside a string, IRI or comment changes,
  * and no graph name is touched (the scope check ran on the query as written).
  */
 export function rewriteForVirtuoso(query: string): string {
-  if (!/bnode|isblank|isiri|isuri/i.test(query)) return query;
+  if (!/bnode|isblank|isiri|isuri|order/i.test(query)) return query;
   const tokens = tokenizeSparql(query);
+  const text = (a: number, b: number) => query.slice(tokens[a].offset, tokens[b].offset + tokens[b].text.length);
   let out = "";
   let from = 0;
   for (let i = 0; i + 2 < tokens.length; i++) {
     const t = tokens[i];
+    if (t.kind === "word" && t.value.toUpperCase() === "ORDER" && tokens[i + 1].kind === "word" && tokens[i + 1].value.toUpperCase() === "BY") {
+      const conditions: string[] = [];
+      let at = i + 2;
+      for (let end = conditionEnd(tokens, at); end >= 0; end = conditionEnd(tokens, at)) {
+        const head = tokens[at].value.toUpperCase();
+        const directed = tokens[at].kind === "word" && (head === "ASC" || head === "DESC");
+        const expression = rewriteForVirtuoso(directed ? text(at + 1, end) : text(at, end));
+        conditions.push(`${directed ? head : "ASC"}(${kindRank(expression)}) ${directed ? head : ""}${expression}`);
+        at = end + 1;
+      }
+      if (conditions.length === 0) continue;
+      out += `${query.slice(from, t.offset)}ORDER BY ${conditions.join(" ")}`;
+      from = tokens[at - 1].offset + tokens[at - 1].text.length;
+      i = at - 1;
+      continue;
+    }
     if (t.kind !== "word" || tokens[i + 1].text !== "(") continue;
     const name = t.value.toUpperCase();
     if (name === "BNODE" && tokens[i + 2].text === ")") {
