@@ -38,6 +38,8 @@ export const EMPTY_GRAPH = "urn:x-acms:empty-dataset";
 /** The graph holding the write generation (one triple), outside every resource graph and every dataset. */
 export const META_GRAPH = "urn:x-acms:service-meta";
 const GENERATION = "urn:x-acms:generation";
+/** Marks a store whose typed literals all have their exact copies (`copyTypedLiteralsOnce`). */
+const TYPED_COPIES = "urn:x-acms:typed-copies";
 
 /** Options of the SPARQL endpoint adapter. */
 export interface SparqlEndpointGraphBackendOptions {
@@ -124,6 +126,7 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
         await backend.update(`INSERT DATA { GRAPH <${META_GRAPH}> { <${META_GRAPH}> <${GENERATION}> 0 } }`);
         backend.seq = (await backend.readGeneration()) ?? 0n;
       } else backend.seq = current;
+      await backend.copyTypedLiteralsOnce();
     } catch (err) {
       await backend.close();
       throw err;
@@ -304,6 +307,32 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
     if (read.kind !== "bindings" || read.rows.length === 0) return undefined;
     const values = read.rows.map((r) => BigInt(Math.trunc(Number(r.n?.value ?? "0"))));
     return values.reduce((a, b) => (b > a ? b : a), 0n);
+  }
+
+  /**
+   * Gives a store written before typed-literal graphs existed its exact copies, once (a marker in
+   * `META_GRAPH` says it is done): every typed literal of every resource graph is copied in the form the
+   * endpoint kept (the lexical form written is gone), so GetTriples and Traverse still answer it. The
+   * copy is idempotent, so replicas opening at once do no harm.
+   */
+  private async copyTypedLiteralsOnce(): Promise<void> {
+    const dataset: ScopedDataset = { defaultGraphs: [], namedGraphs: [META_GRAPH] };
+    const ask = `ASK { GRAPH <${META_GRAPH}> { <${META_GRAPH}> <${TYPED_COPIES}> ?done } }`;
+    const res = await this.send(this.queryUrl, queryBody(ask, dataset), ACCEPT_RESULTS, "update", Date.now() + this.writeTimeoutMs);
+    const read = await this.read(res, (body) => readSparqlJsonResults(body, 10, res.stop));
+    if (read.kind === "boolean" && read.value) return;
+    const copy = `INSERT { GRAPH ?tg { ?s ?p ?c } } WHERE { GRAPH ?g { ?s ?p ?o }
+  FILTER(STRSTARTS(STR(?g), "uko://") && isLiteral(?o) && lang(?o) = "" && datatype(?o) != <http://www.w3.org/2001/XMLSchema#string> && !STRSTARTS(STR(datatype(?o)), "${TYPED_PREFIX}"))
+  BIND(IRI(CONCAT("${TYPED_GRAPH_PREFIX}", STRBEFORE(STRAFTER(STR(?g), "uko://"), "/"))) AS ?tg)
+  BIND(STRDT(STR(?o), IRI(CONCAT("${TYPED_PREFIX}", STR(datatype(?o))))) AS ?c) }`;
+    const done = `INSERT DATA { GRAPH <${META_GRAPH}> { <${META_GRAPH}> <${TYPED_COPIES}> 1 } }`;
+    const body = `update=${encodeURIComponent(`${copy} ;\n${done}`)}`;
+    const upd = await this.send(this.updateUrl, body, "*/*", "update", Date.now() + Math.max(this.writeTimeoutMs, 600_000));
+    await this.read(upd, async (stream) => {
+      for await (const _ of stream) {
+        // Success is the status.
+      }
+    });
   }
 
   private async refreshGeneration(): Promise<void> {
