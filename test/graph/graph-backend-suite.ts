@@ -297,7 +297,7 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
         expect(r.exhaustive).toBe(true);
       });
 
-      test("ORDER BY gives the order SPARQL 1.1 fixes: unbound, IRIs, literals; numbers, dates and simple literals by value", async () => {
+      test("ORDER BY gives the order SPARQL 1.1 fixes: unbound, blank nodes, IRIs, literals; numbers, dates and simple literals by value", async () => {
         const rank = iri("rank");
         await backend.putTriples(
           C,
