@@ -2,7 +2,7 @@
  * Graph on a SPARQL endpoint: the SPARQL 1.1 Protocol adapter on a throw-away Virtuoso (started here with
  * the test helper) beside the embedded Oxigraph, on the same data, measured in the same run:
  * - load: putTriples of every graph, triples per second on each engine;
- * - scoped 1-hop and 2-hop queries and a depth-2 Traverse, per scope size (1, 10, every graph), on
+ * - scoped 1-hop and 2-hop queries, GetTriples and a depth-2 Traverse, per scope size (1, 10, every graph), on
  *   Oxigraph and on the endpoint;
  * - the service's overhead on the endpoint: the adapter's query (inspection, scope check, dataset,
  *   streamed parse, term conversion) over the same query and dataset posted raw to the endpoint over the
@@ -124,6 +124,12 @@ export async function run(): Promise<void> {
         const base = await timed(runs, rawOnce);
         process.stdout.write(`${qname} | ${sname} | ${formatMs(ox)} | ${formatMs(ep)} | ${formatMs(base)} | ${(ep / ox).toFixed(2)}x | ${(ep / base).toFixed(2)}x\n`);
       }
+    }
+    for (const [sname, scope] of scopes) {
+      const view = viewOf(scope);
+      const ox = await timed(runs, () => oxigraph.getTriples(view, `${EX}r0/p1`, OPTS));
+      const ep = await timed(runs, () => endpoint.getTriples(view, `${EX}r0/p1`, OPTS));
+      process.stdout.write(`GetTriples | ${sname} | ${formatMs(ox)} | ${formatMs(ep)} | - | ${(ep / ox).toFixed(2)}x | -\n`);
     }
     for (const [sname, scope] of scopes) {
       const view = viewOf(scope);

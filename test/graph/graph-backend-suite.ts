@@ -287,7 +287,7 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
       });
 
       test("SELECT keeps projection order and leaves unbound variables out", async () => {
-        const r = await backend.query(viewOf([A]), `SELECT ?z ?s ?missing { ?s <${EX}name> ?z OPTIONAL { ?s <${EX}nothing> ?missing } } ORDER BY ?z`, OPTS);
+        const r = await backend.query(viewOf([A]), `SELECT ?z ?s ?missing { ?s <${EX}name> ?z OPTIONAL { ?s <${EX}nothing> ?missing } } ORDER BY STR(?z)`, OPTS);
         if (r.form !== "SELECT") throw new Error("SELECT expected");
         expect(r.variables).toEqual(["z", "s", "missing"]);
         expect(r.rows).toEqual([
@@ -295,6 +295,61 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
           { z: lit("Carol"), s: iri("carol") },
         ]);
         expect(r.exhaustive).toBe(true);
+      });
+
+      test("ORDER BY gives the order SPARQL 1.1 fixes: unbound, blank nodes, IRIs, literals; numbers, dates and simple literals by value", async () => {
+        const rank = iri("rank");
+        await backend.putTriples(
+          C,
+          [
+            triple(iri("n1"), rank, lit("10", { datatype: `${XSD}integer` })),
+            triple(iri("n2"), rank, lit("2", { datatype: `${XSD}integer` })),
+            triple(iri("n3"), rank, lit("-1", { datatype: `${XSD}integer` })),
+            triple(iri("n4"), rank, lit("3.5", { datatype: `${XSD}decimal` })),
+            triple(iri("d1"), iri("day"), lit("2021-03-01", { datatype: `${XSD}date` })),
+            triple(iri("d2"), iri("day"), lit("2020-12-31", { datatype: `${XSD}date` })),
+            triple(iri("s1"), iri("word"), lit("b")),
+            triple(iri("s2"), iri("word"), lit("B")),
+            triple(iri("s3"), iri("word"), lit("a")),
+            triple(iri("m1"), iri("mixed"), lit("zz")),
+            triple(iri("m2"), iri("mixed"), iri("zz-node")),
+            triple(iri("m3"), iri("mixed"), lit("aa", { language: "en" })),
+            triple(iri("m4"), iri("mixed"), iri("aa-node")),
+            triple(iri("m5"), iri("mixed"), blank("zz-blank")),
+            triple(iri("m1"), iri("tag"), lit("t")),
+            triple(iri("m3"), iri("tag"), lit("t")),
+          ],
+          true,
+        );
+        const ordered = async (q: string, v: string) => (await select([C], q)).map((r) => r[v]?.value ?? "(unbound)");
+        expect(await ordered(`SELECT ?o { ?s <${EX}rank> ?o } ORDER BY ?o`, "o")).toEqual(["-1", "2", "3.5", "10"]);
+        expect(await ordered(`SELECT ?o { ?s <${EX}rank> ?o } ORDER BY DESC(?o)`, "o")).toEqual(["10", "3.5", "2", "-1"]);
+        expect(await ordered(`SELECT ?o { ?s <${EX}day> ?o } ORDER BY ?o`, "o")).toEqual(["2020-12-31", "2021-03-01"]);
+        expect(await ordered(`SELECT ?o { ?s <${EX}word> ?o } ORDER BY ?o`, "o")).toEqual(["B", "a", "b"]);
+        // Blank nodes, then IRIs, then literals, each kind in its own order; a plain and a language-tagged
+        // literal have no order between them in SPARQL 1.1 (15.1), so only which literals come last is fixed.
+        const mixed = await ordered(`SELECT ?o { ?s <${EX}mixed> ?o } ORDER BY ?o`, "o");
+        expect(mixed.slice(0, 3)).toEqual(["zz-blank", `${EX}aa-node`, `${EX}zz-node`]);
+        expect([...mixed.slice(3)].sort()).toEqual(["aa", "zz"]);
+        const down = await ordered(`SELECT ?o { ?s <${EX}mixed> ?o } ORDER BY DESC(?o)`, "o");
+        expect([...down.slice(0, 2)].sort()).toEqual(["aa", "zz"]);
+        expect(down.slice(2)).toEqual([`${EX}zz-node`, `${EX}aa-node`, "zz-blank"]);
+        // Unbound sorts first, ascending; last, descending.
+        const withUnbound = `SELECT ?s ?t { ?s <${EX}mixed> ?o OPTIONAL { ?s <${EX}tag> ?t } }`;
+        expect(await ordered(`${withUnbound} ORDER BY ?t ?s`, "s")).toEqual([`${EX}m2`, `${EX}m4`, `${EX}m5`, `${EX}m1`, `${EX}m3`]);
+        expect(await ordered(`${withUnbound} ORDER BY DESC(?t) ASC(?s)`, "s")).toEqual([`${EX}m1`, `${EX}m3`, `${EX}m2`, `${EX}m4`, `${EX}m5`]);
+        expect(await ordered(`${withUnbound} ORDER BY (STR(?s)) LIMIT 2`, "s")).toEqual([`${EX}m1`, `${EX}m2`]);
+      });
+
+      test("stored blank nodes are blank nodes inside a query: isBlank true, isIRI and isURI false", async () => {
+        expect(await select([A], "SELECT ?o { ?s ?p ?o FILTER(isBlank(?o)) }")).toEqual([{ o: blank("a1") }]);
+        expect(await select([A], "SELECT DISTINCT ?s { ?s ?p ?o FILTER(ISBLANK(?s)) }")).toEqual([{ s: blank("a1") }]);
+        expect(await values([A], `SELECT ?o { ?s <${EX}knows> ?o FILTER(isIRI(?o)) }`, "o")).toEqual([`${EX}bob`, `${EX}carol`]);
+        expect(await values([A], `SELECT ?o { ?s <${EX}knows> ?o FILTER(isUri(?o)) }`, "o")).toEqual([`${EX}bob`, `${EX}carol`]);
+        expect(await values([A], `SELECT ?s { ?s ?p ?o FILTER(!isBlank(?s) && isBlank(COALESCE(?o, ?s))) }`, "s")).toEqual([`${EX}bob`]);
+        expect(await select([A], `SELECT ?o { <${EX}bob> <${EX}knows> ?o FILTER(isBlank(?o) && !isIRI(?o) && !isURI(?o) && !isLiteral(?o)) }`)).toEqual([{ o: blank("a1") }]);
+        expect(await values([A], `SELECT ?o { ?s ?p ?o FILTER(isLiteral(?o) && STR(?o) != "isBlank(?o)") FILTER(!isBlank(?s)) }`, "o")).toEqual(["30", "Alice", "Carol", 'plain "quoted"\nline']);
+        expect(await values([A], "SELECT ?n { BIND(BNODE() AS ?n) FILTER(isBlank(?n) && !isIRI(?n)) }", "n")).toHaveLength(1);
       });
 
       test("syntax errors, empty and oversize queries are INVALID_ARGUMENT", async () => {
@@ -331,6 +386,42 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
         expect(both.triples.find((t) => t.object.value === "B-secret")?.resourceId).toBe(B);
         expect((await backend.getTriples(viewOf([C]), `${EX}bob`, OPTS)).triples).toEqual([]);
         expect((await backend.getTriples(viewOf([A]), "_:a1", OPTS)).triples).toEqual([{ ...triple(blank("a1"), iri("knows"), iri("carol")), resourceId: A }]);
+      });
+
+      test("GetTriples and Traverse answer typed literals exactly as written: lexical form and datatype", async () => {
+        const p = iri("v");
+        const typed = [
+          lit("05", { datatype: `${XSD}int` }),
+          lit("1.50", { datatype: `${XSD}decimal` }),
+          lit("2020-01-01", { datatype: `${XSD}date` }),
+          lit("2020-01-01T10:00:00.500+02:00", { datatype: `${XSD}dateTime` }),
+          lit("1", { datatype: `${XSD}integer` }),
+          lit("007", { datatype: `${XSD}integer` }),
+          lit("true", { datatype: `${XSD}boolean` }),
+          lit("1", { datatype: `${XSD}boolean` }),
+          lit("1e3", { datatype: `${XSD}double` }),
+          lit("1.5", { datatype: `${XSD}float` }),
+          lit("2020", { datatype: `${XSD}gYear` }),
+          lit("5", { datatype: `${XSD}long` }),
+          lit("x", { datatype: "http://example.org/dt" }),
+        ];
+        const others = [lit("plain"), lit("lang", { language: "en" }), iri("t2"), blank("t3")];
+        const written = [...typed, ...others].map((o) => triple(iri("t1"), p, o));
+        const next = [triple(iri("t2"), p, lit("0042", { datatype: `${XSD}integer` })), triple(blank("t3"), p, lit("+7", { datatype: `${XSD}int` }))];
+        expect(await backend.putTriples(C, [...written, ...next], true)).toBe(written.length + next.length);
+        const got = await backend.getTriples(viewOf([C]), `${EX}t1`, OPTS);
+        expect(keysOf(got.triples)).toEqual(keysOf(written));
+        expect(new Set(got.triples.map((t) => t.resourceId))).toEqual(new Set([C]));
+        const walked = await backend.traverse(viewOf([C]), `${EX}t1`, 1, OPTS);
+        expect(keysOf(walked.triples)).toEqual(keysOf([...written, ...next]));
+        expect(new Set(walked.triples.map((t) => t.resourceId))).toEqual(new Set([C]));
+        // Out of scope, replaced and cleared resources keep no exact copy behind.
+        expect((await backend.getTriples(viewOf([A, B]), `${EX}t1`, OPTS)).triples).toEqual([]);
+        await backend.putTriples(C, [triple(iri("t1"), p, lit("only"))], true);
+        expect(keysOf((await backend.getTriples(viewOf([C]), `${EX}t1`, OPTS)).triples)).toEqual(keysOf([triple(iri("t1"), p, lit("only"))]));
+        await backend.putTriples(C, next, false);
+        await backend.clearResource(C);
+        expect((await backend.traverse(viewOf([C]), `${EX}t2`, 2, OPTS)).triples).toEqual([]);
       });
 
       test("GetTriples refuses a subject that is neither an IRI nor _:label", async () => {

@@ -22,8 +22,4 @@ runGraphBackendSuite({
       password: virtuoso.password,
       maxResults: opts.maxResults,
     }),
-  skip: {
-    "SELECT keeps projection order and leaves unbound variables out":
-      "Virtuoso's ORDER BY puts plain literals before language-tagged ones (\"Carol\" < \"Alice\"@en); SPARQL leaves that order open and Oxigraph compares lexical forms; a query's ORDER BY cannot be rewritten to match in general (README, \"Graph on a SPARQL endpoint\")",
-  },
 });

@@ -3,7 +3,7 @@ import { UnavailableError, InvalidArgumentError, DeadlineExceededError } from ".
 import { graphIri } from "../../src/domain/uko-uri.js";
 import { SparqlEndpointGraphBackend } from "../../src/adapters/sparql-endpoint/sparql-endpoint-graph-backend.js";
 import { FOREIGN_GRAPH, startVirtuoso, type VirtuosoInstance } from "../support/engines/virtuoso.js";
-import { A, A_TRIPLES, B, B_TRIPLES, EX, iri, lit, triple, viewOf } from "./graph-fixtures.js";
+import { A, A_TRIPLES, B, B_TRIPLES, EX, iri, keysOf, lit, triple, viewOf } from "./graph-fixtures.js";
 
 /**
  * What the endpoint adapter adds on top of the shared suite: defence in depth through the endpoint
@@ -146,6 +146,24 @@ describe("concurrency and large writes", () => {
     expect(order[5]).toBe("slow");
   }, 30_000);
 
+  it("a store written before typed-literal copies gets them once, at open, so GetTriples answers its typed literals", async () => {
+    const old = "01JDDDDDDDDDDDDDDDDDDDDDDD";
+    virtuoso.sql(
+      [
+        "SPARQL DELETE WHERE { GRAPH <urn:x-acms:service-meta> { <urn:x-acms:service-meta> <urn:x-acms:typed-copies> ?done } };",
+        `SPARQL INSERT DATA { GRAPH <${graphIri(old)}> { <${EX}old> <${EX}v> "42"^^<http://www.w3.org/2001/XMLSchema#integer> . <${EX}old> <${EX}w> "kept" } };`,
+        "",
+      ].join("\n"),
+    );
+    expect(keysOf((await backend.getTriples(viewOf([old]), `${EX}old`, OPTS)).triples)).toEqual(keysOf([triple(iri("old"), iri("w"), lit("kept"))]));
+    const reopened = await open({});
+    const expected = [triple(iri("old"), iri("v"), lit("42", { datatype: "http://www.w3.org/2001/XMLSchema#integer" })), triple(iri("old"), iri("w"), lit("kept"))];
+    expect(keysOf((await reopened.getTriples(viewOf([old]), `${EX}old`, OPTS)).triples)).toEqual(keysOf(expected));
+    expect(virtuoso.sql('SPARQL SELECT (CONCAT("copies=", STR(COUNT(*))) AS ?c) WHERE { GRAPH <urn:x-acms:service-meta> { ?s <urn:x-acms:typed-copies> ?o } };')).toMatch(/copies=1\b/);
+    await reopened.clearResource(old);
+    await reopened.close();
+  }, 60_000);
+
   it("a write larger than one request is split, and a large replace swaps the whole graph at once", async () => {
     const small = await open({ maxUpdateBytes: 4096 });
     const many = Array.from({ length: 600 }, (_, i) => triple(iri(`n${i}`), iri("v"), lit(`value ${i} ${"x".repeat(20)}`)));
@@ -155,6 +173,13 @@ describe("concurrency and large writes", () => {
     expect(await small.putTriples(B, many.slice(0, 10), false)).toBe(10);
     const again = await small.query(viewOf([B]), "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }", OPTS);
     expect(again.form === "SELECT" && again.rows[0].n.value).toBe("600");
+    expect(virtuoso.sql("SPARQL SELECT COUNT(DISTINCT ?g) WHERE { GRAPH ?g { ?s ?p ?o } FILTER(STRSTARTS(STR(?g), 'urn:x-acms:staging')) };")).toMatch(/\b0\b/);
+    // Typed literals' exact copies go through the staging graph too: a large replace swaps them with the graph.
+    const typed = Array.from({ length: 300 }, (_, i) => triple(iri("t"), iri("v"), lit(`0${i}`, { datatype: "http://www.w3.org/2001/XMLSchema#int" })));
+    expect(await small.putTriples(B, [...many, ...typed], true)).toBe(900);
+    expect((await small.getTriples(viewOf([B]), `${EX}t`, OPTS)).triples.map((t) => t.object.value).sort()).toEqual(typed.map((t) => t.object.value).sort());
+    expect(await small.putTriples(B, [...many, ...typed.slice(0, 5)], true)).toBe(605);
+    expect((await small.getTriples(viewOf([B]), `${EX}t`, OPTS)).triples.map((t) => t.object.value).sort()).toEqual(typed.slice(0, 5).map((t) => t.object.value).sort());
     expect(virtuoso.sql("SPARQL SELECT COUNT(DISTINCT ?g) WHERE { GRAPH ?g { ?s ?p ?o } FILTER(STRSTARTS(STR(?g), 'urn:x-acms:staging')) };")).toMatch(/\b0\b/);
     await small.close();
     await backend.putTriples(B, B_TRIPLES, true);

@@ -14,6 +14,16 @@ const RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
  */
 export const SKOLEM_PREFIX = "urn:x-acms-blank:";
 
+/**
+ * The datatype prefix of a typed literal's exact copy in its resource's typed-literal graph
+ * (`"05"^^<urn:x-acms-typed:http://www.w3.org/2001/XMLSchema#int>`). Why: Virtuoso stores typed literals
+ * by value (`"05"^^xsd:int` reads back as `"5"`, `"1"^^xsd:integer` and `"true"^^xsd:boolean` on one
+ * subject and predicate are one triple, `"2020"^^xsd:gYear` merges with the integer 2020), while the
+ * embedded engine answers exactly what was written. A datatype Virtuoso does not know is stored verbatim,
+ * so this copy keeps the lexical form and the datatype for GetTriples and Traverse.
+ */
+export const TYPED_PREFIX = "urn:x-acms-typed:";
+
 /** Virtuoso's own blank node IRIs (nodes a query makes, e.g. BNODE() or a CONSTRUCT template's `[]`). */
 const VIRTUOSO_BNODE_PREFIX = "nodeID://";
 
@@ -24,6 +34,7 @@ const LANGUAGE = /^[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*$/;
 function checkIri(value: string, field: string): string {
   if (!IRI.test(value)) throw InvalidArgumentError.field(field, `"${value.slice(0, 120)}" is not an absolute IRI`);
   if (value.startsWith(SKOLEM_PREFIX)) throw InvalidArgumentError.field(field, `IRIs starting with ${SKOLEM_PREFIX} are reserved for blank nodes`);
+  if (value.startsWith(TYPED_PREFIX)) throw InvalidArgumentError.field(field, `IRIs starting with ${TYPED_PREFIX} are reserved for typed literals`);
   return value;
 }
 
@@ -98,6 +109,15 @@ export function sparqlTerm(t: RdfTerm): string {
   return text;
 }
 
+/**
+ * The exact copy of a typed literal (one with a datatype other than xsd:string) for the typed-literal
+ * graph, or undefined for any other term.
+ */
+export function typedCopy(t: RdfTerm): string | undefined {
+  if (t.kind !== "literal" || !t.datatype) return undefined;
+  return sparqlTerm({ kind: "literal", value: t.value, datatype: `${TYPED_PREFIX}${t.datatype}` });
+}
+
 /** A double or float written as the embedded engine writes it: plain decimal digits, INF, -INF, NaN. */
 function canonicalDouble(lexical: string): string {
   const n = Number(lexical.replace(/^\+?INF$/, "Infinity").replace(/^-INF$/, "-Infinity"));
@@ -114,6 +134,7 @@ function canonicalDouble(lexical: string): string {
  * ("true", "1"), xsd:string is dropped and language tags lower-cased.
  */
 function literalOf(value: string, datatype: string | undefined, language: string | undefined): RdfTerm {
+  if (datatype?.startsWith(TYPED_PREFIX)) return { kind: "literal", value, datatype: datatype.slice(TYPED_PREFIX.length) };
   if (language) return { kind: "literal", value, language: language.toLowerCase() };
   if (!datatype || datatype === XSD_STRING || datatype === RDF_LANG_STRING) return { kind: "literal", value };
   if (datatype === `${XSD}boolean`) {

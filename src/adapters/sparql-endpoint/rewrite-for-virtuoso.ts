@@ -1,4 +1,4 @@
-import { tokenizeSparql } from "../../domain/sparql-tokenizer.js";
+import { tokenizeSparql, type SparqlToken } from "../../domain/sparql-tokenizer.js";
 import { SKOLEM_PREFIX } from "./endpoint-terms.js";
 
 /**
@@ -7,25 +7,96 @@ import { SKOLEM_PREFIX } from "./endpoint-terms.js";
  */
 const FRESH_NODE = `IRI(CONCAT("${SKOLEM_PREFIX}q", STRUUID()))`;
 
+/** A term test on a stored blank node, which Virtuoso holds as a skolem IRI (`endpoint-terms.ts`). */
+const isSkolem = (arg: string) => `(isIRI(${arg}) && STRSTARTS(STR(${arg}), "${SKOLEM_PREFIX}"))`;
+
+/** Term tests answered as on a store that keeps blank nodes: a skolem IRI is blank and not an IRI. */
+const TERM_TESTS: Partial<Record<string, (arg: string) => string>> = {
+  ISBLANK: (arg) => `(isBlank(${arg}) || ${isSkolem(arg)})`,
+  ISIRI: (arg) => `(isIRI(${arg}) && !STRSTARTS(STR(${arg}), "${SKOLEM_PREFIX}"))`,
+  ISURI: (arg) => `(isIRI(${arg}) && !STRSTARTS(STR(${arg}), "${SKOLEM_PREFIX}"))`,
+};
+
 /**
- * Rewrites the one SPARQL 1.1 built-in Virtuoso 7 lacks and that has a faithful stand-in: `BNODE()`
- * (without argument; Virtuoso answers "Built-in function is not implemented"). It becomes a fresh
- * skolem IRI per call, which the adapter answers as a blank node, as it answers stored blank nodes.
+ * The kind rank SPARQL 1.1 (15.1) fixes for ORDER BY: unbound (or an error) 0, blank node 1, IRI 2,
+ * literal 3. Virtuoso sorts literals before IRIs and skolem IRIs among the IRIs, so each ORDER BY
+ * condition gets this rank as a key in front of it (Virtuoso's isLiteral is true of an unbound value;
+ * the length of STR() tells unbound apart, and every bound term has one).
+ */
+const kindRank = (e: string) =>
+  `IF(COALESCE(STRLEN(STR(${e})), -1) < 0, 0, IF(isBlank(${e}) || ${isSkolem(e)}, 1, IF(isIRI(${e}), 2, 3)))`;
+
+/** The index of the last token of the ORDER BY condition starting at `at`, or -1 when none starts there. */
+function conditionEnd(tokens: readonly SparqlToken[], at: number): number {
+  const t = tokens[at];
+  if (!t) return -1;
+  if (t.kind === "var") return at;
+  if (t.kind === "punct" && t.text === "(") return closing(tokens, at);
+  const call = (t.kind === "word" || t.kind === "pname" || t.kind === "iri") && tokens[at + 1]?.text === "(";
+  return call ? closing(tokens, at + 1) : -1;
+}
+
+/** The index of the `)` closing the `(` at `open`, or -1 when the query leaves it open. */
+function closing(tokens: readonly SparqlToken[], open: number): number {
+  let depth = 0;
+  for (let i = open; i < tokens.length; i++) {
+    if (tokens[i].kind !== "punct") continue;
+    if (tokens[i].text === "(") depth++;
+    else if (tokens[i].text === ")" && --depth === 0) return i;
+  }
+  return -1;
+}
+
+/**
+ * Rewrites what Virtuoso 7 answers differently from a SPARQL 1.1 store keeping blank nodes, where a
+ * faithful stand-in exists:
+ * - `BNODE()` (without argument; Virtuoso answers "Built-in function is not implemented") becomes a
+ *   fresh skolem IRI per call, which the adapter answers as a blank node, as it answers stored ones;
+ * - `isBlank(x)` is also true, and `isIRI(x)` / `isURI(x)` false, for a skolem IRI, so stored blank
+ *   nodes test as blank nodes inside a query too (the argument is repeated, each copy rewritten);
+ * - each ORDER BY condition gets the kind rank SPARQL fixes (`kindRank`) as a key in front of it.
  * Tokens are read with the inspection's tokenizer, so nothing inside a string, IRI or comment changes,
  * and no graph name is touched (the scope check ran on the query as written).
  */
 export function rewriteForVirtuoso(query: string): string {
-  if (!/bnode/i.test(query)) return query;
+  if (!/bnode|isblank|isiri|isuri|order/i.test(query)) return query;
   const tokens = tokenizeSparql(query);
+  const text = (a: number, b: number) => query.slice(tokens[a].offset, tokens[b].offset + tokens[b].text.length);
   let out = "";
   let from = 0;
   for (let i = 0; i + 2 < tokens.length; i++) {
     const t = tokens[i];
-    if (t.kind !== "word" || t.value.toUpperCase() !== "BNODE") continue;
-    if (tokens[i + 1].text !== "(" || tokens[i + 2].text !== ")") continue;
-    out += query.slice(from, t.offset) + FRESH_NODE;
-    from = tokens[i + 2].offset + 1;
-    i += 2;
+    if (t.kind === "word" && t.value.toUpperCase() === "ORDER" && tokens[i + 1].kind === "word" && tokens[i + 1].value.toUpperCase() === "BY") {
+      const conditions: string[] = [];
+      let at = i + 2;
+      for (let end = conditionEnd(tokens, at); end >= 0; end = conditionEnd(tokens, at)) {
+        const head = tokens[at].value.toUpperCase();
+        const directed = tokens[at].kind === "word" && (head === "ASC" || head === "DESC");
+        const expression = rewriteForVirtuoso(directed ? text(at + 1, end) : text(at, end));
+        conditions.push(`${directed ? head : "ASC"}(${kindRank(expression)}) ${directed ? head : ""}${expression}`);
+        at = end + 1;
+      }
+      if (conditions.length === 0) continue;
+      out += `${query.slice(from, t.offset)}ORDER BY ${conditions.join(" ")}`;
+      from = tokens[at - 1].offset + tokens[at - 1].text.length;
+      i = at - 1;
+      continue;
+    }
+    if (t.kind !== "word" || tokens[i + 1].text !== "(") continue;
+    const name = t.value.toUpperCase();
+    if (name === "BNODE" && tokens[i + 2].text === ")") {
+      out += query.slice(from, t.offset) + FRESH_NODE;
+      from = tokens[i + 2].offset + 1;
+      i += 2;
+      continue;
+    }
+    const test = TERM_TESTS[name];
+    const end = test ? closing(tokens, i + 1) : -1;
+    if (!test || end < 0) continue;
+    const arg = rewriteForVirtuoso(query.slice(tokens[i + 1].offset + 1, tokens[end].offset));
+    out += query.slice(from, t.offset) + test(arg);
+    from = tokens[end].offset + 1;
+    i = end;
   }
   return out + query.slice(from);
 }

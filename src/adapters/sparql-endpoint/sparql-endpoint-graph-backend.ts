@@ -14,7 +14,7 @@ import type {
   GraphTriplesResult,
   SparqlRow,
 } from "../../ports/graph-backend.js";
-import { nodeTerm, normaliseTriple, sparqlTerm, termOfJson, termOfNTriples } from "./endpoint-terms.js";
+import { TYPED_PREFIX, nodeTerm, normaliseTriple, sparqlTerm, termOfJson, termOfNTriples, typedCopy } from "./endpoint-terms.js";
 import { rewriteForVirtuoso } from "./rewrite-for-virtuoso.js";
 import { SparqlHttpClient, type SparqlResponse } from "./sparql-http-client.js";
 import { readNTriples, readSparqlJsonResults } from "./sparql-results-reader.js";
@@ -38,6 +38,8 @@ export const EMPTY_GRAPH = "urn:x-acms:empty-dataset";
 /** The graph holding the write generation (one triple), outside every resource graph and every dataset. */
 export const META_GRAPH = "urn:x-acms:service-meta";
 const GENERATION = "urn:x-acms:generation";
+/** Marks a store whose typed literals all have their exact copies (`copyTypedLiteralsOnce`). */
+const TYPED_COPIES = "urn:x-acms:typed-copies";
 
 /** Options of the SPARQL endpoint adapter. */
 export interface SparqlEndpointGraphBackendOptions {
@@ -124,6 +126,7 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
         await backend.update(`INSERT DATA { GRAPH <${META_GRAPH}> { <${META_GRAPH}> <${GENERATION}> 0 } }`);
         backend.seq = (await backend.readGeneration()) ?? 0n;
       } else backend.seq = current;
+      await backend.copyTypedLiteralsOnce();
     } catch (err) {
       await backend.close();
       throw err;
@@ -138,29 +141,35 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
   async putTriples(resourceId: string, triples: readonly RdfTriple[], replace: boolean): Promise<number> {
     this.assertOpen();
     const graph = this.graphOf(resourceId);
-    const unique = new Map<string, string>();
+    const typed = typedGraphOf(resourceId);
+    const unique = new Map<string, Line>();
     triples.forEach((t, i) => {
       const n = normaliseTriple(t, `triples[${i}]`);
-      const text = `${sparqlTerm(n.subject)} ${sparqlTerm(n.predicate)} ${sparqlTerm(n.object)} .`;
-      unique.set(text, text);
+      const head = `${sparqlTerm(n.subject)} ${sparqlTerm(n.predicate)}`;
+      const text = `${head} ${sparqlTerm(n.object)} .`;
+      const copy = typedCopy(n.object);
+      unique.set(text, { text, copy: copy === undefined ? undefined : `${head} ${copy} .` });
     });
     const lines = [...unique.values()];
     const batches = this.batches(lines);
     if (batches.length <= 1) {
       const parts: string[] = [];
-      if (replace) parts.push(`DROP SILENT GRAPH <${graph}>`);
-      if (batches.length === 1) parts.push(insertData(graph, batches[0]));
+      if (replace) parts.push(`DROP SILENT GRAPH <${graph}>`, `DROP SILENT GRAPH <${typed}>`);
+      if (batches.length === 1) parts.push(insertData(graph, typed, batches[0]));
       parts.push(BUMP_GENERATION);
       await this.update(parts.join(" ;\n"));
     } else {
-      const target = replace ? `urn:x-acms:staging:${resourceId}:${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}` : graph;
+      const stage = `urn:x-acms:staging:${resourceId}:${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+      const [target, typedTarget] = replace ? [stage, `${stage}:typed`] : [graph, typed];
+      const dropStage = `DROP SILENT GRAPH <${target}> ;\nDROP SILENT GRAPH <${typedTarget}>`;
       try {
-        if (replace) await this.update(`DROP SILENT GRAPH <${target}>`);
-        for (let i = 0; i < batches.length - 1; i++) await this.update(insertData(target, batches[i]));
-        const last = insertData(target, batches[batches.length - 1]);
-        await this.update(replace ? `${last} ;\nMOVE SILENT <${target}> TO <${graph}> ;\n${BUMP_GENERATION}` : `${last} ;\n${BUMP_GENERATION}`);
+        if (replace) await this.update(dropStage);
+        for (let i = 0; i < batches.length - 1; i++) await this.update(insertData(target, typedTarget, batches[i]));
+        const last = insertData(target, typedTarget, batches[batches.length - 1]);
+        const move = `MOVE SILENT <${target}> TO <${graph}> ;\nMOVE SILENT <${typedTarget}> TO <${typed}>`;
+        await this.update(replace ? `${last} ;\n${move} ;\n${BUMP_GENERATION}` : `${last} ;\n${BUMP_GENERATION}`);
       } catch (err) {
-        if (replace) await this.update(`DROP SILENT GRAPH <${target}>`).catch(() => undefined);
+        if (replace) await this.update(dropStage).catch(() => undefined);
         throw err;
       }
     }
@@ -171,7 +180,7 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
   async clearResource(resourceId: string): Promise<void> {
     this.assertOpen();
     const graph = this.graphOf(resourceId);
-    await this.update(`DROP SILENT GRAPH <${graph}> ;\n${BUMP_GENERATION}`);
+    await this.update(`DROP SILENT GRAPH <${graph}> ;\nDROP SILENT GRAPH <${typedGraphOf(resourceId)}> ;\n${BUMP_GENERATION}`);
     await this.refreshGeneration();
   }
 
@@ -224,8 +233,8 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
    */
   private async walk(view: ScopedBackendView, start: RdfTerm, depth: number, opts: GraphQueryOptions): Promise<GraphTriplesResult> {
     this.assertOpen();
-    const graphs = view.resourceIds.map(graphIri);
-    if (graphs.length === 0) return { triples: [], exhaustive: true };
+    if (view.resourceIds.length === 0) return { triples: [], exhaustive: true };
+    const graphs = [...view.resourceIds.map(graphIri), ...view.resourceIds.map(typedGraphOf)];
     const deadline = Date.now() + opts.timeoutMs;
     const dataset: ScopedDataset = { defaultGraphs: [], namedGraphs: graphs };
     const key = (t: RdfTerm) => `${t.kind} ${t.value}`;
@@ -237,7 +246,7 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
       const next: RdfTerm[] = [];
       for (let at = 0; at < frontier.length; at += FRONTIER_SLICE) {
         const slice = frontier.slice(at, at + FRONTIER_SLICE);
-        const q = `SELECT ?s ?g ?p ?o WHERE { VALUES ?s { ${slice.map(sparqlTerm).join(" ")} } GRAPH ?g { ?s ?p ?o } }`;
+        const q = `SELECT ?s ?g ?p ?o WHERE { VALUES ?s { ${slice.map(sparqlTerm).join(" ")} } GRAPH ?g { ?s ?p ?o } ${EXACT_OBJECTS} }`;
         const res = await this.send(this.queryUrl, queryBody(q, dataset, deadline - Date.now()), ACCEPT_RESULTS, "query", deadline, opts.signal);
         const read = await this.read(res, (body) => readSparqlJsonResults(body, Number.MAX_SAFE_INTEGER, res.stop));
         if (read.kind !== "bindings") throw new UnavailableError("the SPARQL endpoint answered a SELECT query without bindings");
@@ -250,7 +259,7 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
           if (!seen.has(tripleKey)) {
             if (triples.length >= this.cap) return { triples, exhaustive: false };
             seen.add(tripleKey);
-            triples.push({ subject, predicate, object, resourceId: resourceIdOfGraphIri(graph) ?? graph });
+            triples.push({ subject, predicate, object, resourceId: resourceOfGraph(graph) });
           }
           if (hop < depth && object.kind !== "literal" && !visited.has(key(object))) {
             visited.add(key(object));
@@ -263,12 +272,12 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
     return { triples, exhaustive: true };
   }
 
-  private batches(lines: readonly string[]): string[][] {
-    const out: string[][] = [];
-    let current: string[] = [];
+  private batches(lines: readonly Line[]): Line[][] {
+    const out: Line[][] = [];
+    let current: Line[] = [];
     let bytes = 0;
     for (const line of lines) {
-      const size = Buffer.byteLength(line, "utf8") * 3 + 1;
+      const size = (Buffer.byteLength(line.text, "utf8") + (line.copy === undefined ? 0 : Buffer.byteLength(line.copy, "utf8"))) * 3 + 2;
       if (current.length > 0 && bytes + size > this.maxUpdateBytes) {
         out.push(current);
         current = [];
@@ -298,6 +307,32 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
     if (read.kind !== "bindings" || read.rows.length === 0) return undefined;
     const values = read.rows.map((r) => BigInt(Math.trunc(Number(r.n?.value ?? "0"))));
     return values.reduce((a, b) => (b > a ? b : a), 0n);
+  }
+
+  /**
+   * Gives a store written before typed-literal graphs existed its exact copies, once (a marker in
+   * `META_GRAPH` says it is done): every typed literal of every resource graph is copied in the form the
+   * endpoint kept (the lexical form written is gone), so GetTriples and Traverse still answer it. The
+   * copy is idempotent, so replicas opening at once do no harm.
+   */
+  private async copyTypedLiteralsOnce(): Promise<void> {
+    const dataset: ScopedDataset = { defaultGraphs: [], namedGraphs: [META_GRAPH] };
+    const ask = `ASK { GRAPH <${META_GRAPH}> { <${META_GRAPH}> <${TYPED_COPIES}> ?done } }`;
+    const res = await this.send(this.queryUrl, queryBody(ask, dataset), ACCEPT_RESULTS, "update", Date.now() + this.writeTimeoutMs);
+    const read = await this.read(res, (body) => readSparqlJsonResults(body, 10, res.stop));
+    if (read.kind === "boolean" && read.value) return;
+    const copy = `INSERT { GRAPH ?tg { ?s ?p ?c } } WHERE { GRAPH ?g { ?s ?p ?o }
+  FILTER(STRSTARTS(STR(?g), "uko://") && isLiteral(?o) && lang(?o) = "" && datatype(?o) != <http://www.w3.org/2001/XMLSchema#string> && !STRSTARTS(STR(datatype(?o)), "${TYPED_PREFIX}"))
+  BIND(IRI(CONCAT("${TYPED_GRAPH_PREFIX}", STRBEFORE(STRAFTER(STR(?g), "uko://"), "/"))) AS ?tg)
+  BIND(STRDT(STR(?o), IRI(CONCAT("${TYPED_PREFIX}", STR(datatype(?o))))) AS ?c) }`;
+    const done = `INSERT DATA { GRAPH <${META_GRAPH}> { <${META_GRAPH}> <${TYPED_COPIES}> 1 } }`;
+    const body = `update=${encodeURIComponent(`${copy} ;\n${done}`)}`;
+    const upd = await this.send(this.updateUrl, body, "*/*", "update", Date.now() + Math.max(this.writeTimeoutMs, 600_000));
+    await this.read(upd, async (stream) => {
+      for await (const _ of stream) {
+        // Success is the status.
+      }
+    });
   }
 
   private async refreshGeneration(): Promise<void> {
@@ -332,13 +367,41 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
   }
 }
 
+/**
+ * The walk's objects in the form written: IRIs, blank nodes, plain and language-tagged literals from the
+ * resource's graph, typed literals from their exact copies in its typed-literal graph (not the value
+ * Virtuoso keeps in the resource's graph).
+ */
+const EXACT_OBJECTS = `FILTER(!isLiteral(?o) || lang(?o) != "" || datatype(?o) = <http://www.w3.org/2001/XMLSchema#string> || STRSTARTS(STR(datatype(?o)), "${TYPED_PREFIX}"))`;
+
 /** Nodes per Traverse query (a VALUES list of that many terms). */
 const FRONTIER_SLICE = 200;
 
 const BUMP_GENERATION = `DELETE { GRAPH <${META_GRAPH}> { <${META_GRAPH}> <${GENERATION}> ?n } } INSERT { GRAPH <${META_GRAPH}> { <${META_GRAPH}> <${GENERATION}> ?m } } WHERE { GRAPH <${META_GRAPH}> { <${META_GRAPH}> <${GENERATION}> ?n } BIND(?n + 1 AS ?m) }`;
 
-function insertData(graph: string, lines: readonly string[]): string {
-  return `INSERT DATA { GRAPH <${graph}> {\n${lines.join("\n")}\n} }`;
+/** A triple as written into its resource's graph, and its typed literal's exact copy, if it has one. */
+interface Line {
+  text: string;
+  copy: string | undefined;
+}
+
+/** The typed-literal graph of a resource: exact copies of its typed literals (`TYPED_PREFIX`). */
+const TYPED_GRAPH_PREFIX = "urn:x-acms:typed-literals:";
+
+function typedGraphOf(resourceId: string): string {
+  return `${TYPED_GRAPH_PREFIX}${resourceId}`;
+}
+
+/** The resource a graph of the walk belongs to: its own graph or its typed-literal graph. */
+function resourceOfGraph(graph: string): string {
+  if (graph.startsWith(TYPED_GRAPH_PREFIX)) return graph.slice(TYPED_GRAPH_PREFIX.length);
+  return resourceIdOfGraphIri(graph) ?? graph;
+}
+
+function insertData(graph: string, typed: string, lines: readonly Line[]): string {
+  const copies = lines.flatMap((l) => (l.copy === undefined ? [] : [l.copy]));
+  const typedPart = copies.length > 0 ? ` GRAPH <${typed}> {\n${copies.join("\n")}\n}` : "";
+  return `INSERT DATA { GRAPH <${graph}> {\n${lines.map((l) => l.text).join("\n")}\n}${typedPart} }`;
 }
 
 function checkedNode(value: string, field: string): RdfTerm {
