@@ -49,15 +49,15 @@ export function healthRoutes(state: ServingState): (router: ConnectRouter) => vo
         return answer(statusOf(req.service));
       },
       async *watch(req, ctx: HandlerContext) {
-        let last = statusOf(req.service);
-        yield answer(last);
-        while (state.serving && !ctx.signal.aborted) {
-          await changedOrCancelled(state, ctx.signal);
-          if (ctx.signal.aborted) return;
+        let last: ServingStatus | undefined;
+        for (;;) {
           const now = statusOf(req.service);
           if (now !== last) yield answer((last = now));
+          // The stream ends on drain so it does not hold the shutdown open; the client re-watches elsewhere.
+          if (!state.serving || ctx.signal.aborted) return;
+          // Checked and subscribed in one synchronous step, so a change while the yield waited is not missed.
+          if (statusOf(req.service) === last) await changedOrCancelled(state, ctx.signal);
         }
-        // The stream ends on drain so it does not hold the shutdown open; the client re-watches elsewhere.
       },
       list() {
         return create(HealthListResponseSchema, { statuses: Object.fromEntries([...served()].map((n) => [n, answer(statusOf(n))])) });
