@@ -3,7 +3,8 @@
  * KEY_SHA256` runs the real ACMS server over the data directory; `plain DB_PATH RESOURCE_IDS` runs the plain
  * grpc-js baseline over the same SQLite file. Over IPC it reports `{ port }` once listening, answers
  * `"cpu"` with its own `process.cpuUsage()` (so CPU per call is the server's alone), `"memory"` with its
- * resident set size, and exits on `"stop"`.
+ * resident set size, `"graph"` with the time since its start (ms) at which the graph store was loaded (the
+ * server serves before that), and exits on `"stop"`.
  */
 import { createBackends } from "../src/server/composition-root.js";
 import { loadConfig } from "../src/server/config.js";
@@ -13,22 +14,25 @@ import { startPlainServer } from "./plain-grpc-server.js";
 
 const [role, path, extra] = process.argv.slice(2);
 
-async function start(): Promise<{ port: number; close(): Promise<void> | void }> {
+async function start(): Promise<{ port: number; close(): Promise<void> | void; graphReady?: Promise<void> }> {
   if (role === "plain") return startPlainServer(path, extra.split(","));
   const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: path });
+  const backends = await createBackends(config);
+  const graphReady = backends.graphReady;
   const server = await startServer({
     config,
     keys: new KeyRing([{ name: "bench", key_sha256: extra, projects: ["*/*"], write: true }]),
-    backends: await createBackends(config),
+    backends,
     onInternalError: (err) => process.stderr.write(`internal error: ${String(err)}\n`),
   });
-  return { port: server.port, close: () => server.close(1000) };
+  return { port: server.port, close: () => server.close(1000), graphReady };
 }
 
 const server = await start();
 process.on("message", async (msg: string) => {
   if (msg === "cpu") process.send!({ cpu: process.cpuUsage() });
   if (msg === "memory") process.send!({ rss: process.memoryUsage().rss });
+  if (msg === "graph") await server.graphReady?.then(() => process.send!({ ms: performance.now() }));
   if (msg === "stop") {
     await server.close();
     process.exit(0);

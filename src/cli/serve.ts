@@ -192,6 +192,11 @@ export async function runServe(options: ServeOptions = {}): Promise<RunningServe
     throw describeListenError(err, config);
   }
 
+  let stopping: Promise<void> | undefined;
+  const stop = () => (stopping ??= server.close(options.graceMs ?? DEFAULT_GRACE_MS));
+  // Before the "listening" line: whoever waits for it may signal at once (the process could be descheduled
+  // between that write and the handlers, and a SIGINT then killed it instead of draining it).
+  if (options.handleSignals ?? true) installSignalHandlers(io, stop);
   const out = (line: string) => io.stdout.write(`${line}\n`);
   if (generatedKey) {
     out("acms: no API keys configured (ACMS_KEYS_FILE or ACMS_KEYS), so this run serves loopback only");
@@ -206,9 +211,6 @@ export async function runServe(options: ServeOptions = {}): Promise<RunningServe
   out(`acms: listening on ${server.url} (gRPC, gRPC-Web and Connect; h2c and HTTP/1.1), data in ${config.dataDir}`);
   if (server.metricsUrl) out(`acms: Prometheus metrics at ${server.metricsUrl}`);
 
-  let stopping: Promise<void> | undefined;
-  const stop = () => (stopping ??= server.close(options.graceMs ?? DEFAULT_GRACE_MS));
-  if (options.handleSignals ?? true) installSignalHandlers(io, stop);
   return { server, config, generatedKey, stop };
 }
 

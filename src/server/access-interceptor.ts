@@ -1,4 +1,4 @@
-import type { DescMessage, Message } from "@bufbuild/protobuf";
+import type { DescMessage, DescMethod, Message } from "@bufbuild/protobuf";
 import type { Interceptor, StreamResponse, UnaryResponse } from "@connectrpc/connect";
 import { createAsyncIterable } from "@connectrpc/connect/protocol";
 import { Access } from "../../gen/acms/v1/options_pb.js";
@@ -52,12 +52,19 @@ async function* translateErrors<T>(messages: AsyncIterable<T>, sink?: InternalEr
  */
 export function createAccessInterceptor(deps: AccessDeps): Interceptor {
   const views = new ScopeViewCache(deps.scopes);
+  // A method's rule is fixed by its descriptor: read the option once per method, not once per call.
+  const rules = new Map<DescMethod, AccessRule>();
+  const ruleOf = (method: DescMethod): AccessRule => {
+    let rule = rules.get(method);
+    if (rule === undefined) rules.set(method, (rule = accessRuleOf(method, deps.authenticatedServices)));
+    return rule;
+  };
   return (next) => async (req) => {
     try {
       if (deps.publicServices.has(req.service.typeName)) return await next(req);
       const principal = authenticate(deps.keys, req.header.get("authorization"));
       req.contextValues.set(principalKey, principal);
-      const mode = accessRuleOf(req.method, deps.authenticatedServices);
+      const mode = ruleOf(req.method);
       if (mode === Access.WRITE) requireWrite(principal);
       let view: ScopedBackendView | undefined;
       if (mode === Access.SCOPED) {

@@ -26,6 +26,12 @@ export interface Backends {
   vector?: VectorBackend;
   /** Triples; absent: graph RPCs and PutTriples answer UNIMPLEMENTED. */
   graph?: GraphBackend;
+  /**
+   * Resolves once the graph answers queries: the embedded store loads into its query workers in the
+   * background, so start-up does not wait for the triples (health says NOT_SERVING for the graph meanwhile).
+   * Absent: ready at once.
+   */
+  graphReady?: Promise<void>;
   /** Which graph engine runs, for the start-up log (e.g. "Oxigraph (embedded)"). */
   graphEngine?: string;
   /** Reads documents and chunks by UKO URI (FetchContent, graph evidence); absent: FetchContent answers UNIMPLEMENTED. */

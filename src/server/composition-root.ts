@@ -69,7 +69,7 @@ async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends
     const text = chooseTextBackend(new Fts5TextBackend(db), { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
     const vector = new PartitionedVectorBackend({ dimension: config.embeddingDim, graphDir: `${config.dataDir}/vectors` });
     await loadVectors(vector, documents.iterateVectors());
-    const { graph, graphEngine } = await openGraph(config);
+    const { graph, graphEngine, graphReady } = await openGraph(config);
     return {
       registry,
       scopes,
@@ -79,6 +79,7 @@ async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends
       vector,
       graph,
       graphEngine,
+      graphReady,
       units,
       async close() {
         await vector.close();
@@ -96,14 +97,18 @@ async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends
   }
 }
 
-/** The graph: on the SPARQL endpoint when ACMS_SPARQL_QUERY_URL is set, else the embedded Oxigraph. */
-async function openGraph(config: Config): Promise<{ graph: GraphBackend; graphEngine: string }> {
+/** The graph: on the SPARQL endpoint when ACMS_SPARQL_QUERY_URL is set, else the embedded Oxigraph (loading in the background). */
+async function openGraph(config: Config): Promise<{ graph: GraphBackend; graphEngine: string; graphReady?: Promise<void> }> {
   if (config.sparqlEndpoint) {
     const { graph, description } = await openSparqlEndpointGraph(config.sparqlEndpoint);
     return { graph, graphEngine: description };
   }
   const path = `${config.dataDir}/graph.db`;
-  return { graph: await OxigraphGraphBackend.open({ path, ...config.graph }), graphEngine: `Oxigraph (embedded, ${path})` };
+  const graph = OxigraphGraphBackend.start({ path, ...config.graph });
+  const graphReady = graph.whenReady();
+  // Whoever starts a server watches it (health); a bare set of backends (tools, tests) may close first.
+  graphReady.catch(() => undefined);
+  return { graph, graphEngine: `Oxigraph (embedded, ${path})`, graphReady };
 }
 
 /** ACMS_POSTGRES_URL: every PostgreSQL adapter (openPostgres); the graph and cold files stay under the data directory. */
@@ -113,7 +118,7 @@ async function openOnPostgres(config: Config, postgresUrl: string, lock: DataDir
     const tiers = await TierService.open(pg.tierStore, { budgets: config.tiers, summaryTokens: config.tiers.summaryTokens });
     const { documents, units } = pg;
     const text = chooseTextBackend(pg.text, { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
-    const { graph, graphEngine } = await openGraph(config);
+    const { graph, graphEngine, graphReady } = await openGraph(config);
     return {
       registry: pg.registry,
       scopes: pg.scopes,
@@ -123,6 +128,7 @@ async function openOnPostgres(config: Config, postgresUrl: string, lock: DataDir
       vector: pg.vector,
       graph,
       graphEngine,
+      graphReady,
       units,
       async close() {
         await graph.close();

@@ -1,8 +1,9 @@
-import { create, toBinary, type DescMessage, type Message } from "@bufbuild/protobuf";
+import { create, type DescMessage, type Message } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { principalKey } from "./context-keys.js";
+import { encodeForSend } from "./encoded-messages.js";
 import { QuotaLedger, type QuotaLimits, type QuotaRefusal } from "./quota-ledger.js";
 
 /** A RESOURCE_EXHAUSTED carrying google.rpc.RetryInfo, so clients know when to come back. */
@@ -36,7 +37,7 @@ class CostMeter {
     if (this.rows > this.limits.resultRows) {
       throw resourceExhausted(`the answer exceeds the per-call budget of ${this.limits.resultRows} rows: narrow the query or lower its limit`, 1000);
     }
-    this.bytes += toBinary(this.schema, message).byteLength;
+    this.bytes += encodeForSend(this.schema, message).byteLength;
     if (this.bytes > this.limits.resultBytes) {
       throw resourceExhausted(`the answer exceeds the per-call budget of ${this.limits.resultBytes} bytes: narrow the query or lower its limit`, 1000);
     }
@@ -65,20 +66,35 @@ export function createQuotaInterceptor(limits: QuotaLimits, onRefused?: QuotaRef
       onRefused?.({ principal: principal.name, rpc, reason: refusal.reason });
       throw resourceExhausted(`Over quota: ${refusal.reason}; retry in ${refusal.retryAfterMs} ms`, refusal.retryAfterMs);
     }
-    const budget = new AbortController();
-    const timer = setTimeout(() => budget.abort(new ConnectError(`the call ran past its time budget of ${limits.callMs} ms`, Code.DeadlineExceeded)), limits.callMs);
-    const signal = AbortSignal.any([req.signal, budget.signal]);
+    // The time budget, made cheap for the common call that finishes well inside it and never reads its
+    // signal: one timer; the AbortController and the combined signal only when the handler asks for them.
+    let overBudget: ConnectError | undefined;
+    let budget: AbortController | undefined;
+    let rejectOverTime: (err: ConnectError) => void = () => undefined;
+    const overTime = new Promise<never>((_, reject) => {
+      rejectOverTime = reject;
+    });
+    overTime.catch(() => undefined);
+    const timer = setTimeout(() => {
+      overBudget = new ConnectError(`the call ran past its time budget of ${limits.callMs} ms`, Code.DeadlineExceeded);
+      budget?.abort(overBudget);
+      rejectOverTime(overBudget);
+    }, limits.callMs);
+    let signal: AbortSignal | undefined;
+    const callSignal = () => {
+      if (signal) return signal;
+      budget = new AbortController();
+      if (overBudget) budget.abort(overBudget);
+      return (signal = AbortSignal.any([req.signal, budget.signal]));
+    };
     const done = () => {
       clearTimeout(timer);
       admitted.release();
     };
-    const overTime = new Promise<never>((_, reject) => {
-      budget.signal.addEventListener("abort", () => reject(budget.signal.reason), { once: true });
-    });
-    overTime.catch(() => undefined);
     const meter = new CostMeter(limits, req.method.output);
     try {
-      const res = await Promise.race([next({ ...req, signal }), overTime]);
+      const inner = Object.create(req, { signal: { get: callSignal, enumerable: true } }) as typeof req;
+      const res = await Promise.race([next(inner), overTime]);
       if (!res.stream) {
         meter.add(res.message, rowsOf(req.method.output, res.message));
         done();
@@ -90,7 +106,7 @@ export function createQuotaInterceptor(limits: QuotaLimits, onRefused?: QuotaRef
         message: (async function* metered() {
           try {
             for await (const m of messages) {
-              if (budget.signal.aborted) throw budget.signal.reason;
+              if (overBudget) throw overBudget;
               meter.add(m, 1);
               yield m;
             }

@@ -1,4 +1,5 @@
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import { GraphBackendService } from "../../gen/acms/v1/graph_pb.js";
 import { createAccessInterceptor } from "./access-interceptor.js";
 import { COMPRESS_MIN_BYTES } from "./compression-policy.js";
 import { withConsole } from "./console-assets.js";
@@ -72,6 +73,11 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
     audit,
     metrics: serverDeps.metrics ?? (metricsPort !== undefined ? new ServerMetrics(serverDeps.backends) : undefined),
   };
+  if (deps.backends.graphReady) {
+    deps.serving.waitFor([GraphBackendService.typeName], deps.backends.graphReady, (err) => {
+      if (deps.serving.serving) process.stderr.write(`acms: the graph store could not be loaded (graph calls answer UNAVAILABLE): ${err instanceof Error ? err.message : String(err)}\n`);
+    });
+  }
   const { routes, interceptors } = createRoutes(deps);
   const methods: MethodRegistry = new Map();
   const handler = createNodeHandler({

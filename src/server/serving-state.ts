@@ -1,21 +1,46 @@
 /**
- * Whether the server still accepts work. Health answers from it, and flips to NOT_SERVING the moment a
- * graceful shutdown starts, so load balancers stop routing here while in-flight calls finish.
+ * Whether the server still accepts work, and which of its services are ready. Health answers from it: a
+ * service whose backend is still loading at start (the embedded graph store fills its query workers in the
+ * background, so start-up does not grow with the triples held) is NOT_SERVING until it is loaded, and
+ * everything flips to NOT_SERVING the moment a graceful shutdown starts, so load balancers stop routing
+ * here while in-flight calls finish.
  */
 export class ServingState {
   private draining = false;
   private readonly listeners = new Set<() => void>();
+  /** Services whose backend is still loading, or failed to load. */
+  private readonly loading = new Set<string>();
 
   /** True until `startDraining` is called. */
   get serving(): boolean {
     return !this.draining;
   }
 
+  /** True while not draining and `service` is not waiting for its backend. */
+  isServing(service: string): boolean {
+    return !this.draining && !this.loading.has(service);
+  }
+
+  /**
+   * Marks `services` as not ready until `loaded` resolves (each watcher is told then). When it rejects they
+   * stay NOT_SERVING (their calls answer UNAVAILABLE from the backend) and `onFailure` gets the error.
+   */
+  waitFor(services: readonly string[], loaded: Promise<void>, onFailure: (err: unknown) => void): void {
+    for (const s of services) this.loading.add(s);
+    loaded.then(
+      () => {
+        for (const s of services) this.loading.delete(s);
+        this.notify();
+      },
+      (err: unknown) => onFailure(err),
+    );
+  }
+
   /** Marks the server as shutting down and tells every watcher, once. */
   startDraining(): void {
     if (this.draining) return;
     this.draining = true;
-    for (const listener of [...this.listeners]) listener();
+    this.notify();
   }
 
   /**
@@ -27,9 +52,26 @@ export class ServingState {
       listener();
       return () => undefined;
     }
+    const once = () => {
+      if (!this.draining) return;
+      this.listeners.delete(once);
+      listener();
+    };
+    this.listeners.add(once);
+    return () => {
+      this.listeners.delete(once);
+    };
+  }
+
+  /** Calls `listener` at every change (a service became ready, draining started) until unsubscribed. */
+  onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => {
       this.listeners.delete(listener);
     };
+  }
+
+  private notify(): void {
+    for (const listener of [...this.listeners]) listener();
   }
 }

@@ -54,4 +54,35 @@ describe("health routes (in-memory router)", () => {
     expect(calls).toEqual(["a", "late"]);
     expect(state.serving).toBe(false);
   });
+
+  it("a service whose backend is loading is NOT_SERVING until it is loaded, and a watch is told", async () => {
+    const { state, health } = setup();
+    let loaded!: () => void;
+    state.waitFor(["acms.v1.RegistryService"], new Promise<void>((resolve) => (loaded = resolve)), () => undefined);
+    expect((await health.check({ service: "acms.v1.RegistryService" })).status).toBe(ServingStatus.NOT_SERVING);
+    expect((await health.check({ service: "" })).status).toBe(ServingStatus.SERVING);
+    expect((await health.check({ service: "grpc.health.v1.Health" })).status).toBe(ServingStatus.SERVING);
+    const watch = health.watch({ service: "acms.v1.RegistryService" })[Symbol.asyncIterator]();
+    expect((await watch.next()).value?.status).toBe(ServingStatus.NOT_SERVING);
+    const second = watch.next();
+    loaded();
+    expect((await second).value?.status).toBe(ServingStatus.SERVING);
+    expect((await health.check({ service: "acms.v1.RegistryService" })).status).toBe(ServingStatus.SERVING);
+    const third = watch.next();
+    state.startDraining();
+    expect((await third).value?.status).toBe(ServingStatus.NOT_SERVING);
+    expect((await watch.next()).done).toBe(true);
+  });
+
+  it("a backend that failed to load stays NOT_SERVING and its failure is reported once", async () => {
+    const { state, health } = setup();
+    const failures: unknown[] = [];
+    const failed = Promise.reject(new Error("store unreadable"));
+    state.waitFor(["acms.v1.RegistryService"], failed, (err) => failures.push(err));
+    await failed.catch(() => undefined);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(failures).toEqual([new Error("store unreadable")]);
+    expect((await health.check({ service: "acms.v1.RegistryService" })).status).toBe(ServingStatus.NOT_SERVING);
+    expect((await health.check({ service: "" })).status).toBe(ServingStatus.SERVING);
+  });
 });

@@ -86,6 +86,8 @@ export async function startTestServer(opts: {
   }
   const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ...(await testEngineEnv(dataDir)), ...engineEnv, ...opts.env });
   const backends = await createBackends(config);
+  // The embedded graph store loads in the background (health says when): tests start from a loaded one.
+  await backends.graphReady;
   const server = await startServer({ config, keys: new KeyRing(keyEntries), backends, onInternalError: opts.onInternalError ?? (() => undefined), log: opts.log ?? quietLog() });
   const sessions: Http2SessionManager[] = [];
   const transports = new Map<string, Transport>();

@@ -278,14 +278,7 @@ export class OxigraphGraphBackend implements GraphBackend {
 
   /** Opens the store at `opts.path` and resolves once a query worker has loaded it. */
   static async open(opts: OxigraphGraphBackendOptions): Promise<OxigraphGraphBackend> {
-    const db = openSqliteDatabase(opts.path);
-    let backend: OxigraphGraphBackend;
-    try {
-      backend = new OxigraphGraphBackend(db, opts.path, opts);
-    } catch (err) {
-      db.close();
-      throw err;
-    }
+    const backend = OxigraphGraphBackend.start(opts);
     try {
       await backend.whenReady();
     } catch (err) {
@@ -293,6 +286,21 @@ export class OxigraphGraphBackend implements GraphBackend {
       throw err;
     }
     return backend;
+  }
+
+  /**
+   * Opens the store at `opts.path` and returns at once, while the query workers load it in the background
+   * (a server starts serving without waiting for the triples; `whenReady` says when queries can run).
+   * Writes are durable at once; queries sent meanwhile wait for a loaded worker (bounded by the queue wait).
+   */
+  static start(opts: OxigraphGraphBackendOptions): OxigraphGraphBackend {
+    const db = openSqliteDatabase(opts.path);
+    try {
+      return new OxigraphGraphBackend(db, opts.path, opts);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
   }
 
   generation(): bigint {
@@ -465,7 +473,8 @@ export class OxigraphGraphBackend implements GraphBackend {
     this.dispatch();
   }
 
-  private whenReady(): Promise<void> {
+  /** Resolves once a query worker has loaded the store; rejects when none could (or the backend closed first). */
+  whenReady(): Promise<void> {
     if (this.slots.some((s) => s.state === "ready")) return Promise.resolve();
     return new Promise((resolve, reject) => this.readyWaiters.push({ resolve, reject }));
   }

@@ -1,7 +1,7 @@
 import type http2 from "node:http2";
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
-import { create, fromBinary, isMessage, toBinary, type DescMessage, type Message } from "@bufbuild/protobuf";
+import { create, fromBinary, isMessage, type DescMessage, type Message } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -16,6 +16,7 @@ import {
 } from "@connectrpc/connect";
 import { createAsyncIterable } from "@connectrpc/connect/protocol";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { takeEncoded } from "../encoded-messages.js";
 import type { MethodRegistry } from "./method-registry.js";
 
 const gzipAsync = promisify(gzip);
@@ -269,8 +270,9 @@ class GrpcCall {
     if (req === this.ownRequest) return ctx;
     return Object.create(ctx, {
       service: { value: req.service },
-      requestHeader: { value: req.header },
-      signal: { value: req.signal },
+      // Getters: the header and the signal are costly to make, and most handlers never read them.
+      requestHeader: { get: () => req.header },
+      signal: { get: () => req.signal },
       values: { value: req.contextValues },
     }) as HandlerContext;
   }
@@ -370,7 +372,7 @@ class GrpcCall {
   }
 
   private async send(schema: DescMessage, message: Message): Promise<void> {
-    let bytes: Uint8Array = toBinary(schema, message);
+    let bytes: Uint8Array = takeEncoded(schema, message);
     if (bytes.length > this.opts.maxMessageBytes) {
       throw new ConnectError(`message size ${bytes.length} is larger than configured writeMaxBytes ${this.opts.maxMessageBytes}`, Code.ResourceExhausted);
     }

@@ -9,25 +9,27 @@ import {
 } from "../../../gen/grpc/health/v1/health_pb.js";
 import type { ServingState } from "../serving-state.js";
 
-/** Resolves when the server starts draining or the call is cancelled, whichever comes first. */
-function drainedOrCancelled(state: ServingState, signal: AbortSignal): Promise<void> {
+/** Resolves at the next change of `state` (a service ready, draining) or when the call is cancelled. */
+function changedOrCancelled(state: ServingState, signal: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {
     const done = () => {
       off();
       signal.removeEventListener("abort", done);
       resolve();
     };
-    const off = state.onDrain(done);
+    const off = state.onChange(done);
     if (signal.aborted) done();
     else signal.addEventListener("abort", done, { once: true });
   });
 }
 
 /**
- * grpc.health.v1.Health over the router it is registered on: the overall status ("") and every service
- * the router serves are SERVING until a graceful shutdown starts, NOT_SERVING after; any other name is
- * NOT_FOUND (Check) or SERVICE_UNKNOWN (Watch). The service list is read from the router on the first
- * call, so routes registered after this one are covered too.
+ * grpc.health.v1.Health over the router it is registered on: the overall status ("", the server accepts
+ * calls) and every service the router serves are SERVING until a graceful shutdown starts, NOT_SERVING
+ * after; a service whose backend is still loading (`ServingState.waitFor`) is NOT_SERVING until it is
+ * loaded, and a Watch is told when that changes. Any other name is NOT_FOUND (Check) or SERVICE_UNKNOWN
+ * (Watch). The service list is read from the router on the first call, so routes registered after this
+ * one are covered too.
  * @example router => healthRoutes(state)(router)
  */
 export function healthRoutes(state: ServingState): (router: ConnectRouter) => void {
@@ -37,7 +39,7 @@ export function healthRoutes(state: ServingState): (router: ConnectRouter) => vo
     const known = (service: string) => served().has(service);
     const statusOf = (service: string): ServingStatus => {
       if (!known(service)) return ServingStatus.SERVICE_UNKNOWN;
-      return state.serving ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
+      return state.isServing(service) ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
     };
     const answer = (status: ServingStatus): HealthCheckResponse => create(HealthCheckResponseSchema, { status });
 
@@ -47,11 +49,15 @@ export function healthRoutes(state: ServingState): (router: ConnectRouter) => vo
         return answer(statusOf(req.service));
       },
       async *watch(req, ctx: HandlerContext) {
-        yield answer(statusOf(req.service));
-        if (!state.serving) return;
-        await drainedOrCancelled(state, ctx.signal);
-        // The stream ends on drain so it does not hold the shutdown open; the client re-watches elsewhere.
-        if (!ctx.signal.aborted && known(req.service)) yield answer(ServingStatus.NOT_SERVING);
+        let last: ServingStatus | undefined;
+        for (;;) {
+          const now = statusOf(req.service);
+          if (now !== last) yield answer((last = now));
+          // The stream ends on drain so it does not hold the shutdown open; the client re-watches elsewhere.
+          if (!state.serving || ctx.signal.aborted) return;
+          // Checked and subscribed in one synchronous step, so a change while the yield waited is not missed.
+          if (statusOf(req.service) === last) await changedOrCancelled(state, ctx.signal);
+        }
       },
       list() {
         return create(HealthListResponseSchema, { statuses: Object.fromEntries([...served()].map((n) => [n, answer(statusOf(n))])) });

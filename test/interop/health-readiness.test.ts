@@ -1,0 +1,49 @@
+/**
+ * Health says what is ready, on the real server: the embedded graph store loads into its query workers in
+ * the background, so the server serves at once while grpc.health.v1 reports the graph service NOT_SERVING
+ * until the store is loaded (the test holds the load back to see that state deterministically).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
+import { createBackends } from "../../src/server/composition-root.js";
+import { loadConfig } from "../../src/server/config.js";
+import { KeyRing } from "../../src/server/key-ring.js";
+import { startServer } from "../../src/server/server.js";
+import { quietLog } from "../support/quiet-log.js";
+
+describe("health readiness (real server, embedded backends)", () => {
+  it("serves before the graph store is loaded, with the graph service NOT_SERVING until it is", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "acms-health-ready-"));
+    const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir });
+    const backends = await createBackends(config);
+    const storeLoaded = backends.graphReady;
+    expect(storeLoaded).toBeDefined();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    backends.graphReady = Promise.all([storeLoaded, held]).then(() => undefined);
+    const server = await startServer({ config, keys: new KeyRing([]), backends, log: quietLog() });
+    const sessions = new Http2SessionManager(server.url);
+    try {
+      const health = createClient(Health, createGrpcTransport({ baseUrl: server.url, sessionManager: sessions }));
+      const status = async (service: string) => (await health.check({ service })).status;
+      expect(await status("")).toBe(ServingStatus.SERVING);
+      expect(await status("acms.v1.TextBackendService")).toBe(ServingStatus.SERVING);
+      expect(await status("acms.v1.GraphBackendService")).toBe(ServingStatus.NOT_SERVING);
+      const watch = health.watch({ service: "acms.v1.GraphBackendService" })[Symbol.asyncIterator]();
+      expect((await watch.next()).value?.status).toBe(ServingStatus.NOT_SERVING);
+      const next = watch.next();
+      release();
+      expect((await next).value?.status).toBe(ServingStatus.SERVING);
+      expect(await status("acms.v1.GraphBackendService")).toBe(ServingStatus.SERVING);
+      await watch.return?.();
+    } finally {
+      sessions.abort();
+      await server.close(0);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
