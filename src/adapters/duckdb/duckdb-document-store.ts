@@ -86,9 +86,14 @@ export class DuckDbDocumentStore implements DocumentStore {
   }
 
   async bumpGeneration(): Promise<bigint> {
-    const generation = await this.db.write((tx) => bump(tx));
-    this.advance(generation);
-    return generation;
+    const { outcome } = await this.db.write(
+      async (tx): Promise<WriteResult<{ generation: bigint }>> => {
+        const generation = await bump(tx);
+        return { outcome: { generation }, texts: { generation, added: [], superseded: [], removed: [], at: 0 } };
+      },
+      (r) => this.committed(r),
+    );
+    return outcome.generation;
   }
 
   async getChunks(keys: readonly number[]): Promise<Map<number, ChunkRecord>> {
