@@ -27,5 +27,14 @@ module.exports = {
       testMatch: ["<rootDir>/test/isolation/**/*.test.ts", "<rootDir>/test/contract/**/*.test.ts"],
       setupFiles: ["<rootDir>/test/support/engines/use-postgres.ts"],
     },
+    // The isolation and contract tests against servers whose documents and vectors are in DuckDB (ACMS_DUCKDB_PATH),
+    // less those of parts DuckDB does not hold (the graph on Virtuoso or Oxigraph, the tiers in SQLite).
+    {
+      ...project,
+      displayName: "duckdb",
+      testMatch: ["<rootDir>/test/isolation/**/*.test.ts", "<rootDir>/test/contract/**/*.test.ts"],
+      testPathIgnorePatterns: ["/node_modules/", "virtuoso\\.test\\.ts$", "/tier-isolation\\.test\\.ts$", "/sparql-isolation\\.test\\.ts$"],
+      setupFiles: ["<rootDir>/test/support/engines/use-duckdb.ts"],
+    },
   ],
 };
