@@ -179,8 +179,7 @@ export class DuckDbDocumentStore implements DocumentStore {
         await supersedeDocs(tx, supersedeStored, now, vectors, texts);
         await appendDocs(tx, resourceId, pending, now, this.db.dimension);
         await expire(tx, resourceId, [...expirePaths], this.retained, vectors, texts);
-        await tx.run(`UPDATE index_state SET next_doc_key = ${nextDoc}, next_chunk_key = ${nextChunk} WHERE id = 1`);
-        const generation = await bump(tx);
+        const generation = await bump(tx, `, next_doc_key = ${nextDoc}, next_chunk_key = ${nextChunk}`);
         texts.generation = generation;
         const outcome = { documentsUpserted: pending.length, documentsUnchanged, chunksIndexed, vectorsIndexed: vectors.added.length, generation, vectors };
         return { outcome, texts };
@@ -252,9 +251,9 @@ export class DuckDbDocumentStore implements DocumentStore {
   }
 }
 
-/** Bumps the generation in `tx`, answering the new value. */
-async function bump(tx: DuckDbTx): Promise<bigint> {
-  const rows = await tx.all("UPDATE index_state SET generation = generation + 1 WHERE id = 1 RETURNING generation");
+/** Bumps the generation in `tx` (and sets the key counters `alsoSet` names), answering the new value. */
+async function bump(tx: DuckDbTx, alsoSet = ""): Promise<bigint> {
+  const rows = await tx.all(`UPDATE index_state SET generation = generation + 1${alsoSet} WHERE id = 1 RETURNING generation`);
   return BigInt(rows[0][0] as bigint);
 }
 

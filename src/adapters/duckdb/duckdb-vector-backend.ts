@@ -26,7 +26,8 @@ function norm(v: Float32Array): number {
 /**
  * Exact similarity search inside DuckDB: `array_cosine_similarity` over the `FLOAT[dim]` column of
  * `chunk_vectors`, ranked by DuckDB (ORDER BY score, chunk key; LIMIT topK) with the scope in the query:
- * the resource ids, the visible versions and the path filter (the in-scope documents' paths are read,
+ * the resource ids (as a semi-join on an unnested list: DuckDB then pushes a min/max filter into the
+ * scan and skips row groups of other resources, which `list_contains` does not), the visible versions and the path filter (the in-scope documents' paths are read,
  * matched against the scope's globs once, and the matching ones bound as a list). Scores below the
  * floor (never below 0: a negative cosine is never returned) are cut in SQL. Every answer is exhaustive.
  *
@@ -104,12 +105,12 @@ export class DuckDbVectorBackend implements VectorBackend {
         opts.signal?.throwIfAborted();
         if (paths.length === 0) return [];
         params.push(listValue(paths));
-        pathCondition = `AND list_contains($${params.length}::VARCHAR[], path)`;
+        pathCondition = `AND path IN (SELECT unnest($${params.length}::VARCHAR[]))`;
       }
       return tx.all(
         `SELECT chunk_key, resource_id, path, score FROM (
            SELECT chunk_key, resource_id, path, array_cosine_similarity(embedding, $2::FLOAT[${this.dimension}]) AS score FROM chunk_vectors
-            WHERE list_contains($1::VARCHAR[], resource_id) ${temporal} ${pathCondition}
+            WHERE resource_id IN (SELECT unnest($1::VARCHAR[])) ${temporal} ${pathCondition}
          ) WHERE score >= $3 ORDER BY score DESC, chunk_key LIMIT ${opts.topK}`,
         params,
       );
