@@ -103,17 +103,27 @@ export class DuckDbDatabase {
   }
 
   /** Runs `fn` in one read transaction on a reader connection: every statement sees the same committed state. */
-  async read<T>(fn: (tx: DuckDbTx) => Promise<T>): Promise<T> {
-    if (this.closed) throw new Error("the DuckDB database is closed");
-    const connection = this.idle.pop() ?? (await new Promise<DuckDBConnection>((resolve) => this.waiting.push(resolve)));
-    const tx = txOf(connection);
-    try {
+  read<T>(fn: (tx: DuckDbTx) => Promise<T>): Promise<T> {
+    return this.onReader(async (tx) => {
       await tx.run("BEGIN TRANSACTION");
       try {
         return await fn(tx);
       } finally {
         await tx.run("COMMIT").catch(() => undefined);
       }
+    });
+  }
+
+  /** Runs one statement on a reader connection (a statement alone is atomic: no transaction round trips). */
+  query(sql: string, params?: DuckDBValue[]): Promise<DuckDBValue[][]> {
+    return this.onReader((tx) => tx.all(sql, params));
+  }
+
+  private async onReader<T>(fn: (tx: DuckDbTx) => Promise<T>): Promise<T> {
+    if (this.closed) throw new Error("the DuckDB database is closed");
+    const connection = this.idle.pop() ?? (await new Promise<DuckDBConnection>((resolve) => this.waiting.push(resolve)));
+    try {
+      return await fn(txOf(connection));
     } finally {
       const next = this.waiting.shift();
       if (next) next(connection);

@@ -78,7 +78,7 @@ export class DuckDbDocumentStore implements DocumentStore {
 
   async generation(): Promise<bigint> {
     if (this.gen === undefined) {
-      const rows = await this.db.read((tx) => tx.all("SELECT generation FROM index_state WHERE id = 1"));
+      const rows = await this.db.query("SELECT generation FROM index_state WHERE id = 1");
       const read = BigInt(rows[0][0] as bigint);
       if (this.gen === undefined || read > this.gen) this.gen = read;
     }
@@ -99,11 +99,9 @@ export class DuckDbDocumentStore implements DocumentStore {
   async getChunks(keys: readonly number[]): Promise<Map<number, ChunkRecord>> {
     const out = new Map<number, ChunkRecord>();
     if (keys.length === 0) return out;
-    const rows = await this.db.read((tx) =>
-      tx.all(
-        `SELECT c.chunk_key, c.doc_key, c.resource_id, c.path, c.chunk_index, c.text, c.superseded_at, d.metadata
-           FROM chunks c JOIN documents d ON d.doc_key = c.doc_key WHERE list_contains(${keyList(keys)}, c.chunk_key)`,
-      ),
+    const rows = await this.db.query(
+      `SELECT c.chunk_key, c.doc_key, c.resource_id, c.path, c.chunk_index, c.text, c.superseded_at, d.metadata
+         FROM chunks c JOIN documents d ON d.doc_key = c.doc_key WHERE c.chunk_key IN (SELECT unnest(${keyList(keys)}))`,
     );
     const metadataByDoc = new Map<number, Record<string, string>>();
     for (const r of rows) {
@@ -120,7 +118,7 @@ export class DuckDbDocumentStore implements DocumentStore {
   }
 
   async *iterateVectors(): AsyncIterable<VectorEntry> {
-    const rows = await this.db.read((tx) => tx.all("SELECT chunk_key, resource_id, path, superseded_at, embedding FROM chunk_vectors ORDER BY chunk_key"));
+    const rows = await this.db.query("SELECT chunk_key, resource_id, path, superseded_at, embedding FROM chunk_vectors ORDER BY chunk_key");
     for (const r of rows) yield vectorEntryOf(r);
   }
 

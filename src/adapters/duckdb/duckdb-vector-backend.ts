@@ -98,23 +98,21 @@ export class DuckDbVectorBackend implements VectorBackend {
       params.push(BigInt(Math.floor(cutoff)));
       temporal = `AND (superseded_at IS NULL OR superseded_at >= $${params.length})`;
     }
-    const rows = await this.db.read(async (tx) => {
-      let pathCondition = "";
-      if (!view.paths.matchesAll) {
-        const paths = await pathsInScope(tx, view);
-        opts.signal?.throwIfAborted();
-        if (paths.length === 0) return [];
-        params.push(listValue(paths));
-        pathCondition = `AND path IN (SELECT unnest($${params.length}::VARCHAR[]))`;
-      }
-      return tx.all(
-        `SELECT chunk_key, resource_id, path, score FROM (
-           SELECT chunk_key, resource_id, path, array_cosine_similarity(embedding, $2::FLOAT[${this.dimension}]) AS score FROM chunk_vectors
-            WHERE resource_id IN (SELECT unnest($1::VARCHAR[])) ${temporal} ${pathCondition}
-         ) WHERE score >= $3 ORDER BY score DESC, chunk_key LIMIT ${opts.topK}`,
-        params,
-      );
-    });
+    const ranked = (pathCondition: string) =>
+      `SELECT chunk_key, resource_id, path, score FROM (
+         SELECT chunk_key, resource_id, path, array_cosine_similarity(embedding, $2::FLOAT[${this.dimension}]) AS score FROM chunk_vectors
+          WHERE resource_id IN (SELECT unnest($1::VARCHAR[])) ${temporal} ${pathCondition}
+       ) WHERE score >= $3 ORDER BY score DESC, chunk_key LIMIT ${opts.topK}`;
+    // Without a path filter the search is one statement; with one, the paths and the ranking share a transaction.
+    const rows = view.paths.matchesAll
+      ? await this.db.query(ranked(""), params)
+      : await this.db.read(async (tx) => {
+          const paths = await pathsInScope(tx, view);
+          opts.signal?.throwIfAborted();
+          if (paths.length === 0) return [];
+          params.push(listValue(paths));
+          return tx.all(ranked(`AND path IN (SELECT unnest($${params.length}::VARCHAR[]))`), params);
+        });
     opts.signal?.throwIfAborted();
     const hits = rows.map((r) => ({ chunkKey: Number(r[0]), resourceId: String(r[1]), path: String(r[2]), score: Math.min(1, Number(r[3])) }));
     return { hits, exhaustive: true };
