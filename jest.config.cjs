@@ -27,5 +27,15 @@ module.exports = {
       testMatch: ["<rootDir>/test/isolation/**/*.test.ts", "<rootDir>/test/contract/**/*.test.ts"],
       setupFiles: ["<rootDir>/test/support/engines/use-postgres.ts"],
     },
+    // The isolation and contract tests against servers whose documents and vectors are in DuckDB (ACMS_DUCKDB_PATH),
+    // less those of parts DuckDB does not hold (the graph on Virtuoso or Oxigraph, the tiers, registry and scopes in
+    // SQLite) and the in-memory keyword index variant (on DuckDB keyword search is always the in-memory index).
+    {
+      ...project,
+      displayName: "duckdb",
+      testMatch: ["<rootDir>/test/isolation/**/*.test.ts", "<rootDir>/test/contract/**/*.test.ts"],
+      testPathIgnorePatterns: ["/node_modules/", "virtuoso\\.test\\.ts$", "/tier-isolation\\.test\\.ts$", "/sparql-isolation\\.test\\.ts$", "/scope-isolation\\.test\\.ts$", "/search-isolation-memory-index\\.test\\.ts$"],
+      setupFiles: ["<rootDir>/test/support/engines/use-duckdb.ts"],
+    },
   ],
 };

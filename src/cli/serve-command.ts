@@ -18,6 +18,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .option("--sparql-update-url <url>", "the endpoint's SPARQL Update URL (ACMS_SPARQL_UPDATE_URL, default the query URL)")
     .option("--sparql-user <user>", "the endpoint user; its password is read from ACMS_SPARQL_PASSWORD only (ACMS_SPARQL_USER)")
     .option("--postgres-url <url>", "keep registry, scopes, documents, BM25, vectors and tiers in this PostgreSQL database (ACMS_POSTGRES_URL)")
+    .option("--duckdb-path <file>", "keep documents, chunks and vectors in this DuckDB file, keyword search in memory (ACMS_DUCKDB_PATH)")
     .option("--metrics-port <port>", "serve Prometheus metrics at GET /metrics on this port (ACMS_METRICS_PORT, default off)")
     .action(async (flags: Record<string, string | undefined>) => {
       const [{ runServe }, { formatCliError }] = await Promise.all([import("./serve.js"), import("./cli-error.js")]);

@@ -32,6 +32,8 @@ export interface ServeFlags {
   metricsPort?: string;
   /** ACMS_POSTGRES_URL */
   postgresUrl?: string;
+  /** ACMS_DUCKDB_PATH */
+  duckdbPath?: string;
 }
 
 /** What `runServe` needs besides the flags. */
@@ -72,6 +74,7 @@ function envWithFlags(env: NodeJS.ProcessEnv, flags: ServeFlags): NodeJS.Process
   set("ACMS_SPARQL_USER", flags.sparqlUser);
   set("ACMS_METRICS_PORT", flags.metricsPort);
   set("ACMS_POSTGRES_URL", flags.postgresUrl);
+  set("ACMS_DUCKDB_PATH", flags.duckdbPath);
   return out;
 }
 
@@ -86,6 +89,7 @@ const FLAG_OF: Record<string, keyof ServeFlags> = {
   ACMS_SPARQL_USER: "sparqlUser",
   ACMS_METRICS_PORT: "metricsPort",
   ACMS_POSTGRES_URL: "postgresUrl",
+  ACMS_DUCKDB_PATH: "duckdbPath",
 };
 
 /** A config error that names an environment variable also names the flag, when the flag set the value. */

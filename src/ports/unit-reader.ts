@@ -63,3 +63,21 @@ export interface UnitReader {
   /** Every retained chunk version with its text, and the generation the snapshot is of. */
   snapshotChunks(): Promise<ChunkSnapshot>;
 }
+
+/**
+ * What one committed write changed in the chunk texts, in commit order: how a store without a native
+ * keyword index keeps an in-memory one current without rebuilding it per generation.
+ */
+export interface ChunkTextChanges {
+  /** The generation of the commit. */
+  generation: bigint;
+  /** New chunk versions; a key already indexed is replaced (re-indexing). */
+  added: ChunkText[];
+  /** Chunk versions superseded at `at`. */
+  superseded: number[];
+  /** Chunk versions dropped by retention. */
+  removed: number[];
+  at: number;
+  /** A full re-index of this resource: its rows are dropped before `added` is applied (stray ones included). */
+  clearResource?: string;
+}

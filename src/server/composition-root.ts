@@ -12,6 +12,10 @@ import { MemoryBm25TextBackend, type ChunkTextSource } from "../adapters/memory-
 import { loadVectors } from "../adapters/memory-vector/load-vectors.js";
 import { PartitionedVectorBackend } from "../adapters/memory-vector/partitioned-vector-backend.js";
 import { OxigraphGraphBackend } from "../adapters/oxigraph/oxigraph-graph-backend.js";
+import { DuckDbDatabase } from "../adapters/duckdb/duckdb-database.js";
+import { DuckDbDocumentStore } from "../adapters/duckdb/duckdb-document-store.js";
+import { DuckDbUnitReader } from "../adapters/duckdb/duckdb-unit-reader.js";
+import { DuckDbVectorBackend } from "../adapters/duckdb/duckdb-vector-backend.js";
 import { openPostgres } from "../adapters/postgres/open-postgres.js";
 import { Fts5TextBackend } from "../adapters/sqlite/fts5-text-backend.js";
 import { openSqliteDatabase } from "../adapters/sqlite/sqlite-database.js";
@@ -38,6 +42,7 @@ export async function createBackends(config: Config): Promise<Backends> {
   const lock = lockDataDir(config.dataDir);
   try {
     if (config.postgresUrl !== undefined) return await openOnPostgres(config, config.postgresUrl, lock);
+    if (config.duckdbPath !== undefined) return await openOnDuckDb(config, config.duckdbPath, lock);
     return await openEmbedded(config, lock);
   } catch (err) {
     lock.release();
@@ -139,6 +144,57 @@ async function openOnPostgres(config: Config, postgresUrl: string, lock: DataDir
     };
   } catch (err) {
     await pg.close();
+    throw err;
+  }
+}
+
+/**
+ * ACMS_DUCKDB_PATH: documents, chunks and vectors in the DuckDB file (vector search in SQL), keyword
+ * search on the in-memory BM25 loaded from it at start and kept current from its commits; registry,
+ * scopes and the tier catalogue stay in SQLite under the data directory, the graph where config says.
+ */
+async function openOnDuckDb(config: Config, duckdbPath: string, lock: DataDirLock): Promise<Backends> {
+  const db = openSqliteDatabase(`${config.dataDir}/acms.db`);
+  let duck: DuckDbDatabase | undefined;
+  try {
+    duck = await DuckDbDatabase.open({ path: duckdbPath, dimension: config.embeddingDim });
+    const registry = new SqliteRegistryStore(db);
+    const scopes = new SqliteScopeStore(db);
+    let text: MemoryBm25TextBackend | undefined;
+    const documents = new DuckDbDocumentStore(duck, { onChunkTexts: (changes) => text?.apply(changes) });
+    const units = new DuckDbUnitReader(duck);
+    text = new MemoryBm25TextBackend({ generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, { incremental: true });
+    await text.load();
+    const vector = new DuckDbVectorBackend(duck, { ownWrites: false });
+    const tiers = await TierService.open(new SqliteFileTierStore(db, `${config.dataDir}/cold`), {
+      budgets: config.tiers,
+      summaryTokens: config.tiers.summaryTokens,
+    });
+    const { graph, graphEngine } = await openGraph(config);
+    const opened = duck;
+    return {
+      registry,
+      scopes,
+      tiers,
+      documents,
+      text,
+      vector,
+      graph,
+      graphEngine,
+      units,
+      async close() {
+        await graph.close();
+        await tiers.close();
+        await scopes.close();
+        await registry.close();
+        await opened.close();
+        db.close();
+        lock.release();
+      },
+    };
+  } catch (err) {
+    await duck?.close();
+    db.close();
     throw err;
   }
 }

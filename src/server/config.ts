@@ -28,6 +28,11 @@ export interface Config {
    * this PostgreSQL database (see src/adapters/postgres/); the graph and cold files stay under dataDir.
    */
   postgresUrl?: string;
+  /**
+   * ACMS_DUCKDB_PATH: when set, documents, chunks and vectors live in this DuckDB file (see
+   * src/adapters/duckdb/), keyword search on the in-memory BM25; registry, scopes and tiers stay in SQLite.
+   */
+  duckdbPath?: string;
   /** Keyword index: "native" (the store's, e.g. FTS5) or "memory" (the in-memory BM25 fallback); ACMS_KEYWORD_INDEX. */
   keywordIndex: "native" | "memory";
   /** Origins browsers may call from (`*`: any); undefined: no CORS headers at all. ACMS_CORS_ORIGINS. */
@@ -108,6 +113,12 @@ function postgresUrlFrom(raw: string | undefined): string | undefined {
   return raw.trim();
 }
 
+function duckdbPathFrom(raw: string | undefined, postgresUrl: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
+  if (postgresUrl !== undefined) throw new Error("ACMS_DUCKDB_PATH and ACMS_POSTGRES_URL both name a document store: set one of them");
+  return resolve(raw.trim());
+}
+
 function keywordIndexFrom(raw: string | undefined): "native" | "memory" {
   if (raw === undefined || raw === "" || raw === "native") return "native";
   if (raw === "memory") return "memory";
@@ -171,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     recentWindowMs: intFrom(env, "ACMS_RECENT_WINDOW_MS", 7 * 24 * 3600 * 1000, 0, 3650 * 24 * 3600 * 1000),
     postgresUrl: postgresUrlFrom(env.ACMS_POSTGRES_URL),
+    duckdbPath: duckdbPathFrom(env.ACMS_DUCKDB_PATH, postgresUrlFrom(env.ACMS_POSTGRES_URL)),
     keywordIndex: keywordIndexFrom(env.ACMS_KEYWORD_INDEX),
     corsOrigins: corsOriginsFrom(env.ACMS_CORS_ORIGINS),
     consoleDir: resolve(env.ACMS_CONSOLE_DIR && env.ACMS_CONSOLE_DIR.length > 0 ? env.ACMS_CONSOLE_DIR : "dist/console"),

@@ -2,12 +2,13 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freshPostgresDatabase } from "./engines/postgres.js";
 
-/** The engines a test server can run on: the embedded default, or PostgreSQL (ACMS_POSTGRES_URL). */
-export type TestEngine = "embedded" | "postgres";
+/** The engines a test server can run on: the embedded default, PostgreSQL (ACMS_POSTGRES_URL) or DuckDB (ACMS_DUCKDB_PATH). */
+export type TestEngine = "embedded" | "postgres" | "duckdb";
 
-/** The engine of this test run: ACMS_TEST_ENGINE (the jest project "postgres" sets it), embedded by default. */
+/** The engine of this test run: ACMS_TEST_ENGINE (the jest projects "postgres" and "duckdb" set it), embedded by default. */
 export function testEngine(): TestEngine {
-  return process.env.ACMS_TEST_ENGINE === "postgres" ? "postgres" : "embedded";
+  const engine = process.env.ACMS_TEST_ENGINE;
+  return engine === "postgres" || engine === "duckdb" ? engine : "embedded";
 }
 
 const URL_FILE = ".postgres-url";
@@ -19,6 +20,8 @@ const URL_FILE = ".postgres-url";
  */
 export async function engineEnv(dataDir: string): Promise<Record<string, string>> {
   if (testEngine() === "embedded") return {};
+  // The DuckDB file lives in the data directory, so a server restarted over it finds the same data.
+  if (testEngine() === "duckdb") return { ACMS_DUCKDB_PATH: join(dataDir, "acms.duckdb") };
   const file = join(dataDir, URL_FILE);
   if (existsSync(file)) return { ACMS_POSTGRES_URL: readFileSync(file, "utf8").trim() };
   const url = await freshPostgresDatabase();

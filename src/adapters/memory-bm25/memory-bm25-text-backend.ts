@@ -3,7 +3,7 @@ import { normaliseBm25 } from "../../domain/bm25-normalise.js";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import { isVersionVisible } from "../../domain/temporal-filter.js";
 import type { TextBackend, TextHit, TextSearchOptions } from "../../ports/text-backend.js";
-import type { ChunkSnapshot } from "../../ports/unit-reader.js";
+import type { ChunkSnapshot, ChunkTextChanges } from "../../ports/unit-reader.js";
 import { Bm25Index } from "./bm25-index.js";
 
 /** Where the fallback reads chunk texts from: a consistent snapshot, and the current generation. */
@@ -20,6 +20,11 @@ export interface MemoryBm25Options {
   lengthOffset?: number;
   /** Chunks analysed between yields while an index builds (default 512). */
   sliceSize?: number;
+  /**
+   * True when the store reports every commit to `apply` (DuckDbDocumentStore's `onChunkTexts`): the
+   * index is built once from a snapshot and then kept current commit by commit, never rebuilt.
+   */
+  incremental?: boolean;
 }
 
 /** Code-point (= UTF-8 byte, = SQLite BINARY) order of two strings. */
@@ -48,6 +53,12 @@ function compareBinary(a: string, b: string): number {
  * snapshot, off to the side, in slices; concurrent searches share that build and are answered from the
  * finished index only, never from a half-built one. Full and incremental rebuilds are both just a new
  * generation here: the index is always rebuilt whole from what the store holds.
+ *
+ * Incremental mode (`incremental`, for a store that reports its commits): the index is built once (at
+ * the first search, or `load()` at start) and each commit's changes are applied to it in place, in
+ * commit order; commits reported while the first build runs are applied when it is done (those the
+ * snapshot already holds are skipped by generation). A full re-index of a resource drops that
+ * resource's rows and adds them again; an incremental one replaces them row by row and drops nothing.
  */
 export class MemoryBm25TextBackend implements TextBackend {
   readonly hasNativeKeywordSearch = false;
@@ -55,10 +66,31 @@ export class MemoryBm25TextBackend implements TextBackend {
   private building: Promise<Bm25Index> | undefined;
   private readonly lengthOffset: number;
   private readonly sliceSize: number;
+  private readonly incremental: boolean;
+  /** Commits reported while the first incremental build runs, applied when it is done. */
+  private pendingChanges: ChunkTextChanges[] = [];
 
   constructor(private readonly source: ChunkTextSource, opts: MemoryBm25Options = {}) {
     this.lengthOffset = opts.lengthOffset ?? 1;
     this.sliceSize = opts.sliceSize ?? 512;
+    this.incremental = opts.incremental ?? false;
+  }
+
+  /** Builds the index now (at start), rather than at the first search. */
+  async load(): Promise<void> {
+    await this.indexAtLeast(await this.source.generation());
+  }
+
+  /** Applies one commit of the store (incremental mode; called in commit order). */
+  apply(changes: ChunkTextChanges): void {
+    if (!this.incremental) throw new Error("apply() needs a backend made with { incremental: true }");
+    if (this.current && !this.building) this.current.apply(changes);
+    else this.pendingChanges.push(changes);
+  }
+
+  /** Rows the index holds (undefined before the first build). */
+  get size(): number | undefined {
+    return this.current?.size;
   }
 
   /** The generation of the index searches are answered from (undefined before the first build). */
@@ -78,8 +110,8 @@ export class MemoryBm25TextBackend implements TextBackend {
     const rows = index.rows;
     scored.sort((x, y) => {
       if (x.score !== y.score) return y.score - x.score;
-      const a = rows[x.row];
-      const b = rows[y.row];
+      const a = rows[x.row]!;
+      const b = rows[y.row]!;
       const byUri = compareBinary(a.ukoUri, b.ukoUri);
       if (byUri !== 0) return byUri;
       if ((a.supersededAt === null) !== (b.supersededAt === null)) return a.supersededAt === null ? -1 : 1;
@@ -88,7 +120,7 @@ export class MemoryBm25TextBackend implements TextBackend {
     const hits: TextHit[] = [];
     const seen = new Set<string>();
     for (let i = 0; i < scored.length; i++) {
-      const row = rows[scored[i].row];
+      const row = rows[scored[i].row]!;
       if (seen.has(row.ukoUri)) continue;
       seen.add(row.ukoUri);
       if (!view.allows(row.resourceId, row.path)) continue;
@@ -107,6 +139,9 @@ export class MemoryBm25TextBackend implements TextBackend {
           .snapshotChunks()
           .then((snapshot) => Bm25Index.build(snapshot, { lengthOffset: this.lengthOffset, sliceSize: this.sliceSize }))
           .then((index) => {
+            if (this.incremental) {
+              for (const c of this.pendingChanges.splice(0)) index.apply(c);
+            }
             if (!this.current || index.generation >= this.current.generation) this.current = index;
             return index;
           })

@@ -1,0 +1,368 @@
+import { arrayValue, ARRAY, FLOAT, listValue, type DuckDBAppender, type DuckDBValue } from "@duckdb/node-api";
+import { documentFingerprint } from "../../domain/document-fingerprint.js";
+import { formatUkoUri } from "../../domain/uko-uri.js";
+import type {
+  ChunkRecord,
+  DeleteOutcome,
+  DocumentInputRecord,
+  DocumentStore,
+  ReindexOutcome,
+  UpsertOutcome,
+  VectorChanges,
+} from "../../ports/document-store.js";
+import type { ChunkText, ChunkTextChanges } from "../../ports/unit-reader.js";
+import type { VectorEntry } from "../../ports/vector-backend.js";
+import { keyList, numberOrNull, type DuckDbDatabase, type DuckDbTx } from "./duckdb-database.js";
+
+/** Superseded versions kept per document by default (as the embedded store keeps). */
+export const DEFAULT_RETAINED_VERSIONS = 16;
+
+/** Options of the DuckDB document store. */
+export interface DuckDbDocumentStoreOptions {
+  /** Superseded versions kept per document (live version not counted). */
+  retainedVersions?: number;
+  /**
+   * Called after each committed write, in commit order, with what it changed in the chunk texts: how a
+   * keyword index held outside DuckDB (the in-memory BM25) is kept current without a rebuild.
+   */
+  onChunkTexts?(changes: ChunkTextChanges): void;
+}
+
+interface PendingDoc {
+  docKey: number;
+  path: string;
+  content: string;
+  metadata: string;
+  fingerprint: string;
+  supersededAt: number | null;
+  chunks: Array<{ chunkKey: number; text: string; embedding?: Float32Array }>;
+}
+
+interface LiveDoc {
+  docKey: number;
+  fingerprint: string;
+  /** Written earlier in the same message (not yet in the tables). */
+  pending?: PendingDoc;
+}
+
+/** What one write transaction found, kept for the outcome and the keyword change event. */
+interface WriteResult<T> {
+  outcome: T;
+  texts: ChunkTextChanges;
+}
+
+/** The rows `list_contains` is given: strings bound as one VARCHAR[] parameter. */
+function stringList(values: readonly string[]): DuckDBValue {
+  return listValue([...values]);
+}
+
+/**
+ * The document store on DuckDB: documents, their versions and chunks, and the chunk embeddings in
+ * `chunk_vectors` (read by DuckDbVectorBackend), all written in one transaction per message, so a
+ * rejected message writes nothing and a search sees a write entirely or not at all. Chunk and document
+ * keys come from `index_state`, bumped in the same transaction: never reused. The generation is bumped
+ * by every write that changed something, in the transaction (monotonic, one counter per file).
+ *
+ * Same version and retention rules as the embedded store: re-upserting a changed document supersedes
+ * the live version; a document keeps its live version plus `retainedVersions` superseded ones; a
+ * message naming one path twice writes both versions in order. DuckDB has no keyword index here: each
+ * committed write reports its chunk text changes to `onChunkTexts` instead.
+ */
+export class DuckDbDocumentStore implements DocumentStore {
+  private readonly retained: number;
+  private gen: bigint | undefined;
+
+  constructor(private readonly db: DuckDbDatabase, private readonly opts: DuckDbDocumentStoreOptions = {}) {
+    this.retained = opts.retainedVersions ?? DEFAULT_RETAINED_VERSIONS;
+  }
+
+  async generation(): Promise<bigint> {
+    if (this.gen === undefined) {
+      const rows = await this.db.query("SELECT generation FROM index_state WHERE id = 1");
+      const read = BigInt(rows[0][0] as bigint);
+      if (this.gen === undefined || read > this.gen) this.gen = read;
+    }
+    return this.gen;
+  }
+
+  async bumpGeneration(): Promise<bigint> {
+    const { outcome } = await this.db.write(
+      async (tx): Promise<WriteResult<{ generation: bigint }>> => {
+        const generation = await bump(tx);
+        return { outcome: { generation }, texts: { generation, added: [], superseded: [], removed: [], at: 0 } };
+      },
+      (r) => this.committed(r),
+    );
+    return outcome.generation;
+  }
+
+  async getChunks(keys: readonly number[]): Promise<Map<number, ChunkRecord>> {
+    const out = new Map<number, ChunkRecord>();
+    if (keys.length === 0) return out;
+    const rows = await this.db.query(
+      `SELECT c.chunk_key, c.doc_key, c.resource_id, c.path, c.chunk_index, c.text, c.superseded_at, d.metadata
+         FROM chunks c JOIN documents d ON d.doc_key = c.doc_key WHERE c.chunk_key IN (SELECT unnest(${keyList(keys)}))`,
+    );
+    const metadataByDoc = new Map<number, Record<string, string>>();
+    for (const r of rows) {
+      const docKey = Number(r[1]);
+      let metadata = metadataByDoc.get(docKey);
+      if (!metadata) metadataByDoc.set(docKey, (metadata = JSON.parse(String(r[7])) as Record<string, string>));
+      const chunkKey = Number(r[0]);
+      const resourceId = String(r[2]);
+      const path = String(r[3]);
+      const chunkIndex = Number(r[4]);
+      out.set(chunkKey, { chunkKey, resourceId, path, chunkIndex, text: String(r[5]), metadata, supersededAt: numberOrNull(r[6]), ukoUri: formatUkoUri(resourceId, path, chunkIndex) });
+    }
+    return out;
+  }
+
+  async *iterateVectors(): AsyncIterable<VectorEntry> {
+    const rows = await this.db.query("SELECT chunk_key, resource_id, path, superseded_at, embedding FROM chunk_vectors ORDER BY chunk_key");
+    for (const r of rows) yield vectorEntryOf(r);
+  }
+
+  async upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number): Promise<UpsertOutcome> {
+    const { outcome } = await this.db.write(
+      async (tx): Promise<WriteResult<UpsertOutcome>> => {
+        const vectors: VectorChanges = { added: [], superseded: [], removed: [], at: now };
+        const texts: ChunkTextChanges = { generation: 0n, added: [], superseded: [], removed: [], at: now };
+        const live = await liveDocs(tx, resourceId, documents.map((d) => d.path));
+        const state = await tx.all("SELECT next_doc_key, next_chunk_key FROM index_state WHERE id = 1");
+        let nextDoc = Number(state[0][0]);
+        let nextChunk = Number(state[0][1]);
+        const pending: PendingDoc[] = [];
+        const supersedeStored: number[] = [];
+        const expirePaths = new Set<string>();
+        let documentsUnchanged = 0;
+        let chunksIndexed = 0;
+        for (const doc of documents) {
+          const fingerprint = documentFingerprint(doc);
+          const current = live.get(doc.path);
+          if (current && current.fingerprint === fingerprint) {
+            documentsUnchanged += 1;
+            continue;
+          }
+          if (current?.pending) {
+            // Written earlier in this message: superseded before it reaches the table.
+            current.pending.supersededAt = now;
+            for (const c of current.pending.chunks) {
+              texts.superseded.push(c.chunkKey);
+              if (c.embedding) vectors.superseded.push(c.chunkKey);
+            }
+          } else if (current) {
+            supersedeStored.push(current.docKey);
+          }
+          const p: PendingDoc = {
+            docKey: nextDoc++,
+            path: doc.path,
+            content: doc.content,
+            metadata: JSON.stringify(doc.metadata),
+            fingerprint,
+            supersededAt: null,
+            chunks: doc.chunks.map((c) => ({ chunkKey: nextChunk++, text: c.text, embedding: c.embedding })),
+          };
+          p.chunks.forEach((c, chunkIndex) => {
+            texts.added.push({ chunkKey: c.chunkKey, resourceId, path: doc.path, chunkIndex, text: c.text, supersededAt: null });
+            if (c.embedding) vectors.added.push({ chunkKey: c.chunkKey, resourceId, path: doc.path, supersededAt: null, vector: c.embedding });
+          });
+          pending.push(p);
+          live.set(doc.path, { docKey: p.docKey, fingerprint, pending: p });
+          chunksIndexed += p.chunks.length;
+          if (current) expirePaths.add(doc.path);
+        }
+        if (pending.length === 0) {
+          return { outcome: { documentsUpserted: 0, documentsUnchanged, chunksIndexed: 0, vectorsIndexed: 0, generation: await this.generation(), vectors }, texts };
+        }
+        await supersedeDocs(tx, supersedeStored, now, vectors, texts);
+        await appendDocs(tx, resourceId, pending, now, this.db.dimension);
+        await expire(tx, resourceId, [...expirePaths], this.retained, vectors, texts);
+        const generation = await bump(tx, `, next_doc_key = ${nextDoc}, next_chunk_key = ${nextChunk}`);
+        texts.generation = generation;
+        const outcome = { documentsUpserted: pending.length, documentsUnchanged, chunksIndexed, vectorsIndexed: vectors.added.length, generation, vectors };
+        return { outcome, texts };
+      },
+      (r) => this.committed(r),
+    );
+    return outcome;
+  }
+
+  async deleteDocuments(resourceId: string, paths: readonly string[], now: number): Promise<DeleteOutcome> {
+    const { outcome } = await this.db.write(
+      async (tx): Promise<WriteResult<DeleteOutcome>> => {
+        const vectors: VectorChanges = { added: [], superseded: [], removed: [], at: now };
+        const texts: ChunkTextChanges = { generation: 0n, added: [], superseded: [], removed: [], at: now };
+        const live = await liveDocs(tx, resourceId, [...new Set(paths)]);
+        if (live.size === 0) return { outcome: { deleted: 0, generation: await this.generation(), vectors }, texts };
+        await supersedeDocs(tx, [...live.values()].map((d) => d.docKey), now, vectors, texts);
+        await expire(tx, resourceId, [...live.keys()], this.retained, vectors, texts);
+        const generation = await bump(tx);
+        texts.generation = generation;
+        return { outcome: { deleted: live.size, generation, vectors }, texts };
+      },
+      (r) => this.committed(r),
+    );
+    return outcome;
+  }
+
+  /**
+   * There are no keyword rows in DuckDB to rewrite: the resource's chunk texts are re-read in one
+   * transaction and handed to the keyword index (`full`: it drops the resource's rows first, stray ones
+   * included; otherwise it replaces them one by one and drops nothing), with every retained vector.
+   */
+  async reindexResource(resourceId: string, full: boolean): Promise<ReindexOutcome> {
+    const { outcome } = await this.db.write(
+      async (tx): Promise<WriteResult<ReindexOutcome>> => {
+        const chunkRows = await tx.all(
+          "SELECT chunk_key, doc_key, path, chunk_index, text, superseded_at FROM chunks WHERE resource_id = $1 ORDER BY chunk_key",
+          [resourceId],
+        );
+        const vectorRows = await tx.all(
+          "SELECT chunk_key, resource_id, path, superseded_at, embedding FROM chunk_vectors WHERE resource_id = $1 ORDER BY chunk_key",
+          [resourceId],
+        );
+        const docs = new Set(chunkRows.map((r) => Number(r[1])));
+        const added: ChunkText[] = chunkRows.map((r) => ({
+          chunkKey: Number(r[0]),
+          resourceId,
+          path: String(r[2]),
+          chunkIndex: Number(r[3]),
+          text: String(r[4]),
+          supersededAt: numberOrNull(r[5]),
+        }));
+        const generation = await bump(tx);
+        const texts: ChunkTextChanges = { generation, added, superseded: [], removed: [], at: 0, ...(full ? { clearResource: resourceId } : {}) };
+        return { outcome: { documents: docs.size, chunks: added.length, vectors: vectorRows.map(vectorEntryOf), generation }, texts };
+      },
+      (r) => this.committed(r),
+    );
+    return outcome;
+  }
+
+  private committed(r: WriteResult<{ generation: bigint }>): void {
+    this.advance(r.outcome.generation);
+    if (r.texts.generation > 0n) this.opts.onChunkTexts?.(r.texts);
+  }
+
+  private advance(generation: bigint): void {
+    if (this.gen === undefined || generation > this.gen) this.gen = generation;
+  }
+}
+
+/** Bumps the generation in `tx` (and sets the key counters `alsoSet` names), answering the new value. */
+async function bump(tx: DuckDbTx, alsoSet = ""): Promise<bigint> {
+  const rows = await tx.all(`UPDATE index_state SET generation = generation + 1${alsoSet} WHERE id = 1 RETURNING generation`);
+  return BigInt(rows[0][0] as bigint);
+}
+
+/** The live stored documents of `paths` (path → key and fingerprint). */
+async function liveDocs(tx: DuckDbTx, resourceId: string, paths: readonly string[]): Promise<Map<string, LiveDoc>> {
+  const live = new Map<string, LiveDoc>();
+  if (paths.length === 0) return live;
+  const rows = await tx.all(
+    "SELECT doc_key, path, fingerprint FROM documents WHERE resource_id = $1 AND superseded_at IS NULL AND list_contains($2::VARCHAR[], path)",
+    [resourceId, stringList(paths)],
+  );
+  for (const r of rows) live.set(String(r[1]), { docKey: Number(r[0]), fingerprint: String(r[2]) });
+  return live;
+}
+
+/** Stamps stored documents, their chunks and vectors superseded at `now`. */
+async function supersedeDocs(tx: DuckDbTx, docKeys: readonly number[], now: number, vectors: VectorChanges, texts: ChunkTextChanges): Promise<void> {
+  if (docKeys.length === 0) return;
+  const keys = keyList(docKeys);
+  await tx.run(`UPDATE documents SET superseded_at = ${now} WHERE list_contains(${keys}, doc_key)`);
+  const chunkRows = await tx.all(`UPDATE chunks SET superseded_at = ${now} WHERE list_contains(${keys}, doc_key) RETURNING chunk_key`);
+  const chunkKeys = chunkRows.map((r) => Number(r[0]));
+  texts.superseded.push(...chunkKeys);
+  if (chunkKeys.length === 0) return;
+  const vectorRows = await tx.all(`UPDATE chunk_vectors SET superseded_at = ${now} WHERE list_contains(${keyList(chunkKeys)}, chunk_key) RETURNING chunk_key`);
+  vectors.superseded.push(...vectorRows.map((r) => Number(r[0])));
+}
+
+/** Drops the superseded versions of `paths` beyond the retention cap, with their chunks and vectors. */
+async function expire(tx: DuckDbTx, resourceId: string, paths: readonly string[], retained: number, vectors: VectorChanges, texts: ChunkTextChanges): Promise<void> {
+  if (paths.length === 0) return;
+  const rows = await tx.all(
+    `SELECT doc_key FROM (
+       SELECT doc_key, row_number() OVER (PARTITION BY path ORDER BY superseded_at DESC, doc_key DESC) AS n
+         FROM documents WHERE resource_id = $1 AND superseded_at IS NOT NULL AND list_contains($2::VARCHAR[], path)
+     ) WHERE n > ${retained}`,
+    [resourceId, stringList(paths)],
+  );
+  if (rows.length === 0) return;
+  const docs = keyList(rows.map((r) => Number(r[0])));
+  const chunkRows = await tx.all(`DELETE FROM chunks WHERE list_contains(${docs}, doc_key) RETURNING chunk_key`);
+  const chunkKeys = chunkRows.map((r) => Number(r[0]));
+  texts.removed.push(...chunkKeys);
+  if (chunkKeys.length > 0) {
+    const vectorRows = await tx.all(`DELETE FROM chunk_vectors WHERE list_contains(${keyList(chunkKeys)}, chunk_key) RETURNING chunk_key`);
+    vectors.removed.push(...vectorRows.map((r) => Number(r[0])));
+  }
+  await tx.run(`DELETE FROM documents WHERE list_contains(${docs}, doc_key)`);
+}
+
+function appendNullable(a: DuckDBAppender, v: number | null): void {
+  if (v === null) a.appendNull();
+  else a.appendBigInt(BigInt(v));
+}
+
+/** Appends the message's new document versions, chunks and vectors (DuckDB's appender, inside the transaction). */
+async function appendDocs(tx: DuckDbTx, resourceId: string, docs: readonly PendingDoc[], now: number, dimension: number): Promise<void> {
+  const d = await tx.connection.createAppender("documents");
+  for (const doc of docs) {
+    d.appendBigInt(BigInt(doc.docKey));
+    d.appendVarchar(resourceId);
+    d.appendVarchar(doc.path);
+    d.appendVarchar(doc.content);
+    d.appendVarchar(doc.metadata);
+    d.appendVarchar(doc.fingerprint);
+    d.appendBigInt(BigInt(now));
+    appendNullable(d, doc.supersededAt);
+    d.endRow();
+  }
+  d.closeSync();
+  const c = await tx.connection.createAppender("chunks");
+  for (const doc of docs) {
+    doc.chunks.forEach((chunk, index) => {
+      c.appendBigInt(BigInt(chunk.chunkKey));
+      c.appendBigInt(BigInt(doc.docKey));
+      c.appendVarchar(resourceId);
+      c.appendVarchar(doc.path);
+      c.appendInteger(index);
+      c.appendVarchar(chunk.text);
+      appendNullable(c, doc.supersededAt);
+      c.endRow();
+    });
+  }
+  c.closeSync();
+  const entries: VectorEntry[] = [];
+  for (const doc of docs) {
+    for (const chunk of doc.chunks) {
+      if (chunk.embedding) entries.push({ chunkKey: chunk.chunkKey, resourceId, path: doc.path, supersededAt: doc.supersededAt, vector: chunk.embedding });
+    }
+  }
+  await appendVectorRows(tx, entries, dimension);
+}
+
+/** Appends `chunk_vectors` rows (the caller has removed any row of the same key). */
+export async function appendVectorRows(tx: DuckDbTx, entries: readonly VectorEntry[], dimension: number): Promise<void> {
+  if (entries.length === 0) return;
+  const type = ARRAY(FLOAT, dimension);
+  const v = await tx.connection.createAppender("chunk_vectors");
+  for (const e of entries) {
+    v.appendBigInt(BigInt(e.chunkKey));
+    v.appendVarchar(e.resourceId);
+    v.appendVarchar(e.path);
+    appendNullable(v, e.supersededAt);
+    v.appendArray(arrayValue(Array.from(e.vector)), type);
+    v.endRow();
+  }
+  v.closeSync();
+}
+
+/** A `chunk_vectors` row (chunk_key, resource_id, path, superseded_at, embedding) as an entry. */
+export function vectorEntryOf(r: DuckDBValue[]): VectorEntry {
+  const items = (r[4] as { items: number[] }).items;
+  return { chunkKey: Number(r[0]), resourceId: String(r[1]), path: String(r[2]), supersededAt: numberOrNull(r[3]), vector: Float32Array.from(items) };
+}
