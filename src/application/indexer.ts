@@ -50,7 +50,7 @@ export class Indexer {
   /** One UpsertDocuments message: all of it is written, or (on any invalid field) none of it. */
   async upsert(msg: UpsertMessage): Promise<UpsertOutcome> {
     await this.requireResource(msg.resourceId);
-    const docs = validateUpsertMessage(msg, { embeddingDim: this.deps.embeddingDim, chunking: this.deps.chunking });
+    const docs = await validateUpsertMessage(msg, { embeddingDim: this.deps.embeddingDim, chunking: this.deps.chunking });
     return this.writes.run(async () => {
       const outcome = await this.deps.documents.upsertDocuments(msg.resourceId, docs, this.now());
       this.applyVectors(outcome.vectors);
