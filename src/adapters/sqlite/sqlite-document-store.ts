@@ -150,8 +150,8 @@ export class SqliteDocumentStore implements DocumentStore {
       insertFts: db.prepare<[number, string, string]>("INSERT INTO chunks_fts (rowid, body, rid) VALUES (?, ?, ?)"),
       replaceFts: db.prepare<[number, string, string]>("INSERT OR REPLACE INTO chunks_fts (rowid, body, rid) VALUES (?, ?, ?)"),
       deleteFts: db.prepare<[number]>("DELETE FROM chunks_fts WHERE rowid = ?"),
-      deleteFtsOfResource: db.prepare<[string]>(
-        "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)",
+      strayFts: db.prepare<[string, string, number], { rowid: number }>(
+        "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid NOT IN (SELECT chunk_key FROM chunks WHERE resource_id = ?) LIMIT ?",
       ),
       expired: db.prepare<[string, string, number], { doc_key: number }>(
         `SELECT doc_key FROM documents WHERE resource_id = ? AND path = ? AND superseded_at IS NOT NULL
@@ -171,9 +171,10 @@ export class SqliteDocumentStore implements DocumentStore {
         `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN documents d ON d.doc_key = c.doc_key
          WHERE c.embedding IS NOT NULL AND d.staged IS NULL ORDER BY c.chunk_key`,
       ),
-      chunksOfResource: db.prepare<[string], ChunkRow>(
+      chunksOfResourceAfter: db.prepare<[string, number, number], ChunkRow>(
         `SELECT c.chunk_key, c.doc_key, c.resource_id, c.path, c.chunk_index, c.text, c.embedding, d.superseded_at
-         FROM chunks c JOIN documents d ON d.doc_key = c.doc_key WHERE c.resource_id = ? AND d.staged IS NULL ORDER BY c.chunk_key`,
+         FROM chunks c JOIN documents d ON d.doc_key = c.doc_key
+         WHERE c.resource_id = ? AND d.staged IS NULL AND c.chunk_key > ? ORDER BY c.chunk_key LIMIT ?`,
       ),
     };
     this.gen = this.stmts.generation.get() as bigint;
@@ -365,31 +366,45 @@ export class SqliteDocumentStore implements DocumentStore {
     return outcome;
   }
 
+  /**
+   * Re-indexes in slices of `stageBatchChunks` chunks, one transaction each, yielding between them: every
+   * chunk's keyword row is rewritten (INSERT OR REPLACE, so at every moment each chunk has its row and a
+   * search finds what it found before), then, when `full`, keyword rows tagged with the resource that
+   * no chunk of it backs are deleted, a slice at a time too (no search ever joins them to a chunk; they
+   * only skew BM25 statistics). The generation is bumped once, at the end.
+   */
   async reindexResource(resourceId: string, full: boolean): Promise<ReindexOutcome> {
-    return this.serially(async () => this.reindexNow(resourceId, full));
-  }
-
-  private reindexNow(resourceId: string, full: boolean): ReindexOutcome {
-    const run = this.db.transaction((): ReindexOutcome => {
+    return this.serially(async () => {
       const rid = resourceToken(resourceId);
-      if (full) this.stmts.deleteFtsOfResource.run(`rid : "${rid}"`);
-      const write = full ? this.stmts.insertFts : this.stmts.replaceFts;
       const docs = new Set<number>();
       const vectors: VectorEntry[] = [];
       let chunks = 0;
-      for (const row of this.stmts.chunksOfResource.all(resourceId)) {
-        write.run(row.chunk_key, row.text, rid);
-        docs.add(row.doc_key);
-        chunks += 1;
-        if (row.embedding) {
-          vectors.push({ chunkKey: row.chunk_key, resourceId, path: row.path, supersededAt: row.superseded_at, vector: fromBlob(row.embedding) });
+      let after = -1;
+      const rewrite = this.db.transaction((): number => {
+        const rows = this.stmts.chunksOfResourceAfter.all(resourceId, after, this.stageBatchChunks);
+        for (const row of rows) {
+          this.stmts.replaceFts.run(row.chunk_key, row.text, rid);
+          docs.add(row.doc_key);
+          if (row.embedding) {
+            vectors.push({ chunkKey: row.chunk_key, resourceId, path: row.path, supersededAt: row.superseded_at, vector: fromBlob(row.embedding) });
+          }
+          after = row.chunk_key;
         }
+        return rows.length;
+      });
+      for (let n = rewrite.immediate(); n > 0; n = rewrite.immediate()) {
+        chunks += n;
+        await yieldToEventLoop();
       }
-      return { documents: docs.size, chunks, vectors, generation: this.stmts.bump.get() as bigint };
+      const dropStrays = this.db.transaction((): number => {
+        const strays = this.stmts.strayFts.all(`rid : "${rid}"`, resourceId, this.stageBatchChunks);
+        for (const s of strays) this.stmts.deleteFts.run(s.rowid);
+        return strays.length;
+      });
+      if (full) while (dropStrays.immediate() > 0) await yieldToEventLoop();
+      this.gen = this.stmts.bump.get() as bigint;
+      return { documents: docs.size, chunks, vectors, generation: this.gen };
     });
-    const outcome = run.immediate();
-    this.gen = outcome.generation;
-    return outcome;
   }
 
   private supersede(docKey: number, now: number, vectors: VectorChanges): void {
