@@ -82,6 +82,11 @@ function fromBlob(b: Buffer): Float32Array {
  * Retention: a document keeps its live version plus at most `retainedVersions` superseded ones (16 by
  * default); writing the document drops the oldest beyond that. A deleted document keeps its versions
  * (visible to `recent` within the window and to `all`) until it is written again and they age out.
+ *
+ * Sharing the event loop: writes run one at a time, and a large one never holds the loop for long; an
+ * upload is staged in slices and published in one short transaction (see `upsertDocuments`), a rebuild
+ * re-indexes in slices (see `reindexResource`). Opening drops rows staged by a process that died
+ * mid-upload, so one database has one store at a time (as the data-directory lock ensures).
  */
 export class SqliteDocumentStore implements DocumentStore {
   private readonly retained: number;
