@@ -25,7 +25,7 @@ interface PlainRow {
 /** The plain statement: bare FTS5 ranking of the scope's MATCH, joined to the chunk text and document metadata. */
 export const PLAIN_SEARCH_SQL = `SELECT c.resource_id, c.path, c.chunk_index, c.text, d.metadata, bm25(chunks_fts, 1.0, 0.0) AS r
   FROM chunks_fts JOIN chunks c ON c.chunk_key = chunks_fts.rowid JOIN documents d ON d.doc_key = c.doc_key
-  WHERE chunks_fts MATCH ? AND c.superseded_at IS NULL
+  WHERE chunks_fts MATCH ? AND d.superseded_at IS NULL AND d.staged IS NULL
   ORDER BY r LIMIT ?`;
 
 /** Starts the plain server on a free loopback port over `dbPath`, searching the fixed `resourceIds`. */

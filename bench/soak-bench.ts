@@ -1,15 +1,19 @@
 /**
  * Soak: several tenants under steady load while one tenant runs each attack in turn (SPARQL inspection
- * bomb, backtracking glob, idle connections, a flood of slow SPARQL, quota abuse). Prints, per phase, the
- * other tenants' p50/p99 and error rate, their p99 as a ratio of the no-attacker baseline measured in the
- * same run (the figure), health latency, what the attacker got, and memory before and after. Loopback
- * only, bounded in time: each phase lasts max(1 s, 10 s x BENCH_SCALE).
+ * bomb, backtracking glob, idle connections, a flood of slow SPARQL, quota abuse, an upload of 20k
+ * documents in one message). Prints, per phase, the other tenants' p50/p99 and error rate, their p99 as a
+ * ratio of the no-attacker baseline measured in the same run (the figure), health latency (p99 and worst,
+ * the worst also as a ratio of the baseline's p99), what the attacker got, and memory before and after.
+ * The attacker runs in a child process (bench/soak-attacker.ts), so its client work competes with the
+ * server like a real client's. Loopback only, bounded in time: each phase lasts max(1 s, 10 s x
+ * BENCH_SCALE), and the upload phase at least until one upload has been acknowledged.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { createInterface } from "node:readline";
+import { createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 import { GraphBackendService, TermKind } from "../gen/acms/v1/graph_pb.js";
@@ -24,8 +28,11 @@ import { generateKey, hashKey, KeyRing } from "../src/server/key-ring.js";
 import { startServer, type AcmsServer } from "../src/server/server.js";
 import { RequestLog } from "../src/server/request-log.js";
 import { formatMs, percentile } from "./bench-timing.js";
+import type { SoakAttack, SoakAttackerArgs } from "./soak-attacker.js";
 
 const VICTIMS = 3;
+/** Documents in each UpsertDocuments message of the upload attack. */
+const UPLOAD_DOCS = 20_000;
 const bearer = (key: string | undefined, scopeId?: string): Interceptor => (next) => async (req) => {
   if (key) req.header.set("authorization", `Bearer ${key}`);
   if (scopeId) req.header.set("acms-scope", scopeId);
@@ -124,15 +131,57 @@ export async function run(): Promise<void> {
     const health = client(Health);
     const attacker = tenants[VICTIMS];
 
-    /** Runs the victims' load and health probes for one phase while `attack` runs; `attack` gets a stop signal. */
-    async function phase(attack?: (stop: AbortSignal, note: (what: string) => void) => Promise<void>): Promise<Phase> {
+    /**
+     * Starts the attacker process and resolves once it is connected (its start-up is not part of the
+     * phase); `rounds` counts the uploads it reports, `finish` stops it and answers what its calls got.
+     */
+    async function startAttacker(attack: SoakAttack): Promise<{ rounds: () => number; finish: () => Promise<Map<string, number>> }> {
+      const args: SoakAttackerArgs = {
+        attack,
+        url: server.url,
+        port: server.port,
+        key: attacker.key,
+        scope: attacker.scope,
+        project: attacker.project,
+        resource: attacker.resource,
+        uploadDocs: UPLOAD_DOCS,
+      };
+      const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "soak-attacker.ts"), JSON.stringify(args)], {
+        stdio: ["pipe", "pipe", "inherit"],
+      });
+      let rounds = 0;
+      let result: Map<string, number> | undefined;
+      const exited = new Promise<void>((resolve, reject) =>
+        child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`the attacker process (${attack}) exited with ${code}`)))),
+      );
+      await new Promise<void>((resolve, reject) => {
+        createInterface({ input: child.stdout! }).on("line", (line) => {
+          if (line === "ready") resolve();
+          else if (line === "round") rounds += 1;
+          else if (line.startsWith("[")) result = new Map(JSON.parse(line) as Array<[string, number]>);
+        });
+        exited.catch(reject);
+      });
+      return {
+        rounds: () => rounds,
+        finish: async () => {
+          child.stdin!.end("stop\n");
+          await exited;
+          return result ?? new Map();
+        },
+      };
+    }
+
+    /** Runs the victims' load and health probes for one phase while `attack` runs in its own process. */
+    async function phase(attack?: SoakAttack): Promise<Phase> {
       const out: Phase = { latencies: [], errors: 0, calls: 0, health: [], attacker: new Map() };
-      const note = (what: string) => out.attacker.set(what, (out.attacker.get(what) ?? 0) + 1);
-      const stop = new AbortController();
+      const attacking = attack ? await startAttacker(attack) : undefined;
       const end = performance.now() + phaseMs;
+      // An upload phase lasts until one upload has been acknowledged, so the probes cover a whole one.
+      const running = () => performance.now() < end || (attack === "upload" && attacking!.rounds() < 1);
       const loops = victimClients.flatMap(({ text, graph }) => {
         const loop = async (call: () => Promise<unknown>) => {
-          while (performance.now() < end) {
+          while (running()) {
             const t0 = performance.now();
             try {
               await call();
@@ -147,78 +196,25 @@ export async function run(): Promise<void> {
         return [loop(() => text.search({ query: "retry backoff", maxResults: 10 })), loop(() => graph.sparqlQuery({ query: "SELECT ?s ?o WHERE { ?s ?p ?o } LIMIT 5" }))];
       });
       const probes = (async () => {
-        while (performance.now() < end) {
+        while (running()) {
           const t0 = performance.now();
           await health.check({}).catch(() => undefined);
           out.health.push(performance.now() - t0);
           await sleep(50);
         }
       })();
-      const attacking = attack?.(stop.signal, note);
       await Promise.all([...loops, probes]);
-      stop.abort();
-      await attacking;
+      if (attacking) out.attacker = await attacking.finish();
       return out;
     }
 
-    /** Repeats `call` on `parallel` loops until `stop`, counting the codes it ends with. */
-    const hammer = async (stop: AbortSignal, note: (w: string) => void, parallel: number, call: () => Promise<unknown>) => {
-      await Promise.all(
-        Array.from({ length: parallel }, async () => {
-          while (!stop.aborted) {
-            try {
-              await call();
-              note("OK");
-            } catch (e) {
-              note(Code[ConnectError.from(e).code]);
-            }
-          }
-        }),
-      );
-    };
-
-    const atkGraph = client(GraphBackendService, attacker.key, attacker.scope);
-    const atkScopes = client(ScopeService, attacker.key);
-    const atkRegistry = client(RegistryService, attacker.key);
-    const attacks: Array<[string, (stop: AbortSignal, note: (w: string) => void) => Promise<void>]> = [
-      ["SPARQL inspection bomb (64 KB of one letter)", (stop, note) => hammer(stop, note, 2, () => atkGraph.sparqlQuery({ query: `SELECT * WHERE { ${"€".repeat(64 * 1024 - 64)} }` }))],
-      [
-        "backtracking globs ({a,aa}x30, extglob)",
-        async (stop, note) => {
-          const { scope } = await atkScopes.resolveScope({ projects: [attacker.project], includePaths: ["{a,aa}".repeat(30) + "b", "{a,aa}".repeat(30) + "*c"] });
-          const text = client(TextBackendService, attacker.key, scope!.scopeId);
-          await hammer(stop, note, 2, async () => {
-            await atkScopes.resolveScope({ projects: [attacker.project], includePaths: ["+(a*)"] }).catch((e: unknown) => note(`extglob:${Code[ConnectError.from(e).code]}`));
-            await text.search({ query: "soak" });
-          });
-        },
-      ],
-      [
-        "idle connections (200, preface only, no key)",
-        async (stop, note) => {
-          const sockets: net.Socket[] = [];
-          for (let i = 0; i < 200 && !stop.aborted; i++) {
-            const s = net.connect({ port: server.port, host: "127.0.0.1", localAddress: "127.0.0.2" });
-            s.on("error", () => undefined);
-            s.on("data", () => undefined);
-            s.on("close", () => {
-              if (!stop.aborted) note("closed by server");
-            });
-            s.on("connect", () => s.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"));
-            sockets.push(s);
-          }
-          await new Promise((r) => stop.addEventListener("abort", r, { once: true }));
-          for (const s of sockets) s.destroy();
-        },
-      ],
-      [
-        "flood of slow SPARQL (8 at a time)",
-        (stop, note) =>
-          hammer(stop, note, 8, () =>
-            atkGraph.sparqlQuery({ query: `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 12 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(" ")} }` }),
-          ),
-      ],
-      ["quota abuse (50 calls at a time)", (stop, note) => hammer(stop, note, 50, () => atkRegistry.listProjects({}))],
+    const attacks: Array<[string, SoakAttack]> = [
+      ["SPARQL inspection bomb (64 KB of one letter)", "sparql-bomb"],
+      ["backtracking globs ({a,aa}x30, extglob)", "globs"],
+      ["idle connections (200, preface only, no key)", "idle-connections"],
+      ["flood of slow SPARQL (8 at a time)", "slow-sparql"],
+      ["quota abuse (50 calls at a time)", "quota"],
+      [`upload of ${UPLOAD_DOCS / 1000}k documents in one message`, "upload"],
     ];
 
     const baseline = await phase();
@@ -232,19 +228,20 @@ export async function run(): Promise<void> {
         `${(p99 / percentile(baseline.latencies, 0.99)).toFixed(2)}x`,
         `${((100 * p.errors) / Math.max(1, p.calls)).toFixed(1)}%`,
         formatMs(percentile(p.health, 0.99)),
+        `${formatMs(Math.max(...p.health))} (${(Math.max(...p.health) / percentile(baseline.health, 0.99)).toFixed(1)}x)`,
         [...p.attacker.entries()].map(([k, v]) => `${k}:${v}`).join(" ") || "-",
       ]);
     };
     row("no attacker (baseline)", baseline);
     for (const [name, attack] of attacks) row(name, await phase(attack));
-    const head = ["phase", "victims p50", "victims p99", "p99 / baseline", "victim errors", "health p99", "attacker got"];
+    const head = ["phase", "victims p50", "victims p99", "p99 / baseline", "victim errors", "health p99", "health worst (/ baseline p99)", "attacker got"];
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
     const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join("  ");
     process.stdout.write(`${VICTIMS} victim tenants (text search + SPARQL loops), phases of ${phaseMs} ms\n${line(head)}\n`);
     for (const r of rows) process.stdout.write(`${line(r)}\n`);
     const rssAfter = process.memoryUsage().rss;
-    process.stdout.write("(the load, the attacker and the server share one process: an attacker's client CPU counts against the victims too)\n");
-    process.stdout.write(`memory (rss, server and load in one process): ${(rssBefore / 2 ** 20).toFixed(0)} MiB before, ${(rssAfter / 2 ** 20).toFixed(0)} MiB after\n`);
+    process.stdout.write("(the attacker runs in its own process; the victims' load and the server share this one)\n");
+    process.stdout.write(`memory (rss, server and victims' load in one process): ${(rssBefore / 2 ** 20).toFixed(0)} MiB before, ${(rssAfter / 2 ** 20).toFixed(0)} MiB after\n`);
   } finally {
     for (const s of sessions) s.abort();
     await server.close(2000);

@@ -10,6 +10,9 @@ import type { Principal } from "../domain/principal.js";
 import { SerialQueue } from "./serial-queue.js";
 import { validateUpsertMessage, type UpsertMessage } from "./upsert-validation.js";
 
+/** Vectors re-upserted per event-loop turn by an incremental Rebuild. */
+const REBUILD_VECTOR_SLICE = 1024;
+
 /** What the write pipeline runs on. */
 export interface IndexerDeps {
   documents: DocumentStore;
@@ -50,7 +53,7 @@ export class Indexer {
   /** One UpsertDocuments message: all of it is written, or (on any invalid field) none of it. */
   async upsert(msg: UpsertMessage): Promise<UpsertOutcome> {
     await this.requireResource(msg.resourceId);
-    const docs = validateUpsertMessage(msg, { embeddingDim: this.deps.embeddingDim, chunking: this.deps.chunking });
+    const docs = await validateUpsertMessage(msg, { embeddingDim: this.deps.embeddingDim, chunking: this.deps.chunking });
     return this.writes.run(async () => {
       const outcome = await this.deps.documents.upsertDocuments(msg.resourceId, docs, this.now());
       this.applyVectors(outcome.vectors);
@@ -89,13 +92,13 @@ export class Indexer {
   }
 
   /**
-   * Re-indexes resources from their stored documents, each in its own transaction. `ids` empty means
-   * every resource `principal` may write (owned by a project its key allows). Between resources the
-   * rebuild yields to the event loop, so a rebuild of many resources never holds other calls for more
-   * than one resource's step (one large resource is still one step). Incremental (`full` false) replaces keyword
-   * rows and re-upserts vectors, dropping nothing; full wipes the resource's keyword rows and vector
-   * partition first. The vector wipe and reload run in one synchronous step after the resource's commit,
-   * inside the write section, so no search sees the gap and no other write interleaves.
+   * Re-indexes resources from their stored documents. `ids` empty means every resource `principal` may
+   * write (owned by a project its key allows). Nothing of it is one long step: the store re-indexes a
+   * resource in slices (see DocumentStore.reindexResource), and the vectors follow, inside the write
+   * section so no other write interleaves. Incremental (`full` false) re-upserts the stored vectors,
+   * REBUILD_VECTOR_SLICE per event-loop turn, dropping nothing (re-upserting what is held is invisible
+   * to searches). Full replaces the resource's vectors through `replaceResource`, which builds them
+   * aside and swaps them in at once, so no search sees the resource empty or half loaded.
    * Triples are not derived from documents and are left alone.
    */
   async rebuild(principal: Principal, ids: readonly string[], full: boolean): Promise<RebuildOutcome> {
@@ -107,16 +110,18 @@ export class Indexer {
       const outcome = await this.writes.run(async () => {
         const reindexed = await this.deps.documents.reindexResource(id, full);
         const vector = this.deps.vector;
-        if (vector) {
-          if (full) vector.clearResource(id);
-          if (reindexed.vectors.length > 0) vector.upsert(reindexed.vectors);
+        if (vector && full) await vector.replaceResource(id, reindexed.vectors);
+        else if (vector) {
+          for (let i = 0; i < reindexed.vectors.length; i += REBUILD_VECTOR_SLICE) {
+            if (i > 0) await yieldToEventLoop();
+            vector.upsert(reindexed.vectors.slice(i, i + REBUILD_VECTOR_SLICE));
+          }
         }
         return reindexed;
       });
       documentsReindexed += outcome.documents;
       generation = outcome.generation;
-      // One resource is one slice: let other calls (health included) run before the next one.
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await yieldToEventLoop();
     }
     return { generation, resourcesRebuilt: targets.length, documentsReindexed };
   }
@@ -146,4 +151,8 @@ export class Indexer {
     if (changes.superseded.length > 0) vector.supersede(changes.superseded, changes.at);
     if (changes.added.length > 0) vector.upsert(changes.added);
   }
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

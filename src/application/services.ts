@@ -20,7 +20,7 @@ export interface Services {
   /** Scoped similarity search (UNIMPLEMENTED without a vector backend). */
   searchVectors(view: ScopedBackendView, req: VectorSearchRequest, signal?: AbortSignal): Promise<VectorAnswer>;
   /** Keyword, vector and graph evidence fused with RRF. */
-  hybridSearch(view: ScopedBackendView, req: HybridSearchFields, signal?: AbortSignal): Promise<HybridAnswer>;
+  hybridSearch(view: ScopedBackendView, req: HybridSearchFields, signal?: AbortSignal, tenant?: string): Promise<HybridAnswer>;
   /** Units by UKO URI, in request order (UNIMPLEMENTED without a unit reader). */
   fetchContent(view: ScopedBackendView, uris: readonly string[]): Promise<FetchAnswer>;
   /** The context tiers. */

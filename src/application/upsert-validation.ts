@@ -34,7 +34,15 @@ export interface UpsertValidationOptions {
   /** The deployment's embedding dimension. */
   embeddingDim: number;
   chunking?: ChunkingOptions;
+  /**
+   * Content characters (plus one per document) checked and chunked between two event-loop turns
+   * (default VALIDATION_SLICE_CHARS); tests pass small values to force many slices.
+   */
+  sliceChars?: number;
 }
+
+/** Content checked and chunked per event-loop turn by default: some 5-10 ms of work on 2 busy cores. */
+export const VALIDATION_SLICE_CHARS = 256 * 1024;
 
 function embeddingProblem(values: readonly number[], dim: number): string | undefined {
   if (values.length !== dim) return `must have ${dim} dimensions (the deployment's), got ${values.length}`;
@@ -51,13 +59,24 @@ function embeddingProblem(values: readonly number[], dim: number): string | unde
  * Checks one UpsertDocuments message and turns it into store input, chunking content server-side when
  * a document brings no chunks. Every problem of the message is reported at once as INVALID_ARGUMENT,
  * each naming its field (`documents[2].chunks[0].embedding`), so a rejected message writes nothing.
+ * The documents are checked a slice at a time (`sliceChars` of content), yielding to the event loop
+ * between slices, so a message of many documents never holds other calls for long; nothing is written
+ * before the whole message has passed.
  */
-export function validateUpsertMessage(msg: UpsertMessage, opts: UpsertValidationOptions): DocumentInputRecord[] {
+export async function validateUpsertMessage(msg: UpsertMessage, opts: UpsertValidationOptions): Promise<DocumentInputRecord[]> {
   if (msg.documents.length === 0) throw InvalidArgumentError.field("documents", "must not be empty");
   const violations: FieldViolation[] = [];
   const firstByPath = new Map<string, number>();
   const out: DocumentInputRecord[] = [];
-  msg.documents.forEach((doc, i) => {
+  const sliceChars = Math.max(1, opts.sliceChars ?? VALIDATION_SLICE_CHARS);
+  let sliced = 0;
+  for (let i = 0; i < msg.documents.length; i++) {
+    const doc = msg.documents[i];
+    sliced += doc.content.length + 1;
+    if (sliced > sliceChars) {
+      sliced = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
     const at = `documents[${i}]`;
     const before = violations.length;
     const pathProblem = validateDocumentPath(doc.path);
@@ -88,14 +107,14 @@ export function validateUpsertMessage(msg: UpsertMessage, opts: UpsertValidation
       if (why) violations.push({ field: `${cat}.embedding`, description: why });
       else chunks.push({ text: c.text, embedding: Float32Array.from(c.embedding) });
     });
-    if (violations.length > before) return;
+    if (violations.length > before) continue;
     out.push({
       path: doc.path,
       content: doc.content,
       metadata: { ...doc.metadata },
       chunks: doc.chunks.length > 0 ? chunks : chunkText(doc.content, opts.chunking ?? DEFAULT_CHUNKING).map((text) => ({ text })),
     });
-  });
+  }
   if (violations.length > 0) throw new InvalidArgumentError(violations);
   return out;
 }

@@ -76,8 +76,11 @@ export interface ReindexOutcome {
  * the source every index is rebuilt from.
  *
  * Asynchronous, so a networked engine can implement it. Guarantees every implementation gives:
- * - Each write method (`upsertDocuments`, `deleteDocuments`, `reindexResource`, `bumpGeneration`) is one
- *   transaction that commits whole or not at all, and is durable when its promise resolves.
+ * - Each write method (`upsertDocuments`, `deleteDocuments`, `reindexResource`, `bumpGeneration`) takes
+ *   effect whole or not at all, and is durable when its promise resolves. A store may stage a large write
+ *   over several transactions (so no single one holds its engine or the event loop for long), as long as
+ *   no reader sees any of it before all of it, a failure leaves none of it, and a crash loses only what
+ *   was never acknowledged.
  * - One committed state: a store that also holds a native keyword index (SQLite FTS5, PostgreSQL)
  *   updates it in the same transaction, so a search sees a write entirely or not at all; each read
  *   method (`getChunks`, `iterateVectors`) answers from one committed state.

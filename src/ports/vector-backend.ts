@@ -47,6 +47,13 @@ export interface VectorBackend {
   remove(chunkKeys: readonly number[]): void;
   /** Drops every entry of a resource. */
   clearResource(resourceId: string): void;
+  /**
+   * Replaces every entry of a resource with `entries` (all of that resource), as a full Rebuild does. A
+   * search sees the old entries or the new ones, never a mix or none: the new content is built aside,
+   * a slice per event-loop turn, and swapped in at once, so a large resource never blocks other calls.
+   * Resolves once searches see the new content.
+   */
+  replaceResource(resourceId: string, entries: readonly VectorEntry[]): Promise<void>;
   /** The topK in-scope entries by cosine (never a negative one), score descending, ties by chunk key. */
   search(view: ScopedBackendView, query: Float32Array, opts: VectorSearchOptions): Promise<{ hits: VectorHit[]; exhaustive: boolean }>;
   close(): Promise<void>;

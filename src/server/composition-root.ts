@@ -216,7 +216,7 @@ export function createServices(config: Config, backends: Backends): Services {
     indexer,
     searchText: (view, req, signal) => searchText(textDeps, view, req, signal),
     searchVectors: (view, req, signal) => searchVectors(vectorDeps, view, req, signal),
-    hybridSearch: (view, req, signal) => hybridSearch(hybridDeps, view, req, signal),
+    hybridSearch: (view, req, signal, tenant) => hybridSearch(hybridDeps, view, req, signal, tenant),
     async fetchContent(view, uris) {
       if (!fetchDeps) throw new UnimplementedError("no document reader is configured on this server");
       return fetchContent(fetchDeps, view, uris);

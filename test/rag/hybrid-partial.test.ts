@@ -86,6 +86,21 @@ describe("hybrid search when sources fail", () => {
     await expect(hybridSearch({ ...deps, graph: brokenGraph(bad) }, view, req())).rejects.toBe(bad);
   });
 
+  it("the graph source queues its queries as the caller's (the tenant of a shared engine's fair queue)", async () => {
+    const tenants: Array<string | undefined> = [];
+    const graph: GraphBackend = {
+      ...brokenGraph(new Error("unused")),
+      query: async (_view, _query, opts) => {
+        tenants.push(opts.tenant);
+        return { form: "SELECT", variables: ["node", "label"], rows: [], exhaustive: true };
+      },
+    };
+    const a = await hybridSearch({ ...deps, graph }, view, req({ sources: [Source.GRAPH] }), undefined, "tenant-a");
+    expect(a.failedSources).toEqual([]);
+    expect(tenants.length).toBeGreaterThan(0);
+    expect(new Set(tenants)).toEqual(new Set(["tenant-a"]));
+  });
+
   it("a cancelled call stops", async () => {
     const ctl = new AbortController();
     ctl.abort();

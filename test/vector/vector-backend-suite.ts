@@ -215,6 +215,44 @@ export function runVectorBackendSuite(opts: VectorBackendSuiteOptions): void {
       expect(again.hits.map((h) => h.chunkKey)).toEqual([2, 4]);
     });
 
+    test("replaceResource swaps one resource's entries for the given ones and leaves the others", async () => {
+      await load(backend, [entry(1, R.a, unit(0)), entry(2, R.b, unit(0)), entry(3, R.a, atCosine(0.5))]);
+      await backend.replaceResource(R.a, [entry(4, R.a, atCosine(0.9)), entry(5, R.a, atCosine(0.7), "src/b.ts")]);
+      await opts.settle?.(backend);
+      const a = await backend.search(viewOf([R.a]), unit(0), searchOpts());
+      expect(a.hits.map((h) => [h.chunkKey, h.path])).toEqual([[4, "src/a.ts"], [5, "src/b.ts"]]);
+      const b = await backend.search(viewOf([R.b]), unit(0), searchOpts());
+      expect(b.hits.map((h) => h.chunkKey)).toEqual([2]);
+      await backend.replaceResource(R.a, []);
+      await opts.settle?.(backend);
+      expect((await backend.search(viewOf([R.a, R.b]), unit(0), searchOpts())).hits.map((h) => h.chunkKey)).toEqual([2]);
+      await expect(backend.replaceResource(R.a, [entry(6, R.b, unit(0))])).rejects.toThrow(/resource/);
+      await expect(backend.replaceResource(R.a, [entry(6, R.a, new Float32Array(DIM - 1).fill(1))])).rejects.toThrow(/dimension/);
+    });
+
+    test("a search while replaceResource runs sees the old entries or the new ones, never a mix", async () => {
+      await load(backend, [entry(1, R.a, unit(0)), entry(2, R.a, atCosine(0.8)), entry(3, R.a, atCosine(0.6))]);
+      const rnd = prng(7);
+      const fresh = Array.from({ length: 1500 }, (_, i) => entry(100 + i, R.a, Float32Array.from(unit(0), (x) => x + 0.5 * rnd())));
+      const replacing = backend.replaceResource(R.a, fresh);
+      const seen: number[][] = [];
+      let done = false;
+      void replacing.finally(() => (done = true));
+      while (!done) {
+        seen.push((await backend.search(viewOf([R.a]), unit(0), searchOpts({ topK: 5 }))).hits.map((h) => h.chunkKey));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await replacing;
+      await opts.settle?.(backend);
+      seen.push((await backend.search(viewOf([R.a]), unit(0), searchOpts({ topK: 5 }))).hits.map((h) => h.chunkKey));
+      expect(seen.length).toBeGreaterThan(1);
+      for (const keys of seen) {
+        expect(keys).toHaveLength(keys.every((k) => k < 100) ? 3 : 5);
+        expect(keys.every((k) => k < 100) || keys.every((k) => k >= 100)).toBe(true);
+      }
+      expect(seen[seen.length - 1].every((k) => k >= 100)).toBe(true);
+    });
+
     test("a zero query vector matches nothing", async () => {
       await load(backend, [entry(1, R.a, unit(0))]);
       const { hits } = await backend.search(viewOf([R.a]), new Float32Array(DIM), searchOpts());

@@ -52,6 +52,7 @@ class ScriptedVectors implements VectorBackend {
   supersede(): void {}
   remove(): void {}
   clearResource(): void {}
+  async replaceResource(): Promise<void> {}
   async search(_view: ScopedBackendView, _q: Float32Array, opts: VectorSearchOptions) {
     this.calls.push(opts);
     return this.answer(opts);

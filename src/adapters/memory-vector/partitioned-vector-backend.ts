@@ -201,6 +201,51 @@ export class PartitionedVectorBackend implements VectorBackend {
   }
 
   /**
+   * Builds the resource's new partition aside, `indexBatchRows` entries per event-loop turn, then swaps
+   * it in in one step that only moves keys: the old partition (and searches still reading it) is let go,
+   * and the graphs are rebuilt in the background (the store-wide one too, as its keys changed), the
+   * new rows being scanned exactly until then. Writes to the same resource must not run meanwhile (the
+   * Indexer runs a rebuild in its write section).
+   */
+  async replaceResource(resourceId: string, entries: readonly VectorEntry[]): Promise<void> {
+    this.assertOpen();
+    for (const e of entries) {
+      this.checkEntry(e);
+      if (e.resourceId !== resourceId) throw new RangeError(`chunk ${e.chunkKey} belongs to resource ${e.resourceId}, not ${resourceId}`);
+    }
+    const fresh = new VectorPartition(resourceId, this.dimension);
+    for (let i = 0; i < entries.length; i += this.indexBatchRows) {
+      if (i > 0) {
+        await yieldToEventLoop();
+        this.assertOpen();
+      }
+      for (const e of entries.slice(i, i + this.indexBatchRows)) fresh.upsert(e.chunkKey, e.path, e.supersededAt, e.vector);
+    }
+    const old = this.partitions.get(resourceId);
+    if (old) {
+      for (const k of old.keySnapshot()) this.partitionOfKey.delete(k);
+      this.drop(old);
+    }
+    const keys = fresh.keySnapshot();
+    for (const k of keys) {
+      const held = this.partitionOfKey.get(k);
+      if (held && held !== fresh) {
+        held.remove(k);
+        this.afterPartitionWrite(held);
+      }
+      this.partitionOfKey.set(k, fresh);
+    }
+    if (fresh.size > 0) this.partitions.set(resourceId, fresh);
+    else this.partitions.delete(resourceId);
+    if (old || keys.length > 0) {
+      this.drop(this.storeGraph);
+      this.storeGraph = new StoreGraph(this.partitionOfKey, this.dimension);
+    }
+    this.afterPartitionWrite(fresh);
+    this.maintainStoreGraph();
+  }
+
+  /**
    * Replaces everything held with `entries` (the document store's retained vectors): the new partitions
    * are built aside and swapped in at once, so a search sees the old content or the new, never a mix.
    */

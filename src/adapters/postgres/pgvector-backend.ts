@@ -183,6 +183,33 @@ export class PgvectorBackend implements VectorBackend {
     });
   }
 
+  /** Deletes the resource's rows and inserts `entries` in one transaction, so a search sees one or the other. */
+  async replaceResource(resourceId: string, entries: readonly VectorEntry[]): Promise<void> {
+    for (const e of entries) {
+      if (e.vector.length !== this.dimension) throw new RangeError(`entry ${e.chunkKey} has ${e.vector.length} dimensions, the backend ${this.dimension}`);
+      if (e.resourceId !== resourceId) throw new RangeError(`chunk ${e.chunkKey} belongs to resource ${e.resourceId}, not ${resourceId}`);
+    }
+    if (!this.ownWrites) return;
+    const byKey = new Map<number, VectorEntry>();
+    for (const e of entries) byKey.set(e.chunkKey, e);
+    const kept = [...byKey.values()].filter((e) => norm(e.vector) > 0);
+    this.enqueue(async () => {
+      const client = await this.pool.connect();
+      try {
+        await client.query("BEGIN");
+        await client.query("DELETE FROM chunk_vectors WHERE resource_id = $1", [resourceId]);
+        await insertVectorRows(client, kept);
+        await client.query("COMMIT");
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    });
+    await this.flushed();
+  }
+
   /** Resolves when every queued write is in the database. */
   async flushed(): Promise<void> {
     await this.queue;

@@ -96,6 +96,10 @@ export class PostgresVectorFollower implements VectorBackend {
     this.index.clearResource(resourceId);
   }
 
+  replaceResource(resourceId: string, entries: readonly VectorEntry[]): Promise<void> {
+    return this.index.replaceResource(resourceId, entries);
+  }
+
   async search(view: ScopedBackendView, query: Float32Array, opts: VectorSearchOptions): Promise<{ hits: VectorHit[]; exhaustive: boolean }> {
     await this.catchUp();
     return this.index.search(view, query, opts);

@@ -15,10 +15,31 @@ import type { SqliteDatabase } from "./sqlite-database.js";
 /** Superseded versions kept per document by default; older ones are dropped when a newer write happens. */
 export const DEFAULT_RETAINED_VERSIONS = 16;
 
+/**
+ * Chunks (with their documents) staged per transaction by default: some 10-20 ms of synchronous
+ * work on 2 busy cores, the longest an upload holds the event loop between two turns.
+ */
+export const DEFAULT_STAGE_BATCH_CHUNKS = 128;
+
+/** Content bytes staged per transaction at most (a batch of few large chunks ends on this bound). */
+const STAGE_BATCH_BYTES = 1024 * 1024;
+
 /** Options of the SQLite document store. */
 export interface SqliteDocumentStoreOptions {
   /** Superseded versions kept per document (live version not counted). */
   retainedVersions?: number;
+  /** Chunks staged per transaction (default DEFAULT_STAGE_BATCH_CHUNKS); tests pass small values to force many batches. */
+  stageBatchChunks?: number;
+}
+
+/** A document of the message being staged: its new row and the live version it replaces. */
+interface StagedDocument {
+  path: string;
+  replaces: number | undefined;
+  /** The chunk keys of `replaces` that carry a vector (superseded in the vector index once published). */
+  replacedVectors: number[];
+  /** The superseded versions that fall beyond retention once `replaces` is superseded too. */
+  expires: number[];
 }
 
 /**
@@ -61,9 +82,18 @@ function fromBlob(b: Buffer): Float32Array {
  * Retention: a document keeps its live version plus at most `retainedVersions` superseded ones (16 by
  * default); writing the document drops the oldest beyond that. A deleted document keeps its versions
  * (visible to `recent` within the window and to `all`) until it is written again and they age out.
+ *
+ * Sharing the event loop: writes run one at a time, and a large one never holds the loop for long; an
+ * upload is staged in slices and published in one short transaction (see `upsertDocuments`), a rebuild
+ * re-indexes in slices (see `reindexResource`). Opening drops rows staged by a process that died
+ * mid-upload, so one database has one store at a time (as the data-directory lock ensures).
  */
 export class SqliteDocumentStore implements DocumentStore {
   private readonly retained: number;
+  private readonly stageBatchChunks: number;
+  /** The last write queued: writes run one at a time, as a message staged over many turns must not interleave with another. */
+  private writeTail: Promise<unknown> = Promise.resolve();
+  private stageSeq = 0;
   private gen: bigint;
   private readonly stmts;
 
@@ -85,7 +115,6 @@ export class SqliteDocumentStore implements DocumentStore {
         created_at INTEGER NOT NULL,
         superseded_at INTEGER
       );
-      CREATE UNIQUE INDEX IF NOT EXISTS documents_live ON documents (resource_id, path) WHERE superseded_at IS NULL;
       CREATE INDEX IF NOT EXISTS documents_versions ON documents (resource_id, path, superseded_at);
       CREATE TABLE IF NOT EXISTS chunks (
         chunk_key INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -94,23 +123,29 @@ export class SqliteDocumentStore implements DocumentStore {
         path TEXT NOT NULL,
         chunk_index INTEGER NOT NULL,
         text TEXT NOT NULL,
-        embedding BLOB,
-        superseded_at INTEGER
+        embedding BLOB
       );
       CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (doc_key);
       CREATE INDEX IF NOT EXISTS chunks_by_resource ON chunks (resource_id);
       CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (body, rid, tokenize = 'porter unicode61');
     `);
+    migrateToStaging(db);
     this.stmts = {
       generation: db.prepare("SELECT generation FROM index_state WHERE id = 1").pluck().safeIntegers(),
       bump: db.prepare("UPDATE index_state SET generation = generation + 1 WHERE id = 1 RETURNING generation").pluck().safeIntegers(),
       live: db.prepare<[string, string], { doc_key: number; fingerprint: string }>(
-        "SELECT doc_key, fingerprint FROM documents WHERE resource_id = ? AND path = ? AND superseded_at IS NULL",
+        "SELECT doc_key, fingerprint FROM documents WHERE resource_id = ? AND path = ? AND superseded_at IS NULL AND staged IS NULL",
       ),
+      stageDoc: db.prepare<[string, string, string, string, string, number, number]>(
+        "INSERT INTO documents (resource_id, path, content, metadata, fingerprint, created_at, staged) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      ),
+      publishStage: db.prepare<[number]>("UPDATE documents SET staged = NULL WHERE staged = ?"),
+      stagedChunks: db.prepare<[number, number], { chunk_key: number }>(
+        "SELECT c.chunk_key FROM chunks c JOIN documents d ON d.doc_key = c.doc_key WHERE d.staged = ? LIMIT ?",
+      ),
+      stagedDocs: db.prepare<[number, number], { doc_key: number }>("SELECT doc_key FROM documents WHERE staged = ? LIMIT ?"),
+      anyStage: db.prepare<[], { staged: number }>("SELECT DISTINCT staged FROM documents WHERE staged IS NOT NULL"),
       supersedeDoc: db.prepare<[number, number]>("UPDATE documents SET superseded_at = ? WHERE doc_key = ?"),
-      supersedeChunks: db.prepare<[number, number], { chunk_key: number; has_vector: number }>(
-        "UPDATE chunks SET superseded_at = ? WHERE doc_key = ? RETURNING chunk_key, embedding IS NOT NULL AS has_vector",
-      ),
       insertDoc: db.prepare<[string, string, string, string, string, number]>(
         "INSERT INTO documents (resource_id, path, content, metadata, fingerprint, created_at) VALUES (?, ?, ?, ?, ?, ?)",
       ),
@@ -120,8 +155,8 @@ export class SqliteDocumentStore implements DocumentStore {
       insertFts: db.prepare<[number, string, string]>("INSERT INTO chunks_fts (rowid, body, rid) VALUES (?, ?, ?)"),
       replaceFts: db.prepare<[number, string, string]>("INSERT OR REPLACE INTO chunks_fts (rowid, body, rid) VALUES (?, ?, ?)"),
       deleteFts: db.prepare<[number]>("DELETE FROM chunks_fts WHERE rowid = ?"),
-      deleteFtsOfResource: db.prepare<[string]>(
-        "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)",
+      strayFts: db.prepare<[string, string, number], { rowid: number }>(
+        "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid NOT IN (SELECT chunk_key FROM chunks WHERE resource_id = ?) LIMIT ?",
       ),
       expired: db.prepare<[string, string, number], { doc_key: number }>(
         `SELECT doc_key FROM documents WHERE resource_id = ? AND path = ? AND superseded_at IS NOT NULL
@@ -131,19 +166,26 @@ export class SqliteDocumentStore implements DocumentStore {
         "SELECT chunk_key, embedding IS NOT NULL AS has_vector FROM chunks WHERE doc_key = ?",
       ),
       deleteDoc: db.prepare<[number]>("DELETE FROM documents WHERE doc_key = ?"),
+      deleteChunk: db.prepare<[number]>("DELETE FROM chunks WHERE chunk_key = ?"),
       getChunks: db.prepare<[string], ChunkRow & { metadata: string }>(
-        `SELECT c.chunk_key, c.doc_key, c.resource_id, c.path, c.chunk_index, c.text, NULL AS embedding, c.superseded_at, d.metadata
+        `SELECT c.chunk_key, c.doc_key, c.resource_id, c.path, c.chunk_index, c.text, NULL AS embedding, d.superseded_at, d.metadata
          FROM chunks c JOIN documents d ON d.doc_key = c.doc_key
-         WHERE c.chunk_key IN (SELECT value FROM json_each(?))`,
+         WHERE c.chunk_key IN (SELECT value FROM json_each(?)) AND d.staged IS NULL`,
       ),
       vectors: db.prepare<[], ChunkRow>(
-        "SELECT chunk_key, resource_id, path, embedding, superseded_at FROM chunks WHERE embedding IS NOT NULL ORDER BY chunk_key",
+        `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN documents d ON d.doc_key = c.doc_key
+         WHERE c.embedding IS NOT NULL AND d.staged IS NULL ORDER BY c.chunk_key`,
       ),
-      chunksOfResource: db.prepare<[string], ChunkRow>(
-        "SELECT chunk_key, doc_key, resource_id, path, chunk_index, text, embedding, superseded_at FROM chunks WHERE resource_id = ? ORDER BY chunk_key",
+      chunksOfResourceAfter: db.prepare<[string, number, number], ChunkRow>(
+        `SELECT c.chunk_key, c.doc_key, c.resource_id, c.path, c.chunk_index, c.text, c.embedding, d.superseded_at
+         FROM chunks c JOIN documents d ON d.doc_key = c.doc_key
+         WHERE c.resource_id = ? AND d.staged IS NULL AND c.chunk_key > ? ORDER BY c.chunk_key LIMIT ?`,
       ),
     };
     this.gen = this.stmts.generation.get() as bigint;
+    this.stageBatchChunks = Math.max(1, opts.stageBatchChunks ?? DEFAULT_STAGE_BATCH_CHUNKS);
+    // A process killed while staging leaves its staged rows: never visible, dropped here.
+    for (const { staged } of this.stmts.anyStage.all()) this.discardSlice(staged, Number.MAX_SAFE_INTEGER);
   }
 
   async generation(): Promise<bigint> {
@@ -187,46 +229,130 @@ export class SqliteDocumentStore implements DocumentStore {
     }
   }
 
+  /**
+   * Stages the message over many event-loop turns, then publishes it in one short transaction.
+   *
+   * Staging writes the new document versions, their chunks and keyword rows in transactions of at most
+   * `stageBatchChunks` chunks (or 1 MiB of text), yielding to the event loop between them, with rows
+   * marked `staged` so no reader sees them (every read filters on `staged IS NULL`, and the live-version
+   * index leaves them out). Staging batches commit with `synchronous = NORMAL` (no fsync: a crash loses
+   * them, and the next open drops any staged rows). Publishing is one `synchronous = FULL` transaction
+   * that supersedes the versions replaced, clears the mark (one indexed UPDATE of the message's
+   * document rows), drops versions beyond retention and bumps the generation: a search sees the whole
+   * message or none of it, the promise resolves only once that commit is durable, and a failure while
+   * staging (the message was validated before) removes what was staged, so nothing of it remains.
+   * Publishing is the one step linear in the message's size, and it is light: it rewrites document
+   * rows only, never chunk or keyword rows (measured in bench/robustness-bench.ts).
+   */
   async upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number): Promise<UpsertOutcome> {
-    const run = this.db.transaction((): UpsertOutcome => {
-      const vectors: VectorChanges = { added: [], superseded: [], removed: [], at: now };
-      let documentsUpserted = 0;
+    return this.serially(async () => {
+      const stage = ++this.stageSeq;
+      const staged: StagedDocument[] = [];
+      const added: VectorEntry[] = [];
       let documentsUnchanged = 0;
       let chunksIndexed = 0;
       const rid = resourceToken(resourceId);
-      for (const doc of documents) {
-        const print = documentFingerprint(doc);
-        const live = this.stmts.live.get(resourceId, doc.path);
-        if (live && live.fingerprint === print) {
-          documentsUnchanged += 1;
-          continue;
-        }
-        if (live) this.supersede(live.doc_key, now, vectors);
-        const docKey = Number(
-          this.stmts.insertDoc.run(resourceId, doc.path, doc.content, JSON.stringify(doc.metadata), print, now).lastInsertRowid,
-        );
-        doc.chunks.forEach((chunk, index) => {
-          const chunkKey = Number(
-            this.stmts.insertChunk.run(docKey, resourceId, doc.path, index, chunk.text, chunk.embedding ? toBlob(chunk.embedding) : null).lastInsertRowid,
-          );
-          this.stmts.insertFts.run(chunkKey, chunk.text, rid);
-          if (chunk.embedding) {
-            vectors.added.push({ chunkKey, resourceId, path: doc.path, supersededAt: null, vector: chunk.embedding });
+      const stageSlice = this.db.transaction((from: number, to: number) => {
+        for (let i = from; i < to; i++) {
+          const doc = documents[i];
+          const print = documentFingerprint(doc);
+          const live = this.stmts.live.get(resourceId, doc.path);
+          if (live && live.fingerprint === print) {
+            documentsUnchanged += 1;
+            continue;
           }
-        });
-        chunksIndexed += doc.chunks.length;
-        documentsUpserted += 1;
-        if (live) this.expire(resourceId, doc.path, vectors);
+          const docKey = Number(
+            this.stmts.stageDoc.run(resourceId, doc.path, doc.content, JSON.stringify(doc.metadata), print, now, stage).lastInsertRowid,
+          );
+          doc.chunks.forEach((chunk, index) => {
+            const chunkKey = Number(
+              this.stmts.insertChunk.run(docKey, resourceId, doc.path, index, chunk.text, chunk.embedding ? toBlob(chunk.embedding) : null).lastInsertRowid,
+            );
+            this.stmts.insertFts.run(chunkKey, chunk.text, rid);
+            if (chunk.embedding) added.push({ chunkKey, resourceId, path: doc.path, supersededAt: null, vector: chunk.embedding });
+          });
+          chunksIndexed += doc.chunks.length;
+          const expires = live ? this.stmts.expired.all(resourceId, doc.path, this.retained - 1).map((r) => r.doc_key) : [];
+          const replacedVectors = live ? this.vectorKeysOf(live.doc_key) : [];
+          staged.push({ path: doc.path, replaces: live?.doc_key, replacedVectors, expires });
+        }
+      });
+      const publish = this.db.transaction((): UpsertOutcome => {
+        const vectors: VectorChanges = { added, superseded: [], removed: [], at: now };
+        for (const d of staged) {
+          if (d.replaces === undefined) continue;
+          this.stmts.supersedeDoc.run(now, d.replaces);
+          vectors.superseded.push(...d.replacedVectors);
+        }
+        this.stmts.publishStage.run(stage);
+        for (const d of staged) for (const docKey of d.expires) this.dropVersion(docKey, vectors);
+        const generation = staged.length > 0 ? (this.stmts.bump.get() as bigint) : this.gen;
+        return { documentsUpserted: staged.length, documentsUnchanged, chunksIndexed, vectorsIndexed: added.length, generation, vectors };
+      });
+      try {
+        for (let from = 0; from < documents.length; ) {
+          const to = this.sliceEnd(documents, from);
+          stageSlice.immediate(from, to);
+          from = to;
+          if (from < documents.length) await yieldToEventLoop();
+        }
+        const outcome = publish.immediate();
+        this.gen = outcome.generation;
+        return outcome;
+      } catch (err) {
+        await this.discard(stage);
+        throw err;
       }
-      const generation = documentsUpserted > 0 ? (this.stmts.bump.get() as bigint) : this.gen;
-      return { documentsUpserted, documentsUnchanged, chunksIndexed, vectorsIndexed: vectors.added.length, generation, vectors };
     });
-    const outcome = run.immediate();
-    this.gen = outcome.generation;
-    return outcome;
+  }
+
+  /** Runs `write` after every write queued before it has settled. */
+  private serially<T>(write: () => Promise<T>): Promise<T> {
+    const result = this.writeTail.then(write);
+    this.writeTail = result.catch(() => undefined);
+    return result;
+  }
+
+  /** The end of the staging slice that starts at `from`: at least one document, then up to the chunk and byte bounds. */
+  private sliceEnd(documents: readonly DocumentInputRecord[], from: number): number {
+    let chunks = 0;
+    let bytes = 0;
+    let i = from;
+    do {
+      const doc = documents[i];
+      chunks += Math.max(1, doc.chunks.length);
+      bytes += doc.content.length;
+      for (const c of doc.chunks) bytes += c.text.length;
+      i += 1;
+    } while (i < documents.length && chunks + Math.max(1, documents[i].chunks.length) <= this.stageBatchChunks && bytes < STAGE_BATCH_BYTES);
+    return i;
+  }
+
+  /** Removes a stage's rows (keyword rows, chunks, documents) a slice at a time. */
+  private async discard(stage: number): Promise<void> {
+    while (this.discardSlice(stage, this.stageBatchChunks)) await yieldToEventLoop();
+  }
+
+  /** Removes up to `limit` of a stage's chunks (and, once none are left, its documents); true while some remain. */
+  private discardSlice(stage: number, limit: number): boolean {
+    return this.db.transaction((): boolean => {
+      const chunks = this.stmts.stagedChunks.all(stage, limit);
+      for (const c of chunks) {
+        this.stmts.deleteFts.run(c.chunk_key);
+        this.stmts.deleteChunk.run(c.chunk_key);
+      }
+      if (chunks.length === limit) return true;
+      const docs = this.stmts.stagedDocs.all(stage, limit);
+      for (const d of docs) this.stmts.deleteDoc.run(d.doc_key);
+      return docs.length === limit;
+    }).immediate();
   }
 
   async deleteDocuments(resourceId: string, paths: readonly string[], now: number): Promise<DeleteOutcome> {
+    return this.serially(async () => this.deleteNow(resourceId, paths, now));
+  }
+
+  private deleteNow(resourceId: string, paths: readonly string[], now: number): DeleteOutcome {
     const run = this.db.transaction((): DeleteOutcome => {
       const vectors: VectorChanges = { added: [], superseded: [], removed: [], at: now };
       let deleted = 0;
@@ -245,44 +371,94 @@ export class SqliteDocumentStore implements DocumentStore {
     return outcome;
   }
 
+  /**
+   * Re-indexes in slices of `stageBatchChunks` chunks, one transaction each, yielding between them: every
+   * chunk's keyword row is rewritten (INSERT OR REPLACE, so at every moment each chunk has its row and a
+   * search finds what it found before), then, when `full`, keyword rows tagged with the resource that
+   * no chunk of it backs are deleted, a slice at a time too (no search ever joins them to a chunk; they
+   * only skew BM25 statistics). The generation is bumped once, at the end.
+   */
   async reindexResource(resourceId: string, full: boolean): Promise<ReindexOutcome> {
-    const run = this.db.transaction((): ReindexOutcome => {
+    return this.serially(async () => {
       const rid = resourceToken(resourceId);
-      if (full) this.stmts.deleteFtsOfResource.run(`rid : "${rid}"`);
-      const write = full ? this.stmts.insertFts : this.stmts.replaceFts;
       const docs = new Set<number>();
       const vectors: VectorEntry[] = [];
       let chunks = 0;
-      for (const row of this.stmts.chunksOfResource.all(resourceId)) {
-        write.run(row.chunk_key, row.text, rid);
-        docs.add(row.doc_key);
-        chunks += 1;
-        if (row.embedding) {
-          vectors.push({ chunkKey: row.chunk_key, resourceId, path: row.path, supersededAt: row.superseded_at, vector: fromBlob(row.embedding) });
+      let after = -1;
+      const rewrite = this.db.transaction((): number => {
+        const rows = this.stmts.chunksOfResourceAfter.all(resourceId, after, this.stageBatchChunks);
+        for (const row of rows) {
+          this.stmts.replaceFts.run(row.chunk_key, row.text, rid);
+          docs.add(row.doc_key);
+          if (row.embedding) {
+            vectors.push({ chunkKey: row.chunk_key, resourceId, path: row.path, supersededAt: row.superseded_at, vector: fromBlob(row.embedding) });
+          }
+          after = row.chunk_key;
         }
+        return rows.length;
+      });
+      for (let n = rewrite.immediate(); n > 0; n = rewrite.immediate()) {
+        chunks += n;
+        await yieldToEventLoop();
       }
-      return { documents: docs.size, chunks, vectors, generation: this.stmts.bump.get() as bigint };
+      const dropStrays = this.db.transaction((): number => {
+        const strays = this.stmts.strayFts.all(`rid : "${rid}"`, resourceId, this.stageBatchChunks);
+        for (const s of strays) this.stmts.deleteFts.run(s.rowid);
+        return strays.length;
+      });
+      if (full) while (dropStrays.immediate() > 0) await yieldToEventLoop();
+      this.gen = this.stmts.bump.get() as bigint;
+      return { documents: docs.size, chunks, vectors, generation: this.gen };
     });
-    const outcome = run.immediate();
-    this.gen = outcome.generation;
-    return outcome;
   }
 
   private supersede(docKey: number, now: number, vectors: VectorChanges): void {
     this.stmts.supersedeDoc.run(now, docKey);
-    for (const c of this.stmts.supersedeChunks.all(now, docKey)) {
-      if (c.has_vector) vectors.superseded.push(c.chunk_key);
-    }
+    vectors.superseded.push(...this.vectorKeysOf(docKey));
+  }
+
+  /** The chunk keys of a document version that carry a vector. */
+  private vectorKeysOf(docKey: number): number[] {
+    const keys: number[] = [];
+    for (const c of this.stmts.chunksOfDoc.all(docKey)) if (c.has_vector) keys.push(c.chunk_key);
+    return keys;
   }
 
   /** Drops the superseded versions of a document beyond the retention cap, with their chunks and rows. */
   private expire(resourceId: string, path: string, vectors: VectorChanges): void {
-    for (const { doc_key } of this.stmts.expired.all(resourceId, path, this.retained)) {
-      for (const c of this.stmts.chunksOfDoc.all(doc_key)) {
-        this.stmts.deleteFts.run(c.chunk_key);
-        if (c.has_vector) vectors.removed.push(c.chunk_key);
-      }
-      this.stmts.deleteDoc.run(doc_key);
-    }
+    for (const { doc_key } of this.stmts.expired.all(resourceId, path, this.retained)) this.dropVersion(doc_key, vectors);
   }
+
+  /** Drops one document version with its chunks and keyword rows. */
+  private dropVersion(docKey: number, vectors: VectorChanges): void {
+    for (const c of this.stmts.chunksOfDoc.all(docKey)) {
+      this.stmts.deleteFts.run(c.chunk_key);
+      if (c.has_vector) vectors.removed.push(c.chunk_key);
+    }
+    this.stmts.deleteDoc.run(docKey);
+  }
+}
+
+/**
+ * Brings a database made by an older version up to date: adds the `staged` mark (documents of a message
+ * not yet published), keeps staged rows out of the live-version index (so a staged version never collides
+ * with the live one), and drops the chunks' own `superseded_at` (the document row's is the one truth).
+ */
+function migrateToStaging(db: SqliteDatabase): void {
+  const columns = db.prepare("SELECT name FROM pragma_table_info('documents')").pluck().all() as string[];
+  const chunkColumns = db.prepare("SELECT name FROM pragma_table_info('chunks')").pluck().all() as string[];
+  db.transaction(() => {
+    if (!columns.includes("staged")) db.exec("ALTER TABLE documents ADD COLUMN staged INTEGER");
+    // A chunk's version is its document's: the copy chunks once kept would cost a second UPDATE per chunk when publishing.
+    if (chunkColumns.includes("superseded_at")) db.exec("ALTER TABLE chunks DROP COLUMN superseded_at");
+    db.exec(`
+      DROP INDEX IF EXISTS documents_live;
+      CREATE UNIQUE INDEX IF NOT EXISTS documents_live_published ON documents (resource_id, path) WHERE superseded_at IS NULL AND staged IS NULL;
+      CREATE INDEX IF NOT EXISTS documents_staged ON documents (staged) WHERE staged IS NOT NULL;
+    `);
+  })();
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

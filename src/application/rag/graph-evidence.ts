@@ -84,6 +84,8 @@ export interface GraphEvidenceOptions {
   /** The most units returned. */
   depth: number;
   timeoutMs: number;
+  /** The caller, whose queue of a shared graph engine the queries wait in (see GraphQueryOptions.tenant). */
+  tenant?: string;
   signal?: AbortSignal;
 }
 
@@ -111,7 +113,7 @@ export async function findGraphEvidence(
 ): Promise<GraphEvidence> {
   const words = graphQueryWords(query);
   if (words.length === 0 || view.resourceIds.length === 0) return { units: [], exhaustive: true };
-  const qopts = { timeoutMs: opts.timeoutMs, signal: opts.signal };
+  const qopts = { timeoutMs: opts.timeoutMs, signal: opts.signal, tenant: opts.tenant };
   let exhaustive = true;
 
   const labelFilter = words.map((w) => `CONTAINS(LCASE(STR(?label)), ${sparqlString(w)})`).join(" || ");

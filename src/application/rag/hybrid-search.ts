@@ -87,13 +87,15 @@ const docUriOf = (chunkUri: string): string => chunkUri.slice(0, chunkUri.lastIn
  * A source that fails (or has no backend) is left out of the fusion and listed in `failedSources`; the
  * answer is then partial. Scores are normalised over the sources that answered with at least one unit. Only when every source fails does the call fail: UNIMPLEMENTED when none has
  * a backend, UNAVAILABLE otherwise. Errors that are the caller's (bad arguments, scope) fail the call.
- * Every result passes the leak guard.
+ * Every result passes the leak guard. `tenant` (the caller) queues the graph source's queries in that
+ * caller's own queue of a shared graph engine, as a direct SPARQL call would be.
  */
 export async function hybridSearch(
   deps: HybridSearchDeps,
   view: ScopedBackendView,
   req: HybridSearchFields,
   signal?: AbortSignal,
+  tenant?: string,
 ): Promise<HybridAnswer> {
   const plan = checkHybridRequest(req, {
     embeddingDim: deps.embeddingDim,
@@ -104,7 +106,7 @@ export async function hybridSearch(
   const generation = await deps.documents.generation();
   const now = (deps.now ?? Date.now)();
 
-  const runs = plan.sources.map((source) => runSource(deps, view, plan, req, source, now, signal));
+  const runs = plan.sources.map((source) => runSource(deps, view, plan, req, source, now, signal, tenant));
   const settled = await Promise.allSettled(runs);
   signal?.throwIfAborted();
 
@@ -149,6 +151,7 @@ async function runSource(
   source: RagSource,
   now: number,
   signal?: AbortSignal,
+  tenant?: string,
 ): Promise<{ list: SourceList | GraphUnit[]; exhaustive: boolean }> {
   const limits = { maxResultsCap: deps.maxResultsCap, recentWindowMs: deps.recentWindowMs, now: () => now };
   switch (source) {
@@ -170,7 +173,7 @@ async function runSource(
     }
     case "graph": {
       if (!deps.graph) throw new UnimplementedError("no graph backend is configured on this server");
-      const e = await findGraphEvidence(deps.graph, view, plan.query, { depth: plan.depth, timeoutMs: deps.sparqlTimeoutMs, signal });
+      const e = await findGraphEvidence(deps.graph, view, plan.query, { depth: plan.depth, timeoutMs: deps.sparqlTimeoutMs, signal, tenant });
       return { list: e.units, exhaustive: e.exhaustive };
     }
   }

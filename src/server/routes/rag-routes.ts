@@ -8,6 +8,7 @@ import {
   Source,
   type HybridResult,
 } from "../../../gen/acms/v1/rag_pb.js";
+import { principalKey } from "../context-keys.js";
 import { viewOf } from "../handler-context.js";
 import { SOURCE_OF, type RagSource } from "../../application/rag/hybrid-request.js";
 import type { HybridResultRecord } from "../../application/rag/hybrid-search.js";
@@ -46,7 +47,7 @@ export function ragRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
     router.service(RagService, {
       async hybridSearch(req, ctx) {
         const view = viewOf(ctx);
-        const answer = await deps.services.hybridSearch(view, req, ctx.signal);
+        const answer = await deps.services.hybridSearch(view, req, ctx.signal, ctx.values.get(principalKey)?.name);
         setPartialMetadata(ctx.responseTrailer, answer.failedSources);
         return {
           results: answer.results.map(toHybridResult),
@@ -59,7 +60,7 @@ export function ragRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
       },
       async *hybridSearchStream(req, ctx) {
         const view = viewOf(ctx);
-        const answer = await deps.services.hybridSearch(view, req, ctx.signal);
+        const answer = await deps.services.hybridSearch(view, req, ctx.signal, ctx.values.get(principalKey)?.name);
         setStreamAnswerHeaders(ctx.responseHeader, view.scopeId, answer.exhaustive, answer.generation);
         setPartialMetadata(ctx.responseHeader, answer.failedSources);
         for (const r of answer.results) {
