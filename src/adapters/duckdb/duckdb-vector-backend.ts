@@ -82,6 +82,23 @@ export class DuckDbVectorBackend implements VectorBackend {
     this.enqueue((tx) => tx.run("DELETE FROM chunk_vectors WHERE resource_id = $1", [resourceId]));
   }
 
+  /** Deletes the resource's rows and inserts `entries` in one transaction, so a search sees one or the other. */
+  async replaceResource(resourceId: string, entries: readonly VectorEntry[]): Promise<void> {
+    for (const e of entries) {
+      if (e.vector.length !== this.dimension) throw new RangeError(`entry ${e.chunkKey} has ${e.vector.length} dimensions, the backend ${this.dimension}`);
+      if (e.resourceId !== resourceId) throw new RangeError(`chunk ${e.chunkKey} belongs to resource ${e.resourceId}, not ${resourceId}`);
+    }
+    if (!this.ownWrites) return;
+    const byKey = new Map<number, VectorEntry>();
+    for (const e of entries) byKey.set(e.chunkKey, e);
+    const kept = [...byKey.values()].filter((e) => norm(e.vector) > 0);
+    this.enqueue(async (tx) => {
+      await tx.run("DELETE FROM chunk_vectors WHERE resource_id = $1", [resourceId]);
+      if (kept.length > 0) await appendVectorRows(tx, kept, this.dimension);
+    });
+    await this.flushed();
+  }
+
   async search(view: ScopedBackendView, query: Float32Array, opts: VectorSearchOptions): Promise<{ hits: VectorHit[]; exhaustive: boolean }> {
     opts.signal?.throwIfAborted();
     if (query.length !== this.dimension) throw new RangeError(`query has ${query.length} dimensions, the backend ${this.dimension}`);
