@@ -1,5 +1,5 @@
 import http from "node:http";
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { ContextTierService, Tier } from "../../gen/acms/v1/tiers_pb.js";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
@@ -13,6 +13,7 @@ import { RequestLog } from "../../src/server/request-log.js";
 import { doc, upsert } from "../index/index-fixture.js";
 import { seedTenants, type Seeded } from "../interop/interop-fixture.js";
 import { expectCode } from "../support/call-failure.js";
+import { prng } from "../support/prng.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
 /** A real HTTP/1.1 GET, as Prometheus scrapes. */
@@ -138,6 +139,53 @@ describe("ACMS_METRICS_PORT", () => {
     expect(sample(after, "acms_index_vectors")).toBe(0);
     expect(sample(after, "acms_tier_fragments", { tier: "hot" }) - sample(before, "acms_tier_fragments", { tier: "hot" })).toBe(1);
     expect(sample(after, "acms_tier_tokens", { tier: "hot" })).toBeGreaterThan(0);
+  });
+
+  it.each(["connect", "grpc"] as const)("counts a client that cancels mid-stream (%s) as canceled, in metrics and the request log", async (protocol) => {
+    // 100 results of about 7 KiB each: far more than HTTP/2 flow control lets through unread (a 64 KiB
+    // window), so the server is still sending when the client cancels after its first message (asserted below).
+    const rnd = prng(protocol === "connect" ? 41 : 42);
+    const filler = () => Array.from({ length: 1100 }, () => Math.floor(rnd() * 36 ** 6).toString(36)).join(" ");
+    const documents = Array.from({ length: 100 }, (_, i) => {
+      const body = `wombat ${filler()}`;
+      return doc(`cancel-${protocol}/${i}.md`, body, { chunks: [{ text: body }] });
+    });
+    await upsert(t, "admin", [{ resourceId: seeded.a, documents }]);
+    const stream = { service: TEXT, method: "SearchStream" };
+    const before = await scrape();
+    const requestId = `cancel-${protocol}`;
+    const text = t.client(TextBackendService, "writer", seeded.scopeId, protocol);
+    const cancel = new AbortController();
+    let received = 0;
+    await expectCode(
+      (async () => {
+        for await (const _ of text.searchStream({ query: "wombat", maxResults: 100 }, { headers: { "x-request-id": requestId }, signal: cancel.signal })) {
+          received += 1;
+          // A ConnectError reason: under jest, the client's AbortError check fails across realms.
+          cancel.abort(new ConnectError("the client stopped reading", Code.Canceled));
+        }
+      })(),
+      Code.Canceled,
+    );
+    expect(received).toBe(1);
+    // The server notices the cancel asynchronously: wait for the stream to end there (no time bound).
+    let after = await scrape();
+    while (sample(after, "acms_rpc_streams_active", stream) > 0 || !logs.lines().some((l) => l.request_id === requestId)) {
+      await new Promise((r) => setTimeout(r, 20));
+      after = await scrape();
+    }
+    const delta = (code: string) => sample(after, "acms_rpc_calls_total", { ...stream, code }) - sample(before, "acms_rpc_calls_total", { ...stream, code });
+    expect(delta("canceled")).toBe(1);
+    expect(delta("ok")).toBe(0);
+    expect(delta("internal")).toBe(0);
+    expect(delta("unknown")).toBe(0);
+    const sent = sample(after, "acms_rpc_stream_messages_sent_total", stream) - sample(before, "acms_rpc_stream_messages_sent_total", stream);
+    expect(sent).toBeGreaterThanOrEqual(1);
+    expect(sent).toBeLessThan(100);
+    const logged = logs.lines().filter((l) => l.request_id === requestId);
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({ msg: "call", service: TEXT, method: "SearchStream", code: "canceled", principal: "writer" });
+    expect(logs.lines().some((l) => l.level === "error")).toBe(false);
   });
 
   it("logs refusals as one JSON line each with the request id, never the key", async () => {
