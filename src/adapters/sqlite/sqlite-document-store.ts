@@ -5,6 +5,7 @@ import type {
   DocumentInputRecord,
   DocumentStore,
   ReindexOutcome,
+  StoreCounts,
   UpsertOutcome,
   VectorChanges,
 } from "../../ports/document-store.js";
@@ -103,6 +104,11 @@ export class SqliteDocumentStore implements DocumentStore {
     `);
     this.stmts = {
       generation: db.prepare("SELECT generation FROM index_state WHERE id = 1").pluck().safeIntegers(),
+      // Index-only: the partial index of live documents, then each one's chunks through chunks_by_doc.
+      counts: db.prepare<[], StoreCounts>(
+        `SELECT (SELECT COUNT(*) FROM documents WHERE superseded_at IS NULL) AS documents,
+                (SELECT COUNT(*) FROM documents d JOIN chunks c ON c.doc_key = d.doc_key WHERE d.superseded_at IS NULL) AS chunks`,
+      ),
       bump: db.prepare("UPDATE index_state SET generation = generation + 1 WHERE id = 1 RETURNING generation").pluck().safeIntegers(),
       live: db.prepare<[string, string], { doc_key: number; fingerprint: string }>(
         "SELECT doc_key, fingerprint FROM documents WHERE resource_id = ? AND path = ? AND superseded_at IS NULL",
@@ -148,6 +154,10 @@ export class SqliteDocumentStore implements DocumentStore {
 
   async generation(): Promise<bigint> {
     return this.gen;
+  }
+
+  async counts(): Promise<StoreCounts> {
+    return this.stmts.counts.get()!;
   }
 
   async bumpGeneration(): Promise<bigint> {
