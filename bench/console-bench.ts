@@ -34,21 +34,20 @@ async function seed(t: TestServer, project: string, chunks: number, rand: () => 
   const ids: string[] = [];
   for (let r = 0; r < RESOURCES; r++) ids.push((await registry.registerResource({ project, alias: `r${r}`, kind: "docs", parentIds: r > 0 ? [ids[Math.floor((r - 1) / 4)]] : [] })).resource!.id);
   const perResource = Math.ceil(chunks / RESOURCES);
-  async function* messages() {
-    for (let r = 0; r < RESOURCES; r++) {
-      for (let from = 0; from < perResource; from += BATCH) {
-        const documents = [];
-        for (let d = from; d < Math.min(perResource, from + BATCH); d++) {
-          const words: string[] = [];
-          for (let w = 0; w < WORDS_PER_CHUNK; w++) words.push(syntheticWord(zipfRank(rand, VOCABULARY)));
-          const text = words.join(" ");
-          documents.push({ path: `docs/${d}.md`, content: text, metadata: {}, chunks: [{ text }] });
-        }
-        yield { resourceId: ids[r], documents };
+  async function* messages(r: number) {
+    for (let from = 0; from < perResource; from += BATCH) {
+      const documents = [];
+      for (let d = from; d < Math.min(perResource, from + BATCH); d++) {
+        const words: string[] = [];
+        for (let w = 0; w < WORDS_PER_CHUNK; w++) words.push(syntheticWord(zipfRank(rand, VOCABULARY)));
+        const text = words.join(" ");
+        documents.push({ path: `docs/${d}.md`, content: text, metadata: {}, chunks: [{ text }] });
       }
+      yield { resourceId: ids[r], documents };
     }
   }
-  await t.client(IndexService, "admin").upsertDocuments(messages());
+  // One call per resource: a single call of every chunk would run past the server's per-call time budget.
+  for (let r = 0; r < RESOURCES; r++) await t.client(IndexService, "admin").upsertDocuments(messages(r));
   return (await t.client(ScopeService, "admin").resolveScope({ projects: [project] })).scope!.scopeId;
 }
 

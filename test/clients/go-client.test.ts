@@ -90,7 +90,7 @@ test("a Go module in an empty folder requires acms/clients/go (a replace to this
   } finally {
     rmSync(user, { recursive: true, force: true });
   }
-}, 300_000);
+}, 600_000);
 
 test("the Go example fails with one line on a wrong key", async () => {
   const failed = await exec(agent, [], { env: { PATH: process.env.PATH, ACMS_URL: t.server.url, ACMS_API_KEY: "acms_wrong", ACMS_PROJECT: "local/goagent" } }).then(
