@@ -108,7 +108,8 @@ export interface DocumentStore {
   generation(): Promise<bigint>;
   /**
    * How many live documents (not superseded, not deleted) the store holds, and their chunks, from one
-   * committed state: for operators' metrics, read at scrape time, so it must stay cheap (index-only counts).
+   * committed state: for operators' metrics, read at scrape time, so it must not block the serving thread
+   * (SQLite keeps them in memory, moved by each commit; PostgreSQL counts asynchronously).
    */
   counts(): Promise<StoreCounts>;
   /** Stores one batch of documents of one resource at time `now` (ms) in one transaction. */
