@@ -16,7 +16,8 @@ RUN apt-get update \
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
-# The compiled runtime: esbuild (a dev dependency) bundles src/ and gen/ into dist/; only dist/ ships.
+# The compiled runtime: esbuild (a dev dependency) bundles src/ and gen/ into dist/; only dist/ ships
+# (test/cli/dockerfile.test.ts checks this stage copies every source scripts/build.mjs reads).
 FROM deps AS build
 RUN npm ci --no-audit --no-fund
 COPY scripts ./scripts
@@ -24,6 +25,8 @@ COPY gen ./gen
 COPY src ./src
 # The server re-exports the TypeScript client package from its sources.
 COPY clients/typescript/src ./clients/typescript/src
+# The operator's console (Vite, a dev dependency, builds it into dist/console; /console serves it).
+COPY console ./console
 RUN node scripts/build.mjs --force
 
 FROM node:20-bookworm-slim

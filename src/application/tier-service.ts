@@ -387,15 +387,20 @@ export class TierService {
     return c;
   }
 
-  /** Deployment-wide sizes per tier, for operators and invariant checks (not exposed to callers). */
-  totals(): { population: Record<TierName, number>; tokens: Record<TierName, number> } {
+  /**
+   * Deployment-wide counters and sizes per tier, every principal and project summed, for operators'
+   * metrics and invariant checks: never exposed to callers (GetMetrics answers `getMetrics`, scoped).
+   */
+  totals(): TierMetrics {
     const population = {} as Record<TierName, number>;
     const tokens = {} as Record<TierName, number>;
     for (const t of TIER_NAMES) {
       population[t] = this.policy.size(t);
       tokens[t] = this.policy.tokens(t);
     }
-    return { population, tokens };
+    const sum = zeroCounters();
+    for (const c of this.counters.values()) for (const k of Object.keys(sum) as (keyof Counters)[]) sum[k] += c[k];
+    return { ...sum, population, tokens };
   }
 
   /** Finishes queued operations, then closes the store (flushing buffered access order). */

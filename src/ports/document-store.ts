@@ -41,6 +41,12 @@ export interface VectorChanges {
   at: number;
 }
 
+/** The live contents of a document store, deployment-wide. */
+export interface StoreCounts {
+  documents: number;
+  chunks: number;
+}
+
 /** The outcome of one committed UpsertDocuments message. */
 export interface UpsertOutcome {
   /** Documents written (new or changed); identical re-upserts are not counted. */
@@ -103,6 +109,12 @@ export interface DocumentStore {
   iterateVectors(): AsyncIterable<VectorEntry>;
   /** The current index generation (bumped by every committed write). */
   generation(): Promise<bigint>;
+  /**
+   * How many live documents (not superseded, not deleted) the store holds, and their chunks, from one
+   * committed state: for operators' metrics, read at scrape time, so it must not block the serving thread
+   * (SQLite keeps them in memory, moved by each commit; PostgreSQL counts asynchronously).
+   */
+  counts(): Promise<StoreCounts>;
   /** Stores one batch of documents of one resource at time `now` (ms) in one transaction. */
   upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number): Promise<UpsertOutcome>;
   /** Deletes (supersedes) the live documents at `paths` in one transaction. */

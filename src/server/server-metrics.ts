@@ -1,5 +1,7 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { TierMetrics } from "../application/tier-service.js";
+import type { DocumentStore, StoreCounts } from "../ports/document-store.js";
 import type { Backends } from "./backends.js";
 import { CODE_NAMES } from "./code-name.js";
 
@@ -18,9 +20,13 @@ export interface MethodMetrics {
 
 /**
  * The Prometheus registry of one server: call counters, latency, streams and scope violations fed by the
- * metrics interceptor, index sizes and tier populations read from the backends at scrape time (so calls
- * never pay for them), and prom-client's default process metrics (event-loop lag, heap, GC). One registry
- * per server, not the global one, so several servers in one process (tests) never share counters.
+ * metrics interceptor, index sizes (documents, chunks, vectors) and tier populations and counters (hits,
+ * misses, movements) read from the backends at scrape time (so calls never pay for them), and prom-client's
+ * default process metrics (event-loop lag, heap, GC). One registry per server, not the global one, so
+ * several servers in one process (tests) never share counters.
+ *
+ * The figures are deployment-wide, every tenant summed: this listener is the operator's (loopback unless
+ * ACMS_HOST says otherwise, no key), unlike GetMetrics, which answers a caller about its own scope only.
  */
 export class ServerMetrics {
   readonly registry = new Registry();
@@ -33,6 +39,7 @@ export class ServerMetrics {
 
   constructor(backends: Backends) {
     const registers = [this.registry];
+    const counts = this.countsReader(backends.documents);
     collectDefaultMetrics({ register: this.registry });
     this.calls = new Counter({ name: "acms_rpc_calls_total", help: "RPCs finished, by service, method and gRPC code", labelNames: ["service", "method", "code"], registers });
     this.duration = new Histogram({ name: "acms_rpc_duration_seconds", help: "RPC latency until the last response message, by service and method", labelNames: ["service", "method"], buckets: LATENCY_BUCKETS, registers });
@@ -45,6 +52,22 @@ export class ServerMetrics {
       registers,
       async collect() {
         this.set(Number(await backends.documents.generation()));
+      },
+    });
+    new Gauge({
+      name: "acms_index_documents",
+      help: "Live documents in the document store (superseded and deleted versions not counted)",
+      registers,
+      async collect() {
+        this.set((await counts()).documents);
+      },
+    });
+    new Gauge({
+      name: "acms_index_chunks",
+      help: "Chunks of the live documents in the document store",
+      registers,
+      async collect() {
+        this.set((await counts()).chunks);
       },
     });
     new Gauge({
@@ -74,6 +97,64 @@ export class ServerMetrics {
         for (const [tier, n] of Object.entries(backends.tiers.totals().tokens)) this.set({ tier }, n);
       },
     });
+    new Counter({
+      name: "acms_tier_hits_total",
+      help: "GetFragment lookups answered from a tier, deployment-wide",
+      labelNames: ["tier"],
+      registers,
+      collect() {
+        const t = backends.tiers.totals();
+        this.reset();
+        this.inc({ tier: "hot" }, t.hotHits);
+        this.inc({ tier: "warm" }, t.warmHits);
+        this.inc({ tier: "cold" }, t.coldHits);
+      },
+    });
+    new Counter({
+      name: "acms_tier_misses_total",
+      help: "GetFragment lookups a tier could not answer (they fall through to the next; cold: found nowhere), deployment-wide",
+      labelNames: ["tier"],
+      registers,
+      collect() {
+        const t = backends.tiers.totals();
+        this.reset();
+        this.inc({ tier: "hot" }, t.hotMisses);
+        this.inc({ tier: "warm" }, t.warmMisses);
+        this.inc({ tier: "cold" }, t.misses);
+      },
+    });
+    for (const [name, help, of] of [
+      ["acms_tier_promotions_total", "Fragments moved one tier up (PromoteFragment), deployment-wide", (t: TierMetrics) => t.promotions],
+      ["acms_tier_demotions_total", "Fragments moved one tier down (DemoteFragment, over-budget displacement, EvictLru on hot or warm), deployment-wide", (t: TierMetrics) => t.demotions],
+      ["acms_tier_evictions_total", "Fragments deleted out of cold (overflow, EvictLru on cold), deployment-wide", (t: TierMetrics) => t.evictions],
+    ] as const) {
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(of(backends.tiers.totals()));
+        },
+      });
+    }
+  }
+
+  /**
+   * The store's live counts, counted again only when the index generation moved since the last count (every
+   * committed write bumps it), so scrapes of an idle index cost one generation read. One count serves the
+   * documents and chunks gauges of a scrape.
+   */
+  private countsReader(documents: DocumentStore): () => Promise<StoreCounts> {
+    let counted: { generation: bigint; counts: Promise<StoreCounts> } | undefined;
+    return async () => {
+      const generation = await documents.generation();
+      if (counted?.generation !== generation) {
+        counted = { generation, counts: documents.counts() };
+        counted.counts.catch(() => (counted = undefined));
+      }
+      return counted.counts;
+    };
   }
 
   /** The children of `method`, made on its first call. */

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -66,6 +66,31 @@ test("the Go example resolves a scope, searches it and decodes ScopeViolation an
     "bad request (InvalidArgument): fields query",
   ]);
 }, 60_000);
+
+test("a Go module in an empty folder requires acms/clients/go (a replace to this checkout), vendors Debian's sources offline and calls the server", async () => {
+  const user = mkdtempSync(join(tmpdir(), "acms-go-module-"));
+  try {
+    copyFileSync(join(ROOT, "clients/go/examples/agent/main.go"), join(user, "main.go"));
+    // The client's own requirements (Debian's versions), then the client itself, replaced by this checkout.
+    const requires = /^require \(\n([\s\S]*?)^\)/m.exec(readFileSync(join(ROOT, "clients/go/go.mod"), "utf8"))![1];
+    writeFileSync(join(user, "go.mod"), `module example.com/agent\n\ngo 1.19\n\nrequire (\n\tacms/clients/go v0.0.0\n${requires})\n\nreplace acms/clients/go => ${join(ROOT, "clients/go")}\n`);
+    await exec("bash", [join(ROOT, "clients/go/vendor-debian.sh"), user]);
+    const env = { ...process.env, GO111MODULE: "on", GOFLAGS: "-mod=vendor", GOPROXY: "off", GOPATH: join(user, ".gopath") };
+    await exec("go", ["build", "-o", "agent", "."], { cwd: user, env });
+    const { stdout } = await exec(join(user, "agent"), ["onboarding checklist"], {
+      env: { PATH: process.env.PATH, ACMS_URL: t.server.url, ACMS_API_KEY: t.keys.writer, ACMS_PROJECT: "local/goagent" },
+    });
+    const lines = stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^scope [0-9A-Z]{26}: 1 resources in local\/goagent$/);
+    expect(lines.slice(1)).toEqual([
+      "text search: onboarding.md",
+      "refused out of scope (PermissionDenied): 01ARZ3NDEKTSV4RRFFQ69G5FAV (scope projects local/goagent)",
+      "bad request (InvalidArgument): fields query",
+    ]);
+  } finally {
+    rmSync(user, { recursive: true, force: true });
+  }
+}, 600_000);
 
 test("the Go example fails with one line on a wrong key", async () => {
   const failed = await exec(agent, [], { env: { PATH: process.env.PATH, ACMS_URL: t.server.url, ACMS_API_KEY: "acms_wrong", ACMS_PROJECT: "local/goagent" } }).then(

@@ -215,6 +215,24 @@ export function runDocumentStoreSuite(opts: DocumentStoreSuiteOptions): void {
       expect(back.vectors.superseded).toEqual([]);
     });
 
+    test("counts are of live documents and their chunks: superseded, deleted and rejected writes count nothing", async () => {
+      expect(await store.counts()).toEqual({ documents: 0, chunks: 0 });
+      await store.upsertDocuments(R1, [doc("a.md", ["one", "two"]), doc("b.md", ["three"], { embed: false })], T0);
+      await store.upsertDocuments(R2, [doc("a.md", ["other resource"])], T0);
+      expect(await store.counts()).toEqual({ documents: 3, chunks: 4 });
+      // A change supersedes the two chunks of a.md with three new ones.
+      await store.upsertDocuments(R1, [doc("a.md", ["one", "two", "and three"])], T0 + 1_000);
+      expect(await store.counts()).toEqual({ documents: 3, chunks: 5 });
+      await store.upsertDocuments(R1, [doc("b.md", ["three"], { embed: false })], T0 + 2_000);
+      expect(await store.counts()).toEqual({ documents: 3, chunks: 5 });
+      await store.deleteDocuments(R1, ["b.md"], T0 + 3_000);
+      expect(await store.counts()).toEqual({ documents: 2, chunks: 4 });
+      await rejection(() => store.upsertDocuments(R1, [doc("c.md", ["new"]), unreadable("d.md")], T0 + 4_000));
+      expect(await store.counts()).toEqual({ documents: 2, chunks: 4 });
+      await store.reindexResource(R1, true);
+      expect(await store.counts()).toEqual({ documents: 2, chunks: 4 });
+    });
+
     test("retention: a document keeps its live version and 16 superseded ones; older versions are dropped with their vectors", async () => {
       const keys: number[] = [];
       for (let i = 0; i <= RETAINED + 2; i++) {

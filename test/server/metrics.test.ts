@@ -1,6 +1,7 @@
 import http from "node:http";
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { ContextTierService, Tier } from "../../gen/acms/v1/tiers_pb.js";
+import { IndexService } from "../../gen/acms/v1/index_pb.js";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import { TextBackendService } from "../../gen/acms/v1/text_pb.js";
@@ -13,6 +14,7 @@ import { RequestLog } from "../../src/server/request-log.js";
 import { doc, upsert } from "../index/index-fixture.js";
 import { seedTenants, type Seeded } from "../interop/interop-fixture.js";
 import { expectCode } from "../support/call-failure.js";
+import { prng } from "../support/prng.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
 /** A real HTTP/1.1 GET, as Prometheus scrapes. */
@@ -55,7 +57,7 @@ const TEXT = "acms.v1.TextBackendService";
 
 describe("ACMS_METRICS_PORT", () => {
   let t: TestServer;
-  let seeded: Seeded;
+  let seeded: Seeded & { otherProject: string };
   const logs = memoryLog("info");
   beforeAll(async () => {
     t = await startTestServer({ env: { ACMS_METRICS_PORT: "0" }, log: logs.log });
@@ -136,8 +138,102 @@ describe("ACMS_METRICS_PORT", () => {
     expect(sample(after, "acms_rpc_streams_active", stream)).toBe(0);
     expect(sample(after, "acms_index_generation")).toBeGreaterThan(generationBefore);
     expect(sample(after, "acms_index_vectors")).toBe(0);
+    expect(sample(after, "acms_index_documents") - sample(before, "acms_index_documents")).toBe(2);
+    expect(sample(after, "acms_index_chunks") - sample(before, "acms_index_chunks")).toBe(2);
     expect(sample(after, "acms_tier_fragments", { tier: "hot" }) - sample(before, "acms_tier_fragments", { tier: "hot" })).toBe(1);
     expect(sample(after, "acms_tier_tokens", { tier: "hot" })).toBeGreaterThan(0);
+  });
+
+  it("counts live documents and chunks, counted again after every write", async () => {
+    const before = await scrape();
+    const live = (text: string) => [sample(text, "acms_index_documents") - sample(before, "acms_index_documents"), sample(text, "acms_index_chunks") - sample(before, "acms_index_chunks")];
+    await upsert(t, "admin", [{ resourceId: seeded.a, documents: [doc("count/a.md", "one two", { chunks: [{ text: "one" }, { text: "two" }] }), doc("count/b.md", "three")] }]);
+    expect(live(await scrape())).toEqual([2, 3]);
+    // A change supersedes a.md's two chunks with one; scraping twice without a write counts the same.
+    await upsert(t, "admin", [{ resourceId: seeded.a, documents: [doc("count/a.md", "one only")] }]);
+    expect(live(await scrape())).toEqual([2, 2]);
+    expect(live(await scrape())).toEqual([2, 2]);
+    await t.client(IndexService, "admin").deleteDocuments({ resourceId: seeded.a, paths: ["count/a.md", "count/b.md"] });
+    expect(live(await scrape())).toEqual([0, 0]);
+  });
+
+  it("counts tier hits, misses and movements deployment-wide, every tenant summed", async () => {
+    const before = await scrape();
+    const delta = (text: string, name: string, labels: Record<string, string> = {}) => sample(text, name, labels) - sample(before, name, labels);
+    const writer = t.client(ContextTierService, "writer", seeded.scopeId, "connect");
+    const { fragment } = await writer.storeFragment({ fragment: { content: "a decision to look up", tier: Tier.HOT, projectName: "local/api" } });
+    await writer.getFragment({ fragmentId: fragment!.fragmentId });
+    await writer.demoteFragment({ fragmentId: fragment!.fragmentId });
+    await writer.getFragment({ fragmentId: fragment!.fragmentId });
+    await writer.promoteFragment({ fragmentId: fragment!.fragmentId });
+    await expectCode(writer.getFragment({ fragmentId: "no-such-fragment" }), Code.NotFound);
+    // Another tenant's miss counts here too (the operator's figures), never in the writer's GetMetrics.
+    const otherScope = (await t.client(ScopeService, "other").resolveScope({ projects: [seeded.otherProject] })).scope!.scopeId;
+    const other = t.client(ContextTierService, "other", otherScope, "connect");
+    await expectCode(other.getFragment({ fragmentId: "no-such-fragment" }), Code.NotFound);
+    const mine = await writer.getMetrics({});
+    const after = await scrape();
+    expect(delta(after, "acms_tier_hits_total", { tier: "hot" })).toBe(1);
+    expect(delta(after, "acms_tier_hits_total", { tier: "warm" })).toBe(1);
+    expect(delta(after, "acms_tier_hits_total", { tier: "cold" })).toBe(0);
+    expect(delta(after, "acms_tier_misses_total", { tier: "hot" })).toBe(3);
+    expect(delta(after, "acms_tier_misses_total", { tier: "warm" })).toBe(2);
+    expect(delta(after, "acms_tier_misses_total", { tier: "cold" })).toBe(2);
+    expect(delta(after, "acms_tier_demotions_total")).toBe(1);
+    expect(delta(after, "acms_tier_promotions_total")).toBe(1);
+    expect(delta(after, "acms_tier_evictions_total")).toBe(0);
+    expect(after).toContain("# TYPE acms_tier_hits_total counter");
+    // The caller's own figures, scoped: the other tenant's lookup is not among them.
+    const mineAfter = await writer.getMetrics({});
+    expect(mineAfter.hotMisses - mine.hotMisses).toBe(0n);
+    expect((await other.getMetrics({})).misses).toBeGreaterThanOrEqual(1n);
+  });
+
+  it.each(["connect", "grpc"] as const)("counts a client that cancels mid-stream (%s) as canceled, in metrics and the request log", async (protocol) => {
+    // 100 results of about 7 KiB each: far more than HTTP/2 flow control lets through unread (a 64 KiB
+    // window), so the server is still sending when the client cancels after its first message (asserted below).
+    const rnd = prng(protocol === "connect" ? 41 : 42);
+    const filler = () => Array.from({ length: 1100 }, () => Math.floor(rnd() * 36 ** 6).toString(36)).join(" ");
+    const documents = Array.from({ length: 100 }, (_, i) => {
+      const body = `wombat ${filler()}`;
+      return doc(`cancel-${protocol}/${i}.md`, body, { chunks: [{ text: body }] });
+    });
+    await upsert(t, "admin", [{ resourceId: seeded.a, documents }]);
+    const stream = { service: TEXT, method: "SearchStream" };
+    const before = await scrape();
+    const requestId = `cancel-${protocol}`;
+    const text = t.client(TextBackendService, "writer", seeded.scopeId, protocol);
+    const cancel = new AbortController();
+    let received = 0;
+    await expectCode(
+      (async () => {
+        for await (const _ of text.searchStream({ query: "wombat", maxResults: 100 }, { headers: { "x-request-id": requestId }, signal: cancel.signal })) {
+          received += 1;
+          // A ConnectError reason: under jest, the client's AbortError check fails across realms.
+          cancel.abort(new ConnectError("the client stopped reading", Code.Canceled));
+        }
+      })(),
+      Code.Canceled,
+    );
+    expect(received).toBe(1);
+    // The server notices the cancel asynchronously: wait for the stream to end there (no time bound).
+    let after = await scrape();
+    while (sample(after, "acms_rpc_streams_active", stream) > 0 || !logs.lines().some((l) => l.request_id === requestId)) {
+      await new Promise((r) => setTimeout(r, 20));
+      after = await scrape();
+    }
+    const delta = (code: string) => sample(after, "acms_rpc_calls_total", { ...stream, code }) - sample(before, "acms_rpc_calls_total", { ...stream, code });
+    expect(delta("canceled")).toBe(1);
+    expect(delta("ok")).toBe(0);
+    expect(delta("internal")).toBe(0);
+    expect(delta("unknown")).toBe(0);
+    const sent = sample(after, "acms_rpc_stream_messages_sent_total", stream) - sample(before, "acms_rpc_stream_messages_sent_total", stream);
+    expect(sent).toBeGreaterThanOrEqual(1);
+    expect(sent).toBeLessThan(100);
+    const logged = logs.lines().filter((l) => l.request_id === requestId);
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({ msg: "call", service: TEXT, method: "SearchStream", code: "canceled", principal: "writer" });
+    expect(logs.lines().some((l) => l.level === "error")).toBe(false);
   });
 
   it("logs refusals as one JSON line each with the request id, never the key", async () => {

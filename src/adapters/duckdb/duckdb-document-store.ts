@@ -7,6 +7,7 @@ import type {
   DocumentInputRecord,
   DocumentStore,
   ReindexOutcome,
+  StoreCounts,
   UpsertOutcome,
   VectorChanges,
 } from "../../ports/document-store.js";
@@ -83,6 +84,15 @@ export class DuckDbDocumentStore implements DocumentStore {
       if (this.gen === undefined || read > this.gen) this.gen = read;
     }
     return this.gen;
+  }
+
+  /** Counted in DuckDB on each call (an async columnar scan: it never holds the serving thread). */
+  async counts(): Promise<StoreCounts> {
+    const rows = await this.db.query(
+      `SELECT (SELECT COUNT(*) FROM documents WHERE superseded_at IS NULL) AS documents,
+              (SELECT COUNT(*) FROM chunks WHERE superseded_at IS NULL) AS chunks`,
+    );
+    return { documents: Number(rows[0][0]), chunks: Number(rows[0][1]) };
   }
 
   async bumpGeneration(): Promise<bigint> {

@@ -7,6 +7,7 @@ import type {
   DocumentInputRecord,
   DocumentStore,
   ReindexOutcome,
+  StoreCounts,
   UpsertOutcome,
   VectorChanges,
 } from "../../ports/document-store.js";
@@ -100,6 +101,14 @@ export class PostgresDocumentStore implements DocumentStore {
   async generation(): Promise<bigint> {
     const { rows } = await this.pool.query<{ g: string }>("SELECT generation::text AS g FROM index_state WHERE id = 1");
     return BigInt(rows[0].g);
+  }
+
+  async counts(): Promise<StoreCounts> {
+    const { rows } = await this.pool.query<{ documents: string; chunks: string }>(
+      `SELECT (SELECT COUNT(*) FROM documents WHERE superseded_at IS NULL)::text AS documents,
+              (SELECT COUNT(*) FROM documents d JOIN chunks c ON c.doc_key = d.doc_key WHERE d.superseded_at IS NULL)::text AS chunks`,
+    );
+    return { documents: Number(rows[0].documents), chunks: Number(rows[0].chunks) };
   }
 
   async bumpGeneration(): Promise<bigint> {
