@@ -157,6 +157,18 @@ export const MIGRATIONS: readonly Migration[] = [
       INSERT INTO term_df (term, df) SELECT term, count(*) FROM postings GROUP BY term;
     `,
   },
+  {
+    version: 6,
+    name: "vector change log pruning (the servers following it, and the generation it is pruned through)",
+    sql: `
+      ALTER TABLE index_state ADD COLUMN vector_changes_pruned_through bigint NOT NULL DEFAULT 0;
+      CREATE TABLE vector_followers (
+        server_id text COLLATE "C" PRIMARY KEY,
+        applied bigint NOT NULL,
+        seen_at timestamptz NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The advisory lock key every server takes around migrations ("acms" in ASCII). */
