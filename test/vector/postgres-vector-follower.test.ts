@@ -88,11 +88,15 @@ describe("PostgresVectorFollower across servers", () => {
     const store = new PostgresDocumentStore(db.pool);
     const logRows = async () => (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM vector_changes")).rows[0].n;
     const write = (path: string, i: number, at: number) => store.upsertDocuments(R1, [{ path, content: path, metadata: {}, chunks: [{ text: path, embedding: v(i) }] }], at);
-    const current = await follower(db, 4);
+    // Only the test prunes here (the followers' own pruning is an hour away).
+    const current = await PostgresVectorFollower.open(db.pool, db.url, new PartitionedVectorBackend({ dimension: 4, exactThreshold: Number.MAX_SAFE_INTEGER, yieldEveryMs: 0 }), {
+      pruneEveryMs: 3_600_000,
+    });
     // Learns of writes only when it searches or polls (never here): it stays where it is until asked.
     const lagging = await PostgresVectorFollower.open(db.pool, db.url, new PartitionedVectorBackend({ dimension: 4, exactThreshold: Number.MAX_SAFE_INTEGER, yieldEveryMs: 0 }), {
       notifications: false,
       pollMs: 3_600_000,
+      pruneEveryMs: 3_600_000,
     });
     try {
       await write("a.md", 0, 1_000);
