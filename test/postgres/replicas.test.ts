@@ -7,6 +7,8 @@ import type { DescService } from "@bufbuild/protobuf";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import pg from "pg";
 import { IndexService } from "../../gen/acms/v1/index_pb.js";
+import { RagService } from "../../gen/acms/v1/rag_pb.js";
+import { ContextTierService, Tier } from "../../gen/acms/v1/tiers_pb.js";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import { TextBackendService as TextService } from "../../gen/acms/v1/text_pb.js";
@@ -129,6 +131,56 @@ describe("two server processes on one PostgreSQL database", () => {
     expect(seen.results.map((r) => r.path)).toEqual(["docs/back.md"]);
     expect(seen.indexGeneration).toBeGreaterThanOrEqual(back.indexGeneration);
     expect((await a.client(VectorService, scopeId).similaritySearch({ embedding: [0, 1, 0, 0], topK: 3, minScore: 0.5 })).results.map((r) => r.path)).toEqual(["docs/back.md"]);
+  });
+
+  test("every store written through one server is read through the other: registry, scopes, documents, text, vectors, tiers", async () => {
+    // Registry: a project and a resource made through b are listed and resolved through a.
+    await b.client(RegistryService).createProject({ name: "local/web" });
+    const { resource } = await b.client(RegistryService).registerResource({ project: "local/web", alias: "site", kind: "repo" });
+    expect((await a.client(RegistryService).listProjects({})).projects.map((p) => p.name)).toEqual(expect.arrayContaining(["local/api", "local/web"]));
+    expect((await a.client(RegistryService).listResources({ project: "local/web" })).resources.map((r) => r.id)).toEqual([resource!.id]);
+    expect((await a.client(RegistryService).resolveAlias({ project: "local/web", aliasOrId: "site" })).resourceId).toBe(resource!.id);
+    // Scopes: resolved through a, read through b.
+    const { scope } = await a.client(ScopeService).resolveScope({ projects: ["local/web"] });
+    expect((await b.client(ScopeService).getScope({ scopeId: scope!.scopeId })).scope?.resourceIds).toEqual([resource!.id]);
+    const web = scope!.scopeId;
+    // Documents, text and vectors: written through a, fetched and searched through b at the write's generation.
+    const written = await a.client(IndexService).upsertDocuments(
+      one({
+        resourceId: resource!.id,
+        documents: [{ path: "pages/home.md", content: "the home page of the quokka site", metadata: { lang: "en" }, chunks: [{ text: "the home page of the quokka site", embedding: [1, 0, 0, 0] }] }],
+      }),
+    );
+    const text = await b.client(TextService, web).search({ query: "quokka" });
+    expect(text.results.map((r) => [r.path, r.ukoUri])).toEqual([["pages/home.md", expect.any(String)]]);
+    expect(text.indexGeneration).toBeGreaterThanOrEqual(written.indexGeneration);
+    const fetched = await b.client(RagService, web).fetchContent({ ukoUris: [text.results[0].ukoUri] });
+    expect(fetched.items.map((i) => [i.path, i.content, i.metadata])).toEqual([["pages/home.md", "the home page of the quokka site", { lang: "en" }]]);
+    const vector = await b.client(VectorService, web).similaritySearch({ embedding: [1, 0, 0, 0], topK: 3, minScore: 0.5 });
+    expect(vector.results.map((r) => r.path)).toEqual(["pages/home.md"]);
+    expect(vector.indexGeneration).toBeGreaterThanOrEqual(written.indexGeneration);
+    // A delete through b is seen through a.
+    const deleted = await b.client(IndexService).deleteDocuments({ resourceId: resource!.id, paths: ["pages/home.md"] });
+    const after = await a.client(TextService, web).search({ query: "quokka" });
+    expect(after.results).toEqual([]);
+    expect(after.indexGeneration).toBeGreaterThanOrEqual(deleted.indexGeneration);
+    expect((await a.client(VectorService, web).similaritySearch({ embedding: [1, 0, 0, 0], topK: 3, minScore: 0.5 })).results).toEqual([]);
+    // Tiers: warm and cold fragments stored through a are all in the database, so a server started on
+    // it afterwards (with a data directory of its own) serves them. (A running server keeps its tier
+    // placement in memory: one already running, like b, learns of them at its next start.)
+    const tiers = a.client(ContextTierService, web);
+    const warmId = (await tiers.storeFragment({ fragment: { content: "warm context shared across servers", tier: Tier.WARM, projectName: "local/web", metadata: {} } })).fragment!.fragmentId;
+    const coldId = (await tiers.storeFragment({ fragment: { content: "cold context shared across servers", tier: Tier.COLD, projectName: "local/web", metadata: {} } })).fragment!.fragmentId;
+    const c = await startReplica(postgresUrl);
+    try {
+      const onC = c.client(ContextTierService, web);
+      const warm = await onC.getFragment({ fragmentId: warmId });
+      expect([warm.fragment?.tier, warm.fragment?.content]).toEqual([Tier.WARM, "warm context shared across servers"]);
+      const cold = await onC.getFragment({ fragmentId: coldId });
+      expect([cold.fragment?.tier, cold.fragment?.content]).toEqual([Tier.COLD, "cold context shared across servers"]);
+    } finally {
+      await c.stop();
+    }
   });
 
   test("killing one server mid-stream leaves the other serving", async () => {

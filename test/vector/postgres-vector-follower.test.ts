@@ -2,6 +2,7 @@ import { PartitionedVectorBackend } from "../../src/adapters/memory-vector/parti
 import { PostgresDocumentStore } from "../../src/adapters/postgres/postgres-document-store.js";
 import { openPostgresPool } from "../../src/adapters/postgres/postgres-pool.js";
 import { PostgresVectorFollower } from "../../src/adapters/postgres/postgres-vector-follower.js";
+import { pruneVectorChanges } from "../../src/adapters/postgres/vector-change-log.js";
 import type { VectorBackend } from "../../src/ports/vector-backend.js";
 import { openTestPostgres, type PostgresTestDatabase } from "../support/engines/postgres-harness.js";
 import { viewOf } from "./vector-fixtures.js";
@@ -78,6 +79,64 @@ describe("PostgresVectorFollower across servers", () => {
       expect((await reader.search(viewOf([R1]), v(3), opts)).hits.map((h) => h.path)).toEqual(["a.md"]);
     } finally {
       await reader.close();
+    }
+  });
+
+  test("the change log is pruned of what every follower applied; one unseen past the horizon reloads in full when it comes back", async () => {
+    const db = await openTestPostgres();
+    dbs.push(db);
+    const store = new PostgresDocumentStore(db.pool);
+    const logRows = async () => (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM vector_changes")).rows[0].n;
+    const write = (path: string, i: number, at: number) => store.upsertDocuments(R1, [{ path, content: path, metadata: {}, chunks: [{ text: path, embedding: v(i) }] }], at);
+    // Only the test prunes here (the followers' own pruning is an hour away).
+    const current = await PostgresVectorFollower.open(db.pool, db.url, new PartitionedVectorBackend({ dimension: 4, exactThreshold: Number.MAX_SAFE_INTEGER, yieldEveryMs: 0 }), {
+      pruneEveryMs: 3_600_000,
+    });
+    // Learns of writes only when it searches or polls (never here): it stays where it is until asked.
+    const lagging = await PostgresVectorFollower.open(db.pool, db.url, new PartitionedVectorBackend({ dimension: 4, exactThreshold: Number.MAX_SAFE_INTEGER, yieldEveryMs: 0 }), {
+      notifications: false,
+      pollMs: 3_600_000,
+      pruneEveryMs: 3_600_000,
+    });
+    try {
+      await write("a.md", 0, 1_000);
+      await write("b.md", 1, 1_000);
+      await write("c.md", 2, 1_000);
+      await current.tick();
+      expect(current.appliedGeneration).toBe(await store.generation());
+      // The lagging server has not applied them: nothing may go.
+      expect(await pruneVectorChanges(db.pool)).toBe(0);
+      expect(await logRows()).toBe(3);
+      await lagging.tick();
+      expect(await pruneVectorChanges(db.pool)).toBe(3);
+      expect(await logRows()).toBe(0);
+      expect((await lagging.search(viewOf([R1]), v(2), opts)).hits.map((h) => h.path)).toEqual(["c.md"]);
+      expect(lagging.fullReloads).toBe(0);
+
+      // The lagging server stalls; a new version of a.md supersedes the first, d.md is new.
+      const before = lagging.appliedGeneration;
+      await write("a.md", 3, 2_000);
+      await write("d.md", 1, 2_000);
+      await current.tick();
+      expect(await pruneVectorChanges(db.pool)).toBe(0);
+      // Unseen past the horizon, it is no longer waited for: the log is pruned up to the current generation.
+      await db.pool.query("UPDATE vector_followers SET seen_at = now() - interval '1 hour' WHERE applied = $1", [before.toString()]);
+      expect(await pruneVectorChanges(db.pool)).toBe(2);
+      expect(await logRows()).toBe(0);
+      // Coming back, it cannot replay what it missed: it reloads every vector and answers the current state.
+      const hits = await lagging.search(viewOf([R1]), v(3), opts);
+      expect(hits.hits.map((h) => h.path)).toEqual(["a.md"]);
+      expect((await lagging.search(viewOf([R1]), v(0), opts)).hits).toEqual([]);
+      expect((await lagging.search(viewOf([R1]), v(1), opts)).hits.map((h) => h.path).sort()).toEqual(["b.md", "d.md"]);
+      expect(lagging.fullReloads).toBe(1);
+      expect(lagging.appliedGeneration).toBe(await store.generation());
+      // And it is followed again from there: the next write is replayed, not reloaded.
+      await write("e.md", 2, 3_000);
+      expect((await lagging.search(viewOf([R1]), v(2), opts)).hits.map((h) => h.path).sort()).toEqual(["c.md", "e.md"]);
+      expect(lagging.fullReloads).toBe(1);
+    } finally {
+      await lagging.close();
+      await current.close();
     }
   });
 });

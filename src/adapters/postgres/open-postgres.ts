@@ -22,7 +22,7 @@ export interface PostgresEngineConfig {
   /** `postgres://user:pass@host:port/db` (ACMS_POSTGRES_URL). */
   postgresUrl: string;
   embeddingDim: number;
-  /** Where the cold tier's files live (`<dataDir>/cold`). */
+  /** The server's data directory: cold tier files an earlier version left in `<dataDir>/cold` are moved into the database. */
   dataDir: string;
   /** Connections in the pool (default 10; PGlite, one session, needs 1). */
   postgresPoolSize?: number;
@@ -46,7 +46,8 @@ export interface PostgresEngine {
 /**
  * Opens every PostgreSQL adapter over `config.postgresUrl`: one connection pool, the schema migrated to
  * the newest version first (safe when several servers start at once), then the registry, scopes,
- * documents with BM25 in SQL, the unit reader, the tier catalogue and the vectors. With the `vector`
+ * documents with BM25 in SQL, the unit reader, the tiers (all three, cold included, in the database, so
+ * servers share them) and the vectors. With the `vector`
  * extension available, vectors live in the database (pgvector, written by the document store in its
  * transactions); without it they are held in process, loaded from the database and kept current across
  * servers. The log says which.

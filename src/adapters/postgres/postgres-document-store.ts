@@ -238,34 +238,59 @@ export class PostgresDocumentStore implements DocumentStore {
     if (changed.length === 0) return;
     const replaced = changed.map((r) => live.get(r.doc.path)).filter((l) => l !== undefined);
     await this.supersede(c, replaced.map((l) => l.doc_key), now, vectors);
-    const docKeys = new Map(
-      (
-        await c.query<{ doc_key: number; path: string }>(
-          `INSERT INTO documents (resource_id, path, content, metadata, fingerprint, created_at)
-           SELECT $1, p, t, m, f, $2 FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u (p, t, m, f, i) ORDER BY i
-           RETURNING doc_key, path`,
-          [resourceId, now, changed.map((r) => r.doc.path), changed.map((r) => r.doc.content), changed.map((r) => JSON.stringify(r.doc.metadata)), changed.map((r) => r.print)],
-        )
-      ).rows.map((r) => [r.path, r.doc_key]),
+    const rows = changed.flatMap((r) => r.doc.chunks.map((ch, index) => ({ path: r.doc.path, index, ch })));
+    // Row numbers stand in for the chunk keys the insert assigns: the statement joins them back.
+    const batch = keywordBatch(rows.map((r, i) => ({ chunkKey: i, text: r.ch.text })));
+    const inserted = await c.query<{ chunk_key: number; path: string; chunk_index: number }>(
+      `WITH d AS (
+         INSERT INTO documents (resource_id, path, content, metadata, fingerprint, created_at)
+         SELECT $1, p, t, m, f, $2 FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u (p, t, m, f, i) ORDER BY i
+         RETURNING doc_key, path
+       ), u AS (
+         SELECT * FROM unnest($7::text[], $8::integer[], $9::text[], $10::bytea[], $11::integer[]) WITH ORDINALITY AS u (p, x, t, e, l, r)
+       ), c AS (
+         INSERT INTO chunks (doc_key, resource_id, path, chunk_index, text, embedding)
+         SELECT d.doc_key, $1, u.p, u.x, u.t, u.e FROM u JOIN d ON d.path = u.p ORDER BY u.r
+         RETURNING chunk_key, path, chunk_index
+       ), k AS (
+         SELECT c.chunk_key, u.l, u.r - 1 AS row FROM c JOIN u ON u.p = c.path AND u.x = c.chunk_index
+       ), kr AS (
+         INSERT INTO keyword_rows (chunk_key, resource_id, length) SELECT chunk_key, $1, l FROM k
+       ), po AS (
+         INSERT INTO postings (term, resource_id, chunk_key, positions)
+         SELECT w.t, $1, k.chunk_key, w.p::integer[] FROM unnest($12::text[], $13::integer[], $14::text[]) AS w (t, row, p) JOIN k ON k.row = w.row
+       ), df AS (
+         -- Writers are serialised on index_state, so these counters never race (and never deadlock).
+         INSERT INTO term_df (term, df) SELECT t, count(*) FROM unnest($12::text[]) AS w (t) GROUP BY t
+         ON CONFLICT (term) DO UPDATE SET df = term_df.df + excluded.df
+       )
+       SELECT chunk_key, path, chunk_index FROM c`,
+      [
+        resourceId,
+        now,
+        changed.map((r) => r.doc.path),
+        changed.map((r) => r.doc.content),
+        changed.map((r) => JSON.stringify(r.doc.metadata)),
+        changed.map((r) => r.print),
+        rows.map((r) => r.path),
+        rows.map((r) => r.index),
+        rows.map((r) => r.ch.text),
+        rows.map((r) => (r.ch.embedding ? toBytes(r.ch.embedding) : null)),
+        batch.rowLengths,
+        batch.terms,
+        batch.postingKeys,
+        batch.positions,
+      ],
     );
-    const rows = changed.flatMap((r) => r.doc.chunks.map((ch, index) => ({ docKey: docKeys.get(r.doc.path)!, path: r.doc.path, index, ch })));
-    if (rows.length > 0) {
-      const inserted = await c.query<{ chunk_key: number; doc_key: number; chunk_index: number }>(
-        `INSERT INTO chunks (doc_key, resource_id, path, chunk_index, text, embedding)
-         SELECT d, $1, p, x, t, e FROM unnest($2::bigint[], $3::text[], $4::integer[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u (d, p, x, t, e, i) ORDER BY i
-         RETURNING chunk_key, doc_key, chunk_index`,
-        [resourceId, rows.map((r) => r.docKey), rows.map((r) => r.path), rows.map((r) => r.index), rows.map((r) => r.ch.text), rows.map((r) => (r.ch.embedding ? toBytes(r.ch.embedding) : null))],
-      );
-      const keyOf = new Map(inserted.rows.map((r) => [`${r.doc_key}#${r.chunk_index}`, r.chunk_key]));
-      const keys = rows.map((r) => keyOf.get(`${r.docKey}#${r.index}`)!);
-      await this.index(c, resourceId, rows.map((r, i) => ({ chunkKey: keys[i], text: r.ch.text })), counters);
-      const added: VectorEntry[] = [];
-      rows.forEach((r, i) => {
-        if (r.ch.embedding) added.push({ chunkKey: keys[i], resourceId, path: r.path, supersededAt: null, vector: r.ch.embedding });
-      });
-      vectors.added.push(...added);
-      if (this.vectorTable) await insertVectorRows(c, added);
+    counters.rows += batch.rowKeys.length;
+    counters.tokens += batch.tokens;
+    const keyOf = new Map(inserted.rows.map((r) => [`${r.path}#${r.chunk_index}`, r.chunk_key]));
+    const added: VectorEntry[] = [];
+    for (const r of rows) {
+      if (r.ch.embedding) added.push({ chunkKey: keyOf.get(`${r.path}#${r.index}`)!, resourceId, path: r.path, supersededAt: null, vector: r.ch.embedding });
     }
+    vectors.added.push(...added);
+    if (this.vectorTable) await insertVectorRows(c, added);
     totals.chunks += rows.length;
     totals.upserted += changed.length;
     await this.expire(c, resourceId, changed.filter((r) => live.has(r.doc.path)).map((r) => r.doc.path), vectors, counters);
@@ -328,24 +353,33 @@ export class PostgresDocumentStore implements DocumentStore {
 
   /**
    * Bumps the generation and the keyword totals, logs what the write changed in vectors (for servers that
-   * hold vectors in process: they replay the log from the generation they have), and notifies the other
-   * servers, all in the write's transaction.
+   * hold vectors in process: they replay the log from the generation they have; with pgvector's table no
+   * server does, so nothing is logged), and notifies the other servers, all in the write's transaction.
    */
   private async commitCounters(c: PostgresClient, counters: Counters, change?: VectorChangeRecord): Promise<bigint> {
+    const logged = change !== undefined && !this.vectorTable && (change.resourceReloaded !== undefined || change.added.length + change.superseded.length + change.removed.length > 0);
     const { rows } = await c.query<{ g: string }>(
-      `UPDATE index_state SET generation = generation + 1, keyword_rows = keyword_rows + $1, keyword_tokens = keyword_tokens + $2
-        WHERE id = 1 RETURNING generation::text AS g`,
-      [counters.rows, counters.tokens],
+      `WITH s AS (
+         UPDATE index_state SET generation = generation + 1, keyword_rows = keyword_rows + $1, keyword_tokens = keyword_tokens + $2
+          WHERE id = 1 RETURNING generation
+       ), l AS (
+         INSERT INTO vector_changes (generation, resource_reloaded, added, superseded, removed, at)
+         SELECT generation, $4, $5::bigint[], $6::bigint[], $7::bigint[], $8 FROM s WHERE $3
+       )
+       SELECT generation::text AS g, pg_notify($9, generation::text) FROM s`,
+      [
+        counters.rows,
+        counters.tokens,
+        logged,
+        change?.resourceReloaded ?? null,
+        change?.added ?? [],
+        change?.superseded ?? [],
+        change?.removed ?? [],
+        change?.at ?? 0,
+        GENERATION_CHANNEL,
+      ],
     );
-    const g = rows[0].g;
-    if (change && (change.resourceReloaded !== undefined || change.added.length + change.superseded.length + change.removed.length > 0)) {
-      await c.query(
-        "INSERT INTO vector_changes (generation, resource_reloaded, added, superseded, removed, at) VALUES ($1, $2, $3::bigint[], $4::bigint[], $5::bigint[], $6)",
-        [g, change.resourceReloaded ?? null, change.added, change.superseded, change.removed, change.at],
-      );
-    }
-    await c.query("SELECT pg_notify($1, $2)", [GENERATION_CHANNEL, g]);
-    return BigInt(g);
+    return BigInt(rows[0].g);
   }
 
   private async index(c: PostgresClient, resourceId: string, chunks: ReadonlyArray<{ chunkKey: number; text: string }>, counters: Counters): Promise<void> {

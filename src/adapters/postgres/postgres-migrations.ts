@@ -157,6 +157,33 @@ export const MIGRATIONS: readonly Migration[] = [
       INSERT INTO term_df (term, df) SELECT term, count(*) FROM postings GROUP BY term;
     `,
   },
+  {
+    version: 6,
+    name: "vector change log pruning (the servers following it, and the generation it is pruned through)",
+    sql: `
+      ALTER TABLE index_state ADD COLUMN vector_changes_pruned_through bigint NOT NULL DEFAULT 0;
+      CREATE TABLE vector_followers (
+        server_id text COLLATE "C" PRIMARY KEY,
+        applied bigint NOT NULL,
+        seen_at timestamptz NOT NULL
+      );
+    `,
+  },
+  {
+    version: 7,
+    name: "cold tier content in the table (compressed), shared by every server",
+    sql: `
+      ALTER TABLE tier_fragments ADD COLUMN cold_content bytea;
+      -- Compressed by the server already: stored out of line as it is, never compressed twice.
+      ALTER TABLE tier_fragments ALTER COLUMN cold_content SET STORAGE EXTERNAL;
+      ALTER TABLE tier_fragments DROP CONSTRAINT tier_fragments_check;
+      -- A cold row holds its content compressed, or (written by an earlier version, until the next start
+      -- moves it in) names a file under that server's data directory.
+      ALTER TABLE tier_fragments ADD CONSTRAINT tier_fragments_one_copy CHECK (
+        (tier = 'cold' AND content IS NULL AND (cold_file IS NULL) <> (cold_content IS NULL))
+        OR (tier <> 'cold' AND content IS NOT NULL AND cold_file IS NULL AND cold_content IS NULL));
+    `,
+  },
 ];
 
 /** The advisory lock key every server takes around migrations ("acms" in ASCII). */

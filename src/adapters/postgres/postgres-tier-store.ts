@@ -1,10 +1,14 @@
-import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync } from "node:fs";
-import { open, readFile, rename, unlink } from "node:fs/promises";
+import { readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { fragmentKey, type TierFragment, type TierName } from "../../domain/tier-fragment.js";
+import { promisify } from "node:util";
+import { gunzip, gzip } from "node:zlib";
+import type { TierFragment, TierName } from "../../domain/tier-fragment.js";
+import { fragmentKey } from "../../domain/tier-fragment.js";
 import type { LoadedFragment, TierStore } from "../../ports/tier-store.js";
-import { inTransaction, type PostgresPool } from "./postgres-pool.js";
+import type { PostgresPool } from "./postgres-pool.js";
+
+const compress = promisify(gzip);
+const decompress = promisify(gunzip);
 
 interface Row {
   owner: string;
@@ -14,7 +18,6 @@ interface Row {
   resource_id: string;
   metadata: string;
   content: string | null;
-  cold_file: string | null;
   summary: string;
   token_count: number;
   created_at: number;
@@ -23,32 +26,31 @@ interface Row {
   access_seq: number;
 }
 
-/** What a cold file holds: the owner and id (both checked on read) and the full original content. */
-interface ColdFile {
+/** What a cold file of an earlier version holds: the owner and id (both checked) and the full content. */
+interface LegacyColdFile {
   owner: string;
   id: string;
   content: string;
 }
 
-/** The files this store writes (cold versions and their temp files); anything else in the folder is left alone. */
-const OWN_FILE = /^[0-9a-f]{32}-\d+\.json(\.[0-9a-f]+\.tmp)?$/;
 /** How long read accesses wait to be written together, in ms. */
 const ACCESS_FLUSH_MS = 50;
-/** Cold files read at once (well under any open-files limit). */
-const COLD_READ_PARALLELISM = 64;
 
-const COLUMNS = "owner, id, tier, project_name, resource_id, metadata, content, cold_file, summary, token_count, created_at, updated_at, last_accessed_at, access_seq";
+const COLUMNS = "owner, id, tier, project_name, resource_id, metadata, content, cold_content, summary, token_count, created_at, updated_at, last_accessed_at, access_seq";
 
 /**
- * The tier store with its catalogue in PostgreSQL (`tier_fragments`): every fragment's tier, project,
- * metadata, summary and LRU order, and the content of hot fragments (written through, so a restart
- * loses none of it) and warm ones (the warm tier is the table). Cold content stays in files under
- * `<dataDir>/cold/`, one per fragment version, written atomically.
+ * The tier store wholly in PostgreSQL (`tier_fragments`), so every server on the database shares it:
+ * each fragment's tier, project, metadata, summary and LRU order, the content of hot fragments (written
+ * through, so a restart loses none of it) and warm ones, and the content of cold ones, gzip-compressed
+ * in `cold_content` (the cold tier trades a decompression on read for a third of the space).
  *
- * The embedded store's crash-safe move rule holds: the destination is made durable first and the
- * catalogue row, committed second, decides which copy is real. Into cold, the file is fsynced before the
- * row points at it; out of cold, the row takes the content before the file is unlinked. A crash between
- * the two leaves at most an unreferenced file, which `load` deletes, so a fragment is in exactly one tier.
+ * A fragment is one row, so a move between tiers is one committed statement: the crash-safe move rule
+ * of the embedded store (new copy durable before the old one goes) holds by construction, and a
+ * fragment is in exactly one tier after any crash.
+ *
+ * Earlier versions kept cold content in files under each server's `<dataDir>/cold`; given that folder,
+ * `load` moves such files into their rows (the row takes the content first, the file is unlinked after:
+ * a crash in between leaves only a stray file).
  */
 export class PostgresTierStore implements TierStore {
   private readonly pending = new Map<string, { owner: string; id: string; at: number; seq: number }>();
@@ -57,103 +59,67 @@ export class PostgresTierStore implements TierStore {
 
   constructor(
     private readonly pool: PostgresPool,
-    private readonly coldDir: string,
-  ) {
-    mkdirSync(coldDir, { recursive: true });
-  }
+    /** Where an earlier version of this store wrote cold files (`<dataDir>/cold`), to move them in. */
+    private readonly legacyColdDir?: string,
+  ) {}
 
   async load(): Promise<LoadedFragment[]> {
     await this.flush();
+    if (this.legacyColdDir !== undefined) await this.moveLegacyColdFiles(this.legacyColdDir);
     const { rows } = await this.pool.query<Row>(
       `SELECT owner, id, tier, project_name, resource_id, metadata, CASE WHEN tier = 'hot' THEN content END AS content,
-              cold_file, summary, token_count, created_at, updated_at, last_accessed_at, access_seq
+              summary, token_count, created_at, updated_at, last_accessed_at, access_seq
          FROM tier_fragments ORDER BY access_seq`,
     );
-    const referenced = new Set(rows.filter((r) => r.cold_file !== null).map((r) => r.cold_file as string));
-    const present = new Set(readdirSync(this.coldDir).filter((name) => OWN_FILE.test(name)));
-    for (const name of present) {
-      if (!referenced.has(name)) await unlink(join(this.coldDir, name));
-    }
-    const lost = rows.filter((r) => r.cold_file !== null && !present.has(r.cold_file));
-    if (lost.length > 0) {
-      // Only a file deleted behind the service's back gets here: its row cannot be served, so it goes.
-      await inTransaction(this.pool, async (c) => {
-        for (const r of lost) await c.query("DELETE FROM tier_fragments WHERE owner = $1 AND id = $2", [r.owner, r.id]);
-      });
-      process.stderr.write(
-        `acms: tier store: ${lost.length} cold fragment file(s) missing under ${this.coldDir}; dropped ${lost.map((r) => `${r.owner}/${r.id}`).join(", ")}\n`,
-      );
-    }
-    const lostKeys = new Set(lost.map((r) => fragmentKey(r.owner, r.id)));
-    return rows.filter((r) => !lostKeys.has(fragmentKey(r.owner, r.id))).map(fromRow);
+    return rows.map(fromRow);
   }
 
   async readContents(owner: string, ids: readonly string[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     if (ids.length === 0) return out;
-    const { rows } = await this.pool.query<{ id: string; content: string | null; cold_file: string | null }>(
-      "SELECT id, content, cold_file FROM tier_fragments WHERE owner = $1 AND id = ANY($2::text[])",
+    const { rows } = await this.pool.query<{ id: string; content: string | null; cold_content: Buffer | null }>(
+      "SELECT id, content, cold_content FROM tier_fragments WHERE owner = $1 AND id = ANY($2::text[]) AND cold_file IS NULL",
       [owner, [...ids]],
     );
-    const cold: Array<{ id: string; file: string }> = [];
     for (const r of rows) {
       if (r.content !== null) out.set(r.id, r.content);
-      else if (r.cold_file !== null) cold.push({ id: r.id, file: r.cold_file });
-    }
-    for (let i = 0; i < cold.length; i += COLD_READ_PARALLELISM) {
-      const batch = cold.slice(i, i + COLD_READ_PARALLELISM);
-      const files = await Promise.all(batch.map((c) => this.readCold(owner, c.id, c.file)));
-      batch.forEach((c, j) => out.set(c.id, files[j]));
+      else if (r.cold_content !== null) out.set(r.id, (await decompress(r.cold_content)).toString("utf8"));
     }
     return out;
   }
 
   async save(fragment: TierFragment): Promise<void> {
-    const previous = await this.coldFileOf(fragment.owner, fragment.id);
-    let coldFile: string | null = null;
-    if (fragment.tier === "cold") {
-      coldFile = coldFileName(fragment.owner, fragment.id, fragment.accessSeq);
-      const body: ColdFile = { owner: fragment.owner, id: fragment.id, content: fragment.content };
-      await this.writeAtomically(coldFile, JSON.stringify(body));
-    }
+    const cold = fragment.tier === "cold" ? await compress(Buffer.from(fragment.content, "utf8")) : null;
     this.pending.delete(fragmentKey(fragment.owner, fragment.id));
-    try {
-      await this.pool.query(
-        `INSERT INTO tier_fragments (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-         ON CONFLICT (owner, id) DO UPDATE SET tier = excluded.tier, project_name = excluded.project_name,
-           resource_id = excluded.resource_id, metadata = excluded.metadata, content = excluded.content,
-           cold_file = excluded.cold_file, summary = excluded.summary, token_count = excluded.token_count,
-           created_at = excluded.created_at, updated_at = excluded.updated_at,
-           last_accessed_at = excluded.last_accessed_at, access_seq = excluded.access_seq`,
-        [
-          fragment.owner,
-          fragment.id,
-          fragment.tier,
-          fragment.projectName,
-          fragment.resourceId,
-          JSON.stringify(fragment.metadata),
-          fragment.tier === "cold" ? null : fragment.content,
-          coldFile,
-          fragment.summary,
-          fragment.tokenCount,
-          fragment.createdAt.getTime(),
-          fragment.updatedAt.getTime(),
-          fragment.lastAccessedAt.getTime(),
-          fragment.accessSeq,
-        ],
-      );
-    } catch (err) {
-      if (coldFile !== null) await unlinkIfPresent(join(this.coldDir, coldFile));
-      throw err;
-    }
-    if (previous !== null && previous !== coldFile) await unlinkIfPresent(join(this.coldDir, previous));
+    await this.pool.query(
+      `INSERT INTO tier_fragments (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+       ON CONFLICT (owner, id) DO UPDATE SET tier = excluded.tier, project_name = excluded.project_name,
+         resource_id = excluded.resource_id, metadata = excluded.metadata, content = excluded.content,
+         cold_file = NULL, cold_content = excluded.cold_content, summary = excluded.summary,
+         token_count = excluded.token_count, created_at = excluded.created_at, updated_at = excluded.updated_at,
+         last_accessed_at = excluded.last_accessed_at, access_seq = excluded.access_seq`,
+      [
+        fragment.owner,
+        fragment.id,
+        fragment.tier,
+        fragment.projectName,
+        fragment.resourceId,
+        JSON.stringify(fragment.metadata),
+        cold === null ? fragment.content : null,
+        cold,
+        fragment.summary,
+        fragment.tokenCount,
+        fragment.createdAt.getTime(),
+        fragment.updatedAt.getTime(),
+        fragment.lastAccessedAt.getTime(),
+        fragment.accessSeq,
+      ],
+    );
   }
 
   async remove(owner: string, id: string): Promise<void> {
-    const previous = await this.coldFileOf(owner, id);
     this.pending.delete(fragmentKey(owner, id));
     await this.pool.query("DELETE FROM tier_fragments WHERE owner = $1 AND id = $2", [owner, id]);
-    if (previous !== null) await unlinkIfPresent(join(this.coldDir, previous));
   }
 
   recordAccess(owner: string, id: string, lastAccessedAt: Date, seq: number): void {
@@ -191,55 +157,35 @@ export class PostgresTierStore implements TierStore {
     return this.flushing;
   }
 
-  private async coldFileOf(owner: string, id: string): Promise<string | null> {
-    const { rows } = await this.pool.query<{ cold_file: string | null }>("SELECT cold_file FROM tier_fragments WHERE owner = $1 AND id = $2", [owner, id]);
-    return rows[0]?.cold_file ?? null;
-  }
-
-  private async readCold(owner: string, id: string, file: string): Promise<string> {
-    const body = JSON.parse(await readFile(join(this.coldDir, file), "utf8")) as ColdFile;
-    if (body.owner !== owner || body.id !== id) {
-      throw new Error(`cold file ${file} holds fragment ${body.owner}/${body.id}, expected ${owner}/${id}`);
+  /**
+   * Moves the cold files an earlier version wrote under `dir` into their rows. A row whose file this
+   * server does not have stays as it is (another server's data directory may hold it: that server moves
+   * it when it starts); until then such a fragment is listed but its content is not served.
+   */
+  private async moveLegacyColdFiles(dir: string): Promise<void> {
+    const { rows } = await this.pool.query<{ owner: string; id: string; cold_file: string }>(
+      "SELECT owner, id, cold_file FROM tier_fragments WHERE cold_file IS NOT NULL",
+    );
+    let moved = 0;
+    for (const r of rows) {
+      let body: LegacyColdFile;
+      try {
+        body = JSON.parse(await readFile(join(dir, r.cold_file), "utf8")) as LegacyColdFile;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
+        throw err;
+      }
+      if (body.owner !== r.owner || body.id !== r.id) {
+        throw new Error(`cold file ${r.cold_file} holds fragment ${body.owner}/${body.id}, expected ${r.owner}/${r.id}`);
+      }
+      await this.pool.query(
+        "UPDATE tier_fragments SET cold_content = $1, cold_file = NULL WHERE owner = $2 AND id = $3 AND cold_file = $4",
+        [await compress(Buffer.from(body.content, "utf8")), r.owner, r.id, r.cold_file],
+      );
+      await unlink(join(dir, r.cold_file)).catch(() => undefined);
+      moved += 1;
     }
-    return body.content;
-  }
-
-  /** Temp file, fsync, rename over, fsync the directory: the file is whole and durable, or absent. */
-  private async writeAtomically(name: string, data: string): Promise<void> {
-    const target = join(this.coldDir, name);
-    const temp = `${target}.${randomBytes(6).toString("hex")}.tmp`;
-    const handle = await open(temp, "wx");
-    try {
-      await handle.writeFile(data, "utf8");
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    try {
-      await rename(temp, target);
-    } catch (err) {
-      await unlinkIfPresent(temp);
-      throw err;
-    }
-    const dir = await open(this.coldDir, "r");
-    try {
-      await dir.sync();
-    } finally {
-      await dir.close();
-    }
-  }
-}
-
-/** A cold file's name: a hash of the (owner, id) pair and the version's access number, as the embedded store names it. */
-function coldFileName(owner: string, id: string, accessSeq: number): string {
-  return `${createHash("sha256").update(JSON.stringify([owner, id])).digest("hex").slice(0, 32)}-${accessSeq}.json`;
-}
-
-async function unlinkIfPresent(path: string): Promise<void> {
-  try {
-    await unlink(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    if (moved > 0) process.stderr.write(`acms: tier store: moved ${moved} cold fragment file(s) from ${dir} into PostgreSQL\n`);
   }
 }
 

@@ -1,16 +1,32 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import pg from "pg";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import type { VectorBackend, VectorEntry, VectorHit, VectorSearchOptions } from "../../ports/vector-backend.js";
 import { GENERATION_CHANNEL } from "./postgres-document-store.js";
 import type { PostgresPool } from "./postgres-pool.js";
+import { DEFAULT_FOLLOWER_HORIZON_MS, forgetFollower, pruneVectorChanges, recordFollower } from "./vector-change-log.js";
 
 /** The in-process vector index this follower keeps current (the embedded PartitionedVectorBackend). */
 export interface FollowedVectorIndex extends VectorBackend {
   replaceAll(entries: Iterable<VectorEntry>): void;
 }
 
-/** How often the follower checks the generation when no notification came (a dropped LISTEN connection). */
-const POLL_MS = 2000;
+/** Options of a follower (the defaults suit a server). */
+export interface VectorFollowerOptions {
+  /**
+   * Listen for commits' notifications (default true). Off, the follower learns of other servers' writes
+   * by polling and by the check before every search only: for a connection pooler that cannot LISTEN
+   * (transaction pooling), or to hold a follower behind on purpose.
+   */
+  notifications?: boolean;
+  /** How often it checks the generation and tells the database what it has applied, in ms (default 2000). */
+  pollMs?: number;
+  /** How often it prunes the change log of what every server has applied, in ms (default 60,000). */
+  pruneEveryMs?: number;
+  /** How long a server may go unseen before the log stops being kept for it (vector-change-log.ts). */
+  horizonMs?: number;
+}
 
 function fromBytes(b: Buffer): Float32Array {
   const copy = new Uint8Array(b.byteLength);
@@ -44,6 +60,11 @@ interface EntryRow {
  * at least the generation that was committed when it started (read-your-writes across servers), and a
  * write through another server reaches this one's index within one notification round trip.
  *
+ * The log is pruned of what every server has applied: each follower records its generation in
+ * `vector_followers` at every poll and prunes now and then (vector-change-log.ts); a server unseen past
+ * the horizon is no longer waited for and, if it comes back, finds the log pruned past its generation
+ * and reloads every vector instead of replaying.
+ *
  * Replays are idempotent: an added chunk is read back from its row as it is now (gone rows are skipped),
  * supersessions and removals can be applied twice. Writes made through this server are also applied
  * directly by its Indexer (the VectorBackend write methods pass through), then replayed harmlessly.
@@ -54,11 +75,16 @@ export class PostgresVectorFollower implements VectorBackend {
   private listener: pg.Client | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  private reloads = 0;
+  private lastPrune = 0;
+  /** This server's row in `vector_followers`. */
+  private readonly serverId = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
 
   private constructor(
     private readonly pool: PostgresPool,
     private readonly index: FollowedVectorIndex,
     private readonly url: string,
+    private readonly opts: VectorFollowerOptions,
   ) {}
 
   get dimension(): number {
@@ -70,14 +96,35 @@ export class PostgresVectorFollower implements VectorBackend {
     return this.applied;
   }
 
+  /** Full reloads of the index since open (the first load not counted): one per fall behind the pruned log. */
+  get fullReloads(): number {
+    return this.reloads;
+  }
+
   /** Loads every retained vector into `index`, then follows the database's changes. */
-  static async open(pool: PostgresPool, url: string, index: FollowedVectorIndex): Promise<PostgresVectorFollower> {
-    const f = new PostgresVectorFollower(pool, index, url);
-    await f.listen();
+  static async open(pool: PostgresPool, url: string, index: FollowedVectorIndex, opts: VectorFollowerOptions = {}): Promise<PostgresVectorFollower> {
+    const f = new PostgresVectorFollower(pool, index, url, opts);
+    if (opts.notifications ?? true) await f.listen();
     await f.reloadAll();
-    f.timer = setInterval(() => void f.catchUp().catch(() => undefined), POLL_MS);
+    await recordFollower(pool, f.serverId, f.applied);
+    f.lastPrune = Date.now();
+    f.timer = setInterval(() => void f.tick().catch(() => undefined), opts.pollMs ?? 2000);
     f.timer.unref();
     return f;
+  }
+
+  /**
+   * One poll: catches up, tells the database what this server has applied, and now and then prunes the
+   * change log of the rows every server has applied (any server may prune; running it twice is harmless).
+   */
+  async tick(): Promise<void> {
+    await this.catchUp();
+    if (this.closed) return;
+    await recordFollower(this.pool, this.serverId, this.applied);
+    if (Date.now() - this.lastPrune >= (this.opts.pruneEveryMs ?? 60_000)) {
+      this.lastPrune = Date.now();
+      await pruneVectorChanges(this.pool, this.opts.horizonMs ?? DEFAULT_FOLLOWER_HORIZON_MS);
+    }
   }
 
   upsert(entries: readonly VectorEntry[]): void {
@@ -110,6 +157,7 @@ export class PostgresVectorFollower implements VectorBackend {
     if (this.timer) clearInterval(this.timer);
     await this.catching?.catch(() => undefined);
     await this.listener?.end().catch(() => undefined);
+    await forgetFollower(this.pool, this.serverId).catch(() => undefined);
     await this.index.close();
   }
 
@@ -154,12 +202,30 @@ export class PostgresVectorFollower implements VectorBackend {
     }
   }
 
-  /** Applies the logged changes after the applied generation, in commit order, from one snapshot. */
+  /**
+   * Applies the logged changes after the applied generation, in commit order, from one snapshot; when
+   * the log was pruned past that generation (this server went unseen beyond the horizon), reloads every
+   * vector instead.
+   */
   private async replay(): Promise<void> {
+    if (await this.replayLog()) return;
+    this.reloads += 1;
+    await this.reloadAll();
+  }
+
+  /** The log replay itself; false (nothing applied) when the log no longer holds what this server misses. */
+  private async replayLog(): Promise<boolean> {
     const client = await this.pool.connect();
     try {
       await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-      const g = BigInt((await client.query<{ g: string }>("SELECT generation::text AS g FROM index_state WHERE id = 1")).rows[0].g);
+      const state = await client.query<{ g: string; pruned: string }>(
+        "SELECT generation::text AS g, vector_changes_pruned_through::text AS pruned FROM index_state WHERE id = 1",
+      );
+      const g = BigInt(state.rows[0].g);
+      if (this.applied < BigInt(state.rows[0].pruned)) {
+        await client.query("COMMIT");
+        return false;
+      }
       const changes = await client.query<ChangeRow>(
         "SELECT generation::text AS generation, resource_reloaded, added, superseded, removed, at FROM vector_changes WHERE generation > $1 ORDER BY generation",
         [this.applied.toString()],
@@ -185,6 +251,7 @@ export class PostgresVectorFollower implements VectorBackend {
       }
       await client.query("COMMIT");
       if (g > this.applied) this.applied = g;
+      return true;
     } finally {
       client.release();
     }
