@@ -18,7 +18,7 @@ import { DuckDbUnitReader } from "../adapters/duckdb/duckdb-unit-reader.js";
 import { DuckDbVectorBackend } from "../adapters/duckdb/duckdb-vector-backend.js";
 import { openPostgres } from "../adapters/postgres/open-postgres.js";
 import { Fts5TextBackend } from "../adapters/sqlite/fts5-text-backend.js";
-import { openSqliteDatabase } from "../adapters/sqlite/sqlite-database.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../adapters/sqlite/sqlite-database.js";
 import { SqliteDocumentStore } from "../adapters/sqlite/sqlite-document-store.js";
 import { SqliteRegistryStore } from "../adapters/sqlite/sqlite-registry-store.js";
 import { SqliteScopeStore } from "../adapters/sqlite/sqlite-scope-store.js";
@@ -60,15 +60,19 @@ function chooseTextBackend(native: TextBackend | undefined, source: ChunkTextSou
   return new MemoryBm25TextBackend(source);
 }
 
+/** The registry, scopes and tiers in the data directory's SQLite file (the embedded default, and beside DuckDB). */
+async function openSqliteCatalog(config: Config, db: SqliteDatabase): Promise<Pick<Backends, "registry" | "scopes" | "tiers">> {
+  const tiers = await TierService.open(new SqliteFileTierStore(db, `${config.dataDir}/cold`), {
+    budgets: config.tiers,
+    summaryTokens: config.tiers.summaryTokens,
+  });
+  return { registry: new SqliteRegistryStore(db), scopes: new SqliteScopeStore(db), tiers };
+}
+
 async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends> {
   const db = openSqliteDatabase(`${config.dataDir}/acms.db`);
   try {
-    const registry = new SqliteRegistryStore(db);
-    const scopes = new SqliteScopeStore(db);
-    const tiers = await TierService.open(new SqliteFileTierStore(db, `${config.dataDir}/cold`), {
-      budgets: config.tiers,
-      summaryTokens: config.tiers.summaryTokens,
-    });
+    const { registry, scopes, tiers } = await openSqliteCatalog(config, db);
     const documents = new SqliteDocumentStore(db);
     const units = new SqliteUnitReader(db);
     const text = chooseTextBackend(new Fts5TextBackend(db), { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
@@ -158,19 +162,14 @@ async function openOnDuckDb(config: Config, duckdbPath: string, lock: DataDirLoc
   let duck: DuckDbDatabase | undefined;
   try {
     duck = await DuckDbDatabase.open({ path: duckdbPath, dimension: config.embeddingDim });
-    const registry = new SqliteRegistryStore(db);
-    const scopes = new SqliteScopeStore(db);
+    const { registry, scopes, tiers } = await openSqliteCatalog(config, db);
     let text: MemoryBm25TextBackend | undefined;
     const documents = new DuckDbDocumentStore(duck, { onChunkTexts: (changes) => text?.apply(changes) });
     const units = new DuckDbUnitReader(duck);
     text = new MemoryBm25TextBackend({ generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, { incremental: true });
     await text.load();
     const vector = new DuckDbVectorBackend(duck, { ownWrites: false });
-    const tiers = await TierService.open(new SqliteFileTierStore(db, `${config.dataDir}/cold`), {
-      budgets: config.tiers,
-      summaryTokens: config.tiers.summaryTokens,
-    });
-    const { graph, graphEngine } = await openGraph(config);
+    const { graph, graphEngine, graphReady } = await openGraph(config);
     const opened = duck;
     return {
       registry,
@@ -181,6 +180,7 @@ async function openOnDuckDb(config: Config, duckdbPath: string, lock: DataDirLoc
       vector,
       graph,
       graphEngine,
+      graphReady,
       units,
       async close() {
         await graph.close();
