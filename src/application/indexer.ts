@@ -147,9 +147,11 @@ export class Indexer {
   private applyVectors(changes: VectorChanges): void {
     const vector = this.deps.vector;
     if (!vector) return;
-    if (changes.removed.length > 0) vector.remove(changes.removed);
-    if (changes.superseded.length > 0) vector.supersede(changes.superseded, changes.at);
+    // Additions first: a version added and superseded (or dropped) by the same message, as when one
+    // message names a path twice, must end superseded (or gone), not live.
     if (changes.added.length > 0) vector.upsert(changes.added);
+    if (changes.superseded.length > 0) vector.supersede(changes.superseded, changes.at);
+    if (changes.removed.length > 0) vector.remove(changes.removed);
   }
 }
 

@@ -32,7 +32,8 @@ export interface DocumentInputRecord {
 
 /**
  * What a committed write changed in the vector index, for the caller to apply to a vector backend after
- * the commit: new entries, chunk versions superseded at `at`, and chunk versions dropped by retention.
+ * the commit: new entries, chunk versions superseded at `at`, and chunk versions dropped by retention,
+ * applied in that order (one message may add a version and supersede it: a path named twice).
  */
 export interface VectorChanges {
   added: VectorEntry[];

@@ -41,6 +41,8 @@ interface StagedDocument {
   replacedVectors: number[];
   /** How many chunks the live count gains once published: the new version's less those of `replaces`. */
   chunkDelta: number;
+  /** Whether `replaces` is a version staged earlier in the same message (one path named twice). */
+  replacesStaged: boolean;
   /** The superseded versions that fall beyond retention once `replaces` is superseded too. */
   expires: number[];
 }
@@ -270,11 +272,15 @@ export class SqliteDocumentStore implements DocumentStore {
       let documentsUnchanged = 0;
       let chunksIndexed = 0;
       const rid = resourceToken(resourceId);
+      // A path named twice in one message: its later version replaces the one staged earlier, as if
+      // the message were applied document by document (the embedded store's rule before staging).
+      const stagedByPath = new Map<string, { doc_key: number; fingerprint: string }>();
       const stageSlice = this.db.transaction((from: number, to: number) => {
         for (let i = from; i < to; i++) {
           const doc = documents[i];
           const print = documentFingerprint(doc);
-          const live = this.stmts.live.get(resourceId, doc.path);
+          const earlier = stagedByPath.get(doc.path);
+          const live = earlier ?? this.stmts.live.get(resourceId, doc.path);
           if (live && live.fingerprint === print) {
             documentsUnchanged += 1;
             continue;
@@ -290,21 +296,26 @@ export class SqliteDocumentStore implements DocumentStore {
             if (chunk.embedding) added.push({ chunkKey, resourceId, path: doc.path, supersededAt: null, vector: chunk.embedding });
           });
           chunksIndexed += doc.chunks.length;
-          const expires = live ? this.stmts.expired.all(resourceId, doc.path, this.retained - 1).map((r) => r.doc_key) : [];
+          // (A repeated path's retention is settled at publishing, once its versions are superseded.)
+          const expires = live && !earlier ? this.stmts.expired.all(resourceId, doc.path, this.retained - 1).map((r) => r.doc_key) : [];
           const replaced = live ? this.stmts.chunksOfDoc.all(live.doc_key) : [];
           const replacedVectors = replaced.filter((c) => c.has_vector).map((c) => c.chunk_key);
-          staged.push({ path: doc.path, replaces: live?.doc_key, replacedVectors, chunkDelta: doc.chunks.length - replaced.length, expires });
+          staged.push({ path: doc.path, replaces: live?.doc_key, replacedVectors, chunkDelta: doc.chunks.length - replaced.length, replacesStaged: earlier !== undefined, expires });
+          stagedByPath.set(doc.path, { doc_key: docKey, fingerprint: print });
         }
       });
       const publish = this.db.transaction((): UpsertOutcome => {
         const vectors: VectorChanges = { added, superseded: [], removed: [], at: now };
+        const repeated = new Set<string>();
         for (const d of staged) {
           if (d.replaces === undefined) continue;
           this.stmts.supersedeDoc.run(now, d.replaces);
           vectors.superseded.push(...d.replacedVectors);
+          if (d.replacesStaged) repeated.add(d.path);
         }
         this.stmts.publishStage.run(stage);
         for (const d of staged) for (const docKey of d.expires) this.dropVersion(docKey, vectors);
+        for (const path of repeated) this.expire(resourceId, path, vectors);
         const generation = staged.length > 0 ? (this.stmts.bump.get() as bigint) : this.gen;
         return { documentsUpserted: staged.length, documentsUnchanged, chunksIndexed, vectorsIndexed: added.length, generation, vectors };
       });
