@@ -58,3 +58,14 @@ export interface VectorBackend {
   search(view: ScopedBackendView, query: Float32Array, opts: VectorSearchOptions): Promise<{ hits: VectorHit[]; exhaustive: boolean }>;
   close(): Promise<void>;
 }
+
+/**
+ * The preconditions of `replaceResource` every adapter checks the same way: each entry has the backend's
+ * dimension and belongs to the resource replaced (RangeError naming the first that does not).
+ */
+export function checkReplacement(resourceId: string, entries: readonly VectorEntry[], dimension: number): void {
+  for (const e of entries) {
+    if (e.vector.length !== dimension) throw new RangeError(`entry ${e.chunkKey} has ${e.vector.length} dimensions, the backend ${dimension}`);
+    if (e.resourceId !== resourceId) throw new RangeError(`chunk ${e.chunkKey} belongs to resource ${e.resourceId}, not ${resourceId}`);
+  }
+}

@@ -1,7 +1,7 @@
 import { listValue, type DuckDBValue } from "@duckdb/node-api";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import { supersededCutoff } from "../../domain/temporal-filter.js";
-import type { VectorBackend, VectorEntry, VectorHit, VectorSearchOptions } from "../../ports/vector-backend.js";
+import { checkReplacement, type VectorBackend, type VectorEntry, type VectorHit, type VectorSearchOptions } from "../../ports/vector-backend.js";
 import { keyList, type DuckDbDatabase, type DuckDbTx } from "./duckdb-database.js";
 import { appendVectorRows } from "./duckdb-document-store.js";
 
@@ -84,10 +84,7 @@ export class DuckDbVectorBackend implements VectorBackend {
 
   /** Deletes the resource's rows and inserts `entries` in one transaction, so a search sees one or the other. */
   async replaceResource(resourceId: string, entries: readonly VectorEntry[]): Promise<void> {
-    for (const e of entries) {
-      if (e.vector.length !== this.dimension) throw new RangeError(`entry ${e.chunkKey} has ${e.vector.length} dimensions, the backend ${this.dimension}`);
-      if (e.resourceId !== resourceId) throw new RangeError(`chunk ${e.chunkKey} belongs to resource ${e.resourceId}, not ${resourceId}`);
-    }
+    checkReplacement(resourceId, entries, this.dimension);
     if (!this.ownWrites) return;
     const byKey = new Map<number, VectorEntry>();
     for (const e of entries) byKey.set(e.chunkKey, e);

@@ -193,6 +193,11 @@ export class VectorPartition implements GraphHolder {
   offerCandidate(key: number, filter: PartitionFilter, heap: TopKHeap, tag: number, tally: GraphTally): void {
     if (!this.isVisible(key, filter)) return;
     tally.visible += 1;
+    this.offerScored(key, filter, heap, tag);
+  }
+
+  /** Scores a held, visible key exactly and offers it to `heap` when it reaches the least score. */
+  private offerScored(key: number, filter: PartitionFilter, heap: TopKHeap, tag: number): void {
     const score = dotAt(filter.query, this.data, this.rowOf.get(key)! * this.dimension);
     if (score >= filter.minScore) heap.push(clampScore(score), key, tag);
   }
@@ -212,8 +217,7 @@ export class VectorPartition implements GraphHolder {
       const candidates = index.search(filter.query, k);
       const visible = candidates.filter((key) => this.isVisible(key, filter));
       if (graphAnswered({ visible: visible.length }, candidates.length, index.size, need)) {
-        const tally: GraphTally = { visible: 0 };
-        for (const key of visible) this.offerCandidate(key, filter, heap, tag, tally);
+        for (const key of visible) this.offerScored(key, filter, heap, tag);
         return true;
       }
       const wider = Math.ceil((k * need) / Math.max(1, visible.length));
