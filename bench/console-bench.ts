@@ -15,6 +15,7 @@ import { chromium, type Page } from "playwright-core";
 import { IndexService } from "../gen/acms/v1/index_pb.js";
 import { RegistryService } from "../gen/acms/v1/registry_pb.js";
 import { ScopeService } from "../gen/acms/v1/scope_pb.js";
+import { TextBackendService } from "../gen/acms/v1/text_pb.js";
 import { prng } from "../test/support/prng.js";
 import { startTestServer, type TestServer } from "../test/support/test-server.js";
 import { median } from "./bench-timing.js";
@@ -51,8 +52,43 @@ async function seed(t: TestServer, project: string, chunks: number, rand: () => 
   return (await t.client(ScopeService, "admin").resolveScope({ projects: [project] })).scope!.scopeId;
 }
 
+/** Where one search's time went, measured inside the page (ms). */
+interface SearchSplit {
+  /** From the click to the response's last byte (the page's fetch, as Resource Timing saw it). */
+  network: number;
+  /** From the response's last byte to the 20th row in the DOM: decoding and rendering. */
+  render: number;
+}
+
+/** Arms the page to time the next search: the click, the Search fetch and the 20th row's arrival. */
+function armSearchTiming(page: Page): Promise<void> {
+  return page.evaluate(() => {
+    performance.clearResourceTimings();
+    const w = window as unknown as Record<string, number | undefined>;
+    w.__clickAt = undefined;
+    w.__rowAt = undefined;
+    document.querySelector("form.search-form button[type=submit]")!.addEventListener("click", () => (w.__clickAt = performance.now()), { once: true, capture: true });
+    const seen = new MutationObserver(() => {
+      if (document.querySelector("#results-table tbody tr:nth-child(20)")) {
+        w.__rowAt = performance.now();
+        seen.disconnect();
+      }
+    });
+    seen.observe(document.body, { childList: true, subtree: true });
+  });
+}
+
+function readSearchTiming(page: Page): Promise<SearchSplit> {
+  return page.evaluate(() => {
+    const w = window as unknown as Record<string, number>;
+    const fetches = performance.getEntriesByType("resource").filter((e) => e.name.endsWith("/acms.v1.TextBackendService/Search")) as PerformanceResourceTiming[];
+    const last = fetches[fetches.length - 1];
+    return { network: last.responseEnd - w.__clickAt, render: w.__rowAt - last.responseEnd };
+  });
+}
+
 /** Median times (ms) of the two console flows on `project` with `scopeId` in use. */
-async function flows(page: Page, t: TestServer, project: string, scopeId: string, query: string): Promise<{ load: number; search: number }> {
+async function flows(page: Page, t: TestServer, project: string, scopeId: string, query: string): Promise<{ load: number; search: number; network: number; render: number }> {
   await page.goto(`${t.server.url}/console/`);
   await page.evaluate(([key, scope]) => {
     sessionStorage.setItem("acms.console.key", key);
@@ -60,6 +96,7 @@ async function flows(page: Page, t: TestServer, project: string, scopeId: string
   }, [t.keys.admin, scopeId]);
   const load: number[] = [];
   const search: number[] = [];
+  const splits: SearchSplit[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     let t0 = performance.now();
     await page.goto(`${t.server.url}/console/#projects`);
@@ -72,13 +109,27 @@ async function flows(page: Page, t: TestServer, project: string, scopeId: string
     await page.getByRole("link", { name: "Search" }).click();
     await page.getByRole("radio", { name: "text" }).check();
     await page.getByLabel("Query").fill(query);
+    await armSearchTiming(page);
     t0 = performance.now();
     await page.getByRole("button", { name: "Search", exact: true }).click();
     await page.locator("#results-table tbody tr").nth(19).waitFor();
     search.push(performance.now() - t0);
+    splits.push(await readSearchTiming(page));
     await page.locator("#results-table").evaluate((el) => el.remove());
   }
-  return { load: median(load), search: median(search) };
+  return { load: median(load), search: median(search), network: median(splits.map((x) => x.network)), render: median(splits.map((x) => x.render)) };
+}
+
+/** Median time (ms) of the same Search called from Node, no browser: the server's share of the flow. */
+async function serverSearch(t: TestServer, scopeId: string, query: string): Promise<number> {
+  const text = t.client(TextBackendService, "admin", scopeId);
+  const times: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const t0 = performance.now();
+    await text.search({ query, maxResults: 20 });
+    times.push(performance.now() - t0);
+  }
+  return median(times);
 }
 
 /** Runs the console benchmark and prints its figures. */
@@ -107,9 +158,15 @@ export async function run(): Promise<void> {
     const query = syntheticWord(3);
     const small = await flows(page, t, "local/console-small", smallScope, query);
     const large = await flows(page, t, "local/console-big", bigScope, query);
+    const smallServer = await serverSearch(t, smallScope, query);
+    const largeServer = await serverSearch(t, bigScope, query);
+    const row = (name: string, a: number, b: number) => process.stdout.write(`${name.padEnd(28)}${a.toFixed(0).padStart(9)} ms  ${b.toFixed(0).padStart(9)} ms  ${(b / a).toFixed(2)}x\n`);
     process.stdout.write(`flow                        1,000 chunks  ${big.toLocaleString("en")} chunks  ratio\n`);
-    process.stdout.write(`projects page (load, DAG)   ${small.load.toFixed(0).padStart(9)} ms  ${large.load.toFixed(0).padStart(9)} ms  ${(large.load / small.load).toFixed(2)}x\n`);
-    process.stdout.write(`text search, 20 results     ${small.search.toFixed(0).padStart(9)} ms  ${large.search.toFixed(0).padStart(9)} ms  ${(large.search / small.search).toFixed(2)}x\n`);
+    row("projects page (load, DAG)", small.load, large.load);
+    row("text search, 20 results", small.search, large.search);
+    row("  in page: click to answer", small.network, large.network);
+    row("  in page: answer to rows", small.render, large.render);
+    row("  server alone (Node client)", smallServer, largeServer);
   } finally {
     await browser.close();
     await t.close(true);

@@ -1,5 +1,15 @@
 import type { ResourceScope } from "../domain/scope.js";
 
+/** How many scopes one {@link ScopeStore.listByOwner} page may hold at most. */
+export const MAX_SCOPE_PAGE = 100;
+
+/** One page of a principal's scopes, and where the next one starts (undefined: this was the last). */
+export interface ScopePage {
+  scopes: ResourceScope[];
+  /** Pass as `before` to get the next page. */
+  next?: string;
+}
+
 /**
  * The scope store port: scopes are immutable once saved, so implementations (and callers) may cache them
  * freely; a cached scope is never stale.
@@ -14,6 +24,12 @@ export interface ScopeStore {
   save(scope: ResourceScope): Promise<void>;
   /** The scope, whoever owns it; callers check ownership (and answer NOT_FOUND for others). */
   get(scopeId: string): Promise<ResourceScope | undefined>;
+  /**
+   * The scopes `owner` made, by scope id descending (ULIDs, so newest first), at most `limit` (1 to
+   * MAX_SCOPE_PAGE) of them with an id below `before` when given. Never another owner's: this is what lets
+   * an operator see the stored scopes of a key without any RPC that names scope ids.
+   */
+  listByOwner(owner: string, page: { limit: number; before?: string }): Promise<ScopePage>;
   /** Releases the store; no call may follow. */
   close(): Promise<void>;
 }

@@ -7,6 +7,12 @@ type Request = http.IncomingMessage | http2.Http2ServerRequest;
 type Response = http.ServerResponse | http2.Http2ServerResponse;
 type Handler = (req: Request, res: Response) => void;
 
+/** The console's own JSON endpoints by exact path (e.g. the key's stored scopes), answered before any file. */
+export type ConsoleApi = Record<string, (req: Request, res: Response) => Promise<void>>;
+
+/** The console's endpoints live below this path; an unknown one is 404 whether or not the console is built. */
+export const CONSOLE_API_PREFIX = "/console/api/";
+
 /** Where the console lives on the server: every path under it is ours, never an RPC. */
 export const CONSOLE_PATH = "/console";
 
@@ -42,16 +48,29 @@ const IMMUTABLE_PREFIX = "assets/";
  * build, `npm run build`) on the same origin as the API, so the page needs no CORS. Only regular files inside
  * `dir` are served (encoded or raw `..`, NUL, backslashes and symlinks leading out are refused with 404);
  * `/console` and `/console/` answer `index.html`; anything else under `/console` is 404. When `dir` holds no
- * build, `/console` answers 503 with how to build it. Every other path goes to `handler` untouched.
+ * build, `/console` answers 503 with how to build it. The paths of `api` (under `/console`) go to their
+ * endpoints. Every other path goes to `handler` untouched.
  *
- * @example listen(withConsole(handler, config.consoleDir), host, port)
+ * @example listen(withConsole(handler, config.consoleDir, { [CONSOLE_SCOPES_PATH]: scopesEndpoint }), host, port)
  */
-export function withConsole(handler: Handler, dir: string): Handler {
+export function withConsole(handler: Handler, dir: string, api: ConsoleApi = {}): Handler {
   return (req, res) => {
     const url = req.url ?? "/";
     const pathname = url.split("?", 1)[0];
     if (pathname !== CONSOLE_PATH && !pathname.startsWith(`${CONSOLE_PATH}/`)) {
       handler(req, res);
+      return;
+    }
+    const endpoint = api[pathname];
+    if (endpoint) {
+      endpoint(req, res).catch(() => {
+        if (!res.headersSent) send(res, req, 500, "application/json; charset=utf-8", '{"code":"internal","message":"console: internal error"}', "no-store");
+        else res.end();
+      });
+      return;
+    }
+    if (pathname.startsWith(CONSOLE_API_PREFIX)) {
+      send(res, req, 404, "application/json; charset=utf-8", '{"code":"not_found","message":"console: no such endpoint"}', "no-store");
       return;
     }
     serveConsole(req, res, dir, pathname.slice(CONSOLE_PATH.length)).catch(() => {

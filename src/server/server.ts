@@ -3,6 +3,7 @@ import { GraphBackendService } from "../../gen/acms/v1/graph_pb.js";
 import { createAccessInterceptor } from "./access-interceptor.js";
 import { COMPRESS_MIN_BYTES } from "./compression-policy.js";
 import { withConsole } from "./console-assets.js";
+import { CONSOLE_SCOPES_PATH, createConsoleScopesEndpoint } from "./console-scopes-endpoint.js";
 import { withCors } from "./cors.js";
 import { createGrpcStreamHandler } from "./grpc/grpc-stream-handler.js";
 import { recordingRoutes, type MethodRegistry } from "./grpc/method-registry.js";
@@ -91,7 +92,8 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   let metricsListener: MetricsListener | undefined;
   try {
     const grpc = createGrpcStreamHandler({ methods, interceptors, maxMessageBytes: deps.config.maxMessageBytes, compressMinBytes: COMPRESS_MIN_BYTES });
-    listener = await listen(withConsole(withCors(handler, deps.config.corsOrigins), deps.config.consoleDir), deps.config.host, deps.config.port, deps.config.connections, grpc);
+    const consoleApi = { [CONSOLE_SCOPES_PATH]: createConsoleScopesEndpoint({ keys: deps.keys, scopes: deps.backends.scopes }) };
+    listener = await listen(withConsole(withCors(handler, deps.config.corsOrigins), deps.config.consoleDir, consoleApi), deps.config.host, deps.config.port, deps.config.connections, grpc);
     if (deps.metrics && metricsPort !== undefined) {
       metricsListener = await listenMetrics(deps.metrics.registry, deps.config.host, metricsPort).catch(async (err: unknown) => {
         await listener.close(0);

@@ -9,7 +9,7 @@ import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import type { ResourceScope } from "../../src/domain/scope.js";
 import { newUlid } from "../../src/domain/ulid-id.js";
-import type { ScopeStore } from "../../src/ports/scope-store.js";
+import type { ScopePage, ScopeStore } from "../../src/ports/scope-store.js";
 import { createBackends } from "../../src/server/composition-root.js";
 import { loadConfig } from "../../src/server/config.js";
 import { generateKey, hashKey, KeyRing } from "../../src/server/key-ring.js";
@@ -31,6 +31,9 @@ class CountingScopeStore implements ScopeStore {
   get(scopeId: string): Promise<ResourceScope | undefined> {
     this.gets += 1;
     return this.inner.get(scopeId);
+  }
+  listByOwner(owner: string, page: { limit: number; before?: string }): Promise<ScopePage> {
+    return this.inner.listByOwner(owner, page);
   }
   close(): Promise<void> {
     return this.inner.close();

@@ -145,6 +145,40 @@ export function runScopeStoreSuite(opts: ScopeStoreSuiteOptions): void {
       for (const s of [...scopes].reverse()) expect(await store.get(s.scopeId)).toEqual(copy(s));
     });
 
+    test("an owner's scopes are listed by id descending, paged, and never another owner's", async () => {
+      const mine: ResourceScope[] = [];
+      for (let i = 0; i < 7; i++) {
+        const s = sampleScope({ owner: "agent-a", projectNames: [`local/p${i}`] });
+        mine.push(s);
+        await store.save(s);
+        await store.save(sampleScope({ owner: "agent-b" }));
+        await store.save(sampleScope({ owner: "agent-a2" }));
+      }
+      const expected = mine.map((s) => s.scopeId).sort().reverse();
+      const seen: string[] = [];
+      let before: string | undefined;
+      let pages = 0;
+      do {
+        const page = await store.listByOwner("agent-a", { limit: 3, before });
+        pages += 1;
+        expect(page.scopes.length).toBeLessThanOrEqual(3);
+        for (const s of page.scopes) {
+          expect(s.owner).toBe("agent-a");
+          expect(s).toEqual(copy(mine.find((m) => m.scopeId === s.scopeId)!));
+        }
+        seen.push(...page.scopes.map((s) => s.scopeId));
+        before = page.next;
+      } while (before !== undefined && pages < 10);
+      expect(seen).toEqual(expected);
+      expect(pages).toBe(3);
+      const exact = await store.listByOwner("agent-a", { limit: 7 });
+      expect(exact.scopes.map((s) => s.scopeId)).toEqual(expected);
+      expect(exact.next).toBeUndefined();
+      expect(await store.listByOwner("agent-c", { limit: 5 })).toEqual({ scopes: [], next: undefined });
+      expect((await store.listByOwner("agent-b", { limit: 100 })).scopes.every((s) => s.owner === "agent-b")).toBe(true);
+      expect((await store.listByOwner("agent-b", { limit: 100 })).scopes).toHaveLength(7);
+    });
+
     test("a saved scope survives a restart, field for field", async () => {
       const a = sampleScope();
       const b = sampleScope({ temporalScope: "all", owner: "agent-b", parentScopeId: a.scopeId });

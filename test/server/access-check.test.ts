@@ -122,7 +122,7 @@ describe("checkPrincipalRefs", () => {
 describe("authenticate and resolveView", () => {
   const keys = new KeyRing([{ name: "agent-a", key_sha256: hashKey("secret-a"), projects: ["local/*"], write: false }]);
   const stored = scope();
-  const scopes: ScopeStore = { save: async () => undefined, get: async (id) => (id === stored.scopeId ? stored : undefined), close: async () => undefined };
+  const scopes: ScopeStore = { save: async () => undefined, get: async (id) => (id === stored.scopeId ? stored : undefined), listByOwner: async () => ({ scopes: [] }), close: async () => undefined };
 
   it("needs a known bearer key", () => {
     expect(authenticate(keys, "Bearer secret-a").name).toBe("agent-a");
@@ -168,6 +168,7 @@ describe("ScopeViewCache", () => {
         reads += 1;
         return id === stored.scopeId ? stored : undefined;
       },
+      listByOwner: async () => ({ scopes: [] }),
       close: async () => undefined,
     };
     const views = new ScopeViewCache(scopes);
@@ -184,7 +185,7 @@ describe("ScopeViewCache", () => {
 
   it("keeps at most `size` views, least recently used out first", async () => {
     const [s1, s2] = [scope({ scopeId: "01JSCOPESCOPESCOPESCOPES01" }), scope({ scopeId: "01JSCOPESCOPESCOPESCOPES02" })];
-    const scopes: ScopeStore = { save: async () => undefined, get: async (id) => [s1, s2].find((s) => s.scopeId === id), close: async () => undefined };
+    const scopes: ScopeStore = { save: async () => undefined, get: async (id) => [s1, s2].find((s) => s.scopeId === id), listByOwner: async () => ({ scopes: [] }), close: async () => undefined };
     const views = new ScopeViewCache(scopes, { size: 1 });
     const a = createPrincipal("agent-a", ["local/*"], false);
     await resolveView(views, a, s1.scopeId);

@@ -55,7 +55,7 @@ function ping(svc: DescService): DescMethodUnary {
 
 const key = generateKey();
 const keys = new KeyRing([{ name: "admin", key_sha256: hashKey(key), projects: ["*/*"], write: true }]);
-const noScopes: ScopeStore = { save: async () => undefined, get: async () => undefined, close: async () => undefined };
+const noScopes: ScopeStore = { save: async () => undefined, get: async () => undefined, listByOwner: async () => ({ scopes: [] }), close: async () => undefined };
 const noRegistry = {} as RegistryStore;
 
 describe("accessRuleOf", () => {

@@ -184,6 +184,13 @@ export const MIGRATIONS: readonly Migration[] = [
         OR (tier <> 'cold' AND content IS NOT NULL AND cold_file IS NULL AND cold_content IS NULL));
     `,
   },
+  {
+    version: 8,
+    name: "scopes by owner (a key's stored scopes, paged, for the console)",
+    sql: `
+      CREATE INDEX scopes_by_owner ON scopes (owner, scope_id);
+    `,
+  },
 ];
 
 /** The advisory lock key every server takes around migrations ("acms" in ASCII). */

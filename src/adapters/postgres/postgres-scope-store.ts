@@ -1,6 +1,6 @@
 import { AlreadyExistsError } from "../../domain/errors.js";
 import { TEMPORAL_SCOPES, type ResourceScope, type TemporalScope } from "../../domain/scope.js";
-import type { ScopeStore } from "../../ports/scope-store.js";
+import { MAX_SCOPE_PAGE, type ScopePage, type ScopeStore } from "../../ports/scope-store.js";
 import { isUniqueViolation, type PostgresPool } from "./postgres-pool.js";
 
 /** The JSON body of a stored scope (the embedded store's format): everything but the columns. */
@@ -8,6 +8,19 @@ type ScopeBody = Omit<ResourceScope, "scopeId" | "owner" | "createdAt" | "tempor
 
 function toTemporal(value: string): TemporalScope {
   return (TEMPORAL_SCOPES as readonly string[]).includes(value) ? (value as TemporalScope) : "current";
+}
+
+type ScopeRow = { scope_id: string; owner: string; body: string; created_at: number };
+
+function fromRow(row: ScopeRow): ResourceScope {
+  const body = JSON.parse(row.body) as ScopeBody;
+  return freeze({
+    ...body,
+    temporalScope: toTemporal(body.temporalScope),
+    scopeId: row.scope_id,
+    owner: row.owner,
+    createdAt: new Date(Number(row.created_at)),
+  });
 }
 
 function freeze(scope: ResourceScope): ResourceScope {
@@ -60,22 +73,23 @@ export class PostgresScopeStore implements ScopeStore {
       this.cache.set(scopeId, cached);
       return cached;
     }
-    const { rows } = await this.pool.query<{ scope_id: string; owner: string; body: string; created_at: number }>(
-      "SELECT scope_id, owner, body, created_at FROM scopes WHERE scope_id = $1",
-      [scopeId],
-    );
+    const { rows } = await this.pool.query<ScopeRow>("SELECT scope_id, owner, body, created_at FROM scopes WHERE scope_id = $1", [scopeId]);
     const row = rows[0];
     if (!row) return undefined;
-    const body = JSON.parse(row.body) as ScopeBody;
-    const scope = freeze({
-      ...body,
-      temporalScope: toTemporal(body.temporalScope),
-      scopeId: row.scope_id,
-      owner: row.owner,
-      createdAt: new Date(row.created_at),
-    });
+    const scope = fromRow(row);
     this.remember(scope);
     return scope;
+  }
+
+  async listByOwner(owner: string, page: { limit: number; before?: string }): Promise<ScopePage> {
+    const limit = Math.min(Math.max(1, Math.trunc(page.limit)), MAX_SCOPE_PAGE);
+    // One row more than asked says whether another page follows.
+    const { rows } =
+      page.before === undefined
+        ? await this.pool.query<ScopeRow>("SELECT scope_id, owner, body, created_at FROM scopes WHERE owner = $1 ORDER BY scope_id DESC LIMIT $2", [owner, limit + 1])
+        : await this.pool.query<ScopeRow>("SELECT scope_id, owner, body, created_at FROM scopes WHERE owner = $1 AND scope_id < $2 ORDER BY scope_id DESC LIMIT $3", [owner, page.before, limit + 1]);
+    const scopes = rows.slice(0, limit).map(fromRow);
+    return { scopes, next: rows.length > limit ? scopes[scopes.length - 1].scopeId : undefined };
   }
 
   /** Whether `scopeId` is held in this server's memory (for tests of the cache). */

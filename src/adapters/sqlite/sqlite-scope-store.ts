@@ -1,6 +1,6 @@
 import { AlreadyExistsError } from "../../domain/errors.js";
 import { TEMPORAL_SCOPES, type ResourceScope, type TemporalScope } from "../../domain/scope.js";
-import type { ScopeStore } from "../../ports/scope-store.js";
+import { MAX_SCOPE_PAGE, type ScopePage, type ScopeStore } from "../../ports/scope-store.js";
 import type { SqliteDatabase } from "./sqlite-database.js";
 
 const SCHEMA = `
@@ -10,7 +10,21 @@ CREATE TABLE IF NOT EXISTS scopes (
   body TEXT NOT NULL,
   created_at INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS scopes_by_owner ON scopes (owner, scope_id);
 `;
+
+type ScopeRow = { scope_id: string; owner: string; body: string; created_at: number };
+
+function fromRow(row: ScopeRow): ResourceScope {
+  const body = JSON.parse(row.body) as ScopeBody;
+  return freeze({
+    ...body,
+    temporalScope: toTemporal(body.temporalScope),
+    scopeId: row.scope_id,
+    owner: row.owner,
+    createdAt: new Date(row.created_at),
+  });
+}
 
 /**
  * The JSON body of a stored scope: everything but id, owner and creation time, which have columns. The
@@ -45,13 +59,19 @@ export class SqliteScopeStore implements ScopeStore {
   private readonly cacheSize: number;
   private readonly insert;
   private readonly select;
+  private readonly newestOf;
+  private readonly olderOf;
 
   constructor(db: SqliteDatabase, opts: { cacheSize?: number } = {}) {
     this.cacheSize = Math.max(1, opts.cacheSize ?? 10_000);
     db.exec(SCHEMA);
     this.insert = db.prepare<[string, string, string, number]>("INSERT INTO scopes (scope_id, owner, body, created_at) VALUES (?, ?, ?, ?)");
-    this.select = db.prepare<[string], { scope_id: string; owner: string; body: string; created_at: number }>(
-      "SELECT scope_id, owner, body, created_at FROM scopes WHERE scope_id = ?",
+    this.select = db.prepare<[string], ScopeRow>("SELECT scope_id, owner, body, created_at FROM scopes WHERE scope_id = ?");
+    this.newestOf = db.prepare<[string, number], ScopeRow>(
+      "SELECT scope_id, owner, body, created_at FROM scopes WHERE owner = ? ORDER BY scope_id DESC LIMIT ?",
+    );
+    this.olderOf = db.prepare<[string, string, number], ScopeRow>(
+      "SELECT scope_id, owner, body, created_at FROM scopes WHERE owner = ? AND scope_id < ? ORDER BY scope_id DESC LIMIT ?",
     );
   }
 
@@ -79,16 +99,17 @@ export class SqliteScopeStore implements ScopeStore {
     }
     const row = this.select.get(scopeId);
     if (!row) return undefined;
-    const body = JSON.parse(row.body) as ScopeBody;
-    const scope = freeze({
-      ...body,
-      temporalScope: toTemporal(body.temporalScope),
-      scopeId: row.scope_id,
-      owner: row.owner,
-      createdAt: new Date(row.created_at),
-    });
+    const scope = fromRow(row);
     this.remember(scope);
     return scope;
+  }
+
+  async listByOwner(owner: string, page: { limit: number; before?: string }): Promise<ScopePage> {
+    const limit = Math.min(Math.max(1, Math.trunc(page.limit)), MAX_SCOPE_PAGE);
+    // One row more than asked says whether another page follows.
+    const rows = page.before === undefined ? this.newestOf.all(owner, limit + 1) : this.olderOf.all(owner, page.before, limit + 1);
+    const scopes = rows.slice(0, limit).map(fromRow);
+    return { scopes, next: rows.length > limit ? scopes[scopes.length - 1].scopeId : undefined };
   }
 
   /** Whether `scopeId` is held in memory (for tests of the cache). */
