@@ -1,20 +1,11 @@
 import { createAcmsWebClient, type AcmsClient } from "@acms/client/web";
 
 /**
- * The operator's key and the tab's scopes live in sessionStorage only: gone when the tab closes, never in
+ * The operator's key and the scope in use live in sessionStorage only: gone when the tab closes, never in
  * a URL (the router uses the hash for page names only), never logged.
  */
 const KEY = "acms.console.key";
 const SCOPE = "acms.console.scope";
-const MADE = "acms.console.scopes";
-
-/** A scope this tab resolved, remembered so the scope page can list it (no RPC lists a key's scopes). */
-export interface MadeScope {
-  scopeId: string;
-  projects: string[];
-  resourceCount: number;
-  summary: string;
-}
 
 export function getKey(): string | undefined {
   return sessionStorage.getItem(KEY) ?? undefined;
@@ -24,11 +15,10 @@ export function setKey(key: string): void {
   sessionStorage.setItem(KEY, key);
 }
 
-/** Forgets the key and everything made with it. */
+/** Forgets the key and the scope in use. */
 export function signOut(): void {
   sessionStorage.removeItem(KEY);
   sessionStorage.removeItem(SCOPE);
-  sessionStorage.removeItem(MADE);
 }
 
 /** The scope the search and tier pages call with. */
@@ -44,23 +34,39 @@ export function setScopeId(scopeId: string): void {
   window.dispatchEvent(new Event(SCOPE_CHANGED));
 }
 
-export function madeScopes(): MadeScope[] {
-  try {
-    const raw = JSON.parse(sessionStorage.getItem(MADE) ?? "[]") as unknown;
-    return Array.isArray(raw) ? (raw as MadeScope[]) : [];
-  } catch {
-    return [];
-  }
-}
-
-/** Remembers a scope, newest first, keeping the latest 50. */
-export function rememberScope(scope: MadeScope): void {
-  const rest = madeScopes().filter((s) => s.scopeId !== scope.scopeId);
-  sessionStorage.setItem(MADE, JSON.stringify([scope, ...rest].slice(0, 50)));
-}
-
 /** Clients of every service on this origin with the tab's key, scoped to `scopeId` when given. */
 export function client(scopeId?: string): AcmsClient {
   const base = createAcmsWebClient({ baseUrl: window.location.origin, apiKey: getKey(), defaultTimeoutMs: 30_000 });
   return scopeId === undefined ? base : base.withScope(scopeId);
+}
+
+/** One stored scope as GET /console/api/scopes lists it (src/server/console-scopes-endpoint.ts). */
+export interface StoredScope {
+  scopeId: string;
+  projectNames: string[];
+  resourceCount: number;
+  temporalScope: string;
+  includeResources: string[];
+  excludeResources: string[];
+  includePaths: string[];
+  excludePaths: string[];
+  parentScopeId: string;
+  expandDescendants: boolean;
+  createdAt: string;
+}
+
+/** Scopes listed per page of the stored-scopes table. */
+export const STORED_PAGE_SIZE = 20;
+
+/**
+ * A page of the key's stored scopes, newest first, from the console's own endpoint (the API has GetScope
+ * but no RPC that lists scopes). The key goes in the Authorization header, as for every RPC.
+ */
+export async function storedScopes(pageToken: string): Promise<{ scopes: StoredScope[]; nextPageToken: string }> {
+  const query = new URLSearchParams({ page_size: String(STORED_PAGE_SIZE) });
+  if (pageToken !== "") query.set("page_token", pageToken);
+  const res = await fetch(`${window.location.origin}/console/api/scopes?${query}`, { headers: { authorization: `Bearer ${getKey() ?? ""}` }, cache: "no-store" });
+  const body = (await res.json().catch(() => ({}))) as { scopes?: StoredScope[]; nextPageToken?: string; message?: string };
+  if (!res.ok) throw new Error(`Listing the stored scopes failed (${res.status}): ${body.message ?? res.statusText}`);
+  return { scopes: body.scopes ?? [], nextPageToken: body.nextPageToken ?? "" };
 }

@@ -142,7 +142,12 @@ describe("operator's console in Chromium", () => {
     await shot("1b-projects-paged");
   });
 
-  test("scope builder resolves live as allow/deny change, lists the tab's scopes and shows a refusal", async () => {
+  test("scope builder resolves live as allow/deny change, lists the key's stored scopes and shows a refusal", async () => {
+    // Scopes made by other clients: the writer's are listed (from the store, not this tab), the reader's never.
+    const writerScopes = t.client(ScopeService, "writer");
+    const elsewhere = (await writerScopes.resolveScope({ projects: ["local/api"], includePaths: ["made/elsewhere/**"] })).scope!.scopeId;
+    for (let i = 0; i < 21; i += 1) await writerScopes.resolveScope({ projects: ["local/web"], includePaths: [`bulk/${i}/**`] });
+    const readers = (await t.client(ScopeService, "reader").resolveScope({ projects: ["local/api"] })).scope!.scopeId;
     await page.getByRole("link", { name: "Scope builder" }).click();
     await page.getByLabel("local/api").check();
     await page.getByRole("heading", { name: "Resolved scope: 4 resources" }).waitFor();
@@ -174,6 +179,29 @@ describe("operator's console in Chromium", () => {
     await shot("3-scope-refused");
     await page.getByLabel("Deny resources (one per line)").fill("");
     await page.getByRole("heading", { name: "Resolved scope: 2 resources" }).waitFor();
+
+    // The stored scopes come 20 a page from the server, newest first; the scope made elsewhere is on page 2.
+    const storedRows = page.locator("#stored-table tbody tr");
+    await expect(storedRows.count()).resolves.toBe(20);
+    await expect(page.locator(`#stored-table tr[data-scope-id="${elsewhere}"]`).count()).resolves.toBe(0);
+    const pager = page.getByRole("group", { name: "Stored scopes pages" });
+    await pager.getByRole("button", { name: "Next page" }).click();
+    await pager.locator(".page-status", { hasText: "page 2" }).waitFor();
+    const row = page.locator(`#stored-table tr[data-scope-id="${elsewhere}"]`);
+    await expect(row.textContent()).resolves.toContain("paths made/elsewhere/**");
+    await shot("2b-stored-scopes-page-2");
+    await expect(page.locator("#stored-scopes").textContent()).resolves.not.toContain(readers);
+    // Opening a stored scope reads it with GetScope: the form gets its settings back, the result its resources.
+    await pager.getByRole("button", { name: "Previous page" }).click();
+    await pager.locator(".page-status", { hasText: "page 1" }).waitFor();
+    await expect(page.locator("#stored-scopes").textContent()).resolves.not.toContain(readers);
+    await page.getByRole("button", { name: `Open scope ${denied}` }).click();
+    await page.waitForFunction((id) => document.querySelector("#resolved-scope-id")?.textContent === id, denied);
+    await page.getByRole("heading", { name: "Resolved scope: 2 resources" }).waitFor();
+    await expect(page.getByLabel("Deny resources (one per line)").inputValue()).resolves.toBe("api-src");
+    await expect(page.getByLabel("local/api").isChecked()).resolves.toBe(true);
+    expect(await page.locator("#resolved-resources li").allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining("local/api:monorepo"), expect.stringContaining("local/api:api-docs")]));
+    await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe("resolved-h");
   });
 
   test("search playground: hybrid shows per-source ranks and flags, text/vector/graph answer, FetchContent", async () => {

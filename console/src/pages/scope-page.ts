@@ -2,14 +2,16 @@ import type { ResourceScope } from "@acms/client/gen/acms/v1/scope_pb.js";
 import { announce, debounce, field, h, lines, replace } from "../dom.js";
 import { errorView } from "../error-view.js";
 import { pagedList } from "../paged-list.js";
-import { client, getScopeId, madeScopes, rememberScope, setScopeId } from "../session.js";
+import { client, getScopeId, setScopeId, storedScopes, type StoredScope } from "../session.js";
 
 /** How long typing must pause before the scope is resolved again. */
 const RESOLVE_DEBOUNCE_MS = 300;
 
 /**
  * The scope builder: projects, allow/deny lists and path globs; every change resolves the scope on the
- * server (debounced) and shows the resolved resource set live, or the refusal. Below, the scopes this tab made.
+ * server (debounced) and shows the resolved resource set live, or the refusal. Beside it, the scopes stored
+ * for this key (every one it ever resolved or narrowed, from any client), a page at a time; opening one reads
+ * it with GetScope and shows it as resolved, its settings put back into the form.
  */
 export async function scopePage(main: HTMLElement): Promise<void> {
   const projectsBox = h("fieldset", { class: "projects" }, h("legend", {}, "Projects"), "Loading…");
@@ -33,7 +35,38 @@ export async function scopePage(main: HTMLElement): Promise<void> {
     h("div", { class: "field checkbox" }, expand, h("label", { for: (expand.id = "expand-descendants") }, "Expand to DAG descendants")),
   );
   replace(main, h("h2", {}, "Scope builder"), h("div", { class: "two-col" }, form, h("div", {}, result, stored)));
-  showStored(stored);
+  replace(result, h("h3", { id: "resolved-h" }, "Resolved scope"), h("p", {}, "Pick projects: the resolved set appears here as you type."));
+  const aliases = new Map<string, string>();
+  let seq = 0;
+  const fillForm = (scope: ResourceScope) => {
+    for (const box of projectsBox.querySelectorAll<HTMLInputElement>("input[name=projects]")) box.checked = scope.projectNames.includes(box.value);
+    include.value = scope.includeResources.join("\n");
+    exclude.value = scope.excludeResources.join("\n");
+    includePaths.value = scope.includePaths.join("\n");
+    excludePaths.value = scope.excludePaths.join("\n");
+    temporal.value = scope.temporalScope;
+    expand.checked = scope.expandDescendants;
+  };
+  const open = async (scopeId: string) => {
+    const mine = ++seq;
+    result.setAttribute("aria-busy", "true");
+    try {
+      const { scope } = await client().scope.getScope({ scopeId });
+      if (!scope) return;
+      await loadAliases(scope.projectNames, aliases);
+      const refusal = scope.resourceIds.length === 0 ? await refusalOf(scope) : undefined;
+      if (mine !== seq) return;
+      fillForm(scope);
+      showResolved(result, scope, aliases, refusal, () => void list.refresh());
+    } catch (err) {
+      if (mine === seq) replace(result, h("h3", { id: "resolved-h" }, "Resolved scope"), errorView(err));
+    } finally {
+      if (mine === seq) result.setAttribute("aria-busy", "false");
+    }
+    result.querySelector<HTMLElement>("#resolved-h")?.focus();
+  };
+  const list = storedList(stored, (id) => void open(id));
+  void list.refresh();
 
   let projects: string[] = [];
   try {
@@ -48,8 +81,6 @@ export async function scopePage(main: HTMLElement): Promise<void> {
     projects.length === 0 ? "This key sees no project." : null,
     projects.map((p, i) => h("div", { class: "checkbox" }, h("input", { type: "checkbox", id: `project-${i}`, name: "projects", value: p }), h("label", { for: `project-${i}` }, p))),
   );
-  const aliases = new Map<string, string>();
-  let seq = 0;
   const resolve = async () => {
     const chosen = [...projectsBox.querySelectorAll<HTMLInputElement>("input[name=projects]:checked")].map((c) => c.value);
     const mine = ++seq;
@@ -73,9 +104,10 @@ export async function scopePage(main: HTMLElement): Promise<void> {
       // An emptied scope is stored but refused on every call that uses it: ask the server for that refusal.
       const refusal = scope.resourceIds.length === 0 ? await refusalOf(scope) : undefined;
       if (mine !== seq) return;
-      showResolved(result, scope, aliases, refusal, () => showStored(stored));
-      rememberScope({ scopeId: scope.scopeId, projects: scope.projectNames, resourceCount: scope.resourceIds.length, summary: summary(request) });
-      showStored(stored);
+      // The stored list first, so once the result shows, the list holds it too.
+      await list.refresh();
+      if (mine !== seq) return;
+      showResolved(result, scope, aliases, refusal, () => void list.refresh());
     } catch (err) {
       if (mine !== seq) return;
       replace(result, h("h3", { id: "resolved-h" }, "Resolved scope"), errorView(err));
@@ -87,7 +119,6 @@ export async function scopePage(main: HTMLElement): Promise<void> {
   const later = debounce(() => void resolve(), RESOLVE_DEBOUNCE_MS);
   // `input` fires for text, checkboxes and selects alike; `change` would fire again on blur.
   form.addEventListener("input", later);
-  replace(result, h("h3", { id: "resolved-h" }, "Resolved scope"), h("p", {}, "Pick projects: the resolved set appears here as you type."));
 }
 
 async function loadAliases(projects: string[], aliases: Map<string, string>): Promise<void> {
@@ -102,13 +133,15 @@ async function loadAliases(projects: string[], aliases: Map<string, string>): Pr
   );
 }
 
-function summary(req: { includeResources: string[]; excludeResources: string[]; includePaths: string[]; excludePaths: string[]; temporalScope: string }): string {
+function summary(s: StoredScope): string {
   const parts = [
-    req.includeResources.length ? `allow ${req.includeResources.join(" ")}` : "",
-    req.excludeResources.length ? `deny ${req.excludeResources.join(" ")}` : "",
-    req.includePaths.length ? `paths ${req.includePaths.join(" ")}` : "",
-    req.excludePaths.length ? `not ${req.excludePaths.join(" ")}` : "",
-    req.temporalScope !== "current" ? req.temporalScope : "",
+    s.includeResources.length ? `allow ${s.includeResources.join(" ")}` : "",
+    s.excludeResources.length ? `deny ${s.excludeResources.join(" ")}` : "",
+    s.includePaths.length ? `paths ${s.includePaths.join(" ")}` : "",
+    s.excludePaths.length ? `not ${s.excludePaths.join(" ")}` : "",
+    s.temporalScope !== "current" ? s.temporalScope : "",
+    s.expandDescendants ? "" : "no descendants",
+    s.parentScopeId ? `narrowed from ${s.parentScopeId}` : "",
   ].filter((p) => p !== "");
   return parts.join("; ") || "everything in the projects";
 }
@@ -132,7 +165,7 @@ function showResolved(result: HTMLElement, scope: ResourceScope, aliases: Map<st
   const use = h("button", { type: "button", class: "primary", onclick: () => { setScopeId(scope.scopeId); use.textContent = "In use for search and tiers"; onUse(); announce("Scope in use"); } }, getScopeId() === scope.scopeId ? "In use for search and tiers" : "Use this scope");
   replace(
     result,
-    h("h3", { id: "resolved-h" }, `Resolved scope: ${scope.resourceIds.length} resources`),
+    h("h3", { id: "resolved-h", tabindex: -1 }, `Resolved scope: ${scope.resourceIds.length} resources`),
     h(
       "dl",
       { class: "kv" },
@@ -156,34 +189,70 @@ function showResolved(result: HTMLElement, scope: ResourceScope, aliases: Map<st
   announce(`Scope resolved: ${scope.resourceIds.length} resources`);
 }
 
-function showStored(stored: HTMLElement): void {
-  const scopes = madeScopes();
-  const current = getScopeId();
-  replace(
-    stored,
-    h("h3", { id: "stored-h" }, "Scopes made in this tab"),
-    h("p", { class: "hint" }, "The API has no RPC listing a key's stored scopes, so this lists the ones this tab resolved (newest first)."),
-    scopes.length === 0
-      ? h("p", {}, "None yet.")
-      : h(
-          "table",
-          { class: "data" },
-          h("thead", {}, h("tr", {}, ["scope_id", "Projects", "Resources", "Filters", ""].map((c) => h("th", { scope: "col" }, c)))),
-          h(
-            "tbody",
-            {},
-            scopes.map((s) =>
-              h(
-                "tr",
-                { class: s.scopeId === current ? "current" : "" },
-                h("td", {}, h("code", {}, s.scopeId)),
-                h("td", {}, s.projects.join(", ")),
-                h("td", {}, s.resourceCount),
-                h("td", {}, s.summary),
-                h("td", {}, h("button", { type: "button", "aria-label": `Use scope ${s.scopeId}`, onclick: () => { setScopeId(s.scopeId); showStored(stored); announce("Scope in use"); } }, s.scopeId === current ? "In use" : "Use")),
+/**
+ * The key's stored scopes, newest first, STORED_PAGE_SIZE per page from the server: Previous/Next walk the
+ * server's page tokens, so no page ever holds more rows than one page. `refresh` goes back to the first page.
+ */
+function storedList(stored: HTMLElement, open: (scopeId: string) => void): { refresh: () => Promise<void> } {
+  // tokens[i] starts page i; the first page starts at "".
+  let tokens = [""];
+  let page = 0;
+  let seq = 0;
+  const show = async (p: number) => {
+    const mine = ++seq;
+    stored.setAttribute("aria-busy", "true");
+    try {
+      const answer = await storedScopes(tokens[p]);
+      if (mine !== seq) return;
+      page = p;
+      tokens = tokens.slice(0, p + 1);
+      if (answer.nextPageToken !== "") tokens.push(answer.nextPageToken);
+      render(answer.scopes);
+    } catch (err) {
+      if (mine === seq) replace(stored, h("h3", { id: "stored-h" }, "Stored scopes of this key"), errorView(err));
+    } finally {
+      if (mine === seq) stored.setAttribute("aria-busy", "false");
+    }
+  };
+  const render = (scopes: StoredScope[]) => {
+    const current = getScopeId();
+    const prev = h("button", { type: "button", disabled: page === 0, onclick: () => void show(page - 1) }, "Previous page");
+    const next = h("button", { type: "button", disabled: page + 1 >= tokens.length, onclick: () => void show(page + 1) }, "Next page");
+    replace(
+      stored,
+      h("h3", { id: "stored-h" }, "Stored scopes of this key"),
+      h("p", { class: "hint" }, "Every scope this key resolved or narrowed, from any client, newest first. Open one to see what it holds."),
+      scopes.length === 0
+        ? h("p", {}, page === 0 ? "None yet." : "No more scopes.")
+        : h(
+            "table",
+            { class: "data", id: "stored-table" },
+            h("thead", {}, h("tr", {}, ["scope_id", "Projects", "Resources", "Filters", "Made", ""].map((c) => h("th", { scope: "col" }, c)))),
+            h(
+              "tbody",
+              {},
+              scopes.map((s) =>
+                h(
+                  "tr",
+                  { class: s.scopeId === current ? "current" : "", "data-scope-id": s.scopeId },
+                  h("td", {}, h("code", {}, s.scopeId)),
+                  h("td", {}, s.projectNames.join(", ")),
+                  h("td", { class: "num" }, s.resourceCount),
+                  h("td", {}, summary(s)),
+                  h("td", {}, h("time", { datetime: s.createdAt }, new Date(s.createdAt).toLocaleString())),
+                  h(
+                    "td",
+                    { class: "actions" },
+                    h("button", { type: "button", "aria-label": `Open scope ${s.scopeId}`, onclick: () => open(s.scopeId) }, "Open"),
+                    " ",
+                    h("button", { type: "button", "aria-label": `Use scope ${s.scopeId}`, onclick: () => { setScopeId(s.scopeId); render(scopes); announce("Scope in use"); } }, s.scopeId === current ? "In use" : "Use"),
+                  ),
+                ),
               ),
             ),
           ),
-        ),
-  );
+      h("div", { class: "pager", role: "group", "aria-label": "Stored scopes pages" }, prev, h("span", { class: "page-status" }, `page ${page + 1}`), next),
+    );
+  };
+  return { refresh: () => show(0) };
 }
