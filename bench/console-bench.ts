@@ -5,6 +5,9 @@
  * ROUNDS: opening the projects page on the project (projects, its resources, the DAG drawn), and a text
  * search of 20 results from the search page until the results table is drawn. The ratios say whether the
  * console's cost grows with the corpus (it should not: lists are paged, searches ask for top_k only).
+ * The search is also split: inside the page, click to the answer's last byte (Resource Timing) and answer to
+ * the 20th row (decoding and drawing); and the same Search called from Node with no browser (the server's
+ * share). Whatever grows with the corpus shows in the part that owns it.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";

@@ -5,7 +5,7 @@ export const PAGE_SIZE = 50;
 
 /**
  * Renders `items` a page at a time with Previous/Next buttons, so a long list (a project's resources,
- * a result set) never puts thousands of rows into the DOM at once.
+ * a result set) never puts thousands of rows into the DOM at once. A list of one page shows no pager.
  */
 export function pagedList<T>(items: readonly T[], render: (item: T, index: number) => Child, opts: { label: string; container?: "tbody" | "ul"; pageSize?: number }): { body: HTMLElement; pager: HTMLElement } {
   const size = opts.pageSize ?? PAGE_SIZE;
@@ -24,6 +24,6 @@ export function pagedList<T>(items: readonly T[], render: (item: T, index: numbe
     next.disabled = page >= pages - 1;
   };
   show(0);
-  const pager = h("div", { class: "pager", role: "group", "aria-label": `${opts.label} pages` }, prev, status, next);
+  const pager = h("div", { class: "pager", role: "group", "aria-label": `${opts.label} pages`, hidden: pages <= 1 }, prev, status, next);
   return { body, pager };
 }

@@ -139,6 +139,15 @@ describe("operator's console in Chromium", () => {
     await expect(treePager.locator(".page-status").textContent()).resolves.toBe("101-120 of 120");
     await expect(page.locator(".tree-row strong").first().textContent()).resolves.toBe("r100");
     await expect(treePager.getByRole("button", { name: "Next page" }).isDisabled()).resolves.toBe(true);
+    // The filter narrows the table to what matches, still a page at a time; emptied, it shows every page again.
+    const filter = page.getByLabel("Filter resources (alias or kind contains, or id starts with)");
+    await filter.fill("r11");
+    await page.waitForFunction(() => document.querySelectorAll("#resources-table tbody tr").length === 10);
+    expect(await page.locator("#resources-table tbody th").allTextContents()).toEqual(Array.from({ length: 10 }, (_, i) => `r11${i}`));
+    await expect(page.getByRole("group", { name: "Resources pages" }).isHidden()).resolves.toBe(true);
+    await shot("1c-projects-filtered");
+    await filter.fill("");
+    await page.getByRole("group", { name: "Resources pages" }).locator(".page-status", { hasText: "1-50 of 120" }).waitFor();
     await shot("1b-projects-paged");
   });
 

@@ -1,11 +1,18 @@
 import type { Resource } from "@acms/client/gen/acms/v1/registry_pb.js";
-import { announce, field, h, replace } from "../dom.js";
+import { announce, debounce, field, h, replace } from "../dom.js";
 import { errorView } from "../error-view.js";
 import { pagedList } from "../paged-list.js";
 import { resourceTree } from "../resource-tree.js";
 import { client } from "../session.js";
 
-/** Projects the key may see, and a chosen project's resources drawn as their parent DAG with every alias. */
+/** How long typing in the resource filter must pause before the table is filtered again. */
+const FILTER_DEBOUNCE_MS = 150;
+
+/**
+ * Projects the key may see, and a chosen project's resources drawn as their parent DAG with every alias.
+ * ListResources has no paging, so the project's list is fetched once and then paged (and filtered) here:
+ * the DOM never holds more than a page of rows, however many resources the project has.
+ */
 export async function projectsPage(main: HTMLElement): Promise<void> {
   const select = h("select", { name: "project" });
   const detail = h("div", { id: "project-detail" });
@@ -57,21 +64,41 @@ async function showProject(project: string, detail: HTMLElement): Promise<void> 
   );
   tree.body.setAttribute("aria-label", `Resource DAG of ${project}`);
   tree.body.classList.add("tree");
-  const table = pagedList(
-    [...resources].sort((a, b) => a.alias.localeCompare(b.alias)),
-    (r) =>
+  const sorted = [...resources].sort((a, b) => a.alias.localeCompare(b.alias));
+  const filter = h("input", { type: "search", name: "resource_filter", autocomplete: "off", spellcheck: "false" });
+  const tableHolder = h("div", { id: "resources-holder" });
+  const showTable = () => {
+    const needle = filter.value.trim().toLowerCase();
+    const shown = needle === "" ? sorted : sorted.filter((r) => r.alias.toLowerCase().includes(needle) || r.kind.toLowerCase().includes(needle) || r.id.toLowerCase().startsWith(needle));
+    const table = pagedList(
+      shown,
+      (r) =>
+        h(
+          "tr",
+          {},
+          h("th", { scope: "row" }, r.alias),
+          h("td", {}, r.kind),
+          h("td", {}, h("code", {}, r.id)),
+          h("td", {}, r.ownerProject),
+          h("td", {}, r.parentIds.map((p) => byId.get(p)?.alias ?? p).join(", ") || "—"),
+          h("td", {}, r.links.map((l) => `${l.project}: ${l.alias}`).join("; ")),
+        ),
+      { label: "Resources", container: "tbody" },
+    );
+    replace(
+      tableHolder,
       h(
-        "tr",
-        {},
-        h("th", { scope: "row" }, r.alias),
-        h("td", {}, r.kind),
-        h("td", {}, h("code", {}, r.id)),
-        h("td", {}, r.ownerProject),
-        h("td", {}, r.parentIds.map((p) => byId.get(p)?.alias ?? p).join(", ") || "—"),
-        h("td", {}, r.links.map((l) => `${l.project}: ${l.alias}`).join("; ")),
+        "table",
+        { class: "data", id: "resources-table" },
+        h("thead", {}, h("tr", {}, ["Alias here", "Kind", "Id", "Owner", "Parents", "Aliases in every project"].map((c) => h("th", { scope: "col" }, c)))),
+        table.body,
       ),
-    { label: "Resources", container: "tbody" },
-  );
+      needle !== "" && shown.length === 0 ? h("p", {}, `No resource of ${project} matches “${filter.value.trim()}”.`) : null,
+      table.pager,
+    );
+  };
+  filter.addEventListener("input", debounce(() => { showTable(); announce(`${tableHolder.querySelectorAll("tbody tr").length} resources shown`); }, FILTER_DEBOUNCE_MS));
+  showTable();
   replace(
     detail,
     h("section", { "aria-labelledby": "dag-h" }, h("h3", { id: "dag-h" }, `Parent DAG of ${project} (${resources.length} resources)`), tree.body, tree.pager),
@@ -79,13 +106,8 @@ async function showProject(project: string, detail: HTMLElement): Promise<void> 
       "section",
       { "aria-labelledby": "aliases-h" },
       h("h3", { id: "aliases-h" }, "Aliases per project"),
-      h(
-        "table",
-        { class: "data", id: "resources-table" },
-        h("thead", {}, h("tr", {}, ["Alias here", "Kind", "Id", "Owner", "Parents", "Aliases in every project"].map((c) => h("th", { scope: "col" }, c)))),
-        table.body,
-      ),
-      table.pager,
+      field("Filter resources (alias or kind contains, or id starts with)", filter),
+      tableHolder,
     ),
   );
   announce(`${resources.length} resources in ${project}`);

@@ -189,6 +189,13 @@ function showResolved(result: HTMLElement, scope: ResourceScope, aliases: Map<st
   announce(`Scope resolved: ${scope.resourceIds.length} resources`);
 }
 
+/** When a scope was made, in the browser's time zone, to the second: `2026-12-01 16:18:21`. */
+function made(iso: string): string {
+  const d = new Date(iso);
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
+
 /**
  * The key's stored scopes, newest first, STORED_PAGE_SIZE per page from the server: Previous/Next walk the
  * server's page tokens, so no page ever holds more rows than one page. `refresh` goes back to the first page.
@@ -239,12 +246,11 @@ function storedList(stored: HTMLElement, open: (scopeId: string) => void): { ref
                   h("td", {}, s.projectNames.join(", ")),
                   h("td", { class: "num" }, s.resourceCount),
                   h("td", {}, summary(s)),
-                  h("td", {}, h("time", { datetime: s.createdAt }, new Date(s.createdAt).toLocaleString())),
+                  h("td", { class: "when" }, h("time", { datetime: s.createdAt }, made(s.createdAt))),
                   h(
                     "td",
                     { class: "actions" },
                     h("button", { type: "button", "aria-label": `Open scope ${s.scopeId}`, onclick: () => open(s.scopeId) }, "Open"),
-                    " ",
                     h("button", { type: "button", "aria-label": `Use scope ${s.scopeId}`, onclick: () => { setScopeId(s.scopeId); render(scopes); announce("Scope in use"); } }, s.scopeId === current ? "In use" : "Use"),
                   ),
                 ),
