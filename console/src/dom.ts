@@ -71,3 +71,8 @@ export function debounce<A extends unknown[]>(fn: (...args: A) => void, ms: numb
 export function lines(text: string): string[] {
   return text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
 }
+
+/** `1 result`, `3 results`: a count with its noun, so headings read right at one. */
+export function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}

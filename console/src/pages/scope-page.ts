@@ -1,5 +1,5 @@
 import type { ResourceScope } from "@acms/client/gen/acms/v1/scope_pb.js";
-import { announce, debounce, field, h, lines, replace } from "../dom.js";
+import { announce, debounce, field, h, lines, plural, replace } from "../dom.js";
 import { errorView } from "../error-view.js";
 import { pagedList } from "../paged-list.js";
 import { client, getScopeId, setScopeId, storedScopes, type StoredScope } from "../session.js";
@@ -165,7 +165,7 @@ function showResolved(result: HTMLElement, scope: ResourceScope, aliases: Map<st
   const use = h("button", { type: "button", class: "primary", onclick: () => { setScopeId(scope.scopeId); use.textContent = "In use for search and tiers"; onUse(); announce("Scope in use"); } }, getScopeId() === scope.scopeId ? "In use for search and tiers" : "Use this scope");
   replace(
     result,
-    h("h3", { id: "resolved-h", tabindex: -1 }, `Resolved scope: ${scope.resourceIds.length} resources`),
+    h("h3", { id: "resolved-h", tabindex: -1 }, `Resolved scope: ${plural(scope.resourceIds.length, "resource")}`),
     h(
       "dl",
       { class: "kv" },
@@ -186,7 +186,7 @@ function showResolved(result: HTMLElement, scope: ResourceScope, aliases: Map<st
     ),
     refusal === undefined ? [use, h("h4", {}, "Resources in the scope"), list.body, list.pager] : [h("p", {}, "This scope holds no resource: every call that uses it is refused."), errorView(refusal)],
   );
-  announce(`Scope resolved: ${scope.resourceIds.length} resources`);
+  announce(`Scope resolved: ${plural(scope.resourceIds.length, "resource")}`);
 }
 
 /** When a scope was made, in the browser's time zone, to the second: `2026-12-01 16:18:21`. */

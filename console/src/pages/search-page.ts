@@ -1,6 +1,6 @@
 import { TermKind, type Term } from "@acms/client/gen/acms/v1/graph_pb.js";
 import { Source } from "@acms/client/gen/acms/v1/rag_pb.js";
-import { announce, field, h, replace } from "../dom.js";
+import { announce, field, h, plural, replace } from "../dom.js";
 import { errorView } from "../error-view.js";
 import { pagedList } from "../paged-list.js";
 import { client, getScopeId } from "../session.js";
@@ -147,10 +147,10 @@ async function search(
     replace(flagsEl, flagsView(answer));
     if (answer.variables.length > 0) {
       const rows = pagedList(answer.rows, (row) => h("tr", {}, answer.variables.map((v) => h("td", {}, termView(row.bindings[v])))), { label: "Solutions", container: "tbody" });
-      replace(resultsEl, h("h3", {}, `${answer.rows.length} solutions`), h("table", { class: "data", id: "sparql-table" }, h("thead", {}, h("tr", {}, answer.variables.map((v) => h("th", { scope: "col" }, `?${v}`)))), rows.body), rows.pager);
+      replace(resultsEl, h("h3", {}, plural(answer.rows.length, "solution")), h("table", { class: "data", id: "sparql-table" }, h("thead", {}, h("tr", {}, answer.variables.map((v) => h("th", { scope: "col" }, `?${v}`)))), rows.body), rows.pager);
     } else if (answer.triples.length > 0) {
       const rows = pagedList(answer.triples, (t) => h("tr", {}, [t.subject, t.predicate, t.object].map((term) => h("td", {}, termView(term)))), { label: "Triples", container: "tbody" });
-      replace(resultsEl, h("h3", {}, `${answer.triples.length} triples`), h("table", { class: "data", id: "sparql-table" }, h("thead", {}, h("tr", {}, ["subject", "predicate", "object"].map((c) => h("th", { scope: "col" }, c)))), rows.body), rows.pager);
+      replace(resultsEl, h("h3", {}, plural(answer.triples.length, "triple")), h("table", { class: "data", id: "sparql-table" }, h("thead", {}, h("tr", {}, ["subject", "predicate", "object"].map((c) => h("th", { scope: "col" }, c)))), rows.body), rows.pager);
     } else {
       replace(resultsEl, h("h3", {}, "ASK"), h("p", { id: "sparql-boolean" }, String(answer.boolean)));
     }
@@ -188,12 +188,12 @@ async function search(
   );
   replace(
     resultsEl,
-    h("h3", {}, `${rows.length} results`),
+    h("h3", {}, plural(rows.length, "result")),
     mode === "hybrid" ? h("p", { class: "hint" }, "Fused score: reciprocal rank fusion of each source's rank (rrf_k 60 unless set), normalised into [0, 1]; a unit found by more sources ranks higher.") : null,
     h("table", { class: "data", id: "results-table" }, h("thead", {}, h("tr", {}, ["#", mode === "hybrid" ? "Fused score" : "Score", "Unit", "Why it ranked here (source: rank, score)", ""].map((c) => h("th", { scope: "col" }, c)))), list.body),
     list.pager,
   );
-  announce(`${rows.length} results`);
+  announce(plural(rows.length, "result"));
 }
 
 /** Floats from a pasted embedding: `[0.1, 0.2]`, `0.1,0.2` or `0.1 0.2`; anything else is refused here. */
