@@ -1,19 +1,17 @@
 import { execFile } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createAcmsClient, type AcmsClient } from "../../src/index.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
+import { installPythonClient, ROOT } from "./python-package/install-python-client.js";
 
 const exec = promisify(execFile);
-const ROOT = join(__dirname, "..", "..");
-/** Debian's interpreter, which has python3-grpcio and python3-protobuf (NOTES-TOOLCHAIN). */
-const SYSTEM_PYTHON = "/usr/bin/python3";
 
 let t: TestServer;
 let acms: AcmsClient;
-/** Holds the wheel, the venv and the folder the example runs in. */
+/** The folder the examples run in, this file's own. */
 let work: string;
 /** The python of a fresh venv (over the system's grpcio) with the acms-client wheel installed: what a user runs. */
 let PYTHON: string;
@@ -25,23 +23,9 @@ const DOCS = [
   { path: "style.md", content: "# Code style\n\nFormat with the project formatter; name files after their main export." },
 ];
 
-/**
- * Builds the wheel offline from a copy of clients/python (so no build/ or egg-info lands in the tree) and
- * installs it into a fresh venv that sees Debian's grpcio and protobuf; pip resolves the declared
- * dependencies against those, with no index.
- */
-async function installWheel(): Promise<void> {
-  work = mkdtempSync(join(tmpdir(), "acms-python-pkg-"));
-  cpSync(join(ROOT, "clients/python"), join(work, "src"), { recursive: true, filter: (f) => !f.includes("__pycache__") });
-  await exec(SYSTEM_PYTHON, ["-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "--wheel-dir", join(work, "wheels"), join(work, "src")], { cwd: work });
-  await exec(SYSTEM_PYTHON, ["-m", "venv", "--system-site-packages", join(work, "venv")]);
-  PYTHON = join(work, "venv/bin/python");
-  const wheels = readdirSync(join(work, "wheels"));
-  await exec(PYTHON, ["-m", "pip", "install", "--no-index", ...wheels.map((w) => join(work, "wheels", w))], { cwd: work });
-}
-
 beforeAll(async () => {
-  await installWheel();
+  PYTHON = (await installPythonClient()).python;
+  work = mkdtempSync(join(tmpdir(), "acms-python-pkg-"));
   t = await startTestServer();
   // Data is prepared with the TypeScript client: the Python agent ingests nothing itself.
   acms = createAcmsClient({ baseUrl: t.server.url, apiKey: t.keys.writer });
@@ -61,43 +45,6 @@ afterAll(async () => {
   await t?.close(true);
   if (work) rmSync(work, { recursive: true, force: true });
 });
-
-test("the wheel holds the typed package and its stubs, and the venv's python imports it from the venv", async () => {
-  expect(readdirSync(join(work, "wheels"))).toEqual(["acms_client-0.1.0-py3-none-any.whl"]);
-  const probe = [
-    "import importlib.resources, acms_client",
-    "from acms_client.gen.acms.v1 import errors_pb2, scope_pb2_grpc",
-    "from acms_client.gen.google.rpc import status_pb2",
-    "print(acms_client.__file__)",
-    "print(importlib.resources.files('acms_client').joinpath('py.typed').is_file())",
-    "print(importlib.resources.files('acms_client.gen.acms.v1').joinpath('scope_pb2.pyi').is_file())",
-    "print(errors_pb2.ScopeViolation.DESCRIPTOR.full_name, status_pb2.Status.DESCRIPTOR.full_name)",
-  ].join("\n");
-  const { stdout } = await exec(PYTHON, ["-c", probe], { cwd: work });
-  expect(stdout.trimEnd().split("\n")).toEqual([
-    join(work, "venv/lib", readdirSync(join(work, "venv/lib"))[0], "site-packages/acms_client/__init__.py"),
-    "True",
-    "True",
-    "acms.v1.ScopeViolation google.rpc.Status",
-  ]);
-}, 60_000);
-
-test("the installed package's type hints check the example agent and catch a misuse (Debian's mypy)", async () => {
-  const mypy = (file: string) =>
-    exec("mypy", ["--python-executable", PYTHON, "--no-incremental", file], { cwd: work }).then(
-      (r) => ({ code: 0, stdout: r.stdout }),
-      (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
-    );
-  const agent = await mypy(join(ROOT, "clients/python/examples/example_agent.py"));
-  expect(agent).toEqual({ code: 0, stdout: expect.stringContaining("Success: no issues found") });
-  writeFileSync(
-    join(work, "misuse.py"),
-    ["from acms_client import AcmsClient", "", "def scope_number(acms: AcmsClient) -> int:", "    return acms.resolve_scope(['local/acms']).scope_id", ""].join("\n"),
-  );
-  const misuse = await mypy(join(work, "misuse.py"));
-  expect(misuse.code).toBe(1);
-  expect(misuse.stdout).toContain('Incompatible return value type (got "str", expected "int")');
-}, 120_000);
 
 function pythonEnv(project = "local/pyagent"): NodeJS.ProcessEnv {
   return { ...process.env, ACMS_URL: t.server.url, ACMS_API_KEY: t.keys.writer, ACMS_PROJECT: project, ACMS_OUTSIDE_PROJECT: "other/secret" };

@@ -1,4 +1,4 @@
-import { arrayValue, ARRAY, FLOAT, listValue, type DuckDBAppender, type DuckDBValue } from "@duckdb/node-api";
+import { arrayValue, ARRAY, BIGINT, FLOAT, INTEGER, listValue, VARCHAR, type DuckDBValue } from "@duckdb/node-api";
 import { documentFingerprint } from "../../domain/document-fingerprint.js";
 import { formatUkoUri } from "../../domain/uko-uri.js";
 import type {
@@ -13,7 +13,7 @@ import type {
 } from "../../ports/document-store.js";
 import type { ChunkText, ChunkTextChanges } from "../../ports/unit-reader.js";
 import type { VectorEntry } from "../../ports/vector-backend.js";
-import { keyList, numberOrNull, type DuckDbDatabase, type DuckDbTx } from "./duckdb-database.js";
+import { keyList, numberOrNull, type DuckDbDatabase, type DuckDbTx, type DuckDbWriteTx } from "./duckdb-database.js";
 
 /** Superseded versions kept per document by default (as the embedded store keeps). */
 export const DEFAULT_RETAINED_VERSIONS = 16;
@@ -71,19 +71,13 @@ function stringList(values: readonly string[]): DuckDBValue {
  */
 export class DuckDbDocumentStore implements DocumentStore {
   private readonly retained: number;
-  private gen: bigint | undefined;
 
   constructor(private readonly db: DuckDbDatabase, private readonly opts: DuckDbDocumentStoreOptions = {}) {
     this.retained = opts.retainedVersions ?? DEFAULT_RETAINED_VERSIONS;
   }
 
   async generation(): Promise<bigint> {
-    if (this.gen === undefined) {
-      const rows = await this.db.query("SELECT generation FROM index_state WHERE id = 1");
-      const read = BigInt(rows[0][0] as bigint);
-      if (this.gen === undefined || read > this.gen) this.gen = read;
-    }
-    return this.gen;
+    return this.db.generation;
   }
 
   /** Counted in DuckDB on each call (an async columnar scan: it never holds the serving thread). */
@@ -98,7 +92,7 @@ export class DuckDbDocumentStore implements DocumentStore {
   async bumpGeneration(): Promise<bigint> {
     const { outcome } = await this.db.write(
       async (tx): Promise<WriteResult<{ generation: bigint }>> => {
-        const generation = await bump(tx);
+        const generation = bump(tx);
         return { outcome: { generation }, texts: { generation, added: [], superseded: [], removed: [], at: 0 } };
       },
       (r) => this.committed(r),
@@ -138,9 +132,8 @@ export class DuckDbDocumentStore implements DocumentStore {
         const vectors: VectorChanges = { added: [], superseded: [], removed: [], at: now };
         const texts: ChunkTextChanges = { generation: 0n, added: [], superseded: [], removed: [], at: now };
         const live = await liveDocs(tx, resourceId, documents.map((d) => d.path));
-        const state = await tx.all("SELECT next_doc_key, next_chunk_key FROM index_state WHERE id = 1");
-        let nextDoc = Number(state[0][0]);
-        let nextChunk = Number(state[0][1]);
+        let nextDoc = tx.state.nextDocKey;
+        let nextChunk = tx.state.nextChunkKey;
         const pending: PendingDoc[] = [];
         const supersedeStored: number[] = [];
         const expirePaths = new Set<string>();
@@ -187,7 +180,9 @@ export class DuckDbDocumentStore implements DocumentStore {
         await supersedeDocs(tx, supersedeStored, now, vectors, texts);
         await appendDocs(tx, resourceId, pending, now, this.db.dimension);
         await expire(tx, resourceId, [...expirePaths], this.retained, vectors, texts);
-        const generation = await bump(tx, `, next_doc_key = ${nextDoc}, next_chunk_key = ${nextChunk}`);
+        tx.state.nextDocKey = nextDoc;
+        tx.state.nextChunkKey = nextChunk;
+        const generation = bump(tx);
         texts.generation = generation;
         const outcome = { documentsUpserted: pending.length, documentsUnchanged, chunksIndexed, vectorsIndexed: vectors.added.length, generation, vectors };
         return { outcome, texts };
@@ -206,7 +201,7 @@ export class DuckDbDocumentStore implements DocumentStore {
         if (live.size === 0) return { outcome: { deleted: 0, generation: await this.generation(), vectors }, texts };
         await supersedeDocs(tx, [...live.values()].map((d) => d.docKey), now, vectors, texts);
         await expire(tx, resourceId, [...live.keys()], this.retained, vectors, texts);
-        const generation = await bump(tx);
+        const generation = bump(tx);
         texts.generation = generation;
         return { outcome: { deleted: live.size, generation, vectors }, texts };
       },
@@ -240,7 +235,7 @@ export class DuckDbDocumentStore implements DocumentStore {
           text: String(r[4]),
           supersededAt: numberOrNull(r[5]),
         }));
-        const generation = await bump(tx);
+        const generation = bump(tx);
         const texts: ChunkTextChanges = { generation, added, superseded: [], removed: [], at: 0, ...(full ? { clearResource: resourceId } : {}) };
         return { outcome: { documents: docs.size, chunks: added.length, vectors: vectorRows.map(vectorEntryOf), generation }, texts };
       },
@@ -250,19 +245,14 @@ export class DuckDbDocumentStore implements DocumentStore {
   }
 
   private committed(r: WriteResult<{ generation: bigint }>): void {
-    this.advance(r.outcome.generation);
     if (r.texts.generation > 0n) this.opts.onChunkTexts?.(r.texts);
-  }
-
-  private advance(generation: bigint): void {
-    if (this.gen === undefined || generation > this.gen) this.gen = generation;
   }
 }
 
-/** Bumps the generation in `tx` (and sets the key counters `alsoSet` names), answering the new value. */
-async function bump(tx: DuckDbTx, alsoSet = ""): Promise<bigint> {
-  const rows = await tx.all(`UPDATE index_state SET generation = generation + 1${alsoSet} WHERE id = 1 RETURNING generation`);
-  return BigInt(rows[0][0] as bigint);
+/** Bumps the generation in `tx` (written with its commit), answering the new value. */
+function bump(tx: DuckDbWriteTx): bigint {
+  tx.state.generation += 1n;
+  return tx.state.generation;
 }
 
 /** The live stored documents of `paths` (path → key and fingerprint). */
@@ -312,63 +302,57 @@ async function expire(tx: DuckDbTx, resourceId: string, paths: readonly string[]
   await tx.run(`DELETE FROM documents WHERE list_contains(${docs}, doc_key)`);
 }
 
-function appendNullable(a: DuckDBAppender, v: number | null): void {
-  if (v === null) a.appendNull();
-  else a.appendBigInt(BigInt(v));
+/** A nullable BIGINT cell. */
+function bigOrNull(v: number | null): bigint | null {
+  return v === null ? null : BigInt(v);
 }
+
+const DOCUMENT_TYPES = [BIGINT, VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, BIGINT, BIGINT];
+const CHUNK_TYPES = [BIGINT, BIGINT, VARCHAR, VARCHAR, INTEGER, VARCHAR, BIGINT];
 
 /** Appends the message's new document versions, chunks and vectors (DuckDB's appender, inside the transaction). */
 async function appendDocs(tx: DuckDbTx, resourceId: string, docs: readonly PendingDoc[], now: number, dimension: number): Promise<void> {
-  const d = await tx.connection.createAppender("documents");
-  for (const doc of docs) {
-    d.appendBigInt(BigInt(doc.docKey));
-    d.appendVarchar(resourceId);
-    d.appendVarchar(doc.path);
-    d.appendVarchar(doc.content);
-    d.appendVarchar(doc.metadata);
-    d.appendVarchar(doc.fingerprint);
-    d.appendBigInt(BigInt(now));
-    appendNullable(d, doc.supersededAt);
-    d.endRow();
-  }
-  d.closeSync();
-  const c = await tx.connection.createAppender("chunks");
-  for (const doc of docs) {
-    doc.chunks.forEach((chunk, index) => {
-      c.appendBigInt(BigInt(chunk.chunkKey));
-      c.appendBigInt(BigInt(doc.docKey));
-      c.appendVarchar(resourceId);
-      c.appendVarchar(doc.path);
-      c.appendInteger(index);
-      c.appendVarchar(chunk.text);
-      appendNullable(c, doc.supersededAt);
-      c.endRow();
-    });
-  }
-  c.closeSync();
+  const created = BigInt(now);
+  await tx.append("documents", DOCUMENT_TYPES, [
+    docs.map((d) => BigInt(d.docKey)),
+    docs.map(() => resourceId),
+    docs.map((d) => d.path),
+    docs.map((d) => d.content),
+    docs.map((d) => d.metadata),
+    docs.map((d) => d.fingerprint),
+    docs.map(() => created),
+    docs.map((d) => bigOrNull(d.supersededAt)),
+  ]);
+  const chunks = docs.flatMap((doc) => doc.chunks.map((chunk, index) => ({ doc, chunk, index })));
+  await tx.append("chunks", CHUNK_TYPES, [
+    chunks.map((c) => BigInt(c.chunk.chunkKey)),
+    chunks.map((c) => BigInt(c.doc.docKey)),
+    chunks.map(() => resourceId),
+    chunks.map((c) => c.doc.path),
+    chunks.map((c) => c.index),
+    chunks.map((c) => c.chunk.text),
+    chunks.map((c) => bigOrNull(c.doc.supersededAt)),
+  ]);
   const entries: VectorEntry[] = [];
-  for (const doc of docs) {
-    for (const chunk of doc.chunks) {
-      if (chunk.embedding) entries.push({ chunkKey: chunk.chunkKey, resourceId, path: doc.path, supersededAt: doc.supersededAt, vector: chunk.embedding });
-    }
+  for (const { doc, chunk } of chunks) {
+    if (chunk.embedding) entries.push({ chunkKey: chunk.chunkKey, resourceId, path: doc.path, supersededAt: doc.supersededAt, vector: chunk.embedding });
   }
   await appendVectorRows(tx, entries, dimension);
 }
 
 /** Appends `chunk_vectors` rows (the caller has removed any row of the same key). */
 export async function appendVectorRows(tx: DuckDbTx, entries: readonly VectorEntry[], dimension: number): Promise<void> {
-  if (entries.length === 0) return;
-  const type = ARRAY(FLOAT, dimension);
-  const v = await tx.connection.createAppender("chunk_vectors");
+  // A data chunk's array cell takes the first `dimension` items and nulls the ones missing: refused here instead.
   for (const e of entries) {
-    v.appendBigInt(BigInt(e.chunkKey));
-    v.appendVarchar(e.resourceId);
-    v.appendVarchar(e.path);
-    appendNullable(v, e.supersededAt);
-    v.appendArray(arrayValue(Array.from(e.vector)), type);
-    v.endRow();
+    if (e.vector.length !== dimension) throw new RangeError(`chunk ${e.chunkKey} has a ${e.vector.length}-dimensional embedding, the DuckDB file holds ${dimension}`);
   }
-  v.closeSync();
+  await tx.append("chunk_vectors", [BIGINT, VARCHAR, VARCHAR, BIGINT, ARRAY(FLOAT, dimension)], [
+    entries.map((e) => BigInt(e.chunkKey)),
+    entries.map((e) => e.resourceId),
+    entries.map((e) => e.path),
+    entries.map((e) => bigOrNull(e.supersededAt)),
+    entries.map((e) => arrayValue(Array.from(e.vector))),
+  ]);
 }
 
 /** A `chunk_vectors` row (chunk_key, resource_id, path, superseded_at, embedding) as an entry. */

@@ -1,8 +1,9 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { sharedPerRun } from "../../support/run-shared.js";
 
 const exec = promisify(execFile);
 export const ROOT = join(__dirname, "..", "..", "..");
@@ -21,13 +22,25 @@ export interface InstalledClient {
 }
 
 /**
+ * The client package installed as a user installs it (see `packAndInstall`), in a fresh folder of the caller's
+ * own: packed and installed once per jest run (the embedded and the duckdb project both run the client files),
+ * and the installed project copied for each caller, who may write into it.
+ */
+export async function installClientPackage(): Promise<InstalledClient> {
+  const shared = await sharedPerRun("client-package", packAndInstall);
+  const workDir = mkdtempSync(join(tmpdir(), "acms-client-pkg-"));
+  const appDir = join(workDir, "app");
+  cpSync(shared.appDir, appDir, { recursive: true, verbatimSymlinks: true });
+  return { ...shared, appDir, workDir };
+}
+
+/**
  * `npm pack`s clients/typescript (its prepack builds dist/), then installs that tarball into a fresh folder
  * with no network: its dependencies are packed from the repository's node_modules, so the install needs
  * neither the registry nor the npm cache (an offline install from the cache needs registry metadata the cache
  * does not hold). Throws when an installed dependency is not the version the client pins.
  */
-export async function installClientPackage(): Promise<InstalledClient> {
-  const workDir = mkdtempSync(join(tmpdir(), "acms-client-pkg-"));
+async function packAndInstall(workDir: string): Promise<InstalledClient> {
   const { stdout } = await exec("npm", ["pack", "--json", "--pack-destination", workDir], { cwd: CLIENT_DIR, maxBuffer: 16 << 20 });
   // prepack's build output precedes npm's JSON on stdout.
   const packed = JSON.parse(stdout.slice(stdout.indexOf("\n[") + 1)) as { filename: string; files: { path: string }[] }[];
