@@ -2,8 +2,10 @@
  * Soak: several tenants under steady load while one tenant runs each attack in turn (SPARQL inspection
  * bomb, backtracking glob, idle connections, a flood of slow SPARQL, quota abuse, an upload of 20k
  * documents in one message). Prints, per phase, the other tenants' p50/p99 and error rate, their p99 as a
- * ratio of the no-attacker baseline measured in the same run (the figure), health latency (p99 and worst,
- * the worst also as a ratio of the baseline's p99), what the attacker got, and memory before and after.
+ * ratio of the no-attacker baseline measured in the same run (the figure), the p50/p99 of their own small
+ * writes (one document each, to their own resources) with the p99 ratio too (the upload attack's figure:
+ * another tenant's large upload must not hold their writes), health latency (p99 and worst, the worst also
+ * as a ratio of the baseline's p99), what the attacker got, and memory before and after.
  * The attacker runs in a child process (bench/soak-attacker.ts), so its client work competes with the
  * server like a real client's. Loopback only, bounded in time: each phase lasts max(1 s, 10 s x
  * BENCH_SCALE), and the upload phase at least until one upload has been acknowledged.
@@ -52,6 +54,9 @@ interface Phase {
   latencies: number[];
   errors: number;
   calls: number;
+  /** The victims' small writes: latencies (ms) and failures. */
+  writes: number[];
+  writeErrors: number;
   health: number[];
   attacker: Map<string, number>;
 }
@@ -125,9 +130,12 @@ export async function run(): Promise<void> {
       const { scope } = await client(ScopeService, keys[name]).resolveScope({ projects: [project] });
       tenants.push({ name, key: keys[name], project, resource: resourceId, scope: scope!.scopeId });
     }
-    const victimClients = tenants
-      .slice(0, VICTIMS)
-      .map((v) => ({ text: client(TextBackendService, v.key, v.scope), graph: client(GraphBackendService, v.key, v.scope) }));
+    const victimClients = tenants.slice(0, VICTIMS).map((v) => ({
+      tenant: v,
+      text: client(TextBackendService, v.key, v.scope),
+      graph: client(GraphBackendService, v.key, v.scope),
+      index: client(IndexService, v.key),
+    }));
     const health = client(Health);
     const attacker = tenants[VICTIMS];
 
@@ -174,11 +182,27 @@ export async function run(): Promise<void> {
 
     /** Runs the victims' load and health probes for one phase while `attack` runs in its own process. */
     async function phase(attack?: SoakAttack): Promise<Phase> {
-      const out: Phase = { latencies: [], errors: 0, calls: 0, health: [], attacker: new Map() };
+      const out: Phase = { latencies: [], errors: 0, calls: 0, writes: [], writeErrors: 0, health: [], attacker: new Map() };
       const attacking = attack ? await startAttacker(attack) : undefined;
       const end = performance.now() + phaseMs;
       // An upload phase lasts until one upload has been acknowledged, so the probes cover a whole one.
       const running = () => performance.now() < end || (attack === "upload" && attacking!.rounds() < 1);
+      const writeLoops = victimClients.map(async ({ tenant, index }) => {
+        for (let n = 0; running(); n++) {
+          const t0 = performance.now();
+          try {
+            await index.upsertDocuments(
+              (async function* () {
+                yield { resourceId: tenant.resource, documents: [{ path: `notes/${n % 50}.md`, content: `soak note ${n} about retry and backoff` }] };
+              })(),
+            );
+          } catch {
+            out.writeErrors += 1;
+          }
+          out.writes.push(performance.now() - t0);
+          await sleep(20);
+        }
+      });
       const loops = victimClients.flatMap(({ text, graph }) => {
         const loop = async (call: () => Promise<unknown>) => {
           while (running()) {
@@ -203,7 +227,7 @@ export async function run(): Promise<void> {
           await sleep(50);
         }
       })();
-      await Promise.all([...loops, probes]);
+      await Promise.all([...loops, ...writeLoops, probes]);
       if (attacking) out.attacker = await attacking.finish();
       return out;
     }
@@ -227,6 +251,9 @@ export async function run(): Promise<void> {
         formatMs(p99),
         `${(p99 / percentile(baseline.latencies, 0.99)).toFixed(2)}x`,
         `${((100 * p.errors) / Math.max(1, p.calls)).toFixed(1)}%`,
+        formatMs(percentile(p.writes, 0.5)),
+        formatMs(percentile(p.writes, 0.99)),
+        `${(percentile(p.writes, 0.99) / percentile(baseline.writes, 0.99)).toFixed(2)}x${p.writeErrors > 0 ? ` (${p.writeErrors} failed)` : ""}`,
         formatMs(percentile(p.health, 0.99)),
         `${formatMs(Math.max(...p.health))} (${(Math.max(...p.health) / percentile(baseline.health, 0.99)).toFixed(1)}x)`,
         [...p.attacker.entries()].map(([k, v]) => `${k}:${v}`).join(" ") || "-",
@@ -234,10 +261,10 @@ export async function run(): Promise<void> {
     };
     row("no attacker (baseline)", baseline);
     for (const [name, attack] of attacks) row(name, await phase(attack));
-    const head = ["phase", "victims p50", "victims p99", "p99 / baseline", "victim errors", "health p99", "health worst (/ baseline p99)", "attacker got"];
+    const head = ["phase", "victims p50", "victims p99", "p99 / baseline", "victim errors", "writes p50", "writes p99", "writes p99 / baseline", "health p99", "health worst (/ baseline p99)", "attacker got"];
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
     const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join("  ");
-    process.stdout.write(`${VICTIMS} victim tenants (text search + SPARQL loops), phases of ${phaseMs} ms\n${line(head)}\n`);
+    process.stdout.write(`${VICTIMS} victim tenants (text search + SPARQL loops, and a loop of one-document writes each), phases of ${phaseMs} ms\n${line(head)}\n`);
     for (const r of rows) process.stdout.write(`${line(r)}\n`);
     const rssAfter = process.memoryUsage().rss;
     process.stdout.write("(the attacker runs in its own process; the victims' load and the server share this one)\n");

@@ -7,11 +7,14 @@ import type { GraphBackend } from "../ports/graph-backend.js";
 import type { RegistryStore } from "../ports/registry-store.js";
 import type { VectorBackend } from "../ports/vector-backend.js";
 import type { Principal } from "../domain/principal.js";
-import { SerialQueue } from "./serial-queue.js";
+import type { VectorEntry } from "../ports/vector-backend.js";
+import { KeyedSerialQueue } from "./keyed-serial-queue.js";
 import { validateUpsertMessage, type UpsertMessage } from "./upsert-validation.js";
 
-/** Vectors re-upserted per event-loop turn by an incremental Rebuild. */
-const REBUILD_VECTOR_SLICE = 1024;
+/** The most vectors added to the vector backend per event-loop turn (by an upload or an incremental Rebuild). */
+export const VECTOR_SLICE = 1024;
+/** The time one slice of vector additions aims at (ms): a backend that keeps an HNSW graph inserts into it as it adds. */
+const VECTOR_SLICE_MS = 4;
 
 /** What the write pipeline runs on. */
 export interface IndexerDeps {
@@ -37,14 +40,20 @@ export interface RebuildOutcome {
  * transaction (which also updates the FTS5 rows), then applies the committed vector changes to the vector
  * backend. The store is the source of truth: a vector backend that missed a change is repaired by Rebuild.
  *
- * Store writes and the vector changes they return run in one serialised section (a SerialQueue): with an
- * asynchronous store, two writes of one document could otherwise commit in one order and have their
- * vector changes applied in the other (a superseded version left live in the vector index). Validation
+ * Store writes and the vector changes they return run in a serialised section per resource (a
+ * KeyedSerialQueue): with an asynchronous store, two writes of one document could otherwise commit in one
+ * order and have their vector changes applied in the other (a superseded version left live in the vector
+ * index). Writes of different resources run concurrently (their changes commute), so one tenant's large
+ * upload does not hold another tenant's writes: the store interleaves them a slice at a time. Validation
  * and the registry look-ups run before the section, concurrently.
+ *
+ * A message's vectors are added a slice per event-loop turn (see addInSlices): while the store holds the message
+ * staged (see UpsertHooks.beforePublish), so the publish shows its text and vectors at once, or after the
+ * commit for a store that writes in one step. Supersessions and removals follow the commit.
  */
 export class Indexer {
   private readonly now: () => number;
-  private readonly writes = new SerialQueue();
+  private readonly writes = new KeyedSerialQueue();
 
   constructor(private readonly deps: IndexerDeps) {
     this.now = deps.now ?? Date.now;
@@ -54,9 +63,24 @@ export class Indexer {
   async upsert(msg: UpsertMessage): Promise<UpsertOutcome> {
     await this.requireResource(msg.resourceId);
     const docs = await validateUpsertMessage(msg, { embeddingDim: this.deps.embeddingDim, chunking: this.deps.chunking });
-    return this.writes.run(async () => {
-      const outcome = await this.deps.documents.upsertDocuments(msg.resourceId, docs, this.now());
-      this.applyVectors(outcome.vectors);
+    return this.writes.run(msg.resourceId, async () => {
+      const vector = this.deps.vector;
+      let staged: readonly VectorEntry[] | undefined;
+      let outcome: UpsertOutcome;
+      try {
+        outcome = await this.deps.documents.upsertDocuments(msg.resourceId, docs, this.now(), {
+          beforePublish: async (added) => {
+            staged = added;
+            if (vector) await addInSlices(vector, added);
+          },
+        });
+      } catch (err) {
+        // Never published: the entries added for it go (their chunks are gone too).
+        if (vector && staged && staged.length > 0) vector.remove(staged.map((e) => e.chunkKey));
+        throw err;
+      }
+      if (vector && staged === undefined) await addInSlices(vector, outcome.vectors.added);
+      this.applyRetirements(outcome.vectors);
       return outcome;
     });
   }
@@ -71,9 +95,9 @@ export class Indexer {
       if (why) violations.push({ field: `paths[${i}]`, description: why });
     });
     if (violations.length > 0) throw new InvalidArgumentError(violations);
-    return this.writes.run(async () => {
+    return this.writes.run(resourceId, async () => {
       const outcome = await this.deps.documents.deleteDocuments(resourceId, paths, this.now());
-      this.applyVectors(outcome.vectors);
+      this.applyRetirements(outcome.vectors);
       return outcome;
     });
   }
@@ -96,7 +120,7 @@ export class Indexer {
    * write (owned by a project its key allows). Nothing of it is one long step: the store re-indexes a
    * resource in slices (see DocumentStore.reindexResource), and the vectors follow, inside the write
    * section so no other write interleaves. Incremental (`full` false) re-upserts the stored vectors,
-   * REBUILD_VECTOR_SLICE per event-loop turn, dropping nothing (re-upserting what is held is invisible
+   * a slice per event-loop turn, dropping nothing (re-upserting what is held is invisible
    * to searches). Full replaces the resource's vectors through `replaceResource`, which builds them
    * aside and swaps them in at once, so no search sees the resource empty or half loaded.
    * Triples are not derived from documents and are left alone.
@@ -107,16 +131,11 @@ export class Indexer {
     let documentsReindexed = 0;
     let generation = await this.deps.documents.generation();
     for (const id of targets) {
-      const outcome = await this.writes.run(async () => {
+      const outcome = await this.writes.run(id, async () => {
         const reindexed = await this.deps.documents.reindexResource(id, full);
         const vector = this.deps.vector;
         if (vector && full) await vector.replaceResource(id, reindexed.vectors);
-        else if (vector) {
-          for (let i = 0; i < reindexed.vectors.length; i += REBUILD_VECTOR_SLICE) {
-            if (i > 0) await yieldToEventLoop();
-            vector.upsert(reindexed.vectors.slice(i, i + REBUILD_VECTOR_SLICE));
-          }
-        }
+        else if (vector) await addInSlices(vector, reindexed.vectors);
         return reindexed;
       });
       documentsReindexed += outcome.documents;
@@ -144,14 +163,34 @@ export class Indexer {
     if (!(await this.deps.registry.getResource(resourceId))) throw new NotFoundError(`resource ${resourceId} not found`);
   }
 
-  private applyVectors(changes: VectorChanges): void {
+  /**
+   * Applies a committed write's supersessions and removals, after its additions: a version added and
+   * superseded (or dropped) by the same message, as when one message names a path twice, must end
+   * superseded (or gone), not live.
+   */
+  private applyRetirements(changes: VectorChanges): void {
     const vector = this.deps.vector;
     if (!vector) return;
-    // Additions first: a version added and superseded (or dropped) by the same message, as when one
-    // message names a path twice, must end superseded (or gone), not live.
-    if (changes.added.length > 0) vector.upsert(changes.added);
     if (changes.superseded.length > 0) vector.supersede(changes.superseded, changes.at);
     if (changes.removed.length > 0) vector.remove(changes.removed);
+  }
+}
+
+/**
+ * Adds entries to the vector backend a slice per event-loop turn: slices sized from the last one's cost
+ * to take about VECTOR_SLICE_MS (from 16 entries up to VECTOR_SLICE), since an entry costs a copy in an
+ * exact partition but an HNSW insertion once the backend keeps a graph of the resource.
+ */
+async function addInSlices(vector: VectorBackend, entries: readonly VectorEntry[]): Promise<void> {
+  let size = Math.min(64, VECTOR_SLICE);
+  for (let i = 0; i < entries.length; ) {
+    if (i > 0) await yieldToEventLoop();
+    const started = performance.now();
+    const slice = i === 0 && entries.length <= size ? entries : entries.slice(i, i + size);
+    vector.upsert(slice);
+    i += slice.length;
+    const perEntry = (performance.now() - started) / slice.length;
+    size = Math.max(16, Math.min(VECTOR_SLICE, Math.floor(VECTOR_SLICE_MS / Math.max(perEntry, 1e-4))));
   }
 }
 

@@ -35,14 +35,20 @@ export interface UpsertValidationOptions {
   embeddingDim: number;
   chunking?: ChunkingOptions;
   /**
-   * Content characters (plus one per document) checked and chunked between two event-loop turns
+   * Content characters (plus one per document) checked and chunked between two event-loop turns at most
    * (default VALIDATION_SLICE_CHARS); tests pass small values to force many slices.
    */
   sliceChars?: number;
 }
 
-/** Content checked and chunked per event-loop turn by default: some 5-10 ms of work on 2 busy cores. */
+/** Content checked and chunked per event-loop turn at most. */
 export const VALIDATION_SLICE_CHARS = 256 * 1024;
+/**
+ * The longest a slice of validation runs before it yields (ms). The character bound alone is not enough:
+ * a message of many small documents costs per document (path checks, chunking's tokenizer), and 20,000 of
+ * them within 256 KiB held the event loop for over half a second.
+ */
+export const VALIDATION_SLICE_MS = 5;
 
 function embeddingProblem(values: readonly number[], dim: number): string | undefined {
   if (values.length !== dim) return `must have ${dim} dimensions (the deployment's), got ${values.length}`;
@@ -59,7 +65,7 @@ function embeddingProblem(values: readonly number[], dim: number): string | unde
  * Checks one UpsertDocuments message and turns it into store input, chunking content server-side when
  * a document brings no chunks. Every problem of the message is reported at once as INVALID_ARGUMENT,
  * each naming its field (`documents[2].chunks[0].embedding`), so a rejected message writes nothing.
- * The documents are checked a slice at a time (`sliceChars` of content), yielding to the event loop
+ * The documents are checked a slice at a time (`sliceChars` of content, or VALIDATION_SLICE_MS), yielding to the event loop
  * between slices, so a message of many documents never holds other calls for long; nothing is written
  * before the whole message has passed.
  */
@@ -70,12 +76,14 @@ export async function validateUpsertMessage(msg: UpsertMessage, opts: UpsertVali
   const out: DocumentInputRecord[] = [];
   const sliceChars = Math.max(1, opts.sliceChars ?? VALIDATION_SLICE_CHARS);
   let sliced = 0;
+  let sliceStart = performance.now();
   for (let i = 0; i < msg.documents.length; i++) {
     const doc = msg.documents[i];
     sliced += doc.content.length + 1;
-    if (sliced > sliceChars) {
+    if (sliced > sliceChars || performance.now() - sliceStart >= VALIDATION_SLICE_MS) {
       sliced = 0;
       await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
     }
     const at = `documents[${i}]`;
     const before = violations.length;

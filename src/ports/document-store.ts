@@ -42,6 +42,19 @@ export interface VectorChanges {
   at: number;
 }
 
+/** What a caller of `upsertDocuments` may do while the message is written. */
+export interface UpsertHooks {
+  /**
+   * Called at most once, after the message is staged and before it is published, with the vector entries
+   * it adds: their chunks are invisible to every reader until the publish, so a caller may add them to a
+   * vector index a slice at a time now (a search that finds one drops it when it hydrates the chunk), and
+   * the publish then makes text and vectors visible at once. When it rejects, nothing is published (the
+   * rejection is the write's). A store that writes a message in one transaction need not call it; the
+   * entries are in the outcome's `vectors.added` either way.
+   */
+  beforePublish?(added: readonly VectorEntry[]): Promise<void>;
+}
+
 /** The live contents of a document store, deployment-wide. */
 export interface StoreCounts {
   documents: number;
@@ -97,7 +110,9 @@ export interface ReindexOutcome {
  *   after it, and a generation no newer than the state it read.
  * - Writes may be issued concurrently and commit in some order; the vector changes of their outcomes must
  *   be applied to a vector backend in commit order, so callers that apply them (the Indexer) serialise
- *   their writes.
+ *   the writes of one resource. Writes of different resources touch different rows and chunk keys, so
+ *   their vector changes commute: they may run concurrently, and a store that stages a large write
+ *   lets another resource's writes run between its slices.
  *
  * Versions: re-upserting a changed document supersedes the live version (it keeps its chunks, stamped
  * with `supersededAt`) and adds a new one; deleting supersedes the live version without a successor.
@@ -117,7 +132,7 @@ export interface DocumentStore {
    */
   counts(): Promise<StoreCounts>;
   /** Stores one batch of documents of one resource at time `now` (ms) in one transaction. */
-  upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number): Promise<UpsertOutcome>;
+  upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number, hooks?: UpsertHooks): Promise<UpsertOutcome>;
   /** Deletes (supersedes) the live documents at `paths` in one transaction. */
   deleteDocuments(resourceId: string, paths: readonly string[], now: number): Promise<DeleteOutcome>;
   /**

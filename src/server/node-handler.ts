@@ -1,6 +1,6 @@
 import type * as http from "node:http";
 import type * as http2 from "node:http2";
-import { Code, ConnectError, createConnectRouter } from "@connectrpc/connect";
+import { Code, ConnectError, createConnectRouter, type ConnectRouter } from "@connectrpc/connect";
 import { createAsyncIterable, type UniversalHandler, type UniversalServerResponse } from "@connectrpc/connect/protocol";
 import {
   compressionBrotli,
@@ -130,22 +130,47 @@ function clientWentAway(res: NodeResponse, reason: unknown): boolean {
   return res.destroyed || (res as { stream?: http2.Http2Stream }).stream?.destroyed === true;
 }
 
+/** Options of createNodeHandler: connect-node's, and routes that serve some paths in the binary protocols. */
+export interface NodeHandlerOptions extends ConnectNodeAdapterOptions {
+  /**
+   * Methods that, in the binary protocols (gRPC, gRPC-Web, Connect with protobuf), are served by these
+   * routes instead of `routes`: the same method path, decoded with a wire-compatible request type (see
+   * upsertDocumentsWireMethod). JSON requests on those paths stay on `routes`.
+   */
+  binaryRoutes?: (router: ConnectRouter) => void;
+}
+
+/** Whether a content type carries protobuf: gRPC, gRPC-Web (binary or text) and Connect with protobuf. */
+function isBinaryContentType(contentType: string | undefined): boolean {
+  const type = (contentType ?? "").split(";", 1)[0].trim().toLowerCase();
+  return /^application\/(grpc|grpc-web|grpc-web-text)(\+proto)?$/.test(type) || type === "application/connect+proto" || type === "application/proto";
+}
+
 /**
  * The Node request handler of the server: connect-node's adapter (`connectNodeAdapter`), with a request
  * body that does not decode answered INVALID_ARGUMENT in every protocol (JSON bodies are decoded strictly
- * too: invalid UTF-8 is refused, not replaced), and a client that goes away mid-call not logged as a failure.
+ * too: invalid UTF-8 is refused, not replaced), a client that goes away mid-call not logged as a failure,
+ * and `binaryRoutes` taking their paths' protobuf requests.
  */
-export function createNodeHandler(options: ConnectNodeAdapterOptions): (req: NodeRequest, res: NodeResponse) => void {
-  const router = createConnectRouter({
+export function createNodeHandler(options: NodeHandlerOptions): (req: NodeRequest, res: NodeResponse) => void {
+  const routerOptions = {
     acceptCompression: [compressionGzip, compressionBrotli],
     ...options,
     jsonOptions: { textDecoder: new TextDecoder("utf-8", { fatal: true }), ...options.jsonOptions } as ConnectNodeAdapterOptions["jsonOptions"],
-  });
-  options.routes(router);
-  const paths = new Map<string, UniversalHandler>();
-  for (const h of router.handlers) paths.set((options.requestPathPrefix ?? "") + h.requestPath, h);
+  };
+  const handlersOf = (routes: (router: ConnectRouter) => void): Map<string, UniversalHandler> => {
+    const router = createConnectRouter(routerOptions);
+    routes(router);
+    const paths = new Map<string, UniversalHandler>();
+    for (const h of router.handlers) paths.set((options.requestPathPrefix ?? "") + h.requestPath, h);
+    return paths;
+  };
+  const paths = handlersOf(options.routes);
+  const binaryPaths = options.binaryRoutes ? handlersOf(options.binaryRoutes) : new Map<string, UniversalHandler>();
   return (req, res) => {
-    const handler = paths.get(req.url?.split("?", 2)[0] ?? "");
+    const path = req.url?.split("?", 2)[0] ?? "";
+    const binary = binaryPaths.size > 0 ? binaryPaths.get(path) : undefined;
+    const handler = binary && isBinaryContentType(req.headers["content-type"]) ? binary : paths.get(path);
     if (!handler) {
       if (options.fallback) options.fallback(req, res);
       else {

@@ -23,6 +23,7 @@ import type { ServerDeps } from "./server-deps.js";
 
 export type { ServerDeps } from "./server-deps.js";
 import { allRoutes, AUTHENTICATED_SERVICES, PUBLIC_SERVICES } from "./routes/all-routes.js";
+import { indexBinaryRoutes } from "./routes/index-routes.js";
 
 /** A running ACMS server. */
 export interface AcmsServer {
@@ -35,7 +36,12 @@ export interface AcmsServer {
 }
 
 /** The router-wide interceptors and routes, for the real server and for in-memory router transports. */
-export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter) => void; interceptors: Interceptor[] } {
+export function createRoutes(deps: ServerDeps): {
+  routes: (router: ConnectRouter) => void;
+  /** Routes serving some of `routes`' methods in the binary protocols (createNodeHandler's `binaryRoutes`). */
+  binaryRoutes: (router: ConnectRouter) => void;
+  interceptors: Interceptor[];
+} {
   const log = deps.log ?? new RequestLog(deps.config.logLevel);
   const access = createAccessInterceptor({
     keys: deps.keys,
@@ -55,8 +61,8 @@ export function createRoutes(deps: ServerDeps): { routes: (router: ConnectRouter
     createQuotaInterceptor(deps.config.quotas),
   ];
   const services = createServices(deps.config, deps.backends);
-  const routes = allRoutes({ ...deps, services, serving: deps.serving ?? new ServingState() });
-  return { routes, interceptors };
+  const routeDeps = { ...deps, services, serving: deps.serving ?? new ServingState() };
+  return { routes: allRoutes(routeDeps), binaryRoutes: indexBinaryRoutes(routeDeps), interceptors };
 }
 
 /**
@@ -79,10 +85,11 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
       if (deps.serving.serving) process.stderr.write(`acms: the graph store could not be loaded (graph calls answer UNAVAILABLE): ${err instanceof Error ? err.message : String(err)}\n`);
     });
   }
-  const { routes, interceptors } = createRoutes(deps);
+  const { routes, binaryRoutes, interceptors } = createRoutes(deps);
   const methods: MethodRegistry = new Map();
   const handler = createNodeHandler({
     routes: recordingRoutes(routes, methods),
+    binaryRoutes,
     interceptors,
     readMaxBytes: deps.config.maxMessageBytes,
     writeMaxBytes: deps.config.maxMessageBytes,

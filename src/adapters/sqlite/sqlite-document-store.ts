@@ -6,6 +6,7 @@ import type {
   DocumentStore,
   ReindexOutcome,
   StoreCounts,
+  UpsertHooks,
   UpsertOutcome,
   VectorChanges,
 } from "../../ports/document-store.js";
@@ -88,16 +89,21 @@ function fromBlob(b: Buffer): Float32Array {
  * default); writing the document drops the oldest beyond that. A deleted document keeps its versions
  * (visible to `recent` within the window and to `all`) until it is written again and they age out.
  *
- * Sharing the event loop: writes run one at a time, and a large one never holds the loop for long; an
- * upload is staged in slices and published in one short transaction (see `upsertDocuments`), a rebuild
- * re-indexes in slices (see `reindexResource`). Opening drops rows staged by a process that died
+ * Sharing the event loop: the writes of one resource run one at a time, those of different resources
+ * interleave between slices (so one tenant's large upload does not hold another's writes), and a large
+ * one never holds the loop for long; an upload is staged in slices and published in one short
+ * transaction (see `upsertDocuments`), a rebuild re-indexes in slices (see `reindexResource`). Opening drops rows staged by a process that died
  * mid-upload, so one database has one store at a time (as the data-directory lock ensures).
  */
 export class SqliteDocumentStore implements DocumentStore {
   private readonly retained: number;
   private readonly stageBatchChunks: number;
-  /** The last write queued: writes run one at a time, as a message staged over many turns must not interleave with another. */
-  private writeTail: Promise<unknown> = Promise.resolve();
+  /**
+   * The last write queued per resource: the writes of one resource run one at a time (a message staged
+   * over many turns must not interleave with another write of its documents), those of different
+   * resources interleave a slice at a time.
+   */
+  private readonly writeTails = new Map<string, Promise<unknown>>();
   private stageSeq = 0;
   private gen: bigint;
   /**
@@ -264,8 +270,8 @@ export class SqliteDocumentStore implements DocumentStore {
    * Publishing is the one step linear in the message's size, and it is light: it rewrites document
    * rows only, never chunk or keyword rows (measured in bench/robustness-bench.ts).
    */
-  async upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number): Promise<UpsertOutcome> {
-    return this.serially(async () => {
+  async upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number, hooks?: UpsertHooks): Promise<UpsertOutcome> {
+    return this.serially(resourceId, async () => {
       const stage = ++this.stageSeq;
       const staged: StagedDocument[] = [];
       const added: VectorEntry[] = [];
@@ -326,6 +332,7 @@ export class SqliteDocumentStore implements DocumentStore {
           from = to;
           if (from < documents.length) await yieldToEventLoop();
         }
+        if (hooks?.beforePublish) await hooks.beforePublish(added);
         const outcome = publish.immediate();
         this.gen = outcome.generation;
         for (const d of staged) {
@@ -340,10 +347,14 @@ export class SqliteDocumentStore implements DocumentStore {
     });
   }
 
-  /** Runs `write` after every write queued before it has settled. */
-  private serially<T>(write: () => Promise<T>): Promise<T> {
-    const result = this.writeTail.then(write);
-    this.writeTail = result.catch(() => undefined);
+  /** Runs `write` after every write of `resourceId` queued before it has settled. */
+  private serially<T>(resourceId: string, write: () => Promise<T>): Promise<T> {
+    const result = (this.writeTails.get(resourceId) ?? Promise.resolve()).then(write);
+    const tail = result.catch(() => undefined);
+    this.writeTails.set(resourceId, tail);
+    void tail.then(() => {
+      if (this.writeTails.get(resourceId) === tail) this.writeTails.delete(resourceId);
+    });
     return result;
   }
 
@@ -383,7 +394,7 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   async deleteDocuments(resourceId: string, paths: readonly string[], now: number): Promise<DeleteOutcome> {
-    return this.serially(async () => this.deleteNow(resourceId, paths, now));
+    return this.serially(resourceId, async () => this.deleteNow(resourceId, paths, now));
   }
 
   private deleteNow(resourceId: string, paths: readonly string[], now: number): DeleteOutcome {
@@ -416,7 +427,7 @@ export class SqliteDocumentStore implements DocumentStore {
    * only skew BM25 statistics). The generation is bumped once, at the end.
    */
   async reindexResource(resourceId: string, full: boolean): Promise<ReindexOutcome> {
-    return this.serially(async () => {
+    return this.serially(resourceId, async () => {
       const rid = resourceToken(resourceId);
       const docs = new Set<number>();
       const vectors: VectorEntry[] = [];

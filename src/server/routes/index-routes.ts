@@ -1,20 +1,75 @@
-import type { ConnectRouter } from "@connectrpc/connect";
-import { IndexService, type UpsertDocumentsRequest } from "../../../gen/acms/v1/index_pb.js";
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { IndexService, type UpsertDocumentsResponseSchema } from "../../../gen/acms/v1/index_pb.js";
 import { InvalidArgumentError } from "../../domain/errors.js";
 import type { UpsertOutcome } from "../../ports/document-store.js";
 import { principalOf } from "../handler-context.js";
 import { toRdfTriples } from "../triple-input.js";
 import type { Indexer } from "../../application/indexer.js";
+import type { UpsertMessage } from "../../application/upsert-validation.js";
 import type { RouteDeps } from "../server-deps.js";
+import { decodeDocumentSlices } from "./decode-document-slices.js";
+import { upsertDocumentsWireMethod } from "./upsert-wire-method.js";
 
 /** One stream message; a rejection says which message (1-based) it was, the fields stay as named. */
-async function upsertMessage(indexer: Indexer, msg: UpsertDocumentsRequest, n: number): Promise<UpsertOutcome> {
+async function upsertMessage(indexer: Indexer, msg: () => Promise<UpsertMessage> | UpsertMessage, n: number): Promise<UpsertOutcome> {
   try {
-    return await indexer.upsert(msg);
+    return await indexer.upsert(await msg());
   } catch (err) {
     if (!(err instanceof InvalidArgumentError)) throw err;
     throw new InvalidArgumentError(err.violations.map((v) => ({ field: v.field, description: `${v.description} (stream message ${n})` })));
   }
+}
+
+/**
+ * The UpsertDocuments stream: each message commits on its own (see indexRoutes); `decode` turns a
+ * received message into the write pipeline's input (at once, or a slice at a time for the wire form).
+ */
+async function upsertStream<M>(
+  deps: RouteDeps,
+  requests: AsyncIterable<M>,
+  ctx: HandlerContext,
+  decode: (msg: M) => Promise<UpsertMessage> | UpsertMessage,
+): Promise<MessageInitShape<typeof UpsertDocumentsResponseSchema>> {
+  let documentsUpserted = 0;
+  let chunksIndexed = 0;
+  let vectorsIndexed = 0;
+  let messagesReceived = 0;
+  let indexGeneration = await deps.services.indexGeneration();
+  for await (const msg of requests) {
+    ctx.signal.throwIfAborted();
+    messagesReceived += 1;
+    const outcome = await upsertMessage(deps.services.indexer, () => decode(msg), messagesReceived);
+    documentsUpserted += outcome.documentsUpserted;
+    chunksIndexed += outcome.chunksIndexed;
+    vectorsIndexed += outcome.vectorsIndexed;
+    indexGeneration = outcome.generation;
+  }
+  return { documentsUpserted, chunksIndexed, vectorsIndexed, messagesReceived, indexGeneration };
+}
+
+/** An UpsertDocuments message as `upsertDocumentsWireMethod` decodes it: the documents still encoded. */
+interface WireUpsertMessage {
+  resourceId: string;
+  documents: Uint8Array[];
+}
+
+/**
+ * UpsertDocuments for the binary protocols (gRPC, gRPC-Web, Connect with protobuf), registered on its own
+ * router (see createNodeHandler's `binaryRoutes`): the message arrives with its documents still encoded
+ * and they are decoded a slice at a time, so a large message never holds the serving thread while it is
+ * decoded. The same interceptors run (the access check reads `resource_id` of the wire type), and each
+ * message is checked and committed exactly as on the generated type's route.
+ */
+export function indexBinaryRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
+  return (router) => {
+    router.rpc(upsertDocumentsWireMethod, async (requests, ctx) =>
+      upsertStream(deps, requests as AsyncIterable<unknown> as AsyncIterable<WireUpsertMessage>, ctx, async (msg) => ({
+        resourceId: msg.resourceId,
+        documents: await decodeDocumentSlices(msg.documents),
+      })),
+    );
+  };
 }
 
 /**
@@ -28,21 +83,7 @@ export function indexRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
   return (router) => {
     router.service(IndexService, {
       async upsertDocuments(requests, ctx) {
-        let documentsUpserted = 0;
-        let chunksIndexed = 0;
-        let vectorsIndexed = 0;
-        let messagesReceived = 0;
-        let indexGeneration = await deps.services.indexGeneration();
-        for await (const msg of requests) {
-          ctx.signal.throwIfAborted();
-          messagesReceived += 1;
-          const outcome = await upsertMessage(indexer, msg, messagesReceived);
-          documentsUpserted += outcome.documentsUpserted;
-          chunksIndexed += outcome.chunksIndexed;
-          vectorsIndexed += outcome.vectorsIndexed;
-          indexGeneration = outcome.generation;
-        }
-        return { documentsUpserted, chunksIndexed, vectorsIndexed, messagesReceived, indexGeneration };
+        return upsertStream(deps, requests, ctx, (msg) => msg);
       },
       async deleteDocuments(req) {
         const outcome = await indexer.delete(req.resourceId, req.paths);
