@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { AcmsClient } from "../client/create-acms-client.js";
 import type { CliIo } from "./cli-io.js";
+import type { ServiceConnector } from "./service-client.js";
 import { CliUsageError } from "./cli-usage-error.js";
 
 /** The server address used when none of `--url`, `ACMS_URL`, `ACMS_HOST`, `ACMS_PORT` is given. */
@@ -57,11 +58,34 @@ export function connectionOf(cmd: Command, io: CliIo): Connection {
 /** A command body that runs with an open client: the part of a subcommand that lives in its actions module. */
 export type ConnectedBody<A extends unknown[]> = (ctx: { conn: Connection; client: AcmsClient; cmd: Command }, ...args: A) => Promise<void>;
 
+/** A command body that calls one or two services through the lean client (see `serviceConnector`). */
+export type ServiceBody<A extends unknown[]> = (ctx: { conn: Connection; connect: ServiceConnector; cmd: Command }, ...args: A) => Promise<void>;
+
+/** The API key of `conn`, or a usage error saying how to get one. */
+function requireKey(conn: Connection): string {
+  if (!conn.key) throw new CliUsageError("no API key: pass --key or set ACMS_API_KEY (make one with `acms keys create`)");
+  return conn.key;
+}
+
 /** Typed clients for `conn`, which must carry an API key; the caller closes them when done. */
 export async function openClient(conn: Connection): Promise<AcmsClient> {
-  if (!conn.key) throw new CliUsageError("no API key: pass --key or set ACMS_API_KEY (make one with `acms keys create`)");
+  const apiKey = requireKey(conn);
   const { createAcmsClient } = await import("../client/create-acms-client.js");
-  return createAcmsClient({ baseUrl: conn.url, apiKey: conn.key, scopeId: conn.scope });
+  return createAcmsClient({ baseUrl: conn.url, apiKey, scopeId: conn.scope });
+}
+
+/** Runs `run` with the command's connection, turning any failure into one line on stderr (see `runGuarded`). */
+function guardedAction(io: CliIo, run: (conn: Connection, cmd: Command, args: unknown[]) => Promise<void>): (...args: unknown[]) => Promise<void> {
+  return async (...args: unknown[]) => {
+    const cmd = args[args.length - 1] as Command;
+    let url: string | undefined;
+    const { runGuarded } = await import("./cli-error.js");
+    await runGuarded(io, () => url, async () => {
+      const conn = connectionOf(cmd, io);
+      url = conn.url;
+      await run(conn, cmd, args.slice(0, -2));
+    });
+  };
 }
 
 /**
@@ -72,21 +96,27 @@ export async function openClient(conn: Connection): Promise<AcmsClient> {
  * @example cmd.action(connectedAction(io, async () => (await import("./search-actions.js")).searchText));
  */
 export function connectedAction<A extends unknown[]>(io: CliIo, load: () => Promise<ConnectedBody<A>>): (...args: unknown[]) => Promise<void> {
-  return async (...args: unknown[]) => {
-    const cmd = args[args.length - 1] as Command;
-    let url: string | undefined;
-    const { runGuarded } = await import("./cli-error.js");
-    await runGuarded(io, () => url, async () => {
-      const conn = connectionOf(cmd, io);
-      url = conn.url;
-      const [body, client] = await Promise.all([load(), openClient(conn)]);
-      try {
-        await body({ conn, client, cmd }, ...(args.slice(0, -2) as A));
-      } finally {
-        client.close();
-      }
-    });
-  };
+  return guardedAction(io, async (conn, cmd, args) => {
+    const [body, client] = await Promise.all([load(), openClient(conn)]);
+    try {
+      await body({ conn, client, cmd }, ...(args as A));
+    } finally {
+      client.close();
+    }
+  });
+}
+
+/**
+ * As `connectedAction`, for a body that names the services it calls: it gets the lean client
+ * (`serviceConnector`: one HTTP/1.1 transport, only those services' code loaded), for commands that make
+ * one call and must start fast (`acms search text`).
+ */
+export function serviceAction<A extends unknown[]>(io: CliIo, load: () => Promise<ServiceBody<A>>): (...args: unknown[]) => Promise<void> {
+  return guardedAction(io, async (conn, cmd, args) => {
+    const apiKey = requireKey(conn);
+    const [body, { serviceConnector }] = await Promise.all([load(), import("./service-client.js")]);
+    await body({ conn, connect: serviceConnector(conn.url, apiKey, conn.scope), cmd }, ...(args as A));
+  });
 }
 
 /** The scope id a scoped command needs, or a usage error saying how to get one. */

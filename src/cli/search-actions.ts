@@ -1,34 +1,15 @@
 import { readFileSync } from "node:fs";
 import { SparqlQueryResponseSchema, TermKind, type Term } from "../../gen/acms/v1/graph_pb.js";
 import { HybridSearchResponseSchema, Source } from "../../gen/acms/v1/rag_pb.js";
-import { SearchResponseSchema } from "../../gen/acms/v1/text_pb.js";
 import { SimilaritySearchResponseSchema } from "../../gen/acms/v1/vector_pb.js";
 import { outputWidth, type CliIo } from "./cli-io.js";
 import { CliUsageError } from "./cli-usage-error.js";
 import { requireScope, type ConnectedBody } from "./connection-options.js";
-import { formatTable, snippet } from "./format-table.js";
+import { formatTable } from "./format-table.js";
+import { printRanked } from "./print-ranked.js";
 import { parseIntFlag, parseNumberFlag } from "./parse-numbers.js";
 import { printMessageJson } from "./print-json.js";
 import { readEmbedding } from "./read-embedding.js";
-
-interface Ranked {
-  score: number;
-  ukoUri: string;
-  content: string;
-}
-
-function printRanked(io: CliIo, results: Ranked[], query: string, note?: string): void {
-  if (results.length === 0) {
-    io.stdout.write(`no results${note ? ` (${note})` : ""}\n`);
-    return;
-  }
-  const width = outputWidth(io);
-  const fixed = 4 + 2 + 6 + 2 + Math.max(7, ...results.map((r) => r.ukoUri.length)) + 2 + String(results.length).length;
-  const room = Math.max(20, width - fixed);
-  const rows = results.map((r, i) => [String(i + 1), r.score.toFixed(4), r.ukoUri, snippet(r.content, query, room)]);
-  io.stdout.write(formatTable(["RANK", "SCORE", "UKO_URI", "SNIPPET"], rows, width));
-  if (note) io.stdout.write(`${note}\n`);
-}
 
 function termText(t: Term | undefined): string {
   if (!t) return "";
@@ -67,18 +48,6 @@ function readQuery(raw: string): string {
     throw new CliUsageError(`cannot read ${raw.slice(1)}: ${(err as Error).message}`);
   }
 }
-
-/** The body of `acms search text`, given the command's io. */
-export const searchText =
-  (io: CliIo): ConnectedBody<[string[]]> =>
-  async ({ conn, client, cmd }, words) => {
-    requireScope(conn);
-    const query = words.join(" ");
-    const o = cmd.opts<{ maxResults?: string }>();
-    const res = await client.text.search({ query, maxResults: parseIntFlag("--max-results", o.maxResults) });
-    if (conn.json) printMessageJson(io, SearchResponseSchema, res);
-    else printRanked(io, res.results, query, res.exhaustive ? undefined : "(more results may match: raise --max-results)");
-  };
 
 /** The body of `acms search vector`. */
 export const searchVector =

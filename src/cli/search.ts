@@ -1,13 +1,14 @@
 import { Command } from "commander";
 import type { CliIo } from "./cli-io.js";
-import { addConnectionOptions, connectedAction } from "./connection-options.js";
+import { addConnectionOptions, connectedAction, serviceAction } from "./connection-options.js";
 
 const actions = () => import("./search-actions.js");
 
 /**
  * `acms search text|vector|graph|hybrid`: the four search modes under the --scope scope, as a table
  * (rank, score, UKO URI, snippet) or, with --json, the response message. The bodies are in
- * `search-actions.ts`, loaded only when a search runs.
+ * `search-text-action.ts` (text: the lean client, the text service alone) and `search-actions.ts`, loaded
+ * only when a search runs.
  */
 export function searchCommand(io: CliIo): Command {
   const search = new Command("search").description("search the --scope scope (text, vector, graph or hybrid)");
@@ -19,7 +20,7 @@ export function searchCommand(io: CliIo): Command {
       .argument("<query...>", "the query words")
       .option("-n, --max-results <n>", "how many results (server default 20)"),
     { scoped: true },
-  ).action(connectedAction(io, async () => (await actions()).searchText(io)));
+  ).action(serviceAction(io, async () => (await import("./search-text-action.js")).searchText(io)));
 
   addConnectionOptions(
     search

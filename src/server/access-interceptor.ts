@@ -1,12 +1,12 @@
 import type { DescMessage, DescMethod, Message } from "@bufbuild/protobuf";
-import type { Interceptor, StreamResponse, UnaryResponse } from "@connectrpc/connect";
+import type { ContextValues, Interceptor, StreamResponse, UnaryResponse } from "@connectrpc/connect";
 import { createAsyncIterable } from "@connectrpc/connect/protocol";
 import { Access } from "../../gen/acms/v1/options_pb.js";
 import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
 import type { RegistryStore } from "../ports/registry-store.js";
 import type { ScopeStore } from "../ports/scope-store.js";
 import { accessRuleOf, authenticate, checkPrincipalRefs, checkScopedRefs, requireWrite, resolveView, type AccessRule } from "./access-check.js";
-import { principalKey, viewKey } from "./context-keys.js";
+import { principalKey, requestIdKey, viewKey } from "./context-keys.js";
 import { toConnectError, type InternalErrorSink } from "./error-mapping.js";
 import type { KeyRing } from "./key-ring.js";
 import type { Principal } from "../domain/principal.js";
@@ -59,6 +59,11 @@ export function createAccessInterceptor(deps: AccessDeps): Interceptor {
     if (rule === undefined) rules.set(method, (rule = accessRuleOf(method, deps.authenticatedServices)));
     return rule;
   };
+  // Internal errors are logged with the call's request id (set by the request-log interceptor).
+  const sinkFor = (values: ContextValues): InternalErrorSink | undefined => {
+    const sink = deps.onInternalError;
+    return sink && ((err) => sink(err, values.get(requestIdKey)));
+  };
   return (next) => async (req) => {
     try {
       if (deps.publicServices.has(req.service.typeName)) return await next(req);
@@ -86,10 +91,10 @@ export function createAccessInterceptor(deps: AccessDeps): Interceptor {
       } else {
         res = await next({ ...req, message: checkEach(req.message, check) });
       }
-      if (res.stream) return { ...res, message: translateErrors(res.message, deps.onInternalError) };
+      if (res.stream) return { ...res, message: translateErrors(res.message, sinkFor(req.contextValues)) };
       return res;
     } catch (err) {
-      throw toConnectError(err, deps.onInternalError);
+      throw toConnectError(err, sinkFor(req.contextValues));
     }
   };
 }

@@ -53,8 +53,8 @@ function violationsMessage(violations: readonly { field: string; description: st
   return clipMessage(shown.join("; ") + (rest > 0 ? `; and ${rest} more field violations` : ""));
 }
 
-/** Called with every error that is not a domain error, so bugs are logged once, server-side. */
-export type InternalErrorSink = (err: unknown) => void;
+/** Called with every error that is not a domain error (and the request id of its call), so bugs are logged once, server-side. */
+export type InternalErrorSink = (err: unknown, requestId?: string) => void;
 
 const defaultSink: InternalErrorSink = (err) => {
   process.stderr.write(`acms: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

@@ -59,11 +59,10 @@ export function createQuotaInterceptor(limits: QuotaLimits, onRefused?: QuotaRef
   return (next) => async (req) => {
     const principal = req.contextValues.get(principalKey);
     if (!principal) return next(req);
-    const rpc = `${req.service.typeName}/${req.method.name}`;
     const admitted = ledger.admit(principal.name);
     if ("reason" in admitted) {
       const refusal = admitted as QuotaRefusal;
-      onRefused?.({ principal: principal.name, rpc, reason: refusal.reason });
+      onRefused?.({ principal: principal.name, rpc: `${req.service.typeName}/${req.method.name}`, reason: refusal.reason });
       throw resourceExhausted(`Over quota: ${refusal.reason}; retry in ${refusal.retryAfterMs} ms`, refusal.retryAfterMs);
     }
     // The time budget, made cheap for the common call that finishes well inside it and never reads its
@@ -80,15 +79,25 @@ export function createQuotaInterceptor(limits: QuotaLimits, onRefused?: QuotaRef
       budget?.abort(overBudget);
       rejectOverTime(overBudget);
     }, limits.callMs);
-    let signal: AbortSignal | undefined;
+    // One controller that the call's own signal aborts too (not AbortSignal.any, which costs a combined
+    // signal, weak references and a finalizer per call).
+    let unlink: (() => void) | undefined;
     const callSignal = () => {
-      if (signal) return signal;
-      budget = new AbortController();
-      if (overBudget) budget.abort(overBudget);
-      return (signal = AbortSignal.any([req.signal, budget.signal]));
+      if (budget) return budget.signal;
+      const own = (budget = new AbortController());
+      const outer = req.signal;
+      if (overBudget) own.abort(overBudget);
+      else if (outer.aborted) own.abort(outer.reason);
+      else {
+        const follow = () => own.abort(outer.reason);
+        outer.addEventListener("abort", follow, { once: true });
+        unlink = () => outer.removeEventListener("abort", follow);
+      }
+      return own.signal;
     };
     const done = () => {
       clearTimeout(timer);
+      unlink?.();
       admitted.release();
     };
     const meter = new CostMeter(limits, req.method.output);

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { codeName, OK } from "./code-name.js";
-import { principalKey } from "./context-keys.js";
+import { principalKey, requestIdKey } from "./context-keys.js";
 import type { RequestLog } from "./request-log.js";
 
 /** The header that carries a call's request id, in and out. */
@@ -14,8 +14,8 @@ function codeOf(err: unknown): Code {
   return err instanceof ConnectError ? err.code : Code.Internal;
 }
 
-/** Iterates `messages` within call `requestId`, so an internal error raised mid-stream is logged with it. */
-function within<T>(log: RequestLog, requestId: string, messages: AsyncIterable<T>, done: (code: Code) => void): AsyncIterable<T> {
+/** Iterates `messages`, calling `done` once with the code the stream ended with (Canceled when it was stopped). */
+function observed<T>(messages: AsyncIterable<T>, done: (code: Code) => void): AsyncIterable<T> {
   return {
     [Symbol.asyncIterator]() {
       const it = messages[Symbol.asyncIterator]();
@@ -28,7 +28,7 @@ function within<T>(log: RequestLog, requestId: string, messages: AsyncIterable<T
       return {
         async next() {
           try {
-            const r = await log.within(requestId, () => it.next());
+            const r = await it.next();
             if (r.done) finish(OK);
             return r;
           } catch (err) {
@@ -47,14 +47,16 @@ function within<T>(log: RequestLog, requestId: string, messages: AsyncIterable<T
 
 /**
  * Gives every call a request id (the caller's `x-request-id` when it sends a plain one, else a new UUID),
- * echoes it in the response headers (errors too), runs the call within it for internal-error logs, and
- * logs the finished call through `log`. Registered outermost, so its line has the final code.
+ * echoes it in the response headers (errors too), puts it in the call's context values (`requestIdKey`: the
+ * access interceptor logs internal errors with it), and logs the finished call through `log`. Registered
+ * outermost, so its line has the final code.
  */
 export function createRequestLogInterceptor(log: RequestLog): Interceptor {
   return (next) => async (req) => {
     const given = req.header.get(REQUEST_ID_HEADER);
     const requestId = given !== null && ACCEPTED_ID.test(given) ? given : randomUUID();
     const started = process.hrtime.bigint();
+    req.contextValues.set(requestIdKey, requestId);
     const logCall = (code: Code) =>
       log.call(
         {
@@ -68,9 +70,9 @@ export function createRequestLogInterceptor(log: RequestLog): Interceptor {
         code !== OK,
       );
     try {
-      const res = await log.within(requestId, () => next(req));
+      const res = await next(req);
       res.header.set(REQUEST_ID_HEADER, requestId);
-      if (res.stream) return { ...res, message: within(log, requestId, res.message, logCall) };
+      if (res.stream) return { ...res, message: observed(res.message, logCall) };
       logCall(OK);
       return res;
     } catch (err) {

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { LogLevel } from "./config.js";
 import type { InternalErrorSink } from "./error-mapping.js";
 
@@ -25,17 +24,10 @@ export interface CallLogEntry {
  * error's class and stack frames only: its message can quote stored content, so it is never written.
  */
 export class RequestLog {
-  private readonly requestIds = new AsyncLocalStorage<string>();
-
   constructor(
     readonly level: LogLevel = "info",
     private readonly out: LogOutput = process.stderr,
   ) {}
-
-  /** Runs `fn` as part of call `requestId`, so internal errors raised in it are logged with that id. */
-  within<T>(requestId: string, fn: () => T): T {
-    return this.requestIds.run(requestId, fn);
-  }
 
   /** Logs a finished call: always when it failed, only at level debug when it succeeded. */
   call(entry: CallLogEntry, failed: boolean): void {
@@ -52,13 +44,17 @@ export class RequestLog {
     });
   }
 
-  /** The sink for errors that are not domain errors (bugs, driver failures). */
-  readonly internalError: InternalErrorSink = (err) => {
+  /**
+   * The sink for errors that are not domain errors (bugs, driver failures), given the request id of the call
+   * they happened in. The id is passed in, not read from an AsyncLocalStorage: on Node 20 an active
+   * AsyncLocalStorage installs a promise hook that every promise of every call pays for.
+   */
+  readonly internalError: InternalErrorSink = (err, requestId) => {
     const stack = err instanceof Error && err.stack ? err.stack.split("\n").filter((l) => /^\s+at /.test(l)).map((l) => l.trim()) : [];
     this.line({
       level: "error",
       msg: "internal error",
-      request_id: this.requestIds.getStore(),
+      request_id: requestId,
       error: err instanceof Error ? err.constructor.name : typeof err,
       stack,
     });

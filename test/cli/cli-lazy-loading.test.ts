@@ -59,7 +59,7 @@ describe("the CLI loads only what a subcommand needs", () => {
     expect(stdout.trim()).toBe(pkg.version);
   });
 
-  test("acms search text against a running server loads the client and the search module, never the server", async () => {
+  test("acms search text against a running server loads the lean client and its own module, never the full client or the server", async () => {
     const admin = createAcmsClient({ baseUrl: t.server.url, apiKey: t.keys.writer });
     let scopeId: string;
     try {
@@ -80,9 +80,10 @@ describe("the CLI loads only what a subcommand needs", () => {
       ACMS_SCOPE: scopeId,
     });
     expect(stdout).toMatch(/^1\s+\S+\s+uko:\/\/\S+\/a\.md#0/m);
-    expect(loaded.some((url) => chunk("search-actions").test(url))).toBe(true);
-    expect(loaded.some((url) => chunk("create-acms-client").test(url))).toBe(true);
-    expect(loaded.filter((url) => /-actions?-/.test(url) && !chunk("search-actions").test(url))).toEqual([]);
+    expect(loaded.some((url) => chunk("search-text-action").test(url))).toBe(true);
+    expect(loaded.some((url) => chunk("service-client").test(url))).toBe(true);
+    expect(loaded.filter((url) => chunk("create-acms-client").test(url))).toEqual([]);
+    expect(loaded.filter((url) => /-actions?-/.test(url) && !chunk("search-text-action").test(url))).toEqual([]);
     expect(serverSide(loaded)).toEqual([]);
   }, 60_000);
 

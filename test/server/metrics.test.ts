@@ -287,7 +287,7 @@ describe("x-request-id", () => {
 describe("internal errors", () => {
   it("are logged with the request id of their call, as class and stack frames, never the message", () => {
     const logs = memoryLog("info");
-    logs.log.within("rid-7", () => logs.log.internalError(new TypeError("the secret document text")));
+    logs.log.internalError(new TypeError("the secret document text"), "rid-7");
     const [line] = logs.lines();
     expect(line).toMatchObject({ level: "error", msg: "internal error", request_id: "rid-7", error: "TypeError" });
     expect((line.stack as string[]).length).toBeGreaterThan(0);

@@ -18,6 +18,7 @@ import { createAsyncIterable } from "@connectrpc/connect/protocol";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { takeEncoded } from "../encoded-messages.js";
 import type { MethodRegistry } from "./method-registry.js";
+import { RawRequestHeaders } from "./raw-request-headers.js";
 
 const gzipAsync = promisify(gzip);
 
@@ -217,16 +218,9 @@ class GrpcCall {
     });
   }
 
-  /** The request's metadata as Headers, made on first use (a public call never reads it). */
+  /** The request's metadata as Headers, made on first use, reading Node's header object until more is asked than `get`. */
   private get requestHeaders(): Headers {
-    if (this.requestHeader) return this.requestHeader;
-    const h = (this.requestHeader = new Headers());
-    for (const [k, v] of Object.entries(this.headers)) {
-      if (k.startsWith(":") || v === undefined) continue;
-      if (Array.isArray(v)) for (const item of v) h.append(k, item);
-      else h.append(k, v);
-    }
-    return h;
+    return (this.requestHeader ??= new RawRequestHeaders(this.headers));
   }
 
   private context(): HandlerContext {
