@@ -1,15 +1,16 @@
 /**
  * Vector benchmark: the embedded vector backend in its automatic mode (exact scans for small scopes,
- * HNSW graphs with over-fetch and exact re-scoring for large partitions) against a pure exact scan of
- * the same data in the same run: recall@10 and latency per scope size, as ratios. It also measures the
- * partition size at which a graph search starts to beat an exact scan (the basis of EXACT_SCAN_THRESHOLD).
+ * int8 scans and HNSW graphs with over-fetch and exact re-scoring past them) against a pure exact scan
+ * of the same data in the same run: recall@10 and latency per scope size, as ratios. It also measures,
+ * per partition size, an exact float32 scan, an int8 scan and a graph search (the basis of
+ * EXACT_SCAN_THRESHOLD and PARTITION_GRAPH_MIN_ROWS).
  *
  * Data: BENCH_SCALE x 100,000 vectors of 384 dimensions drawn around 256 cluster centres (deterministic
  * PRNG), spread over 1,000 resources with Zipf sizes (a few large repositories, many small ones), and
  * queries drawn near random stored vectors. Scopes: the largest resource, the 10 and 100 largest, all 1,000.
  * Each scope prints p50 and p95 of the exact scan and of the service, and the service's recall@10.
  */
-import { EXACT_SCAN_THRESHOLD, PartitionedVectorBackend, STORE_GRAPH_MIN_SHARE } from "../src/adapters/memory-vector/partitioned-vector-backend.js";
+import { EXACT_SCAN_THRESHOLD, PARTITION_GRAPH_MIN_ROWS, PartitionedVectorBackend, STORE_GRAPH_MIN_SHARE } from "../src/adapters/memory-vector/partitioned-vector-backend.js";
 import type { VectorEntry, VectorSearchOptions } from "../src/ports/vector-backend.js";
 import { gaussian, prng } from "../test/support/prng.js";
 import { viewOver } from "../test/support/view-over.js";
@@ -84,10 +85,10 @@ export async function run(): Promise<void> {
   service.replaceAll(entries);
   await service.whenIndexed();
   const serviceLoadMs = performance.now() - t0;
-  const indexedRows = sizes.filter((s) => s >= EXACT_SCAN_THRESHOLD).reduce((a, b) => a + b, 0);
+  const indexedRows = sizes.filter((s) => s >= PARTITION_GRAPH_MIN_ROWS).reduce((a, b) => a + b, 0);
   process.stdout.write(
     `data: ${total} vectors x ${DIM} dims, ${RESOURCES} resources (Zipf sizes ${sizes[0]} .. ${sizes[RESOURCES - 1]}), ${queryCount} queries\n` +
-      `load: exact ${fmt(loadMs)}; service ${fmt(serviceLoadMs)} (${(serviceLoadMs / loadMs).toFixed(1)}x), building in the background HNSW graphs over ${indexedRows} rows in partitions >= ${EXACT_SCAN_THRESHOLD} rows and a store-wide graph over all ${total} (used by scopes holding >= ${STORE_GRAPH_MIN_SHARE * 100}% of the store)\n`,
+      `load: exact ${fmt(loadMs)}; service ${fmt(serviceLoadMs)} (${(serviceLoadMs / loadMs).toFixed(1)}x), building in the background HNSW graphs over ${indexedRows} rows in partitions >= ${PARTITION_GRAPH_MIN_ROWS} rows (smaller ones get int8 scans past ${EXACT_SCAN_THRESHOLD} in-scope rows) and a store-wide graph over all ${total} (used by scopes holding >= ${STORE_GRAPH_MIN_SHARE * 100}% of the store)\n`,
   );
 
   const opts: VectorSearchOptions = { topK: 10, minScore: 0, now: Date.now(), recentWindowMs: 0 };
@@ -129,15 +130,19 @@ export async function run(): Promise<void> {
   await exact.close();
   await service.close();
 
-  process.stdout.write(`threshold: one partition, top_k 20, exact scan vs HNSW graph (configured EXACT_SCAN_THRESHOLD = ${EXACT_SCAN_THRESHOLD})\n`);
+  process.stdout.write(
+    `threshold: one partition, top_k 20, exact float32 scan vs int8 scan vs HNSW graph (EXACT_SCAN_THRESHOLD = ${EXACT_SCAN_THRESHOLD}, PARTITION_GRAPH_MIN_ROWS = ${PARTITION_GRAPH_MIN_ROWS})\n`,
+  );
   const trnd = prng(7);
   const probe = Array.from({ length: 100 }, () => Float32Array.from({ length: DIM }, () => gaussian(trnd)));
   const topK20: VectorSearchOptions = { topK: 20, minScore: 0, now: 0, recentWindowMs: 0 };
-  for (const size of [128, 256, 512, 1024, 2048, 4096]) {
+  for (const size of [256, 1024, 4096, ...(scale >= 0.5 ? [16384] : [])]) {
     const data = rows(size, trnd, resourceId(0), 1);
     const scan = new PartitionedVectorBackend({ dimension: DIM, exactThreshold: Number.MAX_SAFE_INTEGER });
-    const graph = new PartitionedVectorBackend({ dimension: DIM, exactThreshold: 0 });
+    const int8 = new PartitionedVectorBackend({ dimension: DIM, exactThreshold: 0, graphMinRows: Number.MAX_SAFE_INTEGER, storeGraph: false });
+    const graph = new PartitionedVectorBackend({ dimension: DIM, exactThreshold: 0, storeGraph: false });
     scan.replaceAll(data);
+    int8.replaceAll(data);
     graph.replaceAll(data);
     await graph.whenIndexed();
     const view = benchView([resourceId(0)]);
@@ -148,9 +153,13 @@ export async function run(): Promise<void> {
       return (performance.now() - s) / probe.length;
     };
     const scanMs = await time(scan);
+    const int8Ms = await time(int8);
     const graphMs = await time(graph);
-    process.stdout.write(`  ${String(size).padStart(5)} rows: exact ${fmt(scanMs).padStart(8)}, graph ${fmt(graphMs).padStart(8)}, exact/graph ${(scanMs / graphMs).toFixed(2)}\n`);
+    process.stdout.write(
+      `  ${String(size).padStart(5)} rows: exact ${fmt(scanMs).padStart(8)}, int8 ${fmt(int8Ms).padStart(8)}, graph ${fmt(graphMs).padStart(8)}; exact/int8 ${(scanMs / int8Ms).toFixed(2)}, graph/int8 ${(graphMs / int8Ms).toFixed(2)}\n`,
+    );
     await scan.close();
+    await int8.close();
     await graph.close();
   }
 }

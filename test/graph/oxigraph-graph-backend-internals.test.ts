@@ -158,6 +158,33 @@ describe("OxigraphGraphBackend internals", () => {
     expect(err).toBeInstanceOf(UnavailableError);
   });
 
+  it("a start with no write since the last load reads the snapshot file, blank nodes included; a write makes the next start read SQLite", async () => {
+    const one = { workers: 1, spares: 0 };
+    let b = await make(one);
+    expect(b.loads).toEqual({ snapshot: 0, sqlite: 1 });
+    await b.putTriples(A, [...filler(300), triple(blank("x"), iri("name"), lit("first")), triple(iri("k"), iri("link"), blank("x"))], false);
+    const ask = `SELECT ?n { <${EX}k> <${EX}link> ?x . ?x <${EX}name> ?n }`;
+    const count = "SELECT (COUNT(*) AS ?c) { ?s ?p ?o }";
+    const answers = async (backend: OxigraphGraphBackend) => [await backend.query(viewOf([A]), ask, OPTS), await backend.query(viewOf([A]), count, OPTS)];
+    const want = await answers(b);
+    expect(want[1]).toMatchObject({ rows: [{ c: { value: "302" } }] });
+    const reopen = async (backend: OxigraphGraphBackend) => {
+      await backend.close();
+      open.splice(open.indexOf(backend), 1);
+      return make(one);
+    };
+    b = await reopen(b);
+    expect(b.loads).toEqual({ snapshot: 0, sqlite: 1 });
+    expect(await answers(b)).toEqual(want);
+    b = await reopen(b);
+    expect(b.loads).toEqual({ snapshot: 1, sqlite: 0 });
+    expect(await answers(b)).toEqual(want);
+    await b.putTriples(A, [triple(iri("late"), iri("v"), lit("x"))], false);
+    b = await reopen(b);
+    expect(b.loads).toEqual({ snapshot: 0, sqlite: 1 });
+    expect(await b.query(viewOf([A]), `ASK { <${EX}late> ?p ?o }`, OPTS)).toMatchObject({ boolean: true });
+  });
+
   it("refuses calls after close", async () => {
     const b = await make();
     await b.close();

@@ -87,4 +87,40 @@ describe("saved HNSW graphs", () => {
     expect(third.graphCounts).toEqual({ loaded: 0, built: 1 });
     expect((await third.search(viewOf([R.a]), data[5].vector, searchOpts({ topK: 1 }))).hits[0].chunkKey).toBe(data[5].chunkKey);
   });
+
+  it("are deleted with their resource's vectors, and a start deletes those nothing will load", async () => {
+    const other = "01JBBBBBBBBBBBBBBBBBBBBBBB";
+    const mine = rows(600);
+    const theirs = rows(600, 5_000).map((e) => ({ ...e, resourceId: other }));
+    const first = backend();
+    first.replaceAll([...mine, ...theirs]);
+    await first.whenIndexed();
+    await first.close();
+    open.splice(0);
+    expect(readdirSync(dir).sort()).toEqual([`r-${R.a}.keys`, `r-${R.a}.usearch`, `r-${other}.keys`, `r-${other}.usearch`]);
+
+    // The resource's vectors go while the server runs: its files go with them.
+    const second = backend();
+    second.replaceAll([...mine, ...theirs]);
+    expect(second.graphCounts).toEqual({ loaded: 2, built: 0 });
+    second.clearResource(other);
+    expect(readdirSync(dir).sort()).toEqual([`r-${R.a}.keys`, `r-${R.a}.usearch`]);
+    second.remove(mine.map((e) => e.chunkKey));
+    expect(readdirSync(dir)).toEqual([]);
+    await second.close();
+    open.splice(0);
+
+    // Files a crash (or an older version) left for resources that are gone, or too small for a graph, and
+    // temp files, are swept at the next start; a graph still loadable stays and is loaded.
+    const third = backend();
+    third.replaceAll(mine);
+    await third.whenIndexed();
+    await third.close();
+    open.splice(0);
+    for (const name of [`r-${other}.usearch`, `r-${other}.keys`, `r-${R.b}.keys`, `r-${R.a}.usearch.tmp`]) writeFileSync(join(dir, name), "left over");
+    const fourth = backend();
+    fourth.replaceAll([...mine, ...rows(10, 9_000).map((e) => ({ ...e, resourceId: R.b }))]);
+    expect(readdirSync(dir).sort()).toEqual([`r-${R.a}.keys`, `r-${R.a}.usearch`]);
+    expect(fourth.graphCounts).toEqual({ loaded: 1, built: 0 });
+  });
 });

@@ -61,6 +61,47 @@ describe("PartitionedVectorBackend specifics", () => {
     expect(got.exhaustive).toBe(true);
   });
 
+  it("past the threshold, a partition without a graph is scanned through its int8 codes and re-scored exactly; too few visible falls back to the exact scan", async () => {
+    const dim = 64;
+    const b = make({ dimension: dim, exactThreshold: 100, graphMinRows: Number.MAX_SAFE_INTEGER, storeGraph: false });
+    const rnd = prng(41);
+    const rows = clusteredVectors(rnd, dim, 3000, 30, 0.6).map((vector, i) => ({
+      chunkKey: i + 1,
+      resourceId: R.a,
+      path: i % 500 === 0 ? `keep/${i}.md` : `drop/${i}.md`,
+      supersededAt: null,
+      vector,
+    }));
+    b.upsert(rows);
+    await b.whenIndexed();
+    expect(b.graphCounts.built).toBe(0);
+    const view = viewOf([R.a]);
+    let found = 0;
+    for (let i = 0; i < 30; i++) {
+      const q = Float32Array.from(rows[i * 97].vector, (x) => x + 0.3 * (rnd() - 0.5));
+      const got = await b.search(view, q, searchOpts());
+      expect(got.exhaustive).toBe(false);
+      const want = referenceSearch(rows, view, q, searchOpts());
+      const scoreOf = new Map(want.map((h) => [h.chunkKey, h.score]));
+      for (const h of got.hits) if (scoreOf.has(h.chunkKey)) expect(h.score).toBeCloseTo(scoreOf.get(h.chunkKey)!, 5);
+      found += got.hits.filter((h) => scoreOf.has(h.chunkKey)).length;
+    }
+    expect(found / 300).toBeGreaterThanOrEqual(0.99);
+    // Six rows pass the path filter: far fewer than the scan's candidates, so the answer is the exact scan's.
+    const narrow = viewOf([R.a], { includePaths: ["keep/**"] });
+    const q = randomVector(prng(42), dim);
+    const got = await b.search(narrow, q, searchOpts({ topK: 5 }));
+    expect(got.hits.map((h) => h.chunkKey)).toEqual(referenceSearch(rows, narrow, q, searchOpts({ topK: 5 })).map((h) => h.chunkKey));
+    expect(got.exhaustive).toBe(true);
+    // Writes reach the codes: a new row equal to the query comes first; a removed one is gone.
+    b.upsert([{ chunkKey: 9_999, resourceId: R.a, path: "new.md", supersededAt: null, vector: q }]);
+    const top = (await b.search(view, q, searchOpts())).hits[0];
+    expect(top.chunkKey).toBe(9_999);
+    expect(top.score).toBeCloseTo(1, 6);
+    b.remove([9_999]);
+    expect((await b.search(view, q, searchOpts())).hits.some((h) => h.chunkKey === 9_999)).toBe(false);
+  });
+
   it("keeps answering correctly after heavy churn forces a graph rebuild", async () => {
     const b = make({ exactThreshold: 0, indexBatchRows: 400 });
     const rnd = prng(8);

@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { UnavailableError } from "../../domain/errors.js";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
@@ -7,13 +7,14 @@ import type { VectorBackend, VectorEntry, VectorHit, VectorSearchOptions } from 
 import type { GraphHolder } from "./graph-holder.js";
 import { DEFAULT_HNSW_PARAMS, HnswIndex, type HnswParams } from "./hnsw-index.js";
 import { StoreGraph } from "./store-graph.js";
+import { quantizeRow } from "./int8-nearest-rows.js";
 import { TopKHeap } from "./top-k-heap.js";
 import { normalizeInto } from "./vector-math.js";
 import { graphAnswered, VectorPartition, type GraphTally, type PartitionFilter } from "./vector-partition.js";
 
 /**
- * Up to this many in-scope vectors a search scans exactly, and from this many rows a partition gets an
- * HNSW graph. Measured with bench/vector-bench.ts (384 dimensions, top_k 20, 2 shared cores): a graph
+ * Up to this many in-scope vectors a search scans exactly (float32, `exhaustive`); past it a search reads
+ * int8 scans or HNSW graphs with exact re-scoring. Measured with bench/vector-bench.ts (384 dimensions, top_k 20, 2 shared cores): a graph
  * search draws level with an exact scan at about 128-256 rows, is 1.5-2.3x faster at 512, 3.5-6x at
  * 1,024 and 7x at 4,096. Up to 1,024 rows an exact scan costs under about 1 ms, less than a call's own
  * overhead, so the answer stays exact (and `exhaustive`) there; past it the graph wins clearly.
@@ -22,6 +23,23 @@ export const EXACT_SCAN_THRESHOLD = 1024;
 
 /** How many candidates per wanted result a graph search fetches before exact re-scoring and filtering. */
 export const DEFAULT_OVERFETCH = 4;
+
+/**
+ * How many candidates per wanted result an int8 scan takes for exact re-scoring: twice a graph's, as
+ * re-scoring a few dozen more rows costs microseconds against the scan's fraction of a millisecond.
+ */
+const INT8_OVERFETCH_FACTOR = 2;
+
+/**
+ * From this many rows a partition gets its own HNSW graph; smaller partitions are scanned through their
+ * int8 codes past the exact threshold. Measured with bench/vector-bench.ts (384 dimensions): an int8
+ * scan of 16k rows costs about as much as one graph search at the recall the defaults give, and it is
+ * never wrong about what the graph would miss.
+ */
+export const PARTITION_GRAPH_MIN_ROWS = 32_768;
+
+/** Partitions under this many rows are scanned in float32 even past the threshold (a native call costs more). */
+const INT8_SCAN_MIN_ROWS = 256;
 
 /**
  * The least share of the store a scope must cover for a search to use the store-wide graph: its
@@ -42,6 +60,11 @@ export interface PartitionedVectorBackendOptions {
    * built (default EXACT_SCAN_THRESHOLD). 0 forces the graph path everywhere (tests of the HNSW path).
    */
   exactThreshold?: number;
+  /**
+   * The partition size from which a partition gets its own HNSW graph (default PARTITION_GRAPH_MIN_ROWS, or
+   * `exactThreshold` when that is given: tests of the graph path set a small one).
+   */
+  graphMinRows?: number;
   /** Candidates fetched from a graph per wanted result (default DEFAULT_OVERFETCH). */
   overfetch?: number;
   /** HNSW tuning. */
@@ -110,7 +133,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     this.dimension = opts.dimension;
     this.exactThreshold = opts.exactThreshold ?? EXACT_SCAN_THRESHOLD;
     if (!Number.isInteger(this.exactThreshold) || this.exactThreshold < 0) throw new RangeError(`exactThreshold must be an integer >= 0, got ${this.exactThreshold}`);
-    this.indexMinRows = Math.max(1, this.exactThreshold);
+    this.indexMinRows = Math.max(1, opts.graphMinRows ?? (opts.exactThreshold === undefined ? PARTITION_GRAPH_MIN_ROWS : this.exactThreshold));
     this.overfetch = opts.overfetch ?? DEFAULT_OVERFETCH;
     if (!(this.overfetch >= 1)) throw new RangeError(`overfetch must be >= 1, got ${this.overfetch}`);
     this.hnswParams = { ...DEFAULT_HNSW_PARAMS, ...opts.hnsw };
@@ -196,6 +219,7 @@ export class PartitionedVectorBackend implements VectorBackend {
       this.storeGraph.remove(k);
     }
     this.drop(p);
+    this.forgetGraph(p);
     this.partitions.delete(resourceId);
     this.maintainStoreGraph();
   }
@@ -236,7 +260,10 @@ export class PartitionedVectorBackend implements VectorBackend {
       this.partitionOfKey.set(k, fresh);
     }
     if (fresh.size > 0) this.partitions.set(resourceId, fresh);
-    else this.partitions.delete(resourceId);
+    else {
+      this.partitions.delete(resourceId);
+      this.forgetGraph(fresh);
+    }
     if (old || keys.length > 0) {
       this.drop(this.storeGraph);
       this.storeGraph = new StoreGraph(this.partitionOfKey, this.dimension);
@@ -270,9 +297,13 @@ export class PartitionedVectorBackend implements VectorBackend {
     this.partitionOfKey = partitionOfKey;
     this.drop(this.storeGraph);
     this.storeGraph = new StoreGraph(partitionOfKey, this.dimension);
-    for (const p of old.values()) this.drop(p);
+    for (const p of old.values()) {
+      this.drop(p);
+      if (!partitions.has(p.resourceId)) this.forgetGraph(p);
+    }
     for (const p of partitions.values()) this.afterPartitionWrite(p);
     this.maintainStoreGraph();
+    this.sweepGraphDir();
   }
 
   async search(view: ScopedBackendView, query: Float32Array, opts: VectorSearchOptions): Promise<{ hits: VectorHit[]; exhaustive: boolean }> {
@@ -282,6 +313,8 @@ export class PartitionedVectorBackend implements VectorBackend {
     if (!Number.isInteger(opts.topK) || opts.topK <= 0) throw new RangeError(`topK must be a positive integer, got ${opts.topK}`);
     const unit = new Float32Array(this.dimension);
     if (normalizeInto(query, unit) === 0) return { hits: [], exhaustive: true };
+    const queryCodes = new Int8Array(this.dimension);
+    quantizeRow(unit, 0, queryCodes, 0, this.dimension);
 
     const partitions = this.partitions;
     const inScope: VectorPartition[] = [];
@@ -296,6 +329,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     const paths = view.paths;
     const filter: PartitionFilter = {
       query: unit,
+      queryCodes,
       minScore: Math.max(0, opts.minScore),
       supersededCutoff: supersededCutoff(view.temporalScope, opts.now, opts.recentWindowMs) ?? Number.NEGATIVE_INFINITY,
       pathAllowed: paths.matchesAll ? undefined : (path) => paths.matches(path),
@@ -314,6 +348,10 @@ export class PartitionedVectorBackend implements VectorBackend {
     for (let i = 0; i < inScope.length; i++) {
       const p = inScope[i];
       if (useGraphs && p.index && p.searchIndexed(filter, heap, i, fetch, need)) exhaustive = false;
+      else if (useGraphs && p.size >= INT8_SCAN_MIN_ROWS && p.size < this.indexMinRows && p.scanQuantized(filter, heap, i, fetch * INT8_OVERFETCH_FACTOR, need)) {
+        // A partition too small for a graph of its own; one waiting for its graph is scanned exactly.
+        exhaustive = false;
+      }
       else p.scanExact(filter, heap, i);
       if (performance.now() - lastYield >= this.yieldEveryMs && i + 1 < inScope.length) {
         await yieldToEventLoop();
@@ -392,7 +430,10 @@ export class PartitionedVectorBackend implements VectorBackend {
   private afterPartitionWrite(p: VectorPartition): void {
     if (p.size === 0) {
       this.drop(p);
-      if (this.partitions.get(p.resourceId) === p) this.partitions.delete(p.resourceId);
+      if (this.partitions.get(p.resourceId) === p) {
+        this.partitions.delete(p.resourceId);
+        this.forgetGraph(p);
+      }
       return;
     }
     this.maintainGraph(p, this.indexMinRows);
@@ -405,6 +446,7 @@ export class PartitionedVectorBackend implements VectorBackend {
   /** Builds a holder's graph past `minRows`, drops it below half of that, and rebuilds it after heavy churn. */
   private maintainGraph(holder: GraphHolder, minRows: number): void {
     if (holder.size < minRows / 2 || holder.size === 0) {
+      if (holder.index || holder.building) this.forgetGraph(holder);
       holder.index = null;
       holder.building = null;
       this.indexQueue.delete(holder);
@@ -443,6 +485,37 @@ export class PartitionedVectorBackend implements VectorBackend {
       holder.index.save(path);
     } catch (err) {
       process.stderr.write(`acms: could not save a vector graph (it is rebuilt at the next start): ${err instanceof Error ? err.message : String(err)}\n`);
+    }
+  }
+
+  /** Deletes a holder's saved graph (its rows are gone, or too few for a graph): it could never load again. */
+  private forgetGraph(holder: GraphHolder): void {
+    const path = this.graphPath(holder);
+    if (path === undefined) return;
+    try {
+      rmSync(`${path}.usearch`, { force: true });
+      rmSync(`${path}.keys`, { force: true });
+    } catch (err) {
+      process.stderr.write(`acms: could not delete a saved vector graph: ${err instanceof Error ? err.message : String(err)}\n`);
+    }
+  }
+
+  /**
+   * Deletes, after a full load, the saved graphs nothing will load: those of resources no longer held (or
+   * now too small for a graph), of the store graph when it is off or too small, and temp files a crash
+   * left. A deleted resource's graph is deleted with it; this catches what a crash or an older version left.
+   */
+  private sweepGraphDir(): void {
+    if (!this.graphDir) return;
+    try {
+      for (const name of readdirSync(this.graphDir)) {
+        const m = /^(?:r-(.+)|store)\.(?:usearch|keys)(\.tmp)?$/.exec(name);
+        if (!m) continue;
+        const held = m[1] === undefined ? (this.useStoreGraph ? this.storeGraph.size >= this.storeGraphMinRows : false) : (this.partitions.get(m[1])?.size ?? 0) >= this.indexMinRows;
+        if (m[2] !== undefined || !held) rmSync(join(this.graphDir, name), { force: true });
+      }
+    } catch (err) {
+      process.stderr.write(`acms: could not sweep the saved vector graphs: ${err instanceof Error ? err.message : String(err)}\n`);
     }
   }
 

@@ -1,5 +1,6 @@
 import type { GraphHolder } from "./graph-holder.js";
 import type { HnswIndex } from "./hnsw-index.js";
+import { int8NearestRows, quantizeRow } from "./int8-nearest-rows.js";
 import type { TopKHeap } from "./top-k-heap.js";
 import { dotAt, normalizeInto } from "./vector-math.js";
 
@@ -7,6 +8,8 @@ import { dotAt, normalizeInto } from "./vector-math.js";
 export interface PartitionFilter {
   /** The unit query vector. */
   query: Float32Array;
+  /** Its int8 codes (`quantizeRow`), for the int8 scans; a buffer of its own (offset 0). */
+  queryCodes: Int8Array;
   /** The least score kept: max(min_score, 0), so a negative cosine never qualifies. */
   minScore: number;
   /** A row is visible when its supersededAt (Infinity while live) is >= this. */
@@ -41,13 +44,15 @@ const INITIAL_ROWS = 16;
 
 /**
  * The vectors of one resource: unit float32 rows stored back to back in one buffer that grows by
- * doubling, with parallel columns for chunk key, path and supersession time. Removal moves the last row
+ * doubling, their int8 codes in a second one (for fast approximate scans, re-scored from the float32
+ * rows), with parallel columns for chunk key, path and supersession time. Removal moves the last row
  * into the hole, so the rows stay dense and a scan touches no dead row. A large partition also carries an
  * HNSW graph (`index`) and possibly one being built in the background (`building`); every write goes to
  * both, so whichever serves is complete.
  */
 export class VectorPartition implements GraphHolder {
   private data: Float32Array;
+  private codes: Int8Array;
   private keys: Float64Array;
   private superseded: Float64Array;
   private paths: string[] = [];
@@ -65,6 +70,7 @@ export class VectorPartition implements GraphHolder {
   constructor(readonly resourceId: string, readonly dimension: number, initialRows = INITIAL_ROWS) {
     const rows = Math.max(1, initialRows);
     this.data = new Float32Array(rows * dimension);
+    this.codes = new Int8Array(rows * dimension);
     this.keys = new Float64Array(rows);
     this.superseded = new Float64Array(rows);
     this.scratch = new Float32Array(dimension);
@@ -122,6 +128,7 @@ export class VectorPartition implements GraphHolder {
       this.rowOf.set(key, row);
     }
     this.data.set(this.scratch, row * d);
+    quantizeRow(this.scratch, 0, this.codes, row * d, d);
     this.keys[row] = key;
     this.paths[row] = path;
     this.superseded[row] = sup;
@@ -156,6 +163,7 @@ export class VectorPartition implements GraphHolder {
     if (row !== last) {
       const d = this.dimension;
       this.data.copyWithin(row * d, last * d, last * d + d);
+      this.codes.copyWithin(row * d, last * d, last * d + d);
       const movedKey = this.keys[last];
       this.keys[row] = movedKey;
       this.paths[row] = this.paths[last];
@@ -226,10 +234,43 @@ export class VectorPartition implements GraphHolder {
     }
   }
 
+  /**
+   * Scans the int8 codes of every row for the `fetch` best candidates and offers the visible ones to
+   * `heap`, re-scored exactly from the float32 rows. The same rule as a graph search settles it (at least
+   * `need` visible candidates, else widen in proportion to the share that passed, up to half the
+   * partition); returns false, having offered nothing, when the caller must scan exactly instead.
+   */
+  scanQuantized(filter: PartitionFilter, heap: TopKHeap, tag: number, fetch: number, need: number): boolean {
+    const n = this.count;
+    let k = Math.min(fetch, n);
+    for (let round = 0; ; round++) {
+      const rows = int8NearestRows(this.codes, n, filter.queryCodes, this.dimension, k);
+      const visible = rows.filter((row) => this.rowVisible(row, filter));
+      if (graphAnswered({ visible: visible.length }, rows.length, n, need)) {
+        for (const row of visible) this.offerRow(row, filter, heap, tag);
+        return true;
+      }
+      const wider = Math.ceil((k * need) / Math.max(1, visible.length));
+      if (round >= MAX_WIDENINGS || wider * 2 >= n) return false;
+      k = Math.max(wider, k * 2);
+    }
+  }
+
+  /** Scores a visible row exactly and offers it to `heap` when it reaches the least score. */
+  private offerRow(row: number, filter: PartitionFilter, heap: TopKHeap, tag: number): void {
+    const score = dotAt(filter.query, this.data, row * this.dimension);
+    if (score >= filter.minScore) heap.push(clampScore(score), this.keys[row], tag);
+  }
+
   /** Whether the row of `key` is held and passes the supersession and path filters. */
   private isVisible(key: number, filter: PartitionFilter): boolean {
     const row = this.rowOf.get(key);
-    if (row === undefined || this.superseded[row] < filter.supersededCutoff) return false;
+    return row !== undefined && this.rowVisible(row, filter);
+  }
+
+  /** Whether a held row passes the supersession and path filters. */
+  private rowVisible(row: number, filter: PartitionFilter): boolean {
+    if (this.superseded[row] < filter.supersededCutoff) return false;
     return !filter.pathAllowed || allowedCached(this.paths[row], filter.pathAllowed, filter.pathCache);
   }
 
@@ -250,6 +291,9 @@ export class VectorPartition implements GraphHolder {
     const data = new Float32Array(rows * this.dimension);
     data.set(this.data.subarray(0, this.count * this.dimension));
     this.data = data;
+    const codes = new Int8Array(rows * this.dimension);
+    codes.set(this.codes.subarray(0, this.count * this.dimension));
+    this.codes = codes;
     const keys = new Float64Array(rows);
     keys.set(this.keys.subarray(0, this.count));
     this.keys = keys;

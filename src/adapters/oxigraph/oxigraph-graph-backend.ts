@@ -75,7 +75,7 @@ interface WorkerError {
 }
 
 type WorkerReply =
-  | { type: "ready"; seq: number; size: number }
+  | { type: "ready"; seq: number; size: number; source: "snapshot" | "sqlite" }
   | { type: "result"; id: number; result: unknown }
   | { type: "error"; id: number; error: WorkerError };
 
@@ -200,7 +200,10 @@ function abortReason(signal: AbortSignal): Error {
  * Durability: Oxigraph's JavaScript bindings keep the store in memory only, so the triples live in a
  * SQLite table (WAL, `synchronous = FULL`), the source of truth. `putTriples` commits there in one
  * transaction (replace = delete + insert in the same one) before it resolves; the in-memory store is a
- * cache rebuilt from that table at start. Chosen over per-resource N-Quads files because one transaction
+ * cache rebuilt from that table at start. The first worker to load writes an N-Quads snapshot beside
+ * the database (`<path>.nq`, tagged with the write sequence number); the workers started after it, a
+ * spare replacing a stopped worker, and the next start while no write came meanwhile load that one
+ * file instead of converting every row again (see `OXIGRAPH_WORKER_SOURCE`). Chosen over per-resource N-Quads files because one transaction
  * covers the data and the write sequence number together, a replace is atomic without rename dances, and
  * loading needs no parser that would rename blank nodes (so labels stay stable across restarts).
  *
@@ -229,10 +232,13 @@ export class OxigraphGraphBackend implements GraphBackend {
   private readonly queueTimeoutMs: number;
   private readonly maxQueuedPerTenant: number;
   private readonly queue = new FairQueue<Job>();
+  private deferred: { workers: number; spares: number } | undefined;
+  /** How the workers loaded so far got the store: from the snapshot file or from every SQLite row (tests and the log read it). */
+  readonly loads = { snapshot: 0, sqlite: 0 };
   private nextId = 0;
   private seq: number;
   private closed = false;
-  private readonly workerData: { oxigraphPath: string; sqlitePath: string; dbPath: string };
+  private readonly workerData: { oxigraphPath: string; sqlitePath: string; dbPath: string; snapshotPath: string };
   private readyWaiters: { resolve(): void; reject(err: Error): void }[] = [];
   private readonly cap: number;
   private readonly insertRow: Statement;
@@ -258,6 +264,7 @@ export class OxigraphGraphBackend implements GraphBackend {
         PRIMARY KEY (graph, s_kind, s, p, o_kind, o, o_datatype, o_language)
       ) WITHOUT ROWID;
       CREATE INDEX IF NOT EXISTS graph_triples_subject ON graph_triples (s_kind, s);
+      CREATE INDEX IF NOT EXISTS graph_triples_blank ON graph_triples (graph) WHERE s_kind = 1 OR o_kind = 1;
       CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
       INSERT OR IGNORE INTO graph_meta (key, value) VALUES ('seq', 0);
     `);
@@ -267,13 +274,26 @@ export class OxigraphGraphBackend implements GraphBackend {
     );
     this.deleteGraph = db.prepare("DELETE FROM graph_triples WHERE graph = ?");
     this.setSeq = db.prepare("UPDATE graph_meta SET value = ? WHERE key = 'seq'");
-    this.workerData = { oxigraphPath: resolvePackage("oxigraph"), sqlitePath: resolvePackage("better-sqlite3"), dbPath: path };
+    this.workerData = { oxigraphPath: resolvePackage("oxigraph"), sqlitePath: resolvePackage("better-sqlite3"), dbPath: path, snapshotPath: `${path}.nq` };
     const workers = Math.max(1, opts.workers ?? DEFAULT_GRAPH_WORKERS);
     this.spareCount = Math.max(0, opts.spares ?? 1);
     this.queueTimeoutMs = opts.queueTimeoutMs ?? DEFAULT_GRAPH_QUEUE_TIMEOUT_MS;
     this.maxQueuedPerTenant = opts.maxQueuedPerTenant ?? DEFAULT_GRAPH_MAX_QUEUED_PER_TENANT;
-    for (let i = 0; i < workers; i++) this.slots.push(this.spawn());
-    for (let i = 0; i < this.spareCount; i++) this.spares.push(this.spawn());
+    this.slots.push(this.spawn());
+    this.deferred = { workers: workers - 1, spares: this.spareCount };
+  }
+
+  /**
+   * Starts the workers beyond the first, once the first has loaded (or failed): they then load the
+   * snapshot it wrote rather than each reading every row from SQLite, and do not compete with it for
+   * the cores while the first load runs.
+   */
+  private spawnDeferred(): void {
+    const deferred = this.deferred;
+    if (!deferred || this.closed) return;
+    this.deferred = undefined;
+    for (let i = 0; i < deferred.workers; i++) this.slots.push(this.spawn());
+    for (let i = 0; i < deferred.spares; i++) this.spares.push(this.spawn());
   }
 
   /** Opens the store at `opts.path` and resolves once a query worker has loaded it. */
@@ -429,6 +449,7 @@ export class OxigraphGraphBackend implements GraphBackend {
   /** A worker died: a running query fails with `failure`; a worker that never loaded is left dead until the next query. */
   private onWorkerFailure(slot: Slot, failure: Error): void {
     if (slot.state === "dead" || this.closed) return;
+    this.spawnDeferred();
     const spareAt = this.spares.indexOf(slot);
     if (spareAt >= 0) {
       // A spare that failed is dropped; the next restart starts another.
@@ -457,6 +478,8 @@ export class OxigraphGraphBackend implements GraphBackend {
   private onMessage(slot: Slot, m: WorkerReply): void {
     if (m.type === "ready") {
       slot.state = "ready";
+      this.loads[m.source] += 1;
+      this.spawnDeferred();
       for (const w of this.readyWaiters.splice(0)) w.resolve();
       this.dispatch();
       return;

@@ -10,8 +10,14 @@
  * paths in `workerData` (`oxigraphPath`, `sqlitePath`), resolved by the main thread.
  *
  * Protocol (all messages are plain objects):
- * - at start it loads every triple from the SQLite file `dbPath` (the source of truth, read in one
- *   transaction together with the write sequence number) and posts `{ type: "ready", seq, size }`;
+ * - at start it loads every triple and posts `{ type: "ready", seq, size, source }`: from the snapshot file
+ *   `snapshotPath` when that was written at the write sequence number SQLite holds now (`source`
+ *   "snapshot": the N-Quads text of every triple without a blank node, which the first worker to load
+ *   from SQLite writes, so the other workers, spares and the next start parse one file instead of each
+ *   reading and converting every row), else from the SQLite file `dbPath` (the source of truth, read in
+ *   one transaction together with the write sequence number; `source` "sqlite"), writing the snapshot.
+ *   Triples with a blank node are always read from SQLite (a partial index holds them) and added term by
+ *   term, as Oxigraph's parser renames blank nodes;
  * - `{ type: "write", seq, graph, replace, rows }` and `{ type: "clear", seq, graph }` apply a committed
  *   write; one whose `seq` the loaded snapshot already holds is skipped, so a write posted while the
  *   worker was loading is applied exactly once;
@@ -29,7 +35,8 @@
  */
 export const OXIGRAPH_WORKER_SOURCE = String.raw`
 "use strict";
-const { parentPort, workerData } = require("node:worker_threads");
+const fs = require("node:fs");
+const { parentPort, threadId, workerData } = require("node:worker_threads");
 const ox = require(workerData.oxigraphPath);
 const Database = require(workerData.sqlitePath);
 
@@ -48,23 +55,70 @@ function oxQuad(graph, r) {
   return ox.quad(oxTerm(r[0], r[1]), ox.namedNode(r[2]), oxTerm(r[3], r[4], r[5], r[6]), graph);
 }
 
-/*
- * Adds quads in bulk. Oxigraph's N-Quads loader is several times faster than adding terms one at a time
- * (100k quads: about 3 s against 20-30 s), but it renames blank nodes, which would change how blank nodes
- * of separate writes join; so it serves only batches without blank nodes. A batch the loader refuses
- * (its parse is stricter than term construction) is added term by term, as before.
- */
-const BULK_MIN_QUADS = 256;
-function addAll(target, quads, hasBlank) {
-  if (!hasBlank && quads.length >= BULK_MIN_QUADS) {
-    try {
-      target.load(quads.map((q) => q.toString() + " .").join("\n"), { format: "application/n-quads" });
-      return;
-    } catch (e) {
-      // Fall through: added one by one below.
-    }
+/** Graph IRIs as Oxigraph terms, made once: scopes name the same graphs query after query. */
+const graphNodes = new Map();
+function graphNode(iri) {
+  let node = graphNodes.get(iri);
+  if (node === undefined) {
+    node = ox.namedNode(iri);
+    graphNodes.set(iri, node);
   }
-  for (const q of quads) target.add(q);
+  return node;
+}
+
+/*
+ * N-Quads written straight from stored rows, with no Oxigraph term made per row (making terms cost more
+ * than parsing). Stored IRIs passed Oxigraph's checks when written; anything N-Quads could not carry
+ * as is gets a \u escape, and the loader's own checks still run on it.
+ */
+const IRI_UNSAFE = /[\u0000-\u0020<>"{}|^\x60\\]/g;
+const LITERAL_UNSAFE = /["\\\n\r]/g;
+const LITERAL_ESCAPES = { '"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r" };
+const uchar = (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
+function ntIri(v) {
+  IRI_UNSAFE.lastIndex = 0;
+  return "<" + (IRI_UNSAFE.test(v) ? v.replace(IRI_UNSAFE, uchar) : v) + ">";
+}
+function ntObject(kind, value, datatype, language) {
+  if (kind === 0) return ntIri(value);
+  LITERAL_UNSAFE.lastIndex = 0;
+  const text = '"' + (LITERAL_UNSAFE.test(value) ? value.replace(LITERAL_UNSAFE, (c) => LITERAL_ESCAPES[c]) : value) + '"';
+  if (language) return text + "@" + language;
+  return datatype ? text + "^^" + ntIri(datatype) : text;
+}
+/** One N-Quads line of a triple without blank nodes, in graph g (already written as <iri>). */
+function ntLine(s, p, oKind, o, datatype, language, g) {
+  return ntIri(s) + " " + ntIri(p) + " " + ntObject(oKind, o, datatype, language) + " " + g + " .\n";
+}
+
+/*
+ * Adds the rows of one graph. Oxigraph's N-Quads loader is several times faster than adding terms one
+ * at a time, but it renames blank nodes, which would change how blank nodes of separate writes join; so
+ * it serves only rows without blank nodes. Text the loader refuses (its parse is stricter than term
+ * construction) is added term by term, as are rows with blank nodes.
+ */
+function addRows(target, graph, rows) {
+  const g = graphNode(graph);
+  const text = [];
+  const blank = [];
+  const gText = ntIri(graph);
+  for (const r of rows) {
+    if (isBlankRow(r)) blank.push(r);
+    else text.push(ntLine(r[1], r[2], r[3], r[4], r[5], r[6], gText));
+  }
+  if (!loadText(target, text.join(""))) for (const r of rows) if (!isBlankRow(r)) target.add(oxQuad(g, r));
+  for (const r of blank) target.add(oxQuad(g, r));
+}
+
+/** Loads N-Quads text; false when the loader refused it (nothing of it is then in the store). */
+function loadText(target, text, lenient) {
+  if (text.length === 0) return true;
+  try {
+    target.load(text, { format: "application/n-quads", lenient: lenient === true });
+    return true;
+  } catch (e) {
+    return false;
+  }
 }
 
 const isBlankRow = (r) => r[0] === 1 || r[3] === 1;
@@ -86,30 +140,84 @@ function jsonTerm(b) {
   }
 }
 
-/** Reads every triple and the write sequence number in one read transaction. */
+const SNAPSHOT_HEADER = "# acms graph snapshot 1 ";
+
+/**
+ * What the snapshot file was written at: "seq=<write sequence number> rows=<stored rows>" (the row count
+ * also catches a table edited without the write path), or "" when the file is missing or unreadable.
+ */
+function snapshotTag(text) {
+  if (text === undefined || !text.startsWith(SNAPSHOT_HEADER)) return "";
+  const end = text.indexOf("\n");
+  return end > 0 ? text.slice(SNAPSHOT_HEADER.length, end) : "";
+}
+
+function readSnapshot() {
+  try {
+    return fs.readFileSync(workerData.snapshotPath, "utf8");
+  } catch (e) {
+    return undefined;
+  }
+}
+
+/** Writes the snapshot through a temp file and a rename, so a reader sees a whole file or the old one. */
+function writeSnapshot(tag, text) {
+  const tmp = workerData.snapshotPath + "." + process.pid + "." + threadId + ".tmp";
+  try {
+    fs.writeFileSync(tmp, SNAPSHOT_HEADER + tag + "\n" + text);
+    fs.renameSync(tmp, workerData.snapshotPath);
+  } catch (e) {
+    try { fs.rmSync(tmp, { force: true }); } catch (e2) { /* nothing to clean */ }
+  }
+}
+
+/**
+ * Loads every triple as of one write sequence number, read in one SQLite read transaction: from the
+ * snapshot when it was written at that number (plus the blank node rows, from SQLite), else from every
+ * row (then writing the snapshot for the workers that load next).
+ */
 function load(db) {
-  const quads = [];
-  let hasBlank = false;
+  const store = new ox.Store();
   let seq = 0;
+  let source = "sqlite";
+  let fresh;
+  let tag = "";
+  const snapshot = readSnapshot();
   db.transaction(() => {
     const row = db.prepare("SELECT value FROM graph_meta WHERE key = 'seq'").get();
     seq = row ? Number(row.value) : 0;
-    const graphs = new Map();
+    tag = "seq=" + seq + " rows=" + db.prepare("SELECT count(*) FROM graph_triples").pluck().get();
+    const blankRows = db.prepare(
+      "SELECT graph, s_kind, s, p, o_kind, o, o_datatype, o_language FROM graph_triples WHERE s_kind = 1 OR o_kind = 1",
+    ).raw();
+    if (snapshotTag(snapshot) === tag && loadText(store, snapshot, true)) {
+      source = "snapshot";
+      for (const r of blankRows.iterate()) store.add(oxQuad(graphNode(r[0]), r.slice(1)));
+      return;
+    }
+    const text = [];
+    const blank = [];
+    let graph = "";
+    let gText = "";
     const rows = db.prepare("SELECT graph, s_kind, s, p, o_kind, o, o_datatype, o_language FROM graph_triples").raw().iterate();
     for (const r of rows) {
-      let g = graphs.get(r[0]);
-      if (g === undefined) {
-        g = ox.namedNode(r[0]);
-        graphs.set(r[0], g);
+      if (r[1] === 1 || r[4] === 1) {
+        blank.push(r);
+        continue;
       }
-      if (r[1] === 1 || r[4] === 1) hasBlank = true;
-      quads.push(ox.quad(oxTerm(r[1], r[2]), ox.namedNode(r[3]), oxTerm(r[4], r[5], r[6], r[7]), g));
+      if (r[0] !== graph) {
+        graph = r[0];
+        gText = ntIri(graph);
+      }
+      text.push(ntLine(r[2], r[3], r[4], r[5], r[6], r[7], gText));
     }
+    const all = text.join("");
+    if (loadText(store, all, false)) fresh = all;
+    else for (const r of db.prepare("SELECT graph, s_kind, s, p, o_kind, o, o_datatype, o_language FROM graph_triples WHERE s_kind = 0 AND o_kind <> 1").raw().iterate()) store.add(oxQuad(graphNode(r[0]), r.slice(1)));
+    for (const r of blank) store.add(oxQuad(graphNode(r[0]), r.slice(1)));
   })();
-  if (hasBlank) return { store: new ox.Store(quads), seq: seq };
-  const store = new ox.Store();
-  addAll(store, quads, false);
-  return { store: store, seq: seq };
+  if (fresh !== undefined) writeSnapshot(tag, fresh);
+  return { store: store, seq: seq, source: source };
 }
 
 /** The worker's own read-only connection: the snapshot at start, then GetTriples and Traverse. */
@@ -128,19 +236,9 @@ function applyWrite(m) {
   appliedSeq = m.seq;
   const g = graphNode(m.graph);
   if (m.type === "clear" || m.replace) clearGraph(g);
-  if (m.type === "write") addAll(store, m.rows.map((r) => oxQuad(g, r)), m.rows.some(isBlankRow));
+  if (m.type === "write") addRows(store, m.graph, m.rows);
 }
 
-/** Graph IRIs as Oxigraph terms, made once: scopes name the same graphs query after query. */
-const graphNodes = new Map();
-function graphNode(iri) {
-  let node = graphNodes.get(iri);
-  if (node === undefined) {
-    node = ox.namedNode(iri);
-    graphNodes.set(iri, node);
-  }
-  return node;
-}
 
 function runQuery(m) {
   const options = { default_graph: m.defaultGraphs.map(graphNode), named_graphs: m.namedGraphs.map(graphNode) };
@@ -352,5 +450,5 @@ parentPort.on("message", (m) => {
   parentPort.postMessage(reply);
 });
 
-parentPort.postMessage({ type: "ready", seq: appliedSeq, size: store.size });
+parentPort.postMessage({ type: "ready", seq: appliedSeq, size: store.size, source: loaded.source });
 `;
