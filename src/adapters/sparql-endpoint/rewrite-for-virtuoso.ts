@@ -10,12 +10,25 @@ const FRESH_NODE = `IRI(CONCAT("${SKOLEM_PREFIX}q", STRUUID()))`;
 /** A term test on a stored blank node, which Virtuoso holds as a skolem IRI (`endpoint-terms.ts`). */
 const isSkolem = (arg: string) => `(isIRI(${arg}) && STRSTARTS(STR(${arg}), "${SKOLEM_PREFIX}"))`;
 
-/** Term tests answered as on a store that keeps blank nodes: a skolem IRI is blank and not an IRI. */
-const TERM_TESTS: Partial<Record<string, (arg: string) => string>> = {
+/**
+ * Calls answered as on a store that keeps blank nodes: a skolem IRI is blank and not an IRI, and its
+ * STR() is an error, as STR() of a blank node is in SPARQL (17.4.2.5), not its skolem IRI. The error is
+ * an unbound variable (`unbound`, a name the query does not use), which Virtuoso treats as SPARQL treats
+ * an error: a FILTER on it fails, a projection of it is unbound, COALESCE and BOUND see no value.
+ */
+const CALLS: Partial<Record<string, (arg: string, unbound: string) => string>> = {
   ISBLANK: (arg) => `(isBlank(${arg}) || ${isSkolem(arg)})`,
   ISIRI: (arg) => `(isIRI(${arg}) && !STRSTARTS(STR(${arg}), "${SKOLEM_PREFIX}"))`,
   ISURI: (arg) => `(isIRI(${arg}) && !STRSTARTS(STR(${arg}), "${SKOLEM_PREFIX}"))`,
+  STR: (arg, unbound) => `IF(${isSkolem(arg)}, ${unbound}, STR(${arg}))`,
 };
+
+/** A variable name `query` does not hold (so it is never bound): `?acms_error`, with digits if needed. */
+function unusedVariable(query: string): string {
+  let name = "?acms_error";
+  for (let i = 0; query.includes(name.slice(1)); i++) name = `?acms_error${i}`;
+  return name;
+}
 
 /**
  * The kind rank SPARQL 1.1 (15.1) fixes for ORDER BY: unbound (or an error) 0, blank node 1, IRI 2,
@@ -53,13 +66,14 @@ function closing(tokens: readonly SparqlToken[], open: number): number {
  * - `BNODE()` (without argument; Virtuoso answers "Built-in function is not implemented") becomes a
  *   fresh skolem IRI per call, which the adapter answers as a blank node, as it answers stored ones;
  * - `isBlank(x)` is also true, and `isIRI(x)` / `isURI(x)` false, for a skolem IRI, so stored blank
- *   nodes test as blank nodes inside a query too (the argument is repeated, each copy rewritten);
+ *   nodes test as blank nodes inside a query too, and `STR(x)` of one is an error (see `CALLS`; the
+ *   argument is repeated, each copy rewritten);
  * - each ORDER BY condition gets the kind rank SPARQL fixes (`kindRank`) as a key in front of it.
  * Tokens are read with the inspection's tokenizer, so nothing inside a string, IRI or comment changes,
  * and no graph name is touched (the scope check ran on the query as written).
  */
-export function rewriteForVirtuoso(query: string): string {
-  if (!/bnode|isblank|isiri|isuri|order/i.test(query)) return query;
+export function rewriteForVirtuoso(query: string, unbound = unusedVariable(query)): string {
+  if (!/bnode|isblank|isiri|isuri|order|str/i.test(query)) return query;
   const tokens = tokenizeSparql(query);
   const text = (a: number, b: number) => query.slice(tokens[a].offset, tokens[b].offset + tokens[b].text.length);
   let out = "";
@@ -72,7 +86,7 @@ export function rewriteForVirtuoso(query: string): string {
       for (let end = conditionEnd(tokens, at); end >= 0; end = conditionEnd(tokens, at)) {
         const head = tokens[at].value.toUpperCase();
         const directed = tokens[at].kind === "word" && (head === "ASC" || head === "DESC");
-        const expression = rewriteForVirtuoso(directed ? text(at + 1, end) : text(at, end));
+        const expression = rewriteForVirtuoso(directed ? text(at + 1, end) : text(at, end), unbound);
         conditions.push(`${directed ? head : "ASC"}(${kindRank(expression)}) ${directed ? head : ""}${expression}`);
         at = end + 1;
       }
@@ -90,11 +104,11 @@ export function rewriteForVirtuoso(query: string): string {
       i += 2;
       continue;
     }
-    const test = TERM_TESTS[name];
-    const end = test ? closing(tokens, i + 1) : -1;
-    if (!test || end < 0) continue;
-    const arg = rewriteForVirtuoso(query.slice(tokens[i + 1].offset + 1, tokens[end].offset));
-    out += query.slice(from, t.offset) + test(arg);
+    const call = CALLS[name];
+    const end = call ? closing(tokens, i + 1) : -1;
+    if (!call || end < 0) continue;
+    const arg = rewriteForVirtuoso(query.slice(tokens[i + 1].offset + 1, tokens[end].offset), unbound);
+    out += query.slice(from, t.offset) + call(arg, unbound);
     from = tokens[end].offset + 1;
     i = end;
   }

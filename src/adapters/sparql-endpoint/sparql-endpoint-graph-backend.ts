@@ -14,7 +14,7 @@ import type {
   GraphTriplesResult,
   SparqlRow,
 } from "../../ports/graph-backend.js";
-import { TYPED_PREFIX, nodeTerm, normaliseTriple, sparqlTerm, termOfJson, termOfNTriples, typedCopy } from "./endpoint-terms.js";
+import { TYPED_PREFIX, VERBATIM_PREFIX, nodeTerm, normaliseTriple, sparqlTerm, storedTerm, termOfJson, termOfNTriples, typedCopy } from "./endpoint-terms.js";
 import { rewriteForVirtuoso } from "./rewrite-for-virtuoso.js";
 import { SparqlHttpClient, type SparqlResponse } from "./sparql-http-client.js";
 import { readNTriples, readSparqlJsonResults } from "./sparql-results-reader.js";
@@ -146,9 +146,9 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
     triples.forEach((t, i) => {
       const n = normaliseTriple(t, `triples[${i}]`);
       const head = `${sparqlTerm(n.subject)} ${sparqlTerm(n.predicate)}`;
-      const text = `${head} ${sparqlTerm(n.object)} .`;
       const copy = typedCopy(n.object);
-      unique.set(text, { text, copy: copy === undefined ? undefined : `${head} ${copy} .` });
+      // Keyed by the term as written: two literals stored alike (PT60M and PT1H) each keep their copy.
+      unique.set(`${head} ${sparqlTerm(n.object)}`, { text: `${head} ${storedTerm(n.object)} .`, copy: copy === undefined ? undefined : `${head} ${copy} .` });
     });
     const lines = [...unique.values()];
     const batches = this.batches(lines);
@@ -322,7 +322,7 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
     const read = await this.read(res, (body) => readSparqlJsonResults(body, 10, res.stop));
     if (read.kind === "boolean" && read.value) return;
     const copy = `INSERT { GRAPH ?tg { ?s ?p ?c } } WHERE { GRAPH ?g { ?s ?p ?o }
-  FILTER(STRSTARTS(STR(?g), "uko://") && isLiteral(?o) && lang(?o) = "" && datatype(?o) != <http://www.w3.org/2001/XMLSchema#string> && !STRSTARTS(STR(datatype(?o)), "${TYPED_PREFIX}"))
+  FILTER(STRSTARTS(STR(?g), "uko://") && isLiteral(?o) && lang(?o) = "" && datatype(?o) != <http://www.w3.org/2001/XMLSchema#string> && !STRSTARTS(STR(datatype(?o)), "${TYPED_PREFIX}") && !STRSTARTS(STR(datatype(?o)), "${VERBATIM_PREFIX}"))
   BIND(IRI(CONCAT("${TYPED_GRAPH_PREFIX}", STRBEFORE(STRAFTER(STR(?g), "uko://"), "/"))) AS ?tg)
   BIND(STRDT(STR(?o), IRI(CONCAT("${TYPED_PREFIX}", STR(datatype(?o))))) AS ?c) }`;
     const done = `INSERT DATA { GRAPH <${META_GRAPH}> { <${META_GRAPH}> <${TYPED_COPIES}> 1 } }`;

@@ -61,7 +61,8 @@ function firstLine(text: string): string {
 /**
  * The endpoint's refusal as a domain error: a SPARQL compiler or syntax error (Virtuoso's SQL states
  * 37000 and 42xxx, or a 400) is INVALID_ARGUMENT with the endpoint's own message, a server-side time
- * limit (S1T00, S1TAT) DEADLINE_EXCEEDED, bad credentials and everything else UNAVAILABLE.
+ * limit (S1T00, S1TAT) DEADLINE_EXCEEDED, bad credentials and everything else UNAVAILABLE. S0022 ("No
+ * column") is a query Virtuoso cannot compile (a duration literal in it), so INVALID_ARGUMENT too.
  */
 function refusal(status: number, text: string, kind: "query" | "update", where: string): Error {
   const message = firstLine(text) || `HTTP ${status}`;
@@ -71,7 +72,7 @@ function refusal(status: number, text: string, kind: "query" | "update", where: 
   if (status === 401 || status === 403) {
     return new UnavailableError(`the SPARQL endpoint ${where} refused the service's credentials (HTTP ${status}): check ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD`);
   }
-  if (status === 400 || /^Virtuoso (37000|42\d{3}|22\d{3})\b/.test(message)) {
+  if (status === 400 || /^Virtuoso (37000|42\d{3}|22\d{3}|S0022)\b/.test(message)) {
     return InvalidArgumentError.field(kind === "query" ? "query" : "triples", `the SPARQL endpoint refused it: ${message}`);
   }
   return new UnavailableError(`the SPARQL endpoint ${where} failed (HTTP ${status}): ${message}`);
