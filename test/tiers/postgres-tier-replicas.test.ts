@@ -23,10 +23,10 @@ let db: PostgresTestDatabase;
 const pools: PostgresPool[] = [];
 const services: TierService[] = [];
 
-async function server(budgets = BUDGETS): Promise<TierService> {
+async function server(budgets = BUDGETS, pruning?: { kept: number; every: number }): Promise<TierService> {
   const pool = openPostgresPool(db.url);
   pools.push(pool);
-  const s = await TierService.open(new PostgresTierStore(pool), { budgets, summaryTokens: 8 });
+  const s = await TierService.open(new PostgresTierStore(pool, undefined, pruning), { budgets, summaryTokens: 8 });
   services.push(s);
   return s;
 }
@@ -71,6 +71,23 @@ describe("tier placement shared by two servers on one PostgreSQL database", () =
     // Stored again through b under the same id: a sees the new one.
     await b.storeFragment(view, { id: "note", content: "stored again", tier: undefined, projectName: "local/a", resourceId: "", metadata: {} });
     expect((await a.getFragment(view, "note")).content).toBe("stored again");
+  });
+
+  test("a server that fell behind pruned removals reloads every fragment: none it held is kept after its removal", async () => {
+    const pruning = { kept: 2, every: 1 };
+    const a = await server(BUDGETS, pruning);
+    const b = await server(BUDGETS, pruning);
+    const store = (s: TierService, id: string) => s.storeFragment(view, { id, content: `note ${id}`, tier: "cold", projectName: "local/a", resourceId: "", metadata: {} });
+    for (const id of ["c1", "c2", "c3"]) await store(a, id);
+    expect((await b.getForActor(view, "strategist", [], false)).map((f) => f.id)).toEqual(["c3", "c2", "c1"]);
+    // Through a: three removals and more writes, so the removals b has not seen are pruned.
+    expect(await a.evictLru(view, "cold", 3)).toEqual(["c1", "c2", "c3"]);
+    for (const id of ["c4", "c5"]) await store(a, id);
+    await a.evictLru(view, "cold", 1);
+    const { rows } = await db.pool.query<{ pruned: number }>("SELECT removals_pruned_through AS pruned FROM tier_sync");
+    expect(rows[0].pruned).toBeGreaterThan(0);
+    expect((await b.getForActor(view, "strategist", [], false)).map((f) => f.id)).toEqual(["c5"]);
+    expect((await b.getMetrics(view)).population).toEqual({ hot: 0, warm: 0, cold: 1 });
   });
 
   test("LRU order is the deployment's: a read through one server keeps that fragment from being the one displaced through the other", async () => {

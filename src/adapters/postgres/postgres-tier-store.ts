@@ -48,7 +48,7 @@ const TIER_LOCK = 0x61636d74;
 
 /** Removals kept for servers that have not looked for a while; one further behind reloads every fragment. */
 const REMOVALS_KEPT = 65_536;
-/** How often (in change numbers) a removal prunes the old ones. */
+/** How many removals (by this server) between two prunings of the old ones. */
 const PRUNE_EVERY = 1024;
 
 /** The highest change number committed: under the tier lock, every number up to it is visible. */
@@ -96,6 +96,8 @@ export class PostgresTierStore implements SharedTierStore {
   /** The highest change number this server has applied; -1 before its first look (a full load). */
   private seen = -1;
   private legacyMoved = false;
+  /** Removals this server made since it last pruned old ones. */
+  private removals = 0;
   /** The coordinated call in progress (the tier service runs one at a time). */
   private tx: Coordination | undefined;
 
@@ -103,6 +105,8 @@ export class PostgresTierStore implements SharedTierStore {
     private readonly pool: PostgresPool,
     /** Where an earlier version of this store wrote cold files (`<dataDir>/cold`), to move them in. */
     private readonly legacyColdDir?: string,
+    /** How many change numbers of removals are kept, and how many removals between prunings (tests shrink both). */
+    private readonly pruning: { kept: number; every: number } = { kept: REMOVALS_KEPT, every: PRUNE_EVERY },
   ) {}
 
   async load(): Promise<LoadedFragment[]> {
@@ -238,9 +242,12 @@ export class PostgresTierStore implements SharedTierStore {
     );
     this.took(rows);
     const n = rows[0]?.change_seq ?? 0;
-    if (this.tx && n % PRUNE_EVERY === 0 && n > REMOVALS_KEPT) {
-      await db.query("DELETE FROM tier_removals WHERE change_seq <= $1", [n - REMOVALS_KEPT]);
-      await db.query("UPDATE tier_sync SET removals_pruned_through = greatest(removals_pruned_through, $1)", [n - REMOVALS_KEPT]);
+    if (rows.length > 0) this.removals += 1;
+    const { kept, every } = this.pruning;
+    if (this.tx && this.removals >= every && n > kept) {
+      this.removals = 0;
+      await db.query("DELETE FROM tier_removals WHERE change_seq <= $1", [n - kept]);
+      await db.query("UPDATE tier_sync SET removals_pruned_through = greatest(removals_pruned_through, $1)", [n - kept]);
     }
   }
 
