@@ -10,6 +10,9 @@
  *   its recall and latency are the embedded ones plus one generation check per search: both are printed.
  *   pgvector runs on PGlite (WebAssembly, one session) at a small size: recall@10 against brute force
  *   and its latency as a ratio to the follower's (PGlite's latency says nothing about a native server).
+ * - Relevance: nDCG@10 of FTS5 and of PostgreSQL's BM25 on a collection with planted relevance judgments
+ *   (bench/planted-relevance.ts; no public IR collection can be fetched here), their difference, and how
+ *   many queries' top 10 differ, and whether only in the order of equal scores.
  * - A server over the corpus on each engine: start-up time to SERVING and its RSS once serving.
  * BENCH_SCALE scales the chunk count (1 = 100,000; CI runs 0.05).
  */
@@ -27,13 +30,15 @@ import { phraseParams, postgresRankedSql, PostgresTextBackend } from "../src/ada
 import { PostgresVectorFollower } from "../src/adapters/postgres/postgres-vector-follower.js";
 import { openSqliteDatabase } from "../src/adapters/sqlite/sqlite-database.js";
 import { SqliteDocumentStore } from "../src/adapters/sqlite/sqlite-document-store.js";
-import { rankedSearchSql, scopedMatch } from "../src/adapters/sqlite/fts5-text-backend.js";
+import { Fts5TextBackend, rankedSearchSql, scopedMatch } from "../src/adapters/sqlite/fts5-text-backend.js";
+import type { TextBackend } from "../src/ports/text-backend.js";
 import type { VectorEntry } from "../src/ports/vector-backend.js";
 import { startPgliteVector } from "../test/support/engines/pglite-pgvector.js";
 import { startPostgresCluster, stopPostgresCluster } from "../test/support/engines/postgres-cluster.js";
 import { gaussian, prng } from "../test/support/prng.js";
 import { viewOver } from "../test/support/view-over.js";
 import { median, percentile, sampleTimes } from "./bench-timing.js";
+import { ndcgAt, plantedCollection } from "./planted-relevance.js";
 import { syntheticUlid, syntheticWord, zipfRank } from "./synthetic-corpus.js";
 
 const WORDS_PER_CHUNK = 40;
@@ -83,6 +88,66 @@ async function serverStart(env: Record<string, string>): Promise<{ seconds: numb
   } finally {
     child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * nDCG@10 of both engines on the planted collection: the same documents written through each store
+ * (ten resources, 50 documents per message), the same queries over a scope of every resource.
+ */
+async function relevance(clusterUrl: string, sqlitePath: string, scale: number): Promise<void> {
+  const documents = Math.max(5000, Math.round(50_000 * scale));
+  const queries = 300;
+  const col = plantedCollection(11, documents, queries);
+  const admin = new pg.Client({ connectionString: clusterUrl });
+  await admin.connect();
+  await admin.query("CREATE DATABASE relevance");
+  await admin.end();
+  const pool = openPostgresPool(clusterUrl.replace(/\/postgres$/, "/relevance"));
+  const sqlite = openSqliteDatabase(sqlitePath);
+  try {
+    await migrate(pool);
+    const stores = [new SqliteDocumentStore(sqlite), new PostgresDocumentStore(pool)];
+    const rids = Array.from({ length: 10 }, (_, i) => syntheticUlid(900_000 + i));
+    for (const store of stores) {
+      for (let i = 0; i < col.documents.length; i += 50) {
+        const docs = col.documents.slice(i, i + 50).map((d) => ({ path: `docs/${d.id}.md`, content: d.text, metadata: {}, chunks: [{ text: d.text }] }));
+        await store.upsertDocuments(rids[(i / 50) % rids.length], docs, 1);
+      }
+    }
+    const engines: TextBackend[] = [new Fts5TextBackend(sqlite), new PostgresTextBackend(pool)];
+    const v = view(rids);
+    const sums = [0, 0];
+    let differ = 0;
+    let tiesOnly = 0;
+    for (const q of col.queries) {
+      const lists = [];
+      for (const [e, engine] of engines.entries()) {
+        const { hits } = await engine.search(v, q.text, { maxResults: 10, now: 2, recentWindowMs: 0 });
+        const ids = hits.map((h) => /docs\/(d\d+)\.md/.exec(h.path)![1]);
+        sums[e] += ndcgAt(10, ids, q.grades);
+        lists.push(hits.map((h, i) => ({ id: ids[i], score: h.score })));
+      }
+      const [x, y] = lists;
+      if (x.length === y.length && x.every((h, i) => h.id === y[i].id)) continue;
+      differ += 1;
+      // Only ties: the same scores position by position, and each score's documents the same set.
+      const sameScores = x.length === y.length && x.every((h, i) => h.score === y[i].score);
+      const groups = (l: typeof x) => new Map([...new Set(l.map((h) => h.score))].map((s) => [s, l.filter((h) => h.score === s).map((h) => h.id).sort().join()]));
+      const gx = groups(x);
+      const gy = groups(y);
+      // The last score group may be cut at 10 differently: compare all but it.
+      const last = x.at(-1)?.score;
+      if (sameScores && [...gx].every(([s, ids]) => s === last || gy.get(s) === ids)) tiesOnly += 1;
+    }
+    const [fts, pgn] = sums.map((s) => s / col.queries.length);
+    process.stdout.write(`relevance: ${col.queries.length} queries with planted judgments over ${documents} documents (3 grade-2 and 6 grade-1 documents per query)\n`);
+    process.stdout.write(
+      `  nDCG@10 FTS5 ${fts.toFixed(4)}, PostgreSQL ${pgn.toFixed(4)}, difference ${(pgn - fts).toFixed(4)}; top-10 order differs for ${differ} queries (${tiesOnly} of them only among equal scores)\n`,
+    );
+  } finally {
+    sqlite.close();
+    await pool.end();
   }
 }
 
@@ -149,6 +214,8 @@ export async function run(): Promise<void> {
       const adapterMs = await timeEach(queries, (q) => text.search(v, q, { maxResults: 20, now: 2, recentWindowMs: 0 }));
       process.stdout.write(`${String(size).padStart(5)}  ${rawMs.toFixed(3).padStart(15)}  ${(adapterMs / rawMs).toFixed(2).padStart(11)}  ${(rawMs / liteMs).toFixed(2).padStart(15)}\n`);
     }
+
+    await relevance(cluster.url, join(dataDir, "relevance.db"), scale);
 
     // Vectors, in process (no pgvector): recall and latency against an exact scan of the same data.
     const inner = new PartitionedVectorBackend({ dimension: DIM });

@@ -13,7 +13,7 @@ import { fragmentKey, TIER_NAMES, tierAbove, tierBelow, tierFacts, type TierFrag
 import { LruTierPolicy, type TierBudgets, type TierPolicy } from "../domain/tier-policy.js";
 import { countTokens, truncateToTokens } from "../domain/token-count.js";
 import { newUlid, resourceIdProblem } from "../domain/ulid-id.js";
-import type { LoadedFragment, TierStore } from "../ports/tier-store.js";
+import { isSharedTierStore, type LoadedFragment, type SharedTierStore, type TierChanges, type TierStore } from "../ports/tier-store.js";
 import { SerialQueue } from "./serial-queue.js";
 import { scopeViolation } from "../domain/scope-violation.js";
 import { metadataViolations } from "../domain/metadata-limits.js";
@@ -107,7 +107,10 @@ function poolOf(owner: string, projectName: string): string {
  * full tier moves its least recently used fragments down one tier, cold overflow deletes; demotion into cold
  * summarises. Every operation runs through one SerialQueue, and every change is persisted before the
  * in-memory placement (TierPolicy) records it, so a fragment is in exactly one tier at any moment, also under
- * concurrent calls, and a restart finds every fragment again.
+ * concurrent calls, and a restart finds every fragment again. On a store several servers share
+ * (SharedTierStore: PostgreSQL), each operation also runs as one transaction under the deployment-wide tier
+ * lock, after bringing the in-memory placement up to what the other servers committed, so every server sees
+ * another's promotions, demotions and evictions at its next call and budgets hold across servers.
  *
  * Fragment ids are namespaced per principal (the owner of the call's scope, `view.principal`): a fragment is
  * (owner, id), two principals may use the same id independently, and every operation only ever sees the
@@ -130,16 +133,19 @@ export class TierService {
   private readonly counters = new Map<string, Counters>();
   private readonly summarise: Summariser;
   private readonly now: () => Date;
+  /** The store, when several servers share it: every operation then runs through its `coordinated`. */
+  private readonly shared: SharedTierStore | undefined;
 
   private constructor(
     private readonly store: TierStore,
-    private readonly policy: TierPolicy,
+    private policy: TierPolicy,
     /** Every fragment of every principal by fragmentKey(owner, id), content kept only for hot ones. */
     private readonly index: Map<string, LoadedFragment>,
     private readonly options: TierServiceOptions,
   ) {
     this.summarise = options.summarise ?? extractiveSummary;
     this.now = options.now ?? (() => new Date());
+    this.shared = isSharedTierStore(store) ? store : undefined;
   }
 
   /**
@@ -147,18 +153,41 @@ export class TierService {
    * the configured budgets, which may be smaller than at the last start.
    */
   static async open(store: TierStore, options: TierServiceOptions): Promise<TierService> {
-    const policy = options.policy ? options.policy(options.budgets) : new LruTierPolicy(options.budgets);
-    const index = new Map<string, LoadedFragment>();
-    const loaded = await store.load();
-    loaded.sort((a, b) => a.accessSeq - b.accessSeq);
-    for (const f of loaded) {
-      const key = fragmentKey(f.owner, f.id);
-      index.set(key, f);
-      policy.place(key, f.tier, f.tokenCount, f.accessSeq, poolOf(f.owner, f.projectName));
-    }
-    const service = new TierService(store, policy, index, options);
-    await service.queue.run(() => service.rebalance());
+    const service = new TierService(store, newPolicy(options), new Map(), options);
+    // A shared store hands the first coordinated call every fragment (TierChanges.full).
+    if (!service.shared) service.apply({ full: true, saved: await store.load(), removed: [] });
+    await service.run(true, () => service.rebalance());
     return service;
+  }
+
+  /**
+   * Runs `work` after every earlier operation of this server; on a shared store also as one transaction
+   * under the deployment-wide tier lock (exclusive when it may `write`), with the other servers' changes
+   * applied first.
+   */
+  private run<T>(write: boolean, work: () => Promise<T>): Promise<T> {
+    const shared = this.shared;
+    if (!shared) return this.queue.run(work);
+    return this.queue.run(() => shared.coordinated(write, (changes) => this.apply(changes), work));
+  }
+
+  /** Brings the index and the policy up to `changes` (all of them first forgotten on a full reload). */
+  private apply(changes: TierChanges): void {
+    if (changes.full && this.index.size > 0) {
+      this.index.clear();
+      this.policy = newPolicy(this.options);
+    }
+    for (const { owner, id } of changes.removed) {
+      const key = fragmentKey(owner, id);
+      this.policy.remove(key);
+      this.index.delete(key);
+    }
+    // Ascending access order: each place() makes its fragment the most recently used of its tier.
+    for (const f of [...changes.saved].sort((a, b) => a.accessSeq - b.accessSeq)) {
+      const key = fragmentKey(f.owner, f.id);
+      this.index.set(key, f);
+      this.policy.place(key, f.tier, f.tokenCount, f.accessSeq, poolOf(f.owner, f.projectName));
+    }
   }
 
   /**
@@ -186,7 +215,7 @@ export class TierService {
         `has ${tokenCount} tokens, more than the whole hot budget (${this.options.budgets.maxTokensHot}): store it in warm or cold`,
       );
     }
-    return this.queue.run(async () => {
+    return this.run(true, async () => {
       const existing = this.index.get(fragmentKey(owner, id));
       if (existing && !isFragmentVisible(view, existing)) throw new AlreadyExistsError(`fragment id ${id} is taken`);
       const summary = tierFacts(tier).summarised ? await this.summaryOf(input.content) : "";
@@ -219,7 +248,7 @@ export class TierService {
   getFragment(view: ScopedBackendView, id: string): Promise<TierFragment> {
     const owner = ownerOf(view);
     checkId("fragment_id", id);
-    return this.queue.run(async () => {
+    return this.run(true, async () => {
       const key = fragmentKey(owner, id);
       const f = this.index.get(key);
       if (!f || !isFragmentVisible(view, f)) {
@@ -256,7 +285,7 @@ export class TierService {
    */
   promoteFragment(view: ScopedBackendView, id: string): Promise<PlacementResult> {
     checkId("fragment_id", id);
-    return this.queue.run(async () => {
+    return this.run(true, async () => {
       const f = this.visible(view, id);
       const up = tierAbove(f.tier);
       if (!up) throw new FailedPreconditionError(`fragment ${id} is already in hot: there is no tier above it`);
@@ -275,7 +304,7 @@ export class TierService {
   /** Moves a fragment one tier down (hot to warm, warm to cold with a summary). From cold: FAILED_PRECONDITION. */
   demoteFragment(view: ScopedBackendView, id: string): Promise<PlacementResult> {
     checkId("fragment_id", id);
-    return this.queue.run(async () => {
+    return this.run(true, async () => {
       const f = this.visible(view, id);
       const down = tierBelow(f.tier);
       if (!down) throw new FailedPreconditionError(`fragment ${id} is already in cold: there is no tier below it (EvictLru deletes from cold)`);
@@ -296,7 +325,7 @@ export class TierService {
    */
   evictLru(view: ScopedBackendView, tier: TierName, count: number): Promise<string[]> {
     if (!Number.isInteger(count) || count <= 0) throw InvalidArgumentError.field("count", `must be greater than 0, got ${count}`);
-    return this.queue.run(async () => {
+    return this.run(true, async () => {
       const victims: LoadedFragment[] = [];
       for (const e of this.policy.evictionOrder(tier)) {
         if (victims.length >= count) break;
@@ -328,7 +357,7 @@ export class TierService {
     const outside = projectNames.filter((p) => !view.projectSet.has(p));
     if (outside.length > 0) throw scopeViolation({ available: view.projectNames, projects: outside });
     const projects = projectNames.length > 0 ? new Set(projectNames) : view.projectSet;
-    return this.queue.run(async () => {
+    return this.run(false, async () => {
       const picked: LoadedFragment[] = [];
       for (const tier of tiersForRole(role)) {
         const inTier: LoadedFragment[] = [];
@@ -357,7 +386,7 @@ export class TierService {
    */
   getMetrics(view: ScopedBackendView): Promise<TierMetrics> {
     // Queued, so it never sees a cascade half-applied.
-    return this.queue.run(async () => {
+    return this.run(false, async () => {
       const population: Record<TierName, number> = { hot: 0, warm: 0, cold: 0 };
       const tokens: Record<TierName, number> = { hot: 0, warm: 0, cold: 0 };
       for (const f of this.index.values()) {
@@ -473,6 +502,11 @@ export class TierService {
     }
     return displaced;
   }
+}
+
+/** A fresh placement policy over the configured budgets. */
+function newPolicy(options: TierServiceOptions): TierPolicy {
+  return options.policy ? options.policy(options.budgets) : new LruTierPolicy(options.budgets);
 }
 
 /**

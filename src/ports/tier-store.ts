@@ -6,7 +6,8 @@ export type LoadedFragment = Omit<TierFragment, "content"> & { content: string |
 /**
  * The tier store port: where fragments are persisted, whichever tier they are in. The tier service
  * keeps placement and LRU order in memory (TierPolicy) and writes every change through this port before
- * it answers, so a restart loses no stored fragment.
+ * it answers, so a restart loses no stored fragment. A store several servers share is a SharedTierStore
+ * (below): the service then brings its memory up to date from the store inside every operation.
  *
  * A fragment is identified by (`owner`, `id`): fragment ids are namespaced per principal, so the same id
  * under two owners names two unrelated fragments, and every method that names a fragment takes both.
@@ -31,4 +32,36 @@ export interface TierStore {
   recordAccess(owner: string, id: string, lastAccessedAt: Date, seq: number): void;
   /** Writes buffered accesses and releases the store. */
   close(): Promise<void>;
+}
+
+/** What other servers committed to a shared tier store since this one last looked. */
+export interface TierChanges {
+  /** True when `saved` is every fragment (first look, or this server fell too far behind): forget what is held first. */
+  full: boolean;
+  /** Fragments written (stored, moved or read), hot ones with their content, in ascending access order. */
+  saved: LoadedFragment[];
+  /** Fragments deleted (apply before `saved`: a fragment deleted then stored again is in `saved`). */
+  removed: { owner: string; id: string }[];
+}
+
+/**
+ * A tier store several servers share (one database behind them all). Placement and LRU order are then
+ * not one process's to keep: every tier operation runs through `coordinated`, which serialises it with
+ * every other server's and first hands the service what they changed, so each server decides on the
+ * deployment's current tiers and budgets hold across servers, not just within one.
+ */
+export interface SharedTierStore extends TierStore {
+  /**
+   * Runs `work` as one transaction holding the deployment-wide tier lock (exclusive when `write`; shared,
+   * beside other readers, otherwise), after passing `apply` every change committed since this store last
+   * looked. `save`, `remove`, `recordAccess` and `readContents` called during `work` join the transaction
+   * (written at once, never buffered); it commits when `work` resolves and rolls back when it throws.
+   * After a rollback that had written, the next call passes a full reload (`changes.full`).
+   */
+  coordinated<T>(write: boolean, apply: (changes: TierChanges) => void, work: () => Promise<T>): Promise<T>;
+}
+
+/** Whether `store` is shared by several servers (and so must be used through `coordinated`). */
+export function isSharedTierStore(store: TierStore): store is SharedTierStore {
+  return typeof (store as Partial<SharedTierStore>).coordinated === "function";
 }

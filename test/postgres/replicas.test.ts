@@ -8,7 +8,7 @@ import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect
 import pg from "pg";
 import { IndexService } from "../../gen/acms/v1/index_pb.js";
 import { RagService } from "../../gen/acms/v1/rag_pb.js";
-import { ContextTierService, Tier } from "../../gen/acms/v1/tiers_pb.js";
+import { ContextTierService, Role, Tier } from "../../gen/acms/v1/tiers_pb.js";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import { TextBackendService as TextService } from "../../gen/acms/v1/text_pb.js";
@@ -166,8 +166,8 @@ describe("two server processes on one PostgreSQL database", () => {
     expect(after.indexGeneration).toBeGreaterThanOrEqual(deleted.indexGeneration);
     expect((await a.client(VectorService, web).similaritySearch({ embedding: [1, 0, 0, 0], topK: 3, minScore: 0.5 })).results).toEqual([]);
     // Tiers: warm and cold fragments stored through a are all in the database, so a server started on
-    // it afterwards (with a data directory of its own) serves them. (A running server keeps its tier
-    // placement in memory: one already running, like b, learns of them at its next start.)
+    // it afterwards (with a data directory of its own) serves them; one already running sees them at once
+    // (the next test).
     const tiers = a.client(ContextTierService, web);
     const warmId = (await tiers.storeFragment({ fragment: { content: "warm context shared across servers", tier: Tier.WARM, projectName: "local/web", metadata: {} } })).fragment!.fragmentId;
     const coldId = (await tiers.storeFragment({ fragment: { content: "cold context shared across servers", tier: Tier.COLD, projectName: "local/web", metadata: {} } })).fragment!.fragmentId;
@@ -181,6 +181,22 @@ describe("two server processes on one PostgreSQL database", () => {
     } finally {
       await c.stop();
     }
+  });
+
+  test("tier placement is shared by the running servers: stored and promoted through one, where it went through the other at once", async () => {
+    const onA = a.client(ContextTierService, scopeId);
+    const onB = b.client(ContextTierService, scopeId);
+    const { fragment } = await onA.storeFragment({ fragment: { content: "placed through a", tier: Tier.WARM, projectName: "local/api", metadata: {} } });
+    const id = fragment!.fragmentId;
+    expect((await onB.getFragment({ fragmentId: id })).fragment?.tier).toBe(Tier.WARM);
+    await onA.promoteFragment({ fragmentId: id });
+    expect((await onB.getFragment({ fragmentId: id })).fragment?.tier).toBe(Tier.HOT);
+    await onB.demoteFragment({ fragmentId: id });
+    await onB.demoteFragment({ fragmentId: id });
+    const listed = await onA.getForActor({ role: Role.STRATEGIST, projectNames: ["local/api"], includeFullContent: true });
+    expect(listed.fragments.filter((f) => f.fragmentId === id).map((f) => [f.tier, f.content])).toEqual([[Tier.COLD, "placed through a"]]);
+    expect((await onA.evictLru({ tier: Tier.COLD, count: 10 })).fragmentIds).toContain(id);
+    await expect(onB.getFragment({ fragmentId: id })).rejects.toThrow(/not found/);
   });
 
   test("killing one server mid-stream leaves the other serving", async () => {

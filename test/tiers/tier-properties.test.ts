@@ -12,6 +12,9 @@ import type { TierBudgets } from "../../src/domain/tier-policy.js";
 import { newUlid } from "../../src/domain/ulid-id.js";
 import type { TierStore } from "../../src/ports/tier-store.js";
 import { TierService } from "../../src/application/tier-service.js";
+import { openPostgresPool } from "../../src/adapters/postgres/postgres-pool.js";
+import { PostgresTierStore } from "../../src/adapters/postgres/postgres-tier-store.js";
+import { openTestPostgres } from "../support/engines/postgres-harness.js";
 import { scopeView } from "./tier-fixtures.js";
 import { TierModel, type Outcome, type Owner, type Principal, type TierOp } from "./tier-model.js";
 
@@ -145,6 +148,28 @@ async function checkInvariants(tiers: TierService, model: TierModel, budgets: Ti
   expect(hotTokens).toBe(totals.tokens.hot);
 }
 
+/**
+ * Runs `ops` alternately through two tier services on one PostgreSQL database (two servers), each op's
+ * result checked against the one model and the invariants checked through the server that did not run it.
+ * Counters count per server, so they are not compared; everything else must be as on one server.
+ */
+async function runOnTwo(url: string, budgets: TierBudgets, ops: TierOp[], through: boolean[]): Promise<void> {
+  const pools = [openPostgresPool(url), openPostgresPool(url)];
+  const servers = [await TierService.open(new PostgresTierStore(pools[0]), { budgets, summaryTokens: 8 }), await TierService.open(new PostgresTierStore(pools[1]), { budgets, summaryTokens: 8 })];
+  try {
+    const model = new TierModel(budgets);
+    for (const [i, op] of ops.entries()) {
+      const s = through[i % through.length] ? 1 : 0;
+      const expected = model.apply(op);
+      expect({ op, outcome: await run(servers[s], op) }).toEqual({ op, outcome: expected });
+      await checkInvariants(servers[1 - s], model, budgets, undefined, true);
+    }
+  } finally {
+    for (const t of servers) await t.close();
+    for (const p of pools) await p.end();
+  }
+}
+
 async function runSequence(store: TierStore, budgets: TierBudgets, ops: TierOp[]): Promise<{ tiers: TierService; model: TierModel }> {
   const tiers = await TierService.open(store, { budgets, summaryTokens: 8 });
   const model = new TierModel(budgets);
@@ -195,4 +220,19 @@ describe("random sequences of store, get, promote, demote and evict keep every i
       rmSync(root, { recursive: true, force: true });
     }
   }, 120_000);
+
+  test("PostgreSQL, two servers on one database: 15 sequences, each operation through either, seen through the other", async () => {
+    const db = await openTestPostgres();
+    try {
+      await fc.assert(
+        fc.asyncProperty(budgetsArb, fc.array(opArb, { minLength: 1, maxLength: 25 }), fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }), async (budgets, ops, through) => {
+          await db.pool.query("TRUNCATE tier_fragments, tier_removals");
+          await runOnTwo(db.url, budgets, ops, through);
+        }),
+        { numRuns: 15 },
+      );
+    } finally {
+      await db.close();
+    }
+  }, 180_000);
 });

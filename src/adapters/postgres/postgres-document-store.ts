@@ -339,12 +339,12 @@ export class PostgresDocumentStore implements DocumentStore {
     });
   }
 
-  /** One write transaction, serialised with every other server's writes on the `index_state` row. */
+  /**
+   * One write transaction, serialised with every other server's writes on the `index_state` row (locked
+   * in the round trip that begins the transaction).
+   */
   private write<T>(work: (c: PostgresClient) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, async (c) => {
-      await c.query("SELECT 1 FROM index_state WHERE id = 1 FOR UPDATE");
-      return work(c);
-    });
+    return inTransaction(this.pool, work, "", "SELECT 1 FROM index_state WHERE id = 1 FOR UPDATE");
   }
 
   private async current(c: PostgresClient): Promise<bigint> {

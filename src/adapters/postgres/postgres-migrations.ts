@@ -186,6 +186,28 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 8,
+    name: "tier changes numbered, so every server follows the others' placement",
+    sql: `
+      -- Every write of a fragment row (store, move, read) takes the next number; so does every deletion,
+      -- recorded in tier_removals. Numbers are taken under the tier advisory lock, so they commit in order.
+      CREATE SEQUENCE tier_change_seq;
+      ALTER TABLE tier_fragments ADD COLUMN change_seq bigint NOT NULL DEFAULT 0;
+      CREATE INDEX tier_fragments_by_change ON tier_fragments (change_seq);
+      CREATE TABLE tier_removals (
+        change_seq bigint PRIMARY KEY,
+        owner text COLLATE "C" NOT NULL,
+        id text COLLATE "C" NOT NULL
+      );
+      -- Old removals are pruned: a server that last looked before this number reloads every fragment.
+      CREATE TABLE tier_sync (
+        id integer PRIMARY KEY CHECK (id = 1),
+        removals_pruned_through bigint NOT NULL
+      );
+      INSERT INTO tier_sync VALUES (1, 0);
+    `,
+  },
+  {
+    version: 9,
     name: "scopes by owner (a key's stored scopes, paged, for the console)",
     sql: `
       CREATE INDEX scopes_by_owner ON scopes (owner, scope_id);

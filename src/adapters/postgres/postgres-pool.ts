@@ -39,13 +39,14 @@ export function openPostgresPool(url: string, opts: PostgresPoolOptions = {}): P
 
 /**
  * Runs `work` in one transaction on one pooled connection: committed when it resolves, rolled back when
- * it throws (the error passes through). `mode` adds e.g. `ISOLATION LEVEL REPEATABLE READ READ ONLY`.
+ * it throws (the error passes through). `mode` adds e.g. `ISOLATION LEVEL REPEATABLE READ READ ONLY`;
+ * `first`, a statement without parameters (a lock), is sent with BEGIN in the same round trip.
  */
-export async function inTransaction<T>(pool: PostgresPool, work: (client: PostgresClient) => Promise<T>, mode = ""): Promise<T> {
+export async function inTransaction<T>(pool: PostgresPool, work: (client: PostgresClient) => Promise<T>, mode = "", first = ""): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   try {
-    await client.query(`BEGIN ${mode}`);
+    await client.query(first.length > 0 ? `BEGIN ${mode}; ${first}` : `BEGIN ${mode}`);
     const out = await work(client);
     await client.query("COMMIT");
     return out;
