@@ -11,10 +11,13 @@ import type { VectorEntry } from "../ports/vector-backend.js";
 import { KeyedSerialQueue } from "./keyed-serial-queue.js";
 import { validateUpsertMessage, type UpsertMessage } from "./upsert-validation.js";
 
-/** The most vectors added to the vector backend per event-loop turn (by an upload or an incremental Rebuild). */
-export const VECTOR_SLICE = 1024;
-/** The time one slice of vector additions aims at (ms): a backend that keeps an HNSW graph inserts into it as it adds. */
-const VECTOR_SLICE_MS = 4;
+/**
+ * Vectors added to the vector backend per event-loop turn (by an upload or an incremental Rebuild): the
+ * in-memory backend's own graph batch. Once the backend keeps an HNSW graph of the resource, each call
+ * inserts into it synchronously: slices of 4,096 held the loop for seconds, slices of 16-64 made a
+ * 20,000-vector upload several times slower (a fixed cost per call).
+ */
+export const VECTOR_SLICE = 256;
 
 /** What the write pipeline runs on. */
 export interface IndexerDeps {
@@ -176,21 +179,11 @@ export class Indexer {
   }
 }
 
-/**
- * Adds entries to the vector backend a slice per event-loop turn: slices sized from the last one's cost
- * to take about VECTOR_SLICE_MS (from 16 entries up to VECTOR_SLICE), since an entry costs a copy in an
- * exact partition but an HNSW insertion once the backend keeps a graph of the resource.
- */
+/** Adds entries to the vector backend VECTOR_SLICE per event-loop turn. */
 async function addInSlices(vector: VectorBackend, entries: readonly VectorEntry[]): Promise<void> {
-  let size = Math.min(64, VECTOR_SLICE);
-  for (let i = 0; i < entries.length; ) {
+  for (let i = 0; i < entries.length; i += VECTOR_SLICE) {
     if (i > 0) await yieldToEventLoop();
-    const started = performance.now();
-    const slice = i === 0 && entries.length <= size ? entries : entries.slice(i, i + size);
-    vector.upsert(slice);
-    i += slice.length;
-    const perEntry = (performance.now() - started) / slice.length;
-    size = Math.max(16, Math.min(VECTOR_SLICE, Math.floor(VECTOR_SLICE_MS / Math.max(perEntry, 1e-4))));
+    vector.upsert(entries.length <= VECTOR_SLICE ? entries : entries.slice(i, i + VECTOR_SLICE));
   }
 }
 
