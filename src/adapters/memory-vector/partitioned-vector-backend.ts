@@ -95,8 +95,10 @@ const MIN_REMOVALS_FOR_REBUILD = 1024;
 /**
  * The embedded default vector backend: vectors live in memory, one partition per resource, so a search
  * reads only the partitions of the view's resources and scope filtering never costs recall. Small
- * searches are exact scans; large partitions also carry an HNSW graph (usearch), searched with
- * over-fetch, exact float32 re-scoring and an exact fallback when filters leave too few candidates.
+ * searches are exact scans; past EXACT_SCAN_THRESHOLD in-scope rows a partition is scanned through its
+ * int8 codes (usearch's SIMD kernels) and the best candidates re-scored in float32, and partitions of
+ * PARTITION_GRAPH_MIN_ROWS or more carry an HNSW graph (usearch) instead, searched with over-fetch and
+ * the same re-scoring; either falls back to an exact scan when filters leave too few candidates.
  * Scopes covering a large share of the store (many small resources) use one store-wide graph instead,
  * whose candidates are filtered by scope before anything else, with the per-partition path as fallback.
  * Graphs are built in the background, a batch at a time, and swapped in when complete: until then the
