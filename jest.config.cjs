@@ -23,7 +23,8 @@ module.exports = {
   globalTeardown: "<rootDir>/test/support/global-teardown.ts",
   projects: [
     { ...project, displayName: "embedded" },
-    // The isolation red-team and contract tests once more, against servers on PostgreSQL (test/support/test-engine.ts).
+    // The isolation red-team and contract tests once more, against servers on PostgreSQL (test/support/test-engine.ts),
+    // and the outside clients as in the duckdb project below ("the outside client suite passes on PostgreSQL").
     // Not their *-virtuoso runs: the graph on Virtuoso is the same adapter whatever the document engine (the
     // graph is never on PostgreSQL), and every assertion of those files already runs here on the embedded
     // graph and in the embedded project on Virtuoso; the PostgreSQL x Virtuoso product cost minutes and
@@ -32,8 +33,13 @@ module.exports = {
     {
       ...project,
       displayName: "postgres",
-      testMatch: ["<rootDir>/test/isolation/**/*.test.ts", "<rootDir>/test/contract/**/*.test.ts"],
-      testPathIgnorePatterns: ["/node_modules/", "-virtuoso\\.test\\.ts$", "/search-isolation-memory-index\\.test\\.ts$"],
+      testMatch: [
+        "<rootDir>/test/isolation/**/*.test.ts",
+        "<rootDir>/test/contract/**/*.test.ts",
+        "<rootDir>/test/clients/**/*.test.ts",
+        "<rootDir>/test/interop/{connect-client,grpc-js-client,python-client}.test.ts",
+      ],
+      testPathIgnorePatterns: ["/node_modules/", "-virtuoso\\.test\\.ts$", "/search-isolation-memory-index\\.test\\.ts$", "/typescript-package-contents\\.test\\.ts$", "/python-package\\.test\\.ts$"],
       setupFiles: ["<rootDir>/test/support/engines/use-postgres.ts"],
     },
     // Against servers whose documents and vectors are in DuckDB (ACMS_DUCKDB_PATH): the isolation and contract
