@@ -64,8 +64,22 @@ export interface VectorBackend {
  * dimension and belongs to the resource replaced (RangeError naming the first that does not).
  */
 export function checkReplacement(resourceId: string, entries: readonly VectorEntry[], dimension: number): void {
+  checkDimensions(entries, dimension);
   for (const e of entries) {
-    if (e.vector.length !== dimension) throw new RangeError(`entry ${e.chunkKey} has ${e.vector.length} dimensions, the backend ${dimension}`);
     if (e.resourceId !== resourceId) throw new RangeError(`chunk ${e.chunkKey} belongs to resource ${e.resourceId}, not ${resourceId}`);
   }
+}
+
+/** The precondition of `upsert` every backend checks before it writes anything: each entry has the backend's dimension. */
+export function checkDimensions(entries: readonly VectorEntry[], dimension: number): void {
+  for (const e of entries) {
+    if (e.vector.length !== dimension) throw new RangeError(`entry ${e.chunkKey} has ${e.vector.length} dimensions, the backend ${dimension}`);
+  }
+}
+
+/** The entries of one `upsert` batch with the last write of each chunk key kept (the port's rule for repeats). */
+export function lastWriteOfEachKey(entries: readonly VectorEntry[]): VectorEntry[] {
+  const byKey = new Map<number, VectorEntry>();
+  for (const e of entries) byKey.set(e.chunkKey, e);
+  return [...byKey.values()];
 }

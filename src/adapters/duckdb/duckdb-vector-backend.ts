@@ -1,7 +1,7 @@
 import { listValue, type DuckDBValue } from "@duckdb/node-api";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import { supersededCutoff } from "../../domain/temporal-filter.js";
-import { checkReplacement, type VectorBackend, type VectorEntry, type VectorHit, type VectorSearchOptions } from "../../ports/vector-backend.js";
+import { checkDimensions, checkReplacement, lastWriteOfEachKey, type VectorBackend, type VectorEntry, type VectorHit, type VectorSearchOptions } from "../../ports/vector-backend.js";
 import { keyList, type DuckDbDatabase, type DuckDbTx } from "./duckdb-database.js";
 import { appendVectorRows } from "./duckdb-document-store.js";
 
@@ -51,14 +51,9 @@ export class DuckDbVectorBackend implements VectorBackend {
   }
 
   upsert(entries: readonly VectorEntry[]): void {
-    for (const e of entries) {
-      if (e.vector.length !== this.dimension) throw new RangeError(`entry ${e.chunkKey} has ${e.vector.length} dimensions, the backend ${this.dimension}`);
-    }
+    checkDimensions(entries, this.dimension);
     if (!this.ownWrites || entries.length === 0) return;
-    // The last write of a key in one batch wins.
-    const byKey = new Map<number, VectorEntry>();
-    for (const e of entries) byKey.set(e.chunkKey, e);
-    const kept = [...byKey.values()];
+    const kept = lastWriteOfEachKey(entries);
     this.enqueue(async (tx) => {
       await tx.run(`DELETE FROM chunk_vectors WHERE list_contains(${keyList(kept.map((e) => e.chunkKey))}, chunk_key)`);
       await appendVectorRows(tx, kept, this.dimension);

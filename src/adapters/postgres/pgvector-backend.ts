@@ -1,7 +1,7 @@
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import type { TemporalScope } from "../../domain/scope.js";
 import { supersededCutoff } from "../../domain/temporal-filter.js";
-import { checkReplacement, type VectorBackend, type VectorEntry, type VectorHit, type VectorSearchOptions } from "../../ports/vector-backend.js";
+import { checkDimensions, checkReplacement, lastWriteOfEachKey, type VectorBackend, type VectorEntry, type VectorHit, type VectorSearchOptions } from "../../ports/vector-backend.js";
 import { insertVectorRows } from "./postgres-document-store.js";
 import { withSchemaLock } from "./postgres-migrations.js";
 import type { PostgresClient, PostgresPool } from "./postgres-pool.js";
@@ -140,15 +140,12 @@ export class PgvectorBackend implements VectorBackend {
   }
 
   upsert(entries: readonly VectorEntry[]): void {
-    for (const e of entries) {
-      if (e.vector.length !== this.dimension) throw new RangeError(`entry ${e.chunkKey} has ${e.vector.length} dimensions, the backend ${this.dimension}`);
-    }
+    checkDimensions(entries, this.dimension);
     if (!this.ownWrites || entries.length === 0) return;
-    // The last write of a key in one batch wins; a zero vector has no direction and is not searchable.
-    const byKey = new Map<number, VectorEntry>();
-    for (const e of entries) byKey.set(e.chunkKey, e);
-    const kept = [...byKey.values()].filter((e) => norm(e.vector) > 0);
-    const zero = [...byKey.values()].filter((e) => norm(e.vector) === 0).map((e) => e.chunkKey);
+    // A zero vector has no direction and is not searchable: its key is removed instead.
+    const last = lastWriteOfEachKey(entries);
+    const kept = last.filter((e) => norm(e.vector) > 0);
+    const zero = last.filter((e) => norm(e.vector) === 0).map((e) => e.chunkKey);
     this.enqueue(async () => {
       if (zero.length > 0) await this.pool.query("DELETE FROM chunk_vectors WHERE chunk_key = ANY($1::bigint[])", [zero]);
       const client = await this.pool.connect();
