@@ -42,6 +42,23 @@ module.exports = {
       testPathIgnorePatterns: ["/node_modules/", "-virtuoso\\.test\\.ts$", "/search-isolation-memory-index\\.test\\.ts$", "/typescript-package-contents\\.test\\.ts$", "/python-package\\.test\\.ts$"],
       setupFiles: ["<rootDir>/test/support/engines/use-postgres.ts"],
     },
+    // The same outside client files as the postgres project, each test server being TWO servers on one
+    // PostgreSQL database behind a round-robin proxy that sends each request or HTTP/2 stream to the next
+    // replica (test/support/replicated-server.ts): "passes unchanged on ACMS_POSTGRES_URL with two servers".
+    // The graph, never on PostgreSQL, is the run's one Virtuoso, which both replicas see (started in the
+    // background by this project's global set-up, test/support/engines/run-virtuoso-setup.ts).
+    {
+      ...project,
+      displayName: "postgres-replicas",
+      testMatch: [
+        "<rootDir>/test/clients/**/*.test.ts",
+        "<rootDir>/test/interop/{connect-client,grpc-js-client,python-client}.test.ts",
+      ],
+      testPathIgnorePatterns: ["/node_modules/", "/typescript-package-contents\\.test\\.ts$", "/python-package\\.test\\.ts$"],
+      setupFiles: ["<rootDir>/test/support/engines/use-postgres-replicas.ts"],
+      globalSetup: "<rootDir>/test/support/engines/run-virtuoso-setup.ts",
+      globalTeardown: "<rootDir>/test/support/engines/run-virtuoso-teardown.ts",
+    },
     // Against servers whose documents and vectors are in DuckDB (ACMS_DUCKDB_PATH): the isolation and contract
     // tests, and the outside clients (the TypeScript package in Node and Chromium, Go, Python, the interop clients),
     // which is what "the outside client suite passes on DuckDB" means. What those clients build is made once per

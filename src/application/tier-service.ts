@@ -66,10 +66,11 @@ export interface PlacementResult {
 
 /**
  * The tier counters and sizes, of what the call's scope can see only: counters count since the server
- * started, kept per principal and project and summed over the call's projects (lookups that found nothing
- * visible count once per principal, in every scope of it, since they belong to no project); population and
- * tokens count the asking principal's fragments visible in the call's scope. No figure moves because of
- * another tenant, and no tenant learns the size of another's context.
+ * started (on a store several servers share, since the database was made, every server's events: a client
+ * behind a load balancer sees one deployment), kept per principal and project and summed over the call's
+ * projects (lookups that found nothing visible count once per principal, in every scope of it, since they
+ * belong to no project); population and tokens count the asking principal's fragments visible in the
+ * call's scope. No figure moves because of another tenant, and no tenant learns the size of another's context.
  *
  * GetFragment lookups fall through the tiers: `hotHits + hotMisses` = lookups, `hotMisses = warmHits +
  * warmMisses`, `warmMisses = coldHits + misses`. `demotions` counts every move one tier down (DemoteFragment,
@@ -129,8 +130,13 @@ function poolOf(owner: string, projectName: string): string {
  */
 export class TierService {
   private readonly queue = new SerialQueue();
-  /** Counters by poolOf(owner, project); lookups that found nothing visible under poolOf(owner, ""). */
+  /**
+   * This server's counters by poolOf(owner, project); lookups that found nothing visible under
+   * poolOf(owner, ""). On a shared store GetMetrics reads the deployment's from the store instead.
+   */
   private readonly counters = new Map<string, Counters>();
+  /** On a shared store, what the operation in progress counted, by pool: written in its transaction. */
+  private readonly uncommittedCounts = new Map<string, Partial<Counters>>();
   private readonly summarise: Summariser;
   private readonly now: () => Date;
   /** The store, when several servers share it: every operation then runs through its `coordinated`. */
@@ -168,7 +174,20 @@ export class TierService {
   private run<T>(write: boolean, work: () => Promise<T>): Promise<T> {
     const shared = this.shared;
     if (!shared) return this.queue.run(work);
-    return this.queue.run(() => shared.coordinated(write, (changes) => this.apply(changes), work));
+    return this.queue.run(() =>
+      shared.coordinated(
+        write,
+        (changes) => this.apply(changes),
+        async () => {
+          this.uncommittedCounts.clear();
+          const out = await work();
+          // The operation's counts join its transaction: committed with its moves, rolled back with them.
+          for (const [pool, counts] of this.uncommittedCounts) await shared.addCounts(pool, counts);
+          this.uncommittedCounts.clear();
+          return out;
+        },
+      ),
+    );
   }
 
   /** Brings the index and the policy up to `changes` (all of them first forgotten on a full reload). */
@@ -245,29 +264,20 @@ export class TierService {
    * The calling principal's fragment `id` with its full content, marked as just used. Hits and misses count
    * per tier; a fragment outside the scope is a miss and NOT_FOUND, like a missing one.
    */
-  getFragment(view: ScopedBackendView, id: string): Promise<TierFragment> {
+  async getFragment(view: ScopedBackendView, id: string): Promise<TierFragment> {
     const owner = ownerOf(view);
     checkId("fragment_id", id);
-    return this.run(true, async () => {
+    const found = await this.run(true, async () => {
       const key = fragmentKey(owner, id);
       const f = this.index.get(key);
       if (!f || !isFragmentVisible(view, f)) {
-        const c = this.countersOf(owner, "");
-        c.hotMisses += 1;
-        c.warmMisses += 1;
-        c.misses += 1;
-        throw notFound(id);
+        this.count(owner, "", "hotMisses", "warmMisses", "misses");
+        // Returned, not thrown here: on a shared store a throw rolls the operation back, the miss's counts with it.
+        return undefined;
       }
-      const c = this.countersOf(owner, f.projectName);
-      if (f.tier === "hot") c.hotHits += 1;
-      else {
-        c.hotMisses += 1;
-        if (f.tier === "warm") c.warmHits += 1;
-        else {
-          c.warmMisses += 1;
-          c.coldHits += 1;
-        }
-      }
+      if (f.tier === "hot") this.count(owner, f.projectName, "hotHits");
+      else if (f.tier === "warm") this.count(owner, f.projectName, "hotMisses", "warmHits");
+      else this.count(owner, f.projectName, "hotMisses", "warmMisses", "coldHits");
       const content = await this.contentOf(f);
       const seq = this.policy.nextSeq();
       const at = this.now();
@@ -277,6 +287,8 @@ export class TierService {
       this.store.recordAccess(owner, id, at, seq);
       return guardFragments(view, [{ ...f, content }], "tier get")[0];
     });
+    if (!found) throw notFound(id);
+    return found;
   }
 
   /**
@@ -295,7 +307,7 @@ export class TierService {
         );
       }
       const fragment = await this.move(f, up);
-      this.countersOf(f.owner, f.projectName).promotions += 1;
+      this.count(f.owner, f.projectName, "promotions");
       const displaced = await this.rebalance(view);
       return { fragment, displaced };
     });
@@ -309,7 +321,7 @@ export class TierService {
       const down = tierBelow(f.tier);
       if (!down) throw new FailedPreconditionError(`fragment ${id} is already in cold: there is no tier below it (EvictLru deletes from cold)`);
       const fragment = await this.move(f, down);
-      this.countersOf(f.owner, f.projectName).demotions += 1;
+      this.count(f.owner, f.projectName, "demotions");
       const displaced = await this.rebalance(view);
       return { fragment, displaced };
     });
@@ -336,7 +348,7 @@ export class TierService {
       for (const f of victims) {
         if (down) {
           await this.move(f, down);
-          this.countersOf(f.owner, f.projectName).demotions += 1;
+          this.count(f.owner, f.projectName, "demotions");
         } else await this.delete(f);
       }
       await this.rebalance();
@@ -396,29 +408,47 @@ export class TierService {
       }
       const sum = zeroCounters();
       const owner = ownerOf(view);
-      for (const pool of [poolOf(owner, ""), ...[...view.projectSet].map((p) => poolOf(owner, p))]) {
-        const c = this.counters.get(pool);
-        if (!c) continue;
-        for (const k of Object.keys(sum) as (keyof Counters)[]) sum[k] += c[k];
+      const pools = [poolOf(owner, ""), ...[...view.projectSet].map((p) => poolOf(owner, p))];
+      if (this.shared) {
+        const counted = await this.shared.readCounts(pools);
+        for (const k of Object.keys(sum) as (keyof Counters)[]) sum[k] = counted[k] ?? 0;
+      } else {
+        for (const pool of pools) {
+          const c = this.counters.get(pool);
+          if (!c) continue;
+          for (const k of Object.keys(sum) as (keyof Counters)[]) sum[k] += c[k];
+        }
       }
       return { ...sum, population, tokens };
     });
   }
 
-  /** The counter bucket of `owner`'s project (created on first use; "" for lookups that found nothing). */
-  private countersOf(owner: string, projectName: string): Counters {
+  /**
+   * Counts one of each of `names` in the counter bucket of `owner`'s project ("" for lookups that found
+   * nothing): this server's, and on a shared store the deployment's too (written with the operation).
+   */
+  private count(owner: string, projectName: string, ...names: (keyof Counters)[]): void {
     const pool = poolOf(owner, projectName);
     let c = this.counters.get(pool);
     if (!c) {
       c = zeroCounters();
       this.counters.set(pool, c);
     }
-    return c;
+    let uncommitted = this.uncommittedCounts.get(pool);
+    if (this.shared && !uncommitted) {
+      uncommitted = {};
+      this.uncommittedCounts.set(pool, uncommitted);
+    }
+    for (const name of names) {
+      c[name] += 1;
+      if (uncommitted) uncommitted[name] = (uncommitted[name] ?? 0) + 1;
+    }
   }
 
   /**
    * Deployment-wide counters and sizes per tier, every principal and project summed, for operators'
-   * metrics and invariant checks: never exposed to callers (GetMetrics answers `getMetrics`, scoped).
+   * metrics and invariant checks: never exposed to callers (GetMetrics answers `getMetrics`, scoped). The
+   * counters are this server's own events (Prometheus scrapes each server and sums), the sizes the deployment's.
    */
   totals(): TierMetrics {
     const population = {} as Record<TierName, number>;
@@ -481,7 +511,7 @@ export class TierService {
     const key = fragmentKey(f.owner, f.id);
     this.policy.remove(key);
     this.index.delete(key);
-    this.countersOf(f.owner, f.projectName).evictions += 1;
+    this.count(f.owner, f.projectName, "evictions");
   }
 
   /**
@@ -496,7 +526,7 @@ export class TierService {
       if (!f) throw new Error(`tier policy names fragment ${step.key}, which the index lacks`);
       if (step.to) {
         await this.move(f, step.to);
-        this.countersOf(f.owner, f.projectName).demotions += 1;
+        this.count(f.owner, f.projectName, "demotions");
       } else await this.delete(f);
       if (view && isFragmentVisible(view, f)) displaced.push({ id: f.id, from: step.from, to: step.to, evicted: step.to === undefined });
     }

@@ -59,6 +59,14 @@ export interface SharedTierStore extends TierStore {
    * After a rollback that had written, the next call passes a full reload (`changes.full`).
    */
   coordinated<T>(write: boolean, apply: (changes: TierChanges) => void, work: () => Promise<T>): Promise<T>;
+  /**
+   * Adds `counts` (tier event counts by name, e.g. `hotHits: 1`) to counter pool `pool`, in the
+   * transaction of the coordinated call it is made in: the counters GetMetrics reports are then the
+   * deployment's, whichever server answers, not those of the one server a call happened to reach.
+   */
+  addCounts(pool: string, counts: Readonly<Record<string, number>>): Promise<void>;
+  /** The counts of `pools` summed by name (absent names: never counted), as committed; within a coordinated call, in its transaction. */
+  readCounts(pools: readonly string[]): Promise<Record<string, number>>;
 }
 
 /** Whether `store` is shared by several servers (and so must be used through `coordinated`). */

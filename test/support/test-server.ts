@@ -10,7 +10,8 @@ import { generateKey, hashKey, KeyRing, type KeyEntry } from "../../src/server/k
 import { startServer, type AcmsServer } from "../../src/server/server.js";
 import type { RequestLog } from "../../src/server/request-log.js";
 import { quietLog } from "./quiet-log.js";
-import { engineEnv as testEngineEnv } from "./test-engine.js";
+import { behindOneAddress } from "./replicated-server.js";
+import { engineEnv as testEngineEnv, testReplicas } from "./test-engine.js";
 
 /** A principal for tests: its key is generated and kept in clear so tests can call with it. */
 export interface TestPrincipal {
@@ -59,7 +60,8 @@ export function authInterceptor(key: string | undefined, scopeId?: string): Inte
 
 /**
  * Starts the real server (composition root, SQLite under a temp dir, or a fresh PostgreSQL database when
- * the run's engine is PostgreSQL: see test-engine.ts) on 127.0.0.1:0.
+ * the run's engine is PostgreSQL: see test-engine.ts) on 127.0.0.1:0; on the "postgres-replicas" engine,
+ * two servers on one fresh database behind a round-robin proxy, which `server.url` and `server.port` name.
  * @example const t = await startTestServer(); const reg = t.client(RegistryService, "admin"); ... await t.close(true);
  */
 export async function startTestServer(opts: {
@@ -84,11 +86,24 @@ export async function startTestServer(opts: {
       return { name: p.name, key_sha256: hashKey(key), projects: p.projects, write: p.write };
     });
   }
-  const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ...(await testEngineEnv(dataDir)), ...engineEnv, ...opts.env });
-  const backends = await createBackends(config);
-  // The embedded graph store loads in the background (health says when): tests start from a loaded one.
-  await backends.graphReady;
-  const server = await startServer({ config, keys: new KeyRing(keyEntries), backends, onInternalError: opts.onInternalError ?? (() => undefined), log: opts.log ?? quietLog() });
+  const env = { ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ...(await testEngineEnv(dataDir)), ...engineEnv, ...opts.env };
+  const config = loadConfig({ ...env, ACMS_DATA_DIR: dataDir });
+  // On the "postgres-replicas" engine the test server is two servers on one database behind one address
+  // (replicated-server.ts), each with its own data directory and caches, as two processes would have.
+  const replicaDirs = Array.from({ length: testReplicas() - 1 }, (_, i) => join(dataDir, `replica-${i + 2}`));
+  const servers: AcmsServer[] = [];
+  try {
+    for (const c of [config, ...replicaDirs.map((dir) => loadConfig({ ...env, ACMS_DATA_DIR: dir }))]) {
+      const backends = await createBackends(c);
+      // The embedded graph store loads in the background (health says when): tests start from a loaded one.
+      await backends.graphReady;
+      servers.push(await startServer({ config: c, keys: new KeyRing(keyEntries), backends, onInternalError: opts.onInternalError ?? (() => undefined), log: opts.log ?? quietLog() }));
+    }
+  } catch (err) {
+    await Promise.all(servers.map((s) => s.close(0)));
+    throw err;
+  }
+  const server = servers.length === 1 ? servers[0] : await behindOneAddress(servers);
   const sessions: Http2SessionManager[] = [];
   const transports = new Map<string, Transport>();
   function transportFor(protocol: "connect" | "grpc", key: string | undefined, scopeId: string | undefined): Transport {

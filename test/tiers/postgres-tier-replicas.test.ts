@@ -90,6 +90,30 @@ describe("tier placement shared by two servers on one PostgreSQL database", () =
     expect((await b.getMetrics(view)).population).toEqual({ hot: 0, warm: 0, cold: 1 });
   });
 
+  test("counters are the deployment's: hits, misses and moves through either server count in GetMetrics read through either; a refused operation counts nothing", async () => {
+    const a = await server();
+    const b = await server();
+    await a.storeFragment(view, { id: "h", content: "a hot note", tier: undefined, projectName: "local/a", resourceId: "", metadata: {} });
+    await a.storeFragment(view, { id: "w", content: "a warm note", tier: "warm", projectName: "local/b", resourceId: "", metadata: {} });
+    await b.getFragment(view, "h");
+    await a.getFragment(view, "w");
+    await expect(b.getFragment(view, "absent")).rejects.toThrow("not found");
+    await b.promoteFragment(view, "w");
+    await a.demoteFragment(view, "h");
+    // Refused (already hot) after nothing was written: counts nothing.
+    await expect(b.promoteFragment(view, "w")).rejects.toThrow("already in hot");
+    await b.evictLru(view, "warm", 1);
+    const expected = { hotHits: 1, hotMisses: 2, warmHits: 1, warmMisses: 1, coldHits: 0, misses: 1, promotions: 1, demotions: 2, evictions: 0 };
+    for (const s of [a, b]) {
+      const { population, tokens: _tokens, ...counters } = await s.getMetrics(view);
+      expect(counters).toEqual(expected);
+      expect(population).toEqual({ hot: 1, warm: 0, cold: 1 });
+    }
+    // Each project's counters are its own: the hit on "h" (local/a) is not in a scope of local/b only.
+    const { hotHits, warmHits } = await b.getMetrics(scopeView(["local/b"]));
+    expect([hotHits, warmHits]).toEqual([0, 1]);
+  });
+
   test("LRU order is the deployment's: a read through one server keeps that fragment from being the one displaced through the other", async () => {
     const a = await server();
     const b = await server();

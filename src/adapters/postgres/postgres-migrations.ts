@@ -213,6 +213,20 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX scopes_by_owner ON scopes (owner, scope_id);
     `,
   },
+  {
+    version: 10,
+    name: "tier counters (hits, misses, moves) shared by every server",
+    sql: `
+      -- One row per counter pool (a principal's project) and counter name, added to in the tier operation's
+      -- transaction, so GetMetrics through any server counts what every server did.
+      CREATE TABLE tier_counters (
+        pool text COLLATE "C" NOT NULL,
+        name text COLLATE "C" NOT NULL,
+        n bigint NOT NULL,
+        PRIMARY KEY (pool, name)
+      );
+    `,
+  },
 ];
 
 /** The advisory lock key every server takes around migrations ("acms" in ASCII). */

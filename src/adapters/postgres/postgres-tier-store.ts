@@ -83,7 +83,8 @@ interface Coordination {
  * write, shared for views), first reading what changed since this server's last look. The numbers are
  * taken under the exclusive lock, so they commit in order and "every change above the last number seen"
  * misses none. Budgets are then enforced on the deployment's current placement: two servers storing into
- * one project at once are serialised, and neither sees the tiers stale.
+ * one project at once are serialised, and neither sees the tiers stale. The metrics' counters (hits,
+ * misses, moves) are rows of `tier_counters`, added to in the same transactions.
  *
  * Earlier versions kept cold content in files under each server's `<dataDir>/cold`; given that folder,
  * `load` moves such files into their rows (the row takes the content first, the file is unlinked after:
@@ -249,6 +250,24 @@ export class PostgresTierStore implements SharedTierStore {
       await db.query("DELETE FROM tier_removals WHERE change_seq <= $1", [n - kept]);
       await db.query("UPDATE tier_sync SET removals_pruned_through = greatest(removals_pruned_through, $1)", [n - kept]);
     }
+  }
+
+  async addCounts(pool: string, counts: Readonly<Record<string, number>>): Promise<void> {
+    const names = Object.keys(counts).filter((name) => counts[name] !== 0);
+    if (names.length === 0) return;
+    await this.writer().query(
+      `INSERT INTO tier_counters (pool, name, n) SELECT $1, c.name, c.n FROM unnest($2::text[], $3::bigint[]) AS c (name, n)
+       ON CONFLICT (pool, name) DO UPDATE SET n = tier_counters.n + excluded.n`,
+      [pool, names, names.map((name) => counts[name])],
+    );
+  }
+
+  async readCounts(pools: readonly string[]): Promise<Record<string, number>> {
+    const { rows } = await (this.tx?.client ?? this.pool).query<{ name: string; n: string }>(
+      "SELECT name, sum(n)::text AS n FROM tier_counters WHERE pool = ANY($1::text[]) GROUP BY name",
+      [[...pools]],
+    );
+    return Object.fromEntries(rows.map((r) => [r.name, Number(r.n)]));
   }
 
   recordAccess(owner: string, id: string, lastAccessedAt: Date, seq: number): void {
