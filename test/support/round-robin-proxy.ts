@@ -138,7 +138,7 @@ function forwardStream(stream: http2.ServerHttp2Stream, headers: http2.IncomingH
   up.on("error", () => undefined);
   stream.pipe(up);
   up.on("response", (h, flags) => {
-    if (stream.destroyed) return;
+    if (stream.closed || stream.destroyed) return;
     // gRPC's trailers-only answer (the status in the one header block) must stay one block ending the stream.
     if (flags & NGHTTP2_FLAG_END_STREAM) {
       stream.respond(plainHeaders(h), { endStream: true });
@@ -158,7 +158,8 @@ function forwardStream(stream: http2.ServerHttp2Stream, headers: http2.IncomingH
     else if (!stream.headersSent) stream.close(NGHTTP2_INTERNAL_ERROR);
   });
   stream.on("close", () => {
-    if (up.closed || up.destroyed) return;
+    // Done both ways already (the answer relayed in full): nothing to cancel.
+    if (up.closed || up.destroyed || (up.readableEnded && up.writableEnded)) return;
     // The client reset the stream (a cancelled call) or went away: the server's handler sees the cancellation.
     up.close(stream.rstCode !== undefined && stream.rstCode !== NGHTTP2_NO_ERROR ? stream.rstCode : NGHTTP2_CANCEL);
   });
