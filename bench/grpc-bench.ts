@@ -9,9 +9,11 @@
  * GetFragment through gRPC against the same call in process.
  * BENCH_SCALE (default 1) scales the corpus (20,000 chunks) and the calls per run;
  * BENCH_GRPC_CPU_PROF=DIR writes a V8 CPU profile of the service process to DIR.
+ * The three child processes run JavaScript compiled by esbuild as `npm run build` compiles the server
+ * (no tsx: its keep-names wrapper defines a `name` on every closure the service creates per call).
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,6 +38,7 @@ import type { LoadJob, LoadResult } from "./grpc-load-generator.js";
 import { syntheticWord, zipfRank } from "./synthetic-corpus.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(here, "..");
 const CHUNKS_PER_RESOURCE = 50;
 const WORDS_PER_CHUNK = 40;
 const VOCABULARY = 5000;
@@ -43,12 +46,35 @@ const ROUNDS = 3;
 const CONCURRENCIES = [1, 16, 64];
 const STREAM_RESULTS = 1000;
 
+/**
+ * Compiles the bench's child programs (`name.ts` in bench/) into `outDir` with esbuild, bundled the way
+ * scripts/build.mjs bundles the server: the bench measures the compiled service, as deployed, not tsx.
+ * `outDir` is under the repository, so the packages left as imports resolve from its node_modules.
+ */
+async function compileChildren(outDir: string, names: string[]): Promise<void> {
+  const esbuild = await import("esbuild");
+  await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: Object.fromEntries(names.map((n) => [n, join(here, `${n}.ts`)])),
+    outdir: outDir,
+    outExtension: { ".js": ".mjs" },
+    bundle: true,
+    packages: "external",
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    logLevel: "warning",
+  });
+  await esbuild.stop();
+}
+
 /** A child process spoken to over IPC, one request and one answer at a time. */
 class Child {
   private constructor(private readonly proc: ChildProcess) {}
 
+  /** Forks `file` (compiled JavaScript) and waits for its first message. */
   static async fork(file: string, args: string[], execArgv: string[] = []): Promise<{ child: Child; hello: Record<string, unknown> }> {
-    const proc = fork(join(here, file), args, { execArgv: ["--import", "tsx", ...execArgv], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    const proc = fork(file, args, { execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
     const child = new Child(proc);
     return { child, hello: await child.next() };
   }
@@ -81,8 +107,8 @@ class Child {
 class ServerProcess {
   constructor(readonly child: Child, readonly address: string) {}
 
-  static async start(args: string[], execArgv: string[] = []): Promise<ServerProcess> {
-    const { child, hello } = await Child.fork("grpc-bench-server.ts", args, execArgv);
+  static async start(programs: string, args: string[], execArgv: string[] = []): Promise<ServerProcess> {
+    const { child, hello } = await Child.fork(join(programs, "grpc-bench-server.mjs"), args, execArgv);
     return new ServerProcess(child, `127.0.0.1:${hello.port as number}`);
   }
 
@@ -218,20 +244,24 @@ export async function run(): Promise<void> {
   const resources = Math.max(40, Math.round(400 * scale));
   const calls = Math.max(300, Math.round(3000 * scale));
   const dataDir = mkdtempSync(join(tmpdir(), "acms-grpc-bench-"));
+  const cacheDir = join(ROOT, "node_modules", ".cache");
+  mkdirSync(cacheDir, { recursive: true });
+  const programs = mkdtempSync(join(cacheDir, "acms-grpc-bench-"));
   const started: Array<{ stop(): Promise<void> }> = [];
   let sessionManager: Http2SessionManager | undefined;
   try {
+    await compileChildren(programs, ["grpc-bench-server", "grpc-load-generator"]);
     const t0 = performance.now();
     const { all, one } = await buildCorpus(dataDir, resources);
     process.stdout.write(`corpus: ${resources * CHUNKS_PER_RESOURCE} chunks in ${resources} resources (${((performance.now() - t0) / 1000).toFixed(1)} s); ${calls} calls per run, medians of ${ROUNDS} runs\n`);
 
     const key = generateKey();
     const profileDir = process.env.BENCH_GRPC_CPU_PROF;
-    const service = await ServerProcess.start(["service", dataDir, hashKey(key)], profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []);
+    const service = await ServerProcess.start(programs, ["service", dataDir, hashKey(key)], profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []);
     started.push(service.child);
-    const plain = await ServerProcess.start(["plain", join(dataDir, "acms.db"), one]);
+    const plain = await ServerProcess.start(programs, ["plain", join(dataDir, "acms.db"), one]);
     started.push(plain.child);
-    const { child: load } = await Child.fork("grpc-load-generator.ts", []);
+    const { child: load } = await Child.fork(join(programs, "grpc-load-generator.mjs"), []);
     started.push(load);
 
     sessionManager = new Http2SessionManager(`http://${service.address}`);
@@ -315,6 +345,7 @@ export async function run(): Promise<void> {
     sessionManager?.abort();
     for (const c of started.reverse()) await c.stop().catch(() => undefined);
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(programs, { recursive: true, force: true });
   }
 }
 

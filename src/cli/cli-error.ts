@@ -1,5 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { findFieldViolations, findScopeViolation } from "../client/find-scope-violation.js";
+// From their own modules, not the client package's index: the index brings every transport (node:http2,
+// zlib...) into any command that can fail, `acms search text` included.
+import { findFieldViolations } from "../../clients/typescript/src/find-bad-request.js";
+import { findScopeViolation } from "../../clients/typescript/src/find-scope-violation.js";
 import type { CliIo } from "./cli-io.js";
 import { CliUsageError } from "./cli-usage-error.js";
 

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import type { AcmsClient } from "../client/create-acms-client.js";
 import type { CliIo } from "./cli-io.js";
-import type { ServiceConnector } from "./service-client.js";
+import type { UnaryCaller } from "./unary-caller.js";
 import { CliUsageError } from "./cli-usage-error.js";
 
 /** The server address used when none of `--url`, `ACMS_URL`, `ACMS_HOST`, `ACMS_PORT` is given. */
@@ -58,8 +58,8 @@ export function connectionOf(cmd: Command, io: CliIo): Connection {
 /** A command body that runs with an open client: the part of a subcommand that lives in its actions module. */
 export type ConnectedBody<A extends unknown[]> = (ctx: { conn: Connection; client: AcmsClient; cmd: Command }, ...args: A) => Promise<void>;
 
-/** A command body that calls one or two services through the lean client (see `serviceConnector`). */
-export type ServiceBody<A extends unknown[]> = (ctx: { conn: Connection; connect: ServiceConnector; cmd: Command }, ...args: A) => Promise<void>;
+/** A command body that makes its unary calls through the lean client (see `unaryCaller`). */
+export type ServiceBody<A extends unknown[]> = (ctx: { conn: Connection; call: UnaryCaller; cmd: Command }, ...args: A) => Promise<void>;
 
 /** The API key of `conn`, or a usage error saying how to get one. */
 function requireKey(conn: Connection): string {
@@ -108,14 +108,14 @@ export function connectedAction<A extends unknown[]>(io: CliIo, load: () => Prom
 
 /**
  * As `connectedAction`, for a body that names the services it calls: it gets the lean client
- * (`serviceConnector`: one HTTP/1.1 transport, only those services' code loaded), for commands that make
+ * (`unaryCaller`: unary calls over node:http, only those methods' code loaded), for commands that make
  * one call and must start fast (`acms search text`).
  */
 export function serviceAction<A extends unknown[]>(io: CliIo, load: () => Promise<ServiceBody<A>>): (...args: unknown[]) => Promise<void> {
   return guardedAction(io, async (conn, cmd, args) => {
     const apiKey = requireKey(conn);
-    const [body, { serviceConnector }] = await Promise.all([load(), import("./service-client.js")]);
-    await body({ conn, connect: serviceConnector(conn.url, apiKey, conn.scope), cmd }, ...(args as A));
+    const [body, { unaryCaller }] = await Promise.all([load(), import("./unary-caller.js")]);
+    await body({ conn, call: unaryCaller(conn.url, apiKey, conn.scope), cmd }, ...(args as A));
   });
 }
 

@@ -10,11 +10,11 @@ import { printRanked } from "./print-ranked.js";
 /** The body of `acms search text`, given the command's io. */
 export const searchText =
   (io: CliIo): ServiceBody<[string[]]> =>
-  async ({ conn, connect, cmd }, words) => {
+  async ({ conn, call, cmd }, words) => {
     requireScope(conn);
     const query = words.join(" ");
     const o = cmd.opts<{ maxResults?: string }>();
-    const res = await connect(TextBackendService).search({ query, maxResults: parseIntFlag("--max-results", o.maxResults) });
+    const res = await call(TextBackendService.method.search, { query, maxResults: parseIntFlag("--max-results", o.maxResults) });
     if (conn.json) printMessageJson(io, SearchResponseSchema, res);
     else printRanked(io, res.results, query, res.exhaustive ? undefined : "(more results may match: raise --max-results)");
   };

@@ -12,6 +12,7 @@ import type { KeyRing } from "./key-ring.js";
 import type { Principal } from "../domain/principal.js";
 import { collectRefs } from "./request-refs.js";
 import { ScopeViewCache } from "./scope-view-cache.js";
+import { withMessage } from "./with-message.js";
 
 /** What the access interceptor needs. */
 export interface AccessDeps {
@@ -87,11 +88,11 @@ export function createAccessInterceptor(deps: AccessDeps): Interceptor {
         const messages: Message[] = [];
         for await (const m of req.message) messages.push(m);
         for (const m of messages) await check(m);
-        res = await next({ ...req, message: createAsyncIterable(messages) });
+        res = await next(withMessage(req, createAsyncIterable(messages)));
       } else {
-        res = await next({ ...req, message: checkEach(req.message, check) });
+        res = await next(withMessage(req, checkEach(req.message, check)));
       }
-      if (res.stream) return { ...res, message: translateErrors(res.message, sinkFor(req.contextValues)) };
+      if (res.stream) return withMessage(res, translateErrors(res.message, sinkFor(req.contextValues)));
       return res;
     } catch (err) {
       throw toConnectError(err, sinkFor(req.contextValues));

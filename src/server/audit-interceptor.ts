@@ -1,6 +1,7 @@
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { AuditLog } from "./audit-log.js";
 import { principalKey } from "./context-keys.js";
+import { withMessage } from "./with-message.js";
 
 /**
  * Writes every refused call to the audit log: outermost, so it sees the code the client gets (from access,
@@ -18,16 +19,16 @@ export function createAuditInterceptor(log: AuditLog): Interceptor {
       const res = await next(req);
       if (!res.stream) return res;
       const messages = res.message;
-      return {
-        ...res,
-        message: (async function* audited() {
+      return withMessage(
+        res,
+        (async function* audited() {
           try {
             yield* messages;
           } catch (err) {
             record(err);
           }
         })(),
-      };
+      );
     } catch (err) {
       return record(err);
     }

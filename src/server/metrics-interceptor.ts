@@ -2,6 +2,7 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { OK } from "./code-name.js";
 import { ScopeViolationSchema } from "../../gen/acms/v1/errors_pb.js";
 import type { MethodMetrics, ServerMetrics } from "./server-metrics.js";
+import { withMessage } from "./with-message.js";
 
 function codeOf(err: unknown): Code {
   return err instanceof ConnectError ? err.code : Code.Internal;
@@ -55,7 +56,7 @@ export function createMetricsInterceptor(metrics: ServerMetrics): Interceptor {
       m.duration.observe(Number(process.hrtime.bigint() - started) / 1e9);
       throw err;
     }
-    if (res.stream) return { ...res, message: observed(res.message, m, started) };
+    if (res.stream) return withMessage(res, observed(res.message, m, started));
     m.calls[OK].inc();
     m.duration.observe(Number(process.hrtime.bigint() - started) / 1e9);
     return res;

@@ -5,6 +5,7 @@ import { RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { principalKey } from "./context-keys.js";
 import { encodeForSend } from "./encoded-messages.js";
 import { QuotaLedger, type QuotaLimits, type QuotaRefusal } from "./quota-ledger.js";
+import { withMessage } from "./with-message.js";
 
 /** A RESOURCE_EXHAUSTED carrying google.rpc.RetryInfo, so clients know when to come back. */
 export function resourceExhausted(message: string, retryAfterMs: number): ConnectError {
@@ -110,9 +111,9 @@ export function createQuotaInterceptor(limits: QuotaLimits, onRefused?: QuotaRef
         return res;
       }
       const messages = res.message;
-      return {
-        ...res,
-        message: (async function* metered() {
+      return withMessage(
+        res,
+        (async function* metered() {
           try {
             for await (const m of messages) {
               if (overBudget) throw overBudget;
@@ -123,7 +124,7 @@ export function createQuotaInterceptor(limits: QuotaLimits, onRefused?: QuotaRef
             done();
           }
         })(),
-      };
+      );
     } catch (err) {
       done();
       throw err;

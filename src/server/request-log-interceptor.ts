@@ -3,6 +3,7 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { codeName, OK } from "./code-name.js";
 import { principalKey, requestIdKey } from "./context-keys.js";
 import type { RequestLog } from "./request-log.js";
+import { withMessage } from "./with-message.js";
 
 /** The header that carries a call's request id, in and out. */
 export const REQUEST_ID_HEADER = "x-request-id";
@@ -72,7 +73,7 @@ export function createRequestLogInterceptor(log: RequestLog): Interceptor {
     try {
       const res = await next(req);
       res.header.set(REQUEST_ID_HEADER, requestId);
-      if (res.stream) return { ...res, message: observed(res.message, logCall) };
+      if (res.stream) return withMessage(res, observed(res.message, logCall));
       logCall(OK);
       return res;
     } catch (err) {

@@ -1,11 +1,13 @@
 import type http2 from "node:http2";
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
-import { create, fromBinary, isMessage, type DescMessage, type Message } from "@bufbuild/protobuf";
+import { create, fromBinary, isMessage, type DescMessage, type DescMethod, type DescService, type Message } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
+  createContextKey,
   createContextValues,
+  type ContextValues,
   type HandlerContext,
   type Interceptor,
   type MethodImplSpec,
@@ -67,11 +69,47 @@ function toConnect(err: unknown): ConnectError {
   return err instanceof ConnectError ? err : new ConnectError("internal error", Code.Internal, undefined, undefined, err);
 }
 
+function ignore(): void {}
+
 function headersOf(h: Headers, into: http2.OutgoingHttpHeaders): http2.OutgoingHttpHeaders {
   h.forEach((value, key) => {
     into[key] = value;
   });
   return into;
+}
+
+/** The call a request belongs to, in its context values (which every interceptor passes on). */
+const callKey = createContextKey<GrpcCall | undefined>(undefined, { description: "acms gRPC fast-path call" });
+
+function callOf(req: UnaryRequest | StreamRequest): GrpcCall {
+  const call = req.contextValues.get(callKey);
+  if (!call) throw new ConnectError("internal error: an interceptor dropped the call's context values", Code.Internal);
+  return call;
+}
+
+/** The interceptor chain around a method's handler, outermost first (as Connect's applyInterceptors). */
+type Chain = (req: UnaryRequest | StreamRequest) => Promise<AnyResponse>;
+
+/**
+ * Builds a method's chain once (as Connect does per method, not per call): the innermost call finds the
+ * call it serves through the request's context values, so no closure is made per call.
+ */
+function chainFor(spec: Spec, interceptors: readonly Interceptor[]): Chain {
+  const { method } = spec;
+  const inner: Chain =
+    spec.kind === "unary"
+      ? async (req) => {
+          const call = callOf(req);
+          return call.response(false, normalize(method.output, await spec.impl(req.message as Message, call.handlerContext(req) as never)));
+        }
+      : async (req) => {
+          const call = callOf(req);
+          const input = await single(req.message as AsyncIterable<Message>);
+          return call.response(true, normalizeEach(method.output, spec.impl(input, call.handlerContext(req) as never)));
+        };
+  let next = inner;
+  for (const interceptor of interceptors) next = interceptor(next as never) as unknown as Chain;
+  return next;
 }
 
 /**
@@ -83,10 +121,11 @@ function headersOf(h: Headers, into: http2.OutgoingHttpHeaders): http2.OutgoingH
  * `application/grpc` or `application/grpc+proto`, an uncompressed request (`grpc-encoding` absent or
  * `identity`) and a method it knows; everything else (gRPC-Web, Connect, JSON, compressed requests,
  * client and bidi streams, unknown paths) stays on the Connect handler. Responses are uncompressed below
- * `compressMinBytes`.
+ * `compressMinBytes`. The interceptor chain of each method is built on its first call and reused.
  */
 export function createGrpcStreamHandler(opts: GrpcStreamHandlerOptions): GrpcStreamHandler {
   const interceptors = [...opts.interceptors].reverse();
+  const chains = new Map<Spec, Chain>();
   return (stream, headers) => {
     if (headers[":method"] !== "POST") return false;
     const contentType = headers["content-type"];
@@ -95,9 +134,136 @@ export function createGrpcStreamHandler(opts: GrpcStreamHandlerOptions): GrpcStr
     if (encoding !== undefined && encoding !== "identity") return false;
     const spec = opts.methods.get(headers[":path"] ?? "");
     if (!spec) return false;
-    new GrpcCall(opts, interceptors, spec, stream, headers, contentType).run().catch(() => stream.destroy());
+    let chain = chains.get(spec);
+    if (!chain) chains.set(spec, (chain = chainFor(spec, interceptors)));
+    new GrpcCall(opts, chain, spec, stream, headers, contentType).run().catch(() => stream.destroy());
     return true;
   };
+}
+
+/**
+ * The handler context of a call. Its costlier parts (signal, request headers, response headers and
+ * trailers, URL) are made on first read, through getters on the class, so a call allocates no closures.
+ */
+class CallContext implements HandlerContext {
+  readonly requestMethod = "POST";
+  readonly protocolName = "grpc";
+
+  constructor(protected readonly call: GrpcCall) {}
+
+  get method(): DescMethod {
+    return this.call.spec.method;
+  }
+
+  get service(): DescService {
+    return this.call.spec.method.parent;
+  }
+
+  get signal(): AbortSignal {
+    return this.call.signal;
+  }
+
+  timeoutMs(): number | undefined {
+    const { deadline } = this.call;
+    return deadline === undefined ? undefined : deadline - Date.now();
+  }
+
+  get requestHeader(): Headers {
+    return this.call.requestHeaders;
+  }
+
+  get responseHeader(): Headers {
+    return this.call.responseHeaders;
+  }
+
+  get responseTrailer(): Headers {
+    return this.call.responseTrailers;
+  }
+
+  get values(): ContextValues {
+    return this.call.values;
+  }
+
+  get url(): string {
+    return this.call.url;
+  }
+}
+
+/**
+ * The context the handler sees when an interceptor passed on a request of its own: that request's
+ * service, header, signal and context values (as Connect merges them); the rest is the call's.
+ */
+class InterceptedContext extends CallContext {
+  constructor(
+    call: GrpcCall,
+    private readonly req: UnaryRequest | StreamRequest,
+  ) {
+    super(call);
+  }
+
+  override get service(): DescService {
+    return this.req.service;
+  }
+
+  override get signal(): AbortSignal {
+    return this.req.signal;
+  }
+
+  override get requestHeader(): Headers {
+    return this.req.header;
+  }
+
+  override get values(): ContextValues {
+    return this.req.contextValues;
+  }
+}
+
+/**
+ * The request an interceptor sees: data fields, and getters on the class for the parts made on first read.
+ * Interceptors that pass on a changed request derive it (`withMessage`), so the getters stay reachable.
+ */
+class CallRequest {
+  readonly requestMethod = "POST";
+
+  constructor(
+    private readonly call: GrpcCall,
+    readonly stream: boolean,
+    readonly service: DescService,
+    readonly method: DescMethod,
+    readonly contextValues: ContextValues,
+    readonly message: unknown,
+  ) {}
+
+  get url(): string {
+    return this.call.url;
+  }
+
+  get signal(): AbortSignal {
+    return this.call.signal;
+  }
+
+  get header(): Headers {
+    return this.call.requestHeaders;
+  }
+}
+
+/** The response the innermost call makes; header and trailer are the call's, made on first read. */
+class CallResponse {
+  constructor(
+    private readonly call: GrpcCall,
+    readonly stream: boolean,
+    readonly service: DescService,
+    readonly method: DescMethod,
+    readonly message: unknown,
+  ) {}
+
+  get header(): Headers {
+    return this.call.responseHeaders;
+  }
+
+  get trailer(): Headers {
+    return this.call.responseTrailers;
+  }
 }
 
 /** One gRPC call on one HTTP/2 stream. */
@@ -106,30 +272,33 @@ class GrpcCall {
   private controller: AbortController | undefined;
   private abortReason: ConnectError | undefined;
   private requestHeader: Headers | undefined;
-  private readonly values = createContextValues();
-  private ownRequest: UnaryRequest | StreamRequest | undefined;
+  readonly values = createContextValues();
+  private ownRequest: CallRequest | undefined;
+  private ownContext: CallContext | undefined;
   private done = false;
   private headersSent = false;
   private timer: NodeJS.Timeout | undefined;
-  private deadline: number | undefined;
+  deadline: number | undefined;
   private compressing = false;
   /** The response object the innermost call made: when the interceptors pass it on unchanged, nothing needs copying. */
-  private own: AnyResponse | undefined;
+  private own: CallResponse | undefined;
   private responseHeader: Headers | undefined;
   private responseTrailer: Headers | undefined;
 
   constructor(
     private readonly opts: GrpcStreamHandlerOptions,
-    private readonly interceptors: readonly Interceptor[],
-    private readonly spec: Spec,
+    private readonly chain: Chain,
+    readonly spec: Spec,
     private readonly stream: http2.ServerHttp2Stream,
     private readonly headers: http2.IncomingHttpHeaders,
     private readonly contentType: string,
-  ) {}
+  ) {
+    this.values.set(callKey, this);
+  }
 
   async run(): Promise<void> {
     const { stream } = this;
-    stream.on("error", () => undefined);
+    stream.on("error", ignore);
     stream.once("close", () => this.cancel());
     try {
       const timeout = parseTimeout(this.header("grpc-timeout"), Number.MAX_SAFE_INTEGER);
@@ -166,7 +335,7 @@ class GrpcCall {
     this.controller?.abort(reason);
   }
 
-  private get signal(): AbortSignal {
+  get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
       if (this.abortReason) this.controller.abort(this.abortReason);
@@ -219,141 +388,61 @@ class GrpcCall {
   }
 
   /** The request's metadata as Headers, made on first use, reading Node's header object until more is asked than `get`. */
-  private get requestHeaders(): Headers {
+  get requestHeaders(): Headers {
     return (this.requestHeader ??= new RawRequestHeaders(this.headers));
   }
 
-  private context(): HandlerContext {
-    const call = this;
-    const { method } = this.spec;
-    const { deadline } = this;
-    return {
-      method,
-      service: method.parent,
-      get signal() {
-        return call.signal;
-      },
-      timeoutMs: () => (deadline === undefined ? undefined : deadline - Date.now()),
-      requestMethod: "POST",
-      get requestHeader() {
-        return call.requestHeaders;
-      },
-      get responseHeader() {
-        return (call.responseHeader ??= new Headers());
-      },
-      get responseTrailer() {
-        return (call.responseTrailer ??= new Headers());
-      },
-      protocolName: "grpc",
-      values: this.values,
-      get url() {
-        return call.url;
-      },
-    };
+  get responseHeaders(): Headers {
+    return (this.responseHeader ??= new Headers());
   }
 
-  private get url(): string {
+  get responseTrailers(): Headers {
+    return (this.responseTrailer ??= new Headers());
+  }
+
+  get url(): string {
     return `http://${this.header(":authority") ?? "localhost"}${this.header(":path")}`;
   }
 
-  /**
-   * The context the handler sees: the call's own, or, when an interceptor passed on a request of its own,
-   * one that takes that request's header, signal and context values (as Connect merges them).
-   */
-  private handlerContext(ctx: HandlerContext, req: UnaryRequest | StreamRequest): HandlerContext {
-    if (req === this.ownRequest) return ctx;
-    return Object.create(ctx, {
-      service: { value: req.service },
-      // Getters: the header and the signal are costly to make, and most handlers never read them.
-      requestHeader: { get: () => req.header },
-      signal: { get: () => req.signal },
-      values: { value: req.contextValues },
-    }) as HandlerContext;
+  /** The context the handler sees: the call's own, or one that takes a request an interceptor made (see InterceptedContext). */
+  handlerContext(req: UnaryRequest | StreamRequest): HandlerContext {
+    const ctx = (this.ownContext ??= new CallContext(this));
+    return (req as unknown) === this.ownRequest ? ctx : new InterceptedContext(this, req);
   }
 
-  /** The request an interceptor sees; like the context, its costlier parts are made on first read. */
-  private request<S extends boolean>(stream: S, message: unknown): S extends true ? StreamRequest : UnaryRequest {
-    const call = this;
-    return (this.ownRequest = {
-      stream,
-      service: this.spec.method.parent,
-      method: this.spec.method,
-      requestMethod: "POST",
-      get url() {
-        return call.url;
-      },
-      get signal() {
-        return call.signal;
-      },
-      get header() {
-        return call.requestHeaders;
-      },
-      contextValues: this.values,
-      message,
-    } as never);
+  /** What the innermost call answers (see chainFor). */
+  response(stream: boolean, message: unknown): AnyResponse {
+    const { method } = this.spec;
+    return (this.own = new CallResponse(this, stream, method.parent, method, message)) as unknown as AnyResponse;
   }
 
-  /** The interceptors around `call`, outermost first (as Connect's applyInterceptors); headers and trailers are read lazily. */
-  private intercepted(ctx: HandlerContext, call: (req: UnaryRequest | StreamRequest) => Promise<Pick<AnyResponse, "stream" | "message">>) {
-    const made = async (req: UnaryRequest | StreamRequest): Promise<AnyResponse> => {
-      const { stream, message } = await call(req);
-      const res = {
-        stream,
-        message,
-        service: this.spec.method.parent,
-        method: this.spec.method,
-        get header() {
-          return ctx.responseHeader;
-        },
-        get trailer() {
-          return ctx.responseTrailer;
-        },
-      } as AnyResponse;
-      this.own = res;
-      return res;
-    };
-    let next = made;
-    for (const interceptor of this.interceptors) next = interceptor(next as never) as typeof next;
-    return next;
+  private request(stream: boolean, message: unknown): UnaryRequest | StreamRequest {
+    const { method } = this.spec;
+    return (this.ownRequest = new CallRequest(this, stream, method.parent, method, this.values, message)) as unknown as UnaryRequest | StreamRequest;
   }
 
   private async unary(input: Message): Promise<void> {
-    const { method, impl } = this.spec as MethodImplSpec & { kind: "unary" };
-    const ctx = this.context();
-    const next = this.intercepted(ctx, async (req) => ({
-      stream: false,
-      message: normalize(method.output, await impl(req.message as Message, this.handlerContext(ctx, req) as never)),
-    }));
-    const res = (await next(this.request(false, input))) as UnaryResponse<DescMessage, DescMessage>;
-    this.adopt(res, ctx);
-    await this.send(method.output, res.message);
+    const res = (await this.chain(this.request(false, input))) as UnaryResponse<DescMessage, DescMessage>;
+    this.adopt(res);
+    await this.send(this.spec.method.output, res.message);
     this.finish();
   }
 
   private async serverStream(input: Message): Promise<void> {
-    const { method, impl } = this.spec as MethodImplSpec & { kind: "server_streaming" };
-    const ctx = this.context();
-    const next = this.intercepted(ctx, async (req) => ({
-      stream: true,
-      message: normalizeEach(
-        method.output,
-        impl(await single(req.message as AsyncIterable<Message>), this.handlerContext(ctx, req) as never),
-      ),
-    }));
-    const res = (await next(this.request(true, createAsyncIterable([input])))) as StreamResponse<DescMessage, DescMessage>;
-    this.adopt(res, ctx);
+    const res = (await this.chain(this.request(true, createAsyncIterable([input])))) as StreamResponse<DescMessage, DescMessage>;
+    this.adopt(res);
     for await (const m of res.message) {
       if (this.stream.destroyed) return;
-      await this.send(method.output, m);
+      await this.send(this.spec.method.output, m);
     }
     this.finish();
   }
 
   /** An interceptor may answer with header and trailer objects of its own: fold them into the call's. */
-  private adopt(res: AnyResponse, ctx: HandlerContext): void {
-    if (res === this.own) return;
-    if (res.header !== this.responseHeader) res.header.forEach((v, k) => ctx.responseHeader.set(k, v));
-    if (res.trailer !== this.responseTrailer) res.trailer.forEach((v, k) => ctx.responseTrailer.set(k, v));
+  private adopt(res: AnyResponse): void {
+    if ((res as unknown) === this.own) return;
+    if (res.header !== this.responseHeader) res.header.forEach((v, k) => this.responseHeaders.set(k, v));
+    if (res.trailer !== this.responseTrailer) res.trailer.forEach((v, k) => this.responseTrailers.set(k, v));
   }
 
   private sendHeaders(compressed: boolean): void {
