@@ -52,7 +52,8 @@ export interface RebuildOutcome {
  *
  * A message's vectors are added a slice per event-loop turn (see addInSlices): while the store holds the message
  * staged (see UpsertHooks.beforePublish), so the publish shows its text and vectors at once, or after the
- * commit for a store that writes in one step. Supersessions and removals follow the commit.
+ * commit for a store that writes in one step. Supersessions follow the publish at once (UpsertHooks.afterPublish)
+ * or the commit; removals follow the commit.
  */
 export class Indexer {
   private readonly now: () => number;
@@ -69,12 +70,17 @@ export class Indexer {
     return this.writes.run(msg.resourceId, async () => {
       const vector = this.deps.vector;
       let staged: readonly VectorEntry[] | undefined;
+      let supersededAtPublish = false;
       let outcome: UpsertOutcome;
       try {
         outcome = await this.deps.documents.upsertDocuments(msg.resourceId, docs, this.now(), {
           beforePublish: async (added) => {
             staged = added;
             if (vector) await addInSlices(vector, added);
+          },
+          afterPublish: (superseded, at) => {
+            supersededAtPublish = true;
+            if (vector && superseded.length > 0) vector.supersede(superseded, at);
           },
         });
       } catch (err) {
@@ -83,7 +89,7 @@ export class Indexer {
         throw err;
       }
       if (vector && staged === undefined) await addInSlices(vector, outcome.vectors.added);
-      this.applyRetirements(outcome.vectors);
+      this.applyRetirements(supersededAtPublish ? { ...outcome.vectors, superseded: [] } : outcome.vectors);
       return outcome;
     });
   }
