@@ -1,7 +1,7 @@
 /**
  * Fair sharing, large uploads: one tenant's UpsertDocuments message of 20,000 documents neither holds the
- * serving thread (health answers while it is staged) nor holds another tenant's write until it is done
- * (that write commits while the upload is still staged). Observed through the store's state and the order
+ * serving thread (health answers while it is staged, and while it is published and settled) nor holds
+ * another tenant's write until it is done (that write commits while the upload is still staged). Observed through the store's state and the order
  * of events, never through elapsed time.
  */
 import { join } from "node:path";
@@ -12,12 +12,13 @@ import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect
 import { createClient } from "@connectrpc/connect";
 import { DocumentInputSchema, IndexService } from "../../gen/acms/v1/index_pb.js";
 import { TextBackendService } from "../../gen/acms/v1/text_pb.js";
+import { VectorBackendService } from "../../gen/acms/v1/vector_pb.js";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { decodeDocumentSlices } from "../../src/server/routes/decode-document-slices.js";
 import { CONTRACT_ENV, expectBadField, expectCode } from "../contract/contract-fixture.js";
 import { doc, makeResource, makeScope } from "../index/index-fixture.js";
 import { authInterceptor, startTestServer, type TestServer } from "../support/test-server.js";
-import { HEALTH_DEADLINE_MS } from "./health-checks-while.js";
+import { HEALTH_DEADLINE_MS, healthChecksWhile } from "./health-checks-while.js";
 
 const N = 20_000;
 let t: TestServer;
@@ -77,6 +78,59 @@ it("health and another tenant's small write are answered while a 20,000-document
     const scope = await makeScope(t, "other", { projects: ["other/small"] });
     const found = await t.client(TextBackendService, "other", scope).search({ query: "small note" });
     expect(found.results.map((r) => r.path)).toEqual(["note.md"]);
+  } finally {
+    db.close();
+  }
+}, 300_000);
+
+it("health and other tenants' searches are answered while a message replacing 20,000 documents, with 5,000 vectors, is published", async () => {
+  // Runs after the test above: `big` holds its 20,000 documents, which this message replaces (the publish
+  // supersedes every one of them); every fourth new version brings a vector, so the store passes the size at
+  // which it builds its HNSW graph and most of the 5,000 are added to that graph.
+  const db = new Database(join(t.dataDir, "acms.db"), { readonly: true, fileMustExist: true });
+  const health = t.client(Health, undefined, undefined, "grpc");
+  try {
+    const count = (sql: string) => (db.prepare(`SELECT count(*) AS n FROM ${sql}`).get() as { n: number }).n;
+    expect(count(`documents WHERE resource_id = '${big}' AND superseded_at IS NULL`)).toBe(N);
+    await t.client(IndexService, "other").upsertDocuments(oneMessage({ resourceId: small, documents: [doc("pin.md", "pinned vector", { chunks: [{ text: "pinned vector", embedding: [0, 0, 1, 0] }] })] }));
+    const scope = await makeScope(t, "other", { projects: ["other/small"] });
+    const documents = Array.from({ length: N }, (_, i) =>
+      doc(`bulk/${i}.md`, `rev${i}x`, { chunks: [{ text: `rev${i}x`, ...(i % 4 === 0 ? { embedding: [1 + Math.sin(i), 1 + Math.cos(i * 0.7), 1 + Math.sin(i * 1.3), 0.5 + (i % 7) / 7] } : {}) }] }),
+    );
+    let settled = false;
+    const upload = t
+      .client(IndexService, "writer", undefined, "grpc")
+      .upsertDocuments(oneMessage({ resourceId: big, documents }))
+      .finally(() => {
+        settled = true;
+      });
+    upload.catch(() => undefined);
+    const checks = healthChecksWhile(health, upload);
+    // Published (its stage committed) and not yet settled, nor answered: the other tenant calls now.
+    while (count("published_stages") === 0 && !settled) await sleep(5);
+    expect(settled).toBe(false);
+    const [answer, text, vector] = await Promise.all([
+      health.check({ service: "" }, { timeoutMs: HEALTH_DEADLINE_MS }),
+      t.client(TextBackendService, "other", scope).search({ query: "small note" }),
+      t.client(VectorBackendService, "other", scope).similaritySearch({ embedding: [0, 0, 1, 0], topK: 1 }),
+    ]);
+    // All three answered while the large message was still being settled.
+    expect(settled).toBe(false);
+    expect(answer.status).toBe(ServingStatus.SERVING);
+    expect(text.results.map((r) => r.path)).toEqual(["note.md"]);
+    expect(vector.results.map((r) => r.path)).toEqual(["pin.md"]);
+    expect(vector.results[0].score).toBeCloseTo(1, 5);
+    const outcome = await upload;
+    expect(new Set(await checks)).toEqual(new Set([ServingStatus.SERVING]));
+    expect([outcome.documentsUpserted, outcome.vectorsIndexed]).toEqual([N, N / 4]);
+    expect([count("published_stages"), count("documents WHERE staged IS NOT NULL OR superseded_by IS NOT NULL")]).toEqual([0, 0]);
+    expect(count(`documents WHERE resource_id = '${big}' AND superseded_at IS NOT NULL`)).toBe(N);
+    // The writer sees the new versions only.
+    const bigScope = await makeScope(t, "writer", { projects: ["local/big"] });
+    const found = await t.client(TextBackendService, "writer", bigScope).search({ query: "rev7x" });
+    expect(found.results.map((r) => [r.path, r.content])).toEqual([["bulk/7.md", "rev7x"]]);
+    const old = await t.client(TextBackendService, "writer", bigScope).search({ query: "bulk document 7" });
+    expect(old.results.filter((r) => r.path === "bulk/7.md")).toEqual([]);
   } finally {
     db.close();
   }
