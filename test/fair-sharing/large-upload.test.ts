@@ -190,6 +190,38 @@ it("Connect JSON uploads keep working on the generated type's route", async () =
   }
 });
 
+it("a JSON message past ACMS_MAX_JSON_MESSAGE_BYTES (1 MiB) is RESOURCE_EXHAUSTED before it is decoded; the same in protobuf is taken", async () => {
+  // (A client session holds a message it writes whole: Node's default of 10 MB would refuse this one client-side.)
+  const sessionManager = new Http2SessionManager(t.server.url, undefined, { maxSessionMemory: 64 });
+  try {
+    const json = createClient(
+      IndexService,
+      createConnectTransport({ baseUrl: t.server.url, httpVersion: "2", sessionManager, useBinaryFormat: false, interceptors: [authInterceptor(t.keys.other)] }),
+    );
+    const filler = "lorem ipsum dolor sit amet ".repeat(150);
+    const many = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => doc(`${prefix}/${i}.md`, `${prefix} ${i} ${filler}`));
+    // 12 MiB of JSON, under the 16 MiB message cap: decoded in one step, it held the serving thread for seconds.
+    const huge = json.upsertDocuments(oneMessage({ resourceId: small, documents: many(3000, "huge") }));
+    const statuses = await healthChecksWhile(t.client(Health, undefined, undefined, "grpc"), huge);
+    const err = await expectCode(huge, Code.ResourceExhausted);
+    expect(err.rawMessage).toMatch(/larger than configured readMaxBytes 1048576/);
+    expect(new Set(statuses)).toEqual(new Set([ServingStatus.SERVING]));
+    // Split into messages of the stream, the same documents go in JSON; a 2.4 MiB message goes in protobuf.
+    async function* slices() {
+      const docs = many(600, "split");
+      for (let i = 0; i < docs.length; i += 150) yield { resourceId: small, documents: docs.slice(i, i + 150) };
+    }
+    expect((await json.upsertDocuments(slices())).documentsUpserted).toBe(600);
+    const binary = await t.client(IndexService, "other", undefined, "grpc").upsertDocuments(oneMessage({ resourceId: small, documents: many(600, "proto") }));
+    expect(binary.documentsUpserted).toBe(600);
+    const scope = await makeScope(t, "other", { projects: ["other/small"] });
+    const found = await t.client(TextBackendService, "other", scope).search({ query: "huge" });
+    expect(found.results).toEqual([]);
+  } finally {
+    sessionManager.abort();
+  }
+});
+
 /** One UpsertDocuments call over raw HTTP/2 with `message` as its only gRPC message: the status and message. */
 async function rawGrpcUpsert(message: Buffer): Promise<{ status: string; message: string }> {
   const http2 = await import("node:http2");
