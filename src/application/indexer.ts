@@ -93,8 +93,8 @@ export class Indexer {
           },
         });
       } catch (err) {
-        // Never published: the entries added for it go (their chunks are gone too).
-        if (vector && staged && staged.length > 0) vector.remove(staged.map((e) => e.chunkKey));
+        // Never published: the entries added for it go (their chunks are gone too). Published, its chunks stay.
+        if (vector && staged && staged.length > 0 && !supersededAtPublish) vector.remove(staged.map((e) => e.chunkKey));
         throw err;
       }
       if (vector && staged === undefined) await addInSlices(vector, outcome.vectors.added);

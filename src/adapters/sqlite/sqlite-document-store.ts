@@ -373,7 +373,8 @@ export class SqliteDocumentStore implements DocumentStore {
    * form, in message order (a path named twice supersedes its first version after that version is
    * plain); then versions beyond retention are dropped, reporting their vectors in `vectors.removed`, and
    * the stage's row goes. Should a slice fail, the stage is settled in one step (any leftover would mislead
-   * the next write's look-up of live versions).
+   * the next write's look-up of live versions) and the retention drops are left to the next write of each
+   * document; only when that fails too does the (published) write reject.
    */
   private async settle(resourceId: string, stage: number, staged: readonly StagedDocument[], vectors: VectorChanges): Promise<void> {
     const repeated = [...new Set(staged.filter((d) => d.replacesStaged).map((d) => d.path))];
@@ -404,9 +405,8 @@ export class SqliteDocumentStore implements DocumentStore {
         await yieldToEventLoop();
         retireRepeated.immediate(from);
       }
-    } catch (err) {
+    } catch {
       this.db.transaction(() => this.finishStage(stage)).immediate();
-      throw err;
     }
   }
 
