@@ -1,6 +1,7 @@
 import type { ChunkingOptions } from "../domain/chunking.js";
 import type { RdfTriple } from "../domain/rdf-term.js";
 import { validateDocumentPath } from "../domain/document-path.js";
+import { nextSliceSize } from "../domain/next-slice-size.js";
 import { InvalidArgumentError, NotFoundError, UnimplementedError, type FieldViolation } from "../domain/errors.js";
 import type { DeleteOutcome, DocumentStore, UpsertOutcome, VectorChanges } from "../ports/document-store.js";
 import type { GraphBackend } from "../ports/graph-backend.js";
@@ -18,7 +19,7 @@ import { validateUpsertMessage, type UpsertMessage } from "./upsert-validation.j
  * 0.1 ms on an idle machine, 1.5-3.5 ms per row of 64 dimensions measured under a load average of 20, more
  * for near-duplicate vectors), so no fixed slice size is right: a fixed 256 held the loop 0.5-0.9 s under
  * load, while slices of 16-64 made a 20,000-vector upload several times slower where rows are cheap (a
- * fixed cost per call). Slices are sized from the time the previous one took (see nextVectorSlice).
+ * fixed cost per call). Slices are sized from the time the previous one took (see nextSliceSize).
  */
 export const VECTOR_SLICE_BUDGET_MS = 10;
 
@@ -196,7 +197,7 @@ export class Indexer {
 
 /**
  * Adds entries to the vector backend a slice per event-loop turn, each slice sized to take about
- * VECTOR_SLICE_BUDGET_MS (see nextVectorSlice).
+ * VECTOR_SLICE_BUDGET_MS (see nextSliceSize).
  */
 async function addInSlices(vector: VectorBackend, entries: readonly VectorEntry[]): Promise<void> {
   let size = VECTOR_SLICE_FIRST;
@@ -205,19 +206,9 @@ async function addInSlices(vector: VectorBackend, entries: readonly VectorEntry[
     const slice = i === 0 && entries.length <= size ? entries : entries.slice(i, i + size);
     const started = performance.now();
     vector.upsert(slice);
-    size = nextVectorSlice(size, slice.length, performance.now() - started);
+    size = nextSliceSize(size, slice.length, performance.now() - started, VECTOR_SLICE_BUDGET_MS, VECTOR_SLICE_MAX);
     i += slice.length;
   }
-}
-
-/**
- * The size of the next slice of vector additions, from the last one (`rows` added in `tookMs`): as many
- * rows as fit VECTOR_SLICE_BUDGET_MS at the last cost per row, at least one, and at most twice the last
- * size (a cheap slice may have been luck) and VECTOR_SLICE_MAX.
- */
-export function nextVectorSlice(size: number, rows: number, tookMs: number): number {
-  const fit = tookMs > 0 ? Math.floor((VECTOR_SLICE_BUDGET_MS * rows) / tookMs) : Number.POSITIVE_INFINITY;
-  return Math.max(1, Math.min(fit, size * 2, VECTOR_SLICE_MAX));
 }
 
 function yieldToEventLoop(): Promise<void> {
