@@ -84,10 +84,10 @@ it("health and another tenant's small write are answered while a 20,000-document
   }
 }, 300_000);
 
-it("health and other tenants' searches are answered while a message replacing 20,000 documents, with 5,000 vectors, is published", async () => {
+it("health and other tenants' searches are answered while a message replacing 20,000 documents, with 2,500 vectors, is published", async () => {
   // Runs after the test above: `big` holds its 20,000 documents, which this message replaces (the publish
-  // supersedes every one of them); every fourth new version brings a vector, so the store passes the size at
-  // which it builds its HNSW graph and most of the 5,000 are added to that graph.
+  // supersedes every one of them); every eighth new version brings a vector, so the store passes the size at
+  // which it builds its HNSW graph (4,096) during the upload.
   const db = new Database(join(t.dataDir, "acms.db"), { readonly: true, fileMustExist: true });
   const health = t.client(Health, undefined, undefined, "grpc");
   try {
@@ -96,7 +96,7 @@ it("health and other tenants' searches are answered while a message replacing 20
     await t.client(IndexService, "other").upsertDocuments(oneMessage({ resourceId: small, documents: [doc("pin.md", "pinned vector", { chunks: [{ text: "pinned vector", embedding: [0, 0, 1, 0] }] })] }));
     const scope = await makeScope(t, "other", { projects: ["other/small"] });
     const documents = Array.from({ length: N }, (_, i) =>
-      doc(`bulk/${i}.md`, `rev${i}x`, { chunks: [{ text: `rev${i}x`, ...(i % 4 === 0 ? { embedding: [1 + Math.sin(i), 1 + Math.cos(i * 0.7), 1 + Math.sin(i * 1.3), 0.5 + (i % 7) / 7] } : {}) }] }),
+      doc(`bulk/${i}.md`, `rev${i}x`, { chunks: [{ text: `rev${i}x`, ...(i % 8 === 0 ? { embedding: [1 + Math.sin(i), 1 + Math.cos(i * 0.7), 1 + Math.sin(i * 1.3), 0.5 + (i % 7) / 7] } : {}) }] }),
     );
     let settled = false;
     const upload = t
@@ -124,7 +124,7 @@ it("health and other tenants' searches are answered while a message replacing 20
     expect(vector.results[0].score).toBeCloseTo(1, 5);
     const outcome = await upload;
     expect(new Set(await checks)).toEqual(new Set([ServingStatus.SERVING]));
-    expect([outcome.documentsUpserted, outcome.vectorsIndexed]).toEqual([N, N / 4]);
+    expect([outcome.documentsUpserted, outcome.vectorsIndexed]).toEqual([N, N / 8]);
     expect([count("published_stages"), count("documents WHERE staged IS NOT NULL OR superseded_by IS NOT NULL")]).toEqual([0, 0]);
     expect(count(`documents WHERE resource_id = '${big}' AND superseded_at IS NOT NULL`)).toBe(N);
     // The writer sees the new versions only.
