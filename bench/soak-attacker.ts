@@ -17,7 +17,7 @@ import { ScopeService } from "../gen/acms/v1/scope_pb.js";
 import { TextBackendService } from "../gen/acms/v1/text_pb.js";
 
 /** The attacks the soak bench runs, by name. */
-export const SOAK_ATTACKS = ["sparql-bomb", "globs", "idle-connections", "slow-sparql", "quota", "upload"] as const;
+export const SOAK_ATTACKS = ["sparql-bomb", "globs", "idle-connections", "slow-sparql", "quota", "upload", "upload-vectors"] as const;
 export type SoakAttack = (typeof SOAK_ATTACKS)[number];
 
 /** What the parent tells the attacker process (its one argument, as JSON). */
@@ -29,8 +29,10 @@ export interface SoakAttackerArgs {
   scope: string;
   project: string;
   resource: string;
-  /** Documents per UpsertDocuments message of the upload attack. */
+  /** Documents per UpsertDocuments message of the upload attacks. */
   uploadDocs: number;
+  /** The deployment's vector dimension (the upload-vectors attack sends one vector per document). */
+  embeddingDim: number;
 }
 
 const bearer = (key: string | undefined, scopeId?: string): Interceptor => (next) => async (req) => {
@@ -103,24 +105,32 @@ async function main(): Promise<void> {
       const registry = client(RegistryService);
       return hammer(50, () => registry.listProjects({}));
     },
-    upload: async () => {
-      const index = client(IndexService);
-      for (let round = 0; !stop.signal.aborted; round++) {
-        const documents = Array.from({ length: a.uploadDocs }, (_, i) => ({ path: `upload/${i}.md`, content: `tiny uploaded document ${i} round ${round}` }));
-        try {
-          await index.upsertDocuments(
-            (async function* () {
-              yield { resourceId: a.resource, documents };
-            })(),
-          );
-          note("OK");
-        } catch (e) {
-          note(Code[ConnectError.from(e).code]);
-        }
-        process.stdout.write("round\n");
-      }
-    },
+    upload: () => upload(false),
+    "upload-vectors": () => upload(true),
   };
+  /** Uploads `uploadDocs` documents in one message, round after round (each round replaces the last); each with a vector when `vectors`. */
+  async function upload(vectors: boolean): Promise<void> {
+    const index = client(IndexService);
+    for (let round = 0; !stop.signal.aborted; round++) {
+      const documents = Array.from({ length: a.uploadDocs }, (_, i) => {
+        const content = `tiny uploaded document ${i} round ${round}`;
+        if (!vectors) return { path: `upload/${i}.md`, content };
+        const embedding = Array.from({ length: a.embeddingDim }, (_, j) => Math.sin(i * 0.37 + j * 1.3 + round));
+        return { path: `upload/${i}.md`, content, chunks: [{ text: content, embedding }] };
+      });
+      try {
+        await index.upsertDocuments(
+          (async function* () {
+            yield { resourceId: a.resource, documents };
+          })(),
+        );
+        note("OK");
+      } catch (e) {
+        note(Code[ConnectError.from(e).code]);
+      }
+      process.stdout.write("round\n");
+    }
+  }
   process.stdout.write("ready\n");
   await attacks[a.attack]();
   process.stdout.write(`${JSON.stringify([...notes])}\n`);

@@ -5,15 +5,21 @@
  * ratio of the no-attacker baseline measured in the same run (the figure), the p50/p99 of their own small
  * writes (one document each, to their own resources) with the p99 ratio too (the upload attack's figure:
  * another tenant's large upload must not hold their writes), health latency (p99 and worst, the worst also
- * as a ratio of the baseline's p99), what the attacker got, and memory before and after.
+ * as a ratio of the baseline's p99), the serving thread's longest event-loop delay (perf_hooks
+ * monitorEventLoopDelay; the server and the victims' load share this process's loop) with its ratio to the
+ * baseline's, what the attacker got, and memory before and after.
  * The attacker runs in a child process (bench/soak-attacker.ts), so its client work competes with the
  * server like a real client's. Loopback only, bounded in time: each phase lasts max(1 s, 10 s x
- * BENCH_SCALE), and the upload phase at least until one upload has been acknowledged.
+ * BENCH_SCALE), and an upload phase at least until one upload has been acknowledged. The upload attacks
+ * send UPLOAD_DOCS documents per message (scaled down below BENCH_SCALE 1, at least 2,000), without and
+ * with one 64-dimension vector each. SOAK_ONLY=upload,upload-vectors runs only the attacks named (the
+ * baseline always runs).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
@@ -33,8 +39,10 @@ import { formatMs, percentile } from "./bench-timing.js";
 import type { SoakAttack, SoakAttackerArgs } from "./soak-attacker.js";
 
 const VICTIMS = 3;
-/** Documents in each UpsertDocuments message of the upload attack. */
+/** Documents in each UpsertDocuments message of the upload attacks, at BENCH_SCALE 1. */
 const UPLOAD_DOCS = 20_000;
+/** The vector dimension of the upload-vectors attack. */
+const EMBEDDING_DIM = 64;
 const bearer = (key: string | undefined, scopeId?: string): Interceptor => (next) => async (req) => {
   if (key) req.header.set("authorization", `Bearer ${key}`);
   if (scopeId) req.header.set("acms-scope", scopeId);
@@ -58,6 +66,8 @@ interface Phase {
   writes: number[];
   writeErrors: number;
   health: number[];
+  /** The longest event-loop delay seen during the phase, ms. */
+  loopDelayMax: number;
   attacker: Map<string, number>;
 }
 
@@ -67,6 +77,8 @@ export async function run(): Promise<void> {
   const scale = Number(process.env.BENCH_SCALE ?? "1");
   const phaseMs = Math.max(1000, Math.round(10_000 * scale));
   const docs = Math.max(20, Math.round(400 * scale));
+  const uploadDocs = Math.max(2000, Math.round(UPLOAD_DOCS * Math.min(1, scale)));
+  const only = (process.env.SOAK_ONLY ?? "").split(",").map((x) => x.trim()).filter(Boolean);
   const dataDir = mkdtempSync(join(tmpdir(), "acms-soak-"));
   const names = [...Array.from({ length: VICTIMS }, (_, i) => `victim${i}`), "attacker"];
   const keys = Object.fromEntries(names.map((n) => [n, generateKey()]));
@@ -74,7 +86,7 @@ export async function run(): Promise<void> {
     ACMS_HOST: "127.0.0.1",
     ACMS_PORT: "0",
     ACMS_DATA_DIR: dataDir,
-    ACMS_EMBEDDING_DIM: "4",
+    ACMS_EMBEDDING_DIM: String(EMBEDDING_DIM),
     ACMS_SPARQL_TIMEOUT_MS: "1000",
     ACMS_GRAPH_WORKERS: "2",
     ACMS_QUOTA_CONCURRENT: "16",
@@ -152,7 +164,8 @@ export async function run(): Promise<void> {
         scope: attacker.scope,
         project: attacker.project,
         resource: attacker.resource,
-        uploadDocs: UPLOAD_DOCS,
+        uploadDocs,
+        embeddingDim: EMBEDDING_DIM,
       };
       const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "soak-attacker.ts"), JSON.stringify(args)], {
         stdio: ["pipe", "pipe", "inherit"],
@@ -182,11 +195,13 @@ export async function run(): Promise<void> {
 
     /** Runs the victims' load and health probes for one phase while `attack` runs in its own process. */
     async function phase(attack?: SoakAttack): Promise<Phase> {
-      const out: Phase = { latencies: [], errors: 0, calls: 0, writes: [], writeErrors: 0, health: [], attacker: new Map() };
+      const out: Phase = { latencies: [], errors: 0, calls: 0, writes: [], writeErrors: 0, health: [], loopDelayMax: 0, attacker: new Map() };
       const attacking = attack ? await startAttacker(attack) : undefined;
+      const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+      loopDelay.enable();
       const end = performance.now() + phaseMs;
       // An upload phase lasts until one upload has been acknowledged, so the probes cover a whole one.
-      const running = () => performance.now() < end || (attack === "upload" && attacking!.rounds() < 1);
+      const running = () => performance.now() < end || (attack?.startsWith("upload") === true && attacking!.rounds() < 1);
       const writeLoops = victimClients.map(async ({ tenant, index }) => {
         for (let n = 0; running(); n++) {
           const t0 = performance.now();
@@ -228,6 +243,8 @@ export async function run(): Promise<void> {
         }
       })();
       await Promise.all([...loops, ...writeLoops, probes]);
+      loopDelay.disable();
+      out.loopDelayMax = loopDelay.max / 1e6;
       if (attacking) out.attacker = await attacking.finish();
       return out;
     }
@@ -238,7 +255,8 @@ export async function run(): Promise<void> {
       ["idle connections (200, preface only, no key)", "idle-connections"],
       ["flood of slow SPARQL (8 at a time)", "slow-sparql"],
       ["quota abuse (50 calls at a time)", "quota"],
-      [`upload of ${UPLOAD_DOCS / 1000}k documents in one message`, "upload"],
+      [`upload of ${uploadDocs / 1000}k documents in one message`, "upload"],
+      [`upload of ${uploadDocs / 1000}k documents with ${EMBEDDING_DIM}-dim vectors in one message`, "upload-vectors"],
     ];
 
     const baseline = await phase();
@@ -256,12 +274,13 @@ export async function run(): Promise<void> {
         `${(percentile(p.writes, 0.99) / percentile(baseline.writes, 0.99)).toFixed(2)}x${p.writeErrors > 0 ? ` (${p.writeErrors} failed)` : ""}`,
         formatMs(percentile(p.health, 0.99)),
         `${formatMs(Math.max(...p.health))} (${(Math.max(...p.health) / percentile(baseline.health, 0.99)).toFixed(1)}x)`,
+        `${formatMs(p.loopDelayMax)} (${(p.loopDelayMax / baseline.loopDelayMax).toFixed(1)}x)`,
         [...p.attacker.entries()].map(([k, v]) => `${k}:${v}`).join(" ") || "-",
       ]);
     };
     row("no attacker (baseline)", baseline);
-    for (const [name, attack] of attacks) row(name, await phase(attack));
-    const head = ["phase", "victims p50", "victims p99", "p99 / baseline", "victim errors", "writes p50", "writes p99", "writes p99 / baseline", "health p99", "health worst (/ baseline p99)", "attacker got"];
+    for (const [name, attack] of attacks) if (only.length === 0 || only.includes(attack)) row(name, await phase(attack));
+    const head = ["phase", "victims p50", "victims p99", "p99 / baseline", "victim errors", "writes p50", "writes p99", "writes p99 / baseline", "health p99", "health worst (/ baseline p99)", "loop delay max (/ baseline)", "attacker got"];
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
     const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join("  ");
     process.stdout.write(`${VICTIMS} victim tenants (text search + SPARQL loops, and a loop of one-document writes each), phases of ${phaseMs} ms\n${line(head)}\n`);

@@ -1,6 +1,7 @@
 import type { ChunkingOptions } from "../domain/chunking.js";
 import type { RdfTriple } from "../domain/rdf-term.js";
 import { validateDocumentPath } from "../domain/document-path.js";
+import { nextSliceSize } from "../domain/next-slice-size.js";
 import { InvalidArgumentError, NotFoundError, UnimplementedError, type FieldViolation } from "../domain/errors.js";
 import type { DeleteOutcome, DocumentStore, UpsertOutcome, VectorChanges } from "../ports/document-store.js";
 import type { GraphBackend } from "../ports/graph-backend.js";
@@ -12,12 +13,21 @@ import { KeyedSerialQueue } from "./keyed-serial-queue.js";
 import { validateUpsertMessage, type UpsertMessage } from "./upsert-validation.js";
 
 /**
- * Vectors added to the vector backend per event-loop turn (by an upload or an incremental Rebuild): the
- * in-memory backend's own graph batch. Once the backend keeps an HNSW graph of the resource, each call
- * inserts into it synchronously: slices of 4,096 held the loop for seconds, slices of 16-64 made a
- * 20,000-vector upload several times slower (a fixed cost per call).
+ * How long one slice of vector additions (by an upload or an incremental Rebuild) may hold the event loop,
+ * in milliseconds. Once the in-memory backend keeps an HNSW graph (of the resource, or store-wide), each
+ * call inserts into it synchronously at a cost per row that varies by orders of magnitude (well under
+ * 0.1 ms on an idle machine, 1.5-3.5 ms per row of 64 dimensions measured under a load average of 20, more
+ * for near-duplicate vectors), so no fixed slice size is right: a fixed 256 held the loop 0.5-0.9 s under
+ * load, while slices of 16-64 made a 20,000-vector upload several times slower where rows are cheap (a
+ * fixed cost per call). Slices are sized from the time the previous one took (see nextSliceSize).
  */
-export const VECTOR_SLICE = 256;
+export const VECTOR_SLICE_BUDGET_MS = 10;
+
+/** The first slice of a batch of vector additions: small, as the cost per row is not known yet. */
+const VECTOR_SLICE_FIRST = 16;
+
+/** The largest slice of vector additions (where rows are cheap, as without any graph). */
+const VECTOR_SLICE_MAX = 4096;
 
 /** What the write pipeline runs on. */
 export interface IndexerDeps {
@@ -52,7 +62,8 @@ export interface RebuildOutcome {
  *
  * A message's vectors are added a slice per event-loop turn (see addInSlices): while the store holds the message
  * staged (see UpsertHooks.beforePublish), so the publish shows its text and vectors at once, or after the
- * commit for a store that writes in one step. Supersessions and removals follow the commit.
+ * commit for a store that writes in one step. Supersessions follow the publish at once (UpsertHooks.afterPublish)
+ * or the commit; removals follow the commit.
  */
 export class Indexer {
   private readonly now: () => number;
@@ -69,6 +80,7 @@ export class Indexer {
     return this.writes.run(msg.resourceId, async () => {
       const vector = this.deps.vector;
       let staged: readonly VectorEntry[] | undefined;
+      let supersededAtPublish = false;
       let outcome: UpsertOutcome;
       try {
         outcome = await this.deps.documents.upsertDocuments(msg.resourceId, docs, this.now(), {
@@ -76,14 +88,18 @@ export class Indexer {
             staged = added;
             if (vector) await addInSlices(vector, added);
           },
+          afterPublish: (superseded, at) => {
+            supersededAtPublish = true;
+            if (vector && superseded.length > 0) vector.supersede(superseded, at);
+          },
         });
       } catch (err) {
-        // Never published: the entries added for it go (their chunks are gone too).
-        if (vector && staged && staged.length > 0) vector.remove(staged.map((e) => e.chunkKey));
+        // Never published: the entries added for it go (their chunks are gone too). Published, its chunks stay.
+        if (vector && staged && staged.length > 0 && !supersededAtPublish) vector.remove(staged.map((e) => e.chunkKey));
         throw err;
       }
       if (vector && staged === undefined) await addInSlices(vector, outcome.vectors.added);
-      this.applyRetirements(outcome.vectors);
+      this.applyRetirements(supersededAtPublish ? { ...outcome.vectors, superseded: [] } : outcome.vectors);
       return outcome;
     });
   }
@@ -179,11 +195,19 @@ export class Indexer {
   }
 }
 
-/** Adds entries to the vector backend VECTOR_SLICE per event-loop turn. */
+/**
+ * Adds entries to the vector backend a slice per event-loop turn, each slice sized to take about
+ * VECTOR_SLICE_BUDGET_MS (see nextSliceSize).
+ */
 async function addInSlices(vector: VectorBackend, entries: readonly VectorEntry[]): Promise<void> {
-  for (let i = 0; i < entries.length; i += VECTOR_SLICE) {
+  let size = VECTOR_SLICE_FIRST;
+  for (let i = 0; i < entries.length; ) {
     if (i > 0) await yieldToEventLoop();
-    vector.upsert(entries.length <= VECTOR_SLICE ? entries : entries.slice(i, i + VECTOR_SLICE));
+    const slice = i === 0 && entries.length <= size ? entries : entries.slice(i, i + size);
+    const started = performance.now();
+    vector.upsert(slice);
+    size = nextSliceSize(size, slice.length, performance.now() - started, VECTOR_SLICE_BUDGET_MS, VECTOR_SLICE_MAX);
+    i += slice.length;
   }
 }
 

@@ -53,6 +53,13 @@ export interface UpsertHooks {
    * entries are in the outcome's `vectors.added` either way.
    */
   beforePublish?(added: readonly VectorEntry[]): Promise<void>;
+  /**
+   * Called at most once, synchronously, as soon as the message is published (visible to readers), with the
+   * chunk keys of the versions it superseded and when, when the store goes on settling the message after
+   * publishing it (over several turns): the caller supersedes them in its vector index at once, so no search
+   * sees the old and the new version live together. The outcome lists them in `vectors.superseded` too.
+   */
+  afterPublish?(superseded: readonly number[], at: number): void;
 }
 
 /** The live contents of a document store, deployment-wide. */

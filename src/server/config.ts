@@ -17,6 +17,8 @@ export interface Config {
   maxResultsCap: number;
   /** Largest accepted request message, in bytes. */
   maxMessageBytes: number;
+  /** Largest accepted JSON request message, in bytes (at most maxMessageBytes): a JSON message is decoded in one step. */
+  maxJsonMessageBytes: number;
   /** Time limit of a SPARQL query, in ms, counted from when a graph worker takes it. */
   sparqlTimeoutMs: number;
   /** Embedded graph engine: query workers (ACMS_GRAPH_WORKERS) and how long a query may wait for one (ACMS_GRAPH_QUEUE_TIMEOUT_MS). */
@@ -175,6 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embeddingDim: intFrom(env, "ACMS_EMBEDDING_DIM", 384, 1, 8192),
     maxResultsCap: intFrom(env, "ACMS_MAX_RESULTS", 1000, 1, 100000),
     maxMessageBytes: intFrom(env, "ACMS_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+    maxJsonMessageBytes: intFrom(env, "ACMS_MAX_JSON_MESSAGE_BYTES", 1024 * 1024, 1024, 512 * 1024 * 1024),
     sparqlTimeoutMs: intFrom(env, "ACMS_SPARQL_TIMEOUT_MS", 10000, 10, 600000),
     graph: {
       workers: intFrom(env, "ACMS_GRAPH_WORKERS", 2, 1, 64),

@@ -92,6 +92,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
     binaryRoutes,
     interceptors,
     readMaxBytes: deps.config.maxMessageBytes,
+    jsonReadMaxBytes: deps.config.maxJsonMessageBytes,
     writeMaxBytes: deps.config.maxMessageBytes,
     compressMinBytes: COMPRESS_MIN_BYTES,
   });

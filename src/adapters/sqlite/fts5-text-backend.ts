@@ -47,15 +47,15 @@ function temporalCondition(temporal: TemporalScope): string {
  * superseded, so the first row of each URI is its best version. Each row carries the chunk's text and
  * its document's metadata, so a search is one statement, not a ranking and then a look-up. When the
  * MATCH itself names the scope's resources (`ridInMatch`, small scopes) the resource list is not
- * checked a second time. Documents an upload is still staging (`staged` set) are never ranked. Exported for
+ * checked a second time. Documents of an upload not yet published are never ranked (the `visible_documents` view of SqliteDocumentStore). Exported for
  * the bench's baseline.
  */
 export function rankedSearchSql(temporal: TemporalScope, ridInMatch = false): string {
   return `SELECT c.chunk_key, c.resource_id, c.path, c.chunk_index, d.superseded_at,
       'uko://' || c.resource_id || '/' || c.path || '#' || c.chunk_index AS uko_uri,
       bm25(chunks_fts, 1.0, 0.0) AS bm25_rank, c.doc_key, c.text, d.metadata
-    FROM chunks_fts JOIN chunks c ON c.chunk_key = chunks_fts.rowid JOIN documents d ON d.doc_key = c.doc_key
-    WHERE chunks_fts MATCH @match AND d.staged IS NULL
+    FROM chunks_fts JOIN chunks c ON c.chunk_key = chunks_fts.rowid JOIN visible_documents d ON d.doc_key = c.doc_key
+    WHERE chunks_fts MATCH @match
       ${ridInMatch ? "" : "AND c.resource_id IN (SELECT value FROM json_each(@rids))"}
       AND ${temporalCondition(temporal)}
     ORDER BY bm25_rank, uko_uri, d.superseded_at IS NOT NULL, d.superseded_at DESC

@@ -37,6 +37,8 @@ export interface SqliteDocumentStoreOptions {
 /** A document of the message being staged: its new row and the live version it replaces. */
 interface StagedDocument {
   path: string;
+  /** The staged row. */
+  docKey: number;
   replaces: number | undefined;
   /** The chunk keys of `replaces` that carry a vector (superseded in the vector index once published). */
   replacedVectors: number[];
@@ -160,7 +162,20 @@ export class SqliteDocumentStore implements DocumentStore {
       stageDoc: db.prepare<[string, string, string, string, string, number, number]>(
         "INSERT INTO documents (resource_id, path, content, metadata, fingerprint, created_at, staged) VALUES (?, ?, ?, ?, ?, ?, ?)",
       ),
-      publishStage: db.prepare<[number]>("UPDATE documents SET staged = NULL WHERE staged = ?"),
+      markReplaced: db.prepare<[number, number]>("UPDATE documents SET superseded_by = ? WHERE doc_key = ?"),
+      unmarkReplaced: db.prepare<[number, number]>(
+        "UPDATE documents SET superseded_by = NULL WHERE doc_key IN (SELECT doc_key FROM documents WHERE superseded_by = ? LIMIT ?)",
+      ),
+      publishStage: db.prepare<[number, number]>("INSERT INTO published_stages (stage, at) VALUES (?, ?)"),
+      sweepReplaced: db.prepare<[number, number]>("UPDATE documents SET superseded_at = ?, superseded_by = NULL WHERE doc_key = ?"),
+      sweepStaged: db.prepare<[number]>("UPDATE documents SET staged = NULL WHERE doc_key = ?"),
+      forgetStage: db.prepare<[number]>("DELETE FROM published_stages WHERE stage = ?"),
+      publishedStages: db.prepare<[], { stage: number }>("SELECT stage FROM published_stages"),
+      finishReplaced: db.prepare<[{ stage: number }]>(
+        "UPDATE documents SET superseded_at = (SELECT at FROM published_stages WHERE stage = @stage), superseded_by = NULL WHERE superseded_by = @stage",
+      ),
+      finishStaged: db.prepare<[number]>("UPDATE documents SET staged = NULL WHERE staged = ?"),
+      unmarkAll: db.prepare("UPDATE documents SET superseded_by = NULL WHERE superseded_by IS NOT NULL"),
       stagedChunks: db.prepare<[number, number], { chunk_key: number }>(
         "SELECT c.chunk_key FROM chunks c JOIN documents d ON d.doc_key = c.doc_key WHERE d.staged = ? LIMIT ?",
       ),
@@ -190,22 +205,27 @@ export class SqliteDocumentStore implements DocumentStore {
       deleteChunk: db.prepare<[number]>("DELETE FROM chunks WHERE chunk_key = ?"),
       getChunks: db.prepare<[string], ChunkRow & { metadata: string }>(
         `SELECT c.chunk_key, c.doc_key, c.resource_id, c.path, c.chunk_index, c.text, NULL AS embedding, d.superseded_at, d.metadata
-         FROM chunks c JOIN documents d ON d.doc_key = c.doc_key
-         WHERE c.chunk_key IN (SELECT value FROM json_each(?)) AND d.staged IS NULL`,
+         FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
+         WHERE c.chunk_key IN (SELECT value FROM json_each(?))`,
       ),
       vectors: db.prepare<[], ChunkRow>(
-        `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN documents d ON d.doc_key = c.doc_key
-         WHERE c.embedding IS NOT NULL AND d.staged IS NULL ORDER BY c.chunk_key`,
+        `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
+         WHERE c.embedding IS NOT NULL ORDER BY c.chunk_key`,
       ),
       chunksOfResourceAfter: db.prepare<[string, number, number], ChunkRow>(
         `SELECT c.chunk_key, c.doc_key, c.resource_id, c.path, c.chunk_index, c.text, c.embedding, d.superseded_at
-         FROM chunks c JOIN documents d ON d.doc_key = c.doc_key
-         WHERE c.resource_id = ? AND d.staged IS NULL AND c.chunk_key > ? ORDER BY c.chunk_key LIMIT ?`,
+         FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
+         WHERE c.resource_id = ? AND c.chunk_key > ? ORDER BY c.chunk_key LIMIT ?`,
       ),
     };
     this.gen = this.stmts.generation.get() as bigint;
     this.stageBatchChunks = Math.max(1, opts.stageBatchChunks ?? DEFAULT_STAGE_BATCH_CHUNKS);
-    // A process killed while staging leaves its staged rows: never visible, dropped here.
+    // A process killed while publishing leaves a published stage not yet swept: finished here. One killed
+    // while staging leaves staged rows (never visible) and marks on the versions they would replace: dropped here.
+    db.transaction(() => {
+      for (const { stage } of this.stmts.publishedStages.all()) this.finishStage(stage);
+      this.stmts.unmarkAll.run();
+    }).immediate();
     for (const { staged } of this.stmts.anyStage.all()) this.discardSlice(staged, Number.MAX_SAFE_INTEGER);
     this.live = this.stmts.counts.get()!;
   }
@@ -256,21 +276,24 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   /**
-   * Stages the message over many event-loop turns, then publishes it in one transaction.
+   * Stages the message over many event-loop turns, publishes it with one small statement, then settles
+   * it over many turns again; no step is linear in the message's size on the serving thread.
    *
    * Staging writes the new document versions, their chunks and keyword rows in transactions of at most
    * `stageBatchChunks` chunks (or 1 MiB of text), yielding to the event loop between them, with rows
-   * marked `staged` so no reader sees them (every read filters on `staged IS NULL`, and the live-version
-   * index leaves them out); writes of other resources run between those slices. A crash while staging
-   * leaves staged rows that the next open drops. Once staged, `hooks.beforePublish` gets the message's
-   * vector entries (invisible until the publish). Publishing is one transaction that supersedes the
-   * versions replaced, clears the mark (one indexed UPDATE of the message's document rows), drops
-   * versions beyond retention and bumps the generation: a search sees the whole message or none of it,
-   * the promise resolves only once that commit is durable, and a failure while staging (the message was
-   * validated before) removes what was staged, so nothing of it remains. Publishing is the one step
-   * linear in the message's size: it rewrites document rows only, never chunk or keyword rows, yet at
-   * 20,000 documents it holds the event loop for a few hundred milliseconds on a loaded machine (more
-   * when they replace live versions).
+   * marked `staged` (the message's stage id) and the live versions they replace marked `superseded_by`
+   * it; readers see documents through the `visible_documents` view, which shows a staged row, and treats
+   * a marked one as superseded, only once its stage is in `published_stages`. Writes of other resources
+   * run between those slices. Once staged, `hooks.beforePublish` gets the message's vector entries
+   * (invisible until the publish). Publishing is one transaction of two statements: the stage's row in
+   * `published_stages` and the generation bump. From that commit on every reader sees the whole message
+   * (the versions it replaces superseded at `now`), and before it none of it; `hooks.afterPublish` is told
+   * at once. Settling then rewrites the rows to their plain form (supersession times, `staged` cleared) and
+   * drops versions beyond retention, a slice per turn, which no reader can tell from the published state;
+   * then the stage's row goes. The promise resolves once settled (the next write of the resource sees
+   * plain rows). A failure while staging (the message was validated before) removes what was staged and
+   * the marks, so nothing of it remains; a crash while staging leaves rows the next open drops, a crash
+   * once published leaves a stage the next open settles.
    */
   async upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number, hooks?: UpsertHooks): Promise<UpsertOutcome> {
     return this.serially(resourceId, async () => {
@@ -304,28 +327,19 @@ export class SqliteDocumentStore implements DocumentStore {
             if (chunk.embedding) added.push({ chunkKey, resourceId, path: doc.path, supersededAt: null, vector: chunk.embedding });
           });
           chunksIndexed += doc.chunks.length;
-          // (A repeated path's retention is settled at publishing, once its versions are superseded.)
+          if (live) this.stmts.markReplaced.run(stage, live.doc_key);
+          // (A repeated path's retention is settled once its versions are superseded.)
           const expires = live && !earlier ? this.stmts.expired.all(resourceId, doc.path, this.retained - 1).map((r) => r.doc_key) : [];
           const replaced = live ? this.stmts.chunksOfDoc.all(live.doc_key) : [];
           const replacedVectors = replaced.filter((c) => c.has_vector).map((c) => c.chunk_key);
-          staged.push({ path: doc.path, replaces: live?.doc_key, replacedVectors, chunkDelta: doc.chunks.length - replaced.length, replacesStaged: earlier !== undefined, expires });
+          staged.push({ path: doc.path, docKey, replaces: live?.doc_key, replacedVectors, chunkDelta: doc.chunks.length - replaced.length, replacesStaged: earlier !== undefined, expires });
           stagedByPath.set(doc.path, { doc_key: docKey, fingerprint: print });
         }
       });
-      const publish = this.db.transaction((): UpsertOutcome => {
-        const vectors: VectorChanges = { added, superseded: [], removed: [], at: now };
-        const repeated = new Set<string>();
-        for (const d of staged) {
-          if (d.replaces === undefined) continue;
-          this.stmts.supersedeDoc.run(now, d.replaces);
-          vectors.superseded.push(...d.replacedVectors);
-          if (d.replacesStaged) repeated.add(d.path);
-        }
-        this.stmts.publishStage.run(stage);
-        for (const d of staged) for (const docKey of d.expires) this.dropVersion(docKey, vectors);
-        for (const path of repeated) this.expire(resourceId, path, vectors);
-        const generation = staged.length > 0 ? (this.stmts.bump.get() as bigint) : this.gen;
-        return { documentsUpserted: staged.length, documentsUnchanged, chunksIndexed, vectorsIndexed: added.length, generation, vectors };
+      const vectors: VectorChanges = { added, superseded: [], removed: [], at: now };
+      const publish = this.db.transaction((): bigint => {
+        this.stmts.publishStage.run(stage, now);
+        return this.stmts.bump.get() as bigint;
       });
       try {
         for (let from = 0; from < documents.length; ) {
@@ -335,18 +349,72 @@ export class SqliteDocumentStore implements DocumentStore {
           if (from < documents.length) await yieldToEventLoop();
         }
         if (hooks?.beforePublish) await hooks.beforePublish(added);
-        const outcome = publish.immediate();
-        this.gen = outcome.generation;
-        for (const d of staged) {
-          if (d.replaces === undefined) this.live.documents += 1;
-          this.live.chunks += d.chunkDelta;
-        }
-        return outcome;
+        if (staged.length > 0) this.gen = publish.immediate();
       } catch (err) {
         await this.discard(stage);
         throw err;
       }
+      for (const d of staged) {
+        vectors.superseded.push(...d.replacedVectors);
+        if (d.replaces === undefined) this.live.documents += 1;
+        this.live.chunks += d.chunkDelta;
+      }
+      if (staged.length > 0) {
+        hooks?.afterPublish?.(vectors.superseded, now);
+        await this.settle(resourceId, stage, staged, vectors);
+      }
+      return { documentsUpserted: staged.length, documentsUnchanged, chunksIndexed, vectorsIndexed: added.length, generation: this.gen, vectors };
     });
+  }
+
+  /**
+   * Settles a published stage a slice of `stageBatchChunks` documents per transaction (see
+   * `upsertDocuments`): each replaced version gets its supersession time and each staged row its plain
+   * form, in message order (a path named twice supersedes its first version after that version is
+   * plain); then versions beyond retention are dropped, reporting their vectors in `vectors.removed`, and
+   * the stage's row goes. Should a slice fail, the stage is settled in one step (any leftover would mislead
+   * the next write's look-up of live versions) and the retention drops are left to the next write of each
+   * document; only when that fails too does the (published) write reject.
+   */
+  private async settle(resourceId: string, stage: number, staged: readonly StagedDocument[], vectors: VectorChanges): Promise<void> {
+    const repeated = [...new Set(staged.filter((d) => d.replacesStaged).map((d) => d.path))];
+    const sweep = this.db.transaction((from: number) => {
+      for (const d of staged.slice(from, from + this.stageBatchChunks)) {
+        if (d.replaces !== undefined) this.stmts.sweepReplaced.run(vectors.at, d.replaces);
+        this.stmts.sweepStaged.run(d.docKey);
+      }
+    });
+    const retire = this.db.transaction((from: number) => {
+      for (const d of staged.slice(from, from + this.stageBatchChunks)) for (const docKey of d.expires) this.dropVersion(docKey, vectors);
+    });
+    const retireRepeated = this.db.transaction((from: number) => {
+      for (const path of repeated.slice(from, from + this.stageBatchChunks)) this.expire(resourceId, path, vectors);
+    });
+    try {
+      for (let from = 0; from < staged.length; from += this.stageBatchChunks) {
+        await yieldToEventLoop();
+        sweep.immediate(from);
+      }
+      this.stmts.forgetStage.run(stage);
+      for (let from = 0; from < staged.length; from += this.stageBatchChunks) {
+        if (!staged.slice(from, from + this.stageBatchChunks).some((d) => d.expires.length > 0)) continue;
+        await yieldToEventLoop();
+        retire.immediate(from);
+      }
+      for (let from = 0; from < repeated.length; from += this.stageBatchChunks) {
+        await yieldToEventLoop();
+        retireRepeated.immediate(from);
+      }
+    } catch {
+      this.db.transaction(() => this.finishStage(stage)).immediate();
+    }
+  }
+
+  /** Settles a published stage in one step (at open, or when settling it in slices failed). */
+  private finishStage(stage: number): void {
+    this.stmts.finishReplaced.run({ stage });
+    this.stmts.finishStaged.run(stage);
+    this.stmts.forgetStage.run(stage);
   }
 
   /** Runs `write` after every write of `resourceId` queued before it has settled. */
@@ -375,14 +443,15 @@ export class SqliteDocumentStore implements DocumentStore {
     return i;
   }
 
-  /** Removes a stage's rows (keyword rows, chunks, documents) a slice at a time. */
+  /** Removes an unpublished stage's marks and rows (keyword rows, chunks, documents) a slice at a time. */
   private async discard(stage: number): Promise<void> {
     while (this.discardSlice(stage, this.stageBatchChunks)) await yieldToEventLoop();
   }
 
-  /** Removes up to `limit` of a stage's chunks (and, once none are left, its documents); true while some remain. */
+  /** Removes up to `limit` of a stage's marks, else chunks (and, once none are left, its documents); true while some remain. */
   private discardSlice(stage: number, limit: number): boolean {
     return this.db.transaction((): boolean => {
+      if (this.stmts.unmarkReplaced.run(stage, limit).changes === limit) return true;
       const chunks = this.stmts.stagedChunks.all(stage, limit);
       for (const c of chunks) {
         this.stmts.deleteFts.run(c.chunk_key);
@@ -487,20 +556,32 @@ export class SqliteDocumentStore implements DocumentStore {
 
 /**
  * Brings a database made by an older version up to date: adds the `staged` mark (documents of a message
- * not yet published), keeps staged rows out of the live-version index (so a staged version never collides
- * with the live one), and drops the chunks' own `superseded_at` (the document row's is the one truth).
+ * not yet settled) and the `superseded_by` mark (a live version a staged message replaces), the
+ * `published_stages` table and the `visible_documents` view every reader goes through (see
+ * `upsertDocuments`), keeps staged rows out of the live-version index (so a staged version never
+ * collides with the live one), and drops the chunks' own `superseded_at` (the document row's is the one truth).
  */
 function migrateToStaging(db: SqliteDatabase): void {
   const columns = db.prepare("SELECT name FROM pragma_table_info('documents')").pluck().all() as string[];
   const chunkColumns = db.prepare("SELECT name FROM pragma_table_info('chunks')").pluck().all() as string[];
   db.transaction(() => {
     if (!columns.includes("staged")) db.exec("ALTER TABLE documents ADD COLUMN staged INTEGER");
+    if (!columns.includes("superseded_by")) db.exec("ALTER TABLE documents ADD COLUMN superseded_by INTEGER");
     // A chunk's version is its document's: the copy chunks once kept would cost a second UPDATE per chunk when publishing.
     if (chunkColumns.includes("superseded_at")) db.exec("ALTER TABLE chunks DROP COLUMN superseded_at");
     db.exec(`
       DROP INDEX IF EXISTS documents_live;
       CREATE UNIQUE INDEX IF NOT EXISTS documents_live_published ON documents (resource_id, path) WHERE superseded_at IS NULL AND staged IS NULL;
       CREATE INDEX IF NOT EXISTS documents_staged ON documents (staged) WHERE staged IS NOT NULL;
+      CREATE INDEX IF NOT EXISTS documents_superseded_by ON documents (superseded_by) WHERE superseded_by IS NOT NULL;
+      CREATE TABLE IF NOT EXISTS published_stages (stage INTEGER PRIMARY KEY, at INTEGER NOT NULL);
+      DROP VIEW IF EXISTS visible_documents;
+      CREATE VIEW visible_documents AS
+        SELECT doc_key, resource_id, path, content, metadata, fingerprint, created_at,
+          CASE WHEN superseded_by IS NULL THEN superseded_at
+               ELSE (SELECT at FROM published_stages WHERE stage = documents.superseded_by) END AS superseded_at
+        FROM documents
+        WHERE staged IS NULL OR staged IN (SELECT stage FROM published_stages);
     `);
   })();
 }

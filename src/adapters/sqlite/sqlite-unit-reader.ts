@@ -22,8 +22,8 @@ interface ChunkRow {
 /**
  * UnitReader over the tables SqliteDocumentStore keeps (`documents`, `chunks`, `index_state`): read-only,
  * so it can share the store's connection. Versions of a document are tried newest first (the live one,
- * then superseded ones by supersession time), and the first the visibility allows answers. Documents an
- * upload is still staging (`staged` set) are left out.
+ * then superseded ones by supersession time), and the first the visibility allows answers. Documents of an
+ * upload not yet published are left out (read through SqliteDocumentStore's `visible_documents` view).
  */
 export class SqliteUnitReader implements UnitReader {
   private readonly versions: Statement<[string, string], VersionRow>;
@@ -34,13 +34,13 @@ export class SqliteUnitReader implements UnitReader {
 
   constructor(private readonly db: SqliteDatabase) {
     this.versions = db.prepare<[string, string], VersionRow>(
-      `SELECT doc_key, content, metadata, superseded_at FROM documents WHERE resource_id = ? AND path = ? AND staged IS NULL
+      `SELECT doc_key, content, metadata, superseded_at FROM visible_documents WHERE resource_id = ? AND path = ?
        ORDER BY superseded_at IS NOT NULL, superseded_at DESC, doc_key DESC`,
     );
     this.chunkOf = db.prepare<[number, number], { text: string }>("SELECT text FROM chunks WHERE doc_key = ? AND chunk_index = ?");
     this.allChunks = db.prepare<[], ChunkRow>(
       `SELECT c.chunk_key, c.resource_id, c.path, c.chunk_index, c.text, d.superseded_at FROM chunks c
-       JOIN documents d ON d.doc_key = c.doc_key WHERE d.staged IS NULL ORDER BY c.chunk_key`,
+       JOIN visible_documents d ON d.doc_key = c.doc_key ORDER BY c.chunk_key`,
     );
     this.generation = db.prepare<[], bigint>("SELECT generation FROM index_state WHERE id = 1").pluck().safeIntegers() as unknown as Statement<[], bigint>;
     this.snapshot = db.transaction((): ChunkSnapshot => {
