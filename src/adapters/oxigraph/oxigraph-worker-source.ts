@@ -44,15 +44,19 @@ const XSD_STRING = "http://www.w3.org/2001/XMLSchema#string";
 const RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
 class Unrepresentable extends Error {}
 
+/*
+ * Terms handed to Oxigraph as plain RDF/JS objects, which it converts (and checks) itself: an Oxigraph
+ * term object holds engine memory until a garbage collection frees it (see loadText).
+ */
 function oxTerm(kind, value, datatype, language) {
-  if (kind === 0) return ox.namedNode(value);
-  if (kind === 1) return ox.blankNode(value);
-  if (language) return ox.literal(value, language);
-  return ox.literal(value, datatype ? ox.namedNode(datatype) : undefined);
+  if (kind === 0) return { termType: "NamedNode", value: value };
+  if (kind === 1) return { termType: "BlankNode", value: value };
+  if (language) return { termType: "Literal", value: value, language: language, datatype: { termType: "NamedNode", value: RDF_LANG_STRING } };
+  return { termType: "Literal", value: value, language: "", datatype: { termType: "NamedNode", value: datatype || XSD_STRING } };
 }
 
 function oxQuad(graph, r) {
-  return ox.quad(oxTerm(r[0], r[1]), ox.namedNode(r[2]), oxTerm(r[3], r[4], r[5], r[6]), graph);
+  return { termType: "Quad", subject: oxTerm(r[0], r[1]), predicate: oxTerm(0, r[2]), object: oxTerm(r[3], r[4], r[5], r[6]), graph: { termType: "NamedNode", value: graph } };
 }
 
 /** Graph IRIs as Oxigraph terms, made once: scopes name the same graphs query after query. */
@@ -95,10 +99,10 @@ function ntLine(s, p, oKind, o, datatype, language, g) {
  * Adds the rows of one graph. Oxigraph's N-Quads loader is several times faster than adding terms one
  * at a time, but it renames blank nodes, which would change how blank nodes of separate writes join; so
  * it serves only rows without blank nodes. Text the loader refuses (its parse is stricter than term
- * construction) is added term by term, as are rows with blank nodes.
+ * construction) is added term by term, as are rows with blank nodes: adding a quad twice keeps one, so
+ * whatever part of the text was loaded before the refusal changes nothing.
  */
 function addRows(target, graph, rows) {
-  const g = graphNode(graph);
   const text = [];
   const blank = [];
   const gText = ntIri(graph);
@@ -106,15 +110,29 @@ function addRows(target, graph, rows) {
     if (isBlankRow(r)) blank.push(r);
     else text.push(ntLine(r[1], r[2], r[3], r[4], r[5], r[6], gText));
   }
-  if (!loadText(target, text.join(""))) for (const r of rows) if (!isBlankRow(r)) target.add(oxQuad(g, r));
-  for (const r of blank) target.add(oxQuad(g, r));
+  if (!loadText(target, text.join(""))) for (const r of rows) if (!isBlankRow(r)) addQuad(target, graph, r);
+  for (const r of blank) addQuad(target, graph, r);
 }
 
-/** Loads N-Quads text; false when the loader refused it (nothing of it is then in the store). */
+/** Adds one stored row term by term. */
+function addQuad(target, graph, r) {
+  target.add(oxQuad(graph, r));
+}
+
+/**
+ * Loads N-Quads (a string, a Buffer, or an iterable of Buffers); false when the loader refused it, in
+ * which case part of it may be in the store. Why without a transaction: Oxigraph's transactional load
+ * keeps a log of every quad it adds, which costs about three times the parse; a refused load is
+ * followed by an add of every row (or a fresh store), so atomicity is not needed. Why no Oxigraph term
+ * is made on the worker's hot paths and text goes in as Buffers: each growth of the engine's WebAssembly
+ * memory makes V8 collect the worker's whole heap, so a load or a write must not leave many JavaScript
+ * objects (or engine terms waiting for a collection) alive; with a million rows' strings alive, a load
+ * that took seconds took many minutes.
+ */
 function loadText(target, text, lenient) {
   if (text.length === 0) return true;
   try {
-    target.load(text, { format: "application/n-quads", lenient: lenient === true });
+    target.load(text, { format: "application/n-quads", lenient: lenient === true, no_transaction: true });
     return true;
   } catch (e) {
     return false;
@@ -142,81 +160,174 @@ function jsonTerm(b) {
 
 const SNAPSHOT_HEADER = "# acms graph snapshot 1 ";
 
+/** About how much N-Quads text goes to the loader at a time (the loader takes an iterable of chunks). */
+const CHUNK_BYTES = 1 << 20;
+
 /**
- * What the snapshot file was written at: "seq=<write sequence number> rows=<stored rows>" (the row count
- * also catches a table edited without the write path), or "" when the file is missing or unreadable.
+ * The snapshot file opened with its first chunk read, and the tag it was written at: "seq=<write
+ * sequence number> rows=<stored rows>" (the row count also catches a table edited without the write
+ * path), "" when the file is unreadable; undefined when there is none.
  */
-function snapshotTag(text) {
-  if (text === undefined || !text.startsWith(SNAPSHOT_HEADER)) return "";
-  const end = text.indexOf("\n");
-  return end > 0 ? text.slice(SNAPSHOT_HEADER.length, end) : "";
+function openSnapshot() {
+  let fd;
+  try {
+    fd = fs.openSync(workerData.snapshotPath, "r");
+    const head = Buffer.allocUnsafe(CHUNK_BYTES);
+    const n = fs.readSync(fd, head, 0, CHUNK_BYTES, null);
+    const first = head.subarray(0, n);
+    const text = first.subarray(0, Math.min(n, 4096)).toString("latin1");
+    const end = text.indexOf("\n");
+    const tag = text.startsWith(SNAPSHOT_HEADER) && end > 0 ? text.slice(SNAPSHOT_HEADER.length, end) : "";
+    return { fd: fd, first: first, tag: tag };
+  } catch (e) {
+    if (fd !== undefined) closeQuietly(fd);
+    return undefined;
+  }
 }
 
-function readSnapshot() {
+function closeQuietly(fd) {
+  try { fs.closeSync(fd); } catch (e) { /* already closed */ }
+}
+
+/** The snapshot's text as chunks, read as the loader asks for them (a read error ends it: the load then fails). */
+function* snapshotChunks(snapshot) {
+  yield snapshot.first;
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    const n = fs.readSync(snapshot.fd, chunk, 0, CHUNK_BYTES, null);
+    if (n === 0) return;
+    yield chunk.subarray(0, n);
+  }
+}
+
+/**
+ * A new snapshot, written to a temp file while the rows stream into the store (renamed over the old one
+ * once the store loaded, so a reader sees a whole file or the old one); a failed write only loses the
+ * snapshot, never the load.
+ */
+function createSnapshot(tag) {
+  const tmp = workerData.snapshotPath + "." + process.pid + "." + threadId + ".tmp";
   try {
-    return fs.readFileSync(workerData.snapshotPath, "utf8");
+    const fd = fs.openSync(tmp, "w");
+    const out = { tmp: tmp, fd: fd, failed: false };
+    appendSnapshot(out, Buffer.from(SNAPSHOT_HEADER + tag + "\n"));
+    return out;
   } catch (e) {
     return undefined;
   }
 }
 
-/** Writes the snapshot through a temp file and a rename, so a reader sees a whole file or the old one. */
-function writeSnapshot(tag, text) {
-  const tmp = workerData.snapshotPath + "." + process.pid + "." + threadId + ".tmp";
+function appendSnapshot(out, chunk) {
+  if (out === undefined || out.failed) return;
   try {
-    fs.writeFileSync(tmp, SNAPSHOT_HEADER + tag + "\n" + text);
-    fs.renameSync(tmp, workerData.snapshotPath);
+    fs.writeSync(out.fd, chunk);
   } catch (e) {
-    try { fs.rmSync(tmp, { force: true }); } catch (e2) { /* nothing to clean */ }
+    out.failed = true;
+  }
+}
+
+function finishSnapshot(out, keep) {
+  if (out === undefined) return;
+  closeQuietly(out.fd);
+  try {
+    if (keep && !out.failed) fs.renameSync(out.tmp, workerData.snapshotPath);
+    else fs.rmSync(out.tmp, { force: true });
+  } catch (e) {
+    try { fs.rmSync(out.tmp, { force: true }); } catch (e2) { /* nothing to clean */ }
+  }
+}
+
+const ALL_ROWS = "SELECT graph, s_kind, s, p, o_kind, o, o_datatype, o_language FROM graph_triples";
+
+/**
+ * Every row without a blank node as N-Quads chunks, in one pass over the table (in graph order), each
+ * chunk also appended to the new snapshot: no row outlives its chunk, so the worker's heap stays small.
+ */
+function* rowChunks(db, out) {
+  let lines = [];
+  let size = 0;
+  let graph = "";
+  let gText = "";
+  for (const r of db.prepare(ALL_ROWS + " WHERE s_kind = 0 AND o_kind <> 1").raw().iterate()) {
+    if (r[0] !== graph) {
+      graph = r[0];
+      gText = ntIri(graph);
+    }
+    const line = ntLine(r[2], r[3], r[4], r[5], r[6], r[7], gText);
+    lines.push(line);
+    size += line.length;
+    if (size >= CHUNK_BYTES) {
+      const chunk = Buffer.from(lines.join(""));
+      lines = [];
+      size = 0;
+      appendSnapshot(out, chunk);
+      yield chunk;
+    }
+  }
+  if (lines.length > 0) {
+    const chunk = Buffer.from(lines.join(""));
+    appendSnapshot(out, chunk);
+    yield chunk;
+  }
+}
+
+/**
+ * Streams chunks into the store; false when the loader refused them. The iterator is closed either way,
+ * so a refused load leaves no SQLite statement running on the connection.
+ */
+function loadChunks(store, chunks, lenient) {
+  try {
+    return loadText(store, chunks, lenient);
+  } finally {
+    chunks.return();
   }
 }
 
 /**
  * Loads every triple as of one write sequence number, read in one SQLite read transaction: from the
  * snapshot when it was written at that number (plus the blank node rows, from SQLite), else from every
- * row (then writing the snapshot for the workers that load next).
+ * row, writing the snapshot for the workers that load next in the same pass.
  */
 function load(db) {
-  const store = new ox.Store();
+  let store = new ox.Store();
+  const restart = () => {
+    store.free();
+    store = new ox.Store();
+  };
   let seq = 0;
   let source = "sqlite";
-  let fresh;
-  let tag = "";
-  const snapshot = readSnapshot();
-  db.transaction(() => {
-    const row = db.prepare("SELECT value FROM graph_meta WHERE key = 'seq'").get();
-    seq = row ? Number(row.value) : 0;
-    tag = "seq=" + seq + " rows=" + db.prepare("SELECT count(*) FROM graph_triples").pluck().get();
-    const blankRows = db.prepare(
-      "SELECT graph, s_kind, s, p, o_kind, o, o_datatype, o_language FROM graph_triples WHERE s_kind = 1 OR o_kind = 1",
-    ).raw();
-    if (snapshotTag(snapshot) === tag && loadText(store, snapshot, true)) {
-      source = "snapshot";
-      for (const r of blankRows.iterate()) store.add(oxQuad(graphNode(r[0]), r.slice(1)));
-      return;
-    }
-    const text = [];
-    const blank = [];
-    let graph = "";
-    let gText = "";
-    const rows = db.prepare("SELECT graph, s_kind, s, p, o_kind, o, o_datatype, o_language FROM graph_triples").raw().iterate();
-    for (const r of rows) {
-      if (r[1] === 1 || r[4] === 1) {
-        blank.push(r);
-        continue;
+  let out;
+  let loaded = false;
+  const snapshot = openSnapshot();
+  try {
+    db.transaction(() => {
+      const row = db.prepare("SELECT value FROM graph_meta WHERE key = 'seq'").get();
+      seq = row ? Number(row.value) : 0;
+      const tag = "seq=" + seq + " rows=" + db.prepare("SELECT count(*) FROM graph_triples").pluck().get();
+      const blankRows = db.prepare(ALL_ROWS + " WHERE s_kind = 1 OR o_kind = 1").raw();
+      const addBlankRows = () => {
+        for (const r of blankRows.iterate()) addQuad(store, r[0], r.slice(1));
+      };
+      if (snapshot !== undefined && snapshot.tag === tag) {
+        if (loadChunks(store, snapshotChunks(snapshot), true)) {
+          source = "snapshot";
+          addBlankRows();
+          return;
+        }
+        restart();
       }
-      if (r[0] !== graph) {
-        graph = r[0];
-        gText = ntIri(graph);
+      out = createSnapshot(tag);
+      loaded = loadChunks(store, rowChunks(db, out), false);
+      if (!loaded) {
+        restart();
+        for (const r of db.prepare(ALL_ROWS + " WHERE s_kind = 0 AND o_kind <> 1").raw().iterate()) addQuad(store, r[0], r.slice(1));
       }
-      text.push(ntLine(r[2], r[3], r[4], r[5], r[6], r[7], gText));
-    }
-    const all = text.join("");
-    if (loadText(store, all, false)) fresh = all;
-    else for (const r of db.prepare("SELECT graph, s_kind, s, p, o_kind, o, o_datatype, o_language FROM graph_triples WHERE s_kind = 0 AND o_kind <> 1").raw().iterate()) store.add(oxQuad(graphNode(r[0]), r.slice(1)));
-    for (const r of blank) store.add(oxQuad(graphNode(r[0]), r.slice(1)));
-  })();
-  if (fresh !== undefined) writeSnapshot(tag, fresh);
+      addBlankRows();
+    })();
+  } finally {
+    if (snapshot !== undefined) closeQuietly(snapshot.fd);
+    finishSnapshot(out, loaded);
+  }
   return { store: store, seq: seq, source: source };
 }
 
