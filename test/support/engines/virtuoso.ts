@@ -144,6 +144,26 @@ async function waitForHttp(url: string, child: ChildProcess, logFile: string): P
 }
 
 /**
+ * Waits until the service user may run SPARQL Update (a DROP SILENT of a graph nothing uses, as that user):
+ * once in a while a fresh Virtuoso refused the first DROP with "SR186: No permission to execute procedure
+ * DB.DBA.SPARUL_DROP" although SPARQL_UPDATE was granted, so the grant is made again until the probe passes.
+ */
+async function updatesAllowed(user: string, password: string, sql: (s: string, pwd?: string, login?: string) => string): Promise<void> {
+  let last: unknown;
+  for (let attempt = 0; attempt < 20; attempt++) {
+    try {
+      sql("SPARQL DROP SILENT GRAPH <urn:x-acms-test:update-probe>;\n", password, user);
+      return;
+    } catch (err) {
+      last = err;
+      await new Promise((r) => setTimeout(r, 500));
+      sql(`GRANT SPARQL_UPDATE TO "${user}";\n`);
+    }
+  }
+  throw new Error(`the Virtuoso user ${user} may not run SPARQL Update: ${String(last)}`);
+}
+
+/**
  * Starts one throw-away Virtuoso (database files in a fresh temp directory, SQL and HTTP ports picked at
  * random on 127.0.0.1), waits until its SPARQL endpoint answers, and sets up the service user the way
  * the README tells operators to: SPARQL_SELECT and SPARQL_UPDATE, no graph access for anonymous users,
@@ -182,8 +202,8 @@ export async function startVirtuoso(opts: VirtuosoOptions = {}): Promise<Virtuos
     const dbaPassword = randomBytes(12).toString("hex");
     const user = "acms";
     const password = randomBytes(12).toString("hex");
-    const sql = (statements: string, pwd = dbaPassword) => {
-      const out = spawnSync(ISQL, [`127.0.0.1:${sqlPort}`, "dba", pwd, "VERBOSE=OFF", "BANNER=OFF", "PROMPT=OFF", "ERRORS=STDOUT"], {
+    const sql = (statements: string, pwd = dbaPassword, login = "dba") => {
+      const out = spawnSync(ISQL, [`127.0.0.1:${sqlPort}`, login, pwd, "VERBOSE=OFF", "BANNER=OFF", "PROMPT=OFF", "ERRORS=STDOUT"], {
         input: statements,
         encoding: "utf8",
       });
@@ -208,6 +228,7 @@ export async function startVirtuoso(opts: VirtuosoOptions = {}): Promise<Virtuos
         "",
       ].join("\n"),
     );
+    await updatesAllowed(user, password, sql);
     const authQueryUrl = `${base}/sparql-auth`;
     return {
       anonymousUrl: `${base}/sparql`,
