@@ -129,6 +129,19 @@ export class PartitionedVectorBackend implements VectorBackend {
   private readonly graphDir: string | undefined;
   /** Graphs loaded from `graphDir` and graphs built, since construction (the log and tests read them). */
   readonly graphCounts = { loaded: 0, built: 0 };
+  /**
+   * While `load` runs: the writes that arrived meanwhile, replayed in order once the loaded rows are in
+   * (searches answer UNAVAILABLE until then). Null when no load runs.
+   */
+  private deferred: Array<() => unknown> | null = null;
+  /** Why the last `load` failed: searches answer UNAVAILABLE rather than from partial rows. */
+  private loadError: unknown = undefined;
+  /** True while a deferred write is being applied (it must run, not queue again). */
+  private replaying = false;
+  /** Saved graphs still to load (by the background indexer, after `load`), each with its size threshold. */
+  private readonly graphsToLoad = new Map<GraphHolder, number>();
+  /** False while `load` swaps its rows in: saved graphs are then loaded by the indexer, not inline. */
+  private loadGraphsInline = true;
 
   constructor(opts: PartitionedVectorBackendOptions) {
     if (!Number.isInteger(opts.dimension) || opts.dimension <= 0) throw new RangeError(`dimension must be a positive integer, got ${opts.dimension}`);
@@ -156,6 +169,7 @@ export class PartitionedVectorBackend implements VectorBackend {
   upsert(entries: readonly VectorEntry[]): void {
     this.assertOpen();
     for (const e of entries) this.checkEntry(e);
+    if (this.deferWhileLoading(() => this.upsert(entries))) return;
     const changed = new Map<VectorPartition, Set<number>>();
     const storeChanged = new Set<number>();
     for (const e of entries) {
@@ -194,11 +208,13 @@ export class PartitionedVectorBackend implements VectorBackend {
   supersede(chunkKeys: readonly number[], at: number): void {
     this.assertOpen();
     if (!Number.isFinite(at)) throw new RangeError(`supersede time must be finite, got ${at}`);
+    if (this.deferWhileLoading(() => this.supersede(chunkKeys, at))) return;
     for (const k of chunkKeys) this.partitionOfKey.get(k)?.supersede(k, at);
   }
 
   remove(chunkKeys: readonly number[]): void {
     this.assertOpen();
+    if (this.deferWhileLoading(() => this.remove(chunkKeys))) return;
     const touched = new Set<VectorPartition>();
     for (const k of chunkKeys) {
       const p = this.partitionOfKey.get(k);
@@ -214,6 +230,7 @@ export class PartitionedVectorBackend implements VectorBackend {
 
   clearResource(resourceId: string): void {
     this.assertOpen();
+    if (this.deferWhileLoading(() => this.clearResource(resourceId))) return;
     const p = this.partitions.get(resourceId);
     if (!p) return;
     for (const k of p.keySnapshot()) {
@@ -238,6 +255,10 @@ export class PartitionedVectorBackend implements VectorBackend {
     for (const e of entries) {
       this.checkEntry(e);
       if (e.resourceId !== resourceId) throw new RangeError(`chunk ${e.chunkKey} belongs to resource ${e.resourceId}, not ${resourceId}`);
+    }
+    if (this.deferred !== null && !this.replaying) {
+      // Resolves once replayed after the load, so the caller's write section spans the real work.
+      return new Promise((resolve, reject) => this.deferred!.push(() => this.replaceResource(resourceId, entries).then(resolve, reject)));
     }
     const fresh = new VectorPartition(resourceId, this.dimension);
     for (let i = 0; i < entries.length; i += this.indexBatchRows) {
@@ -280,20 +301,94 @@ export class PartitionedVectorBackend implements VectorBackend {
    */
   replaceAll(entries: Iterable<VectorEntry>): void {
     this.assertOpen();
-    const partitions = new Map<string, VectorPartition>();
-    const partitionOfKey = new Map<number, VectorPartition>();
+    if (this.deferred !== null) throw new Error("replaceAll while a load runs");
+    const aside = new LoadAside(this.dimension);
     for (const e of entries) {
       this.checkEntry(e);
-      const held = partitionOfKey.get(e.chunkKey);
-      if (held && held.resourceId !== e.resourceId) held.remove(e.chunkKey);
-      let p = partitions.get(e.resourceId);
-      if (!p) {
-        p = new VectorPartition(e.resourceId, this.dimension);
-        partitions.set(e.resourceId, p);
-      }
-      if (p.upsert(e.chunkKey, e.path, e.supersededAt, e.vector) === "rejected") partitionOfKey.delete(e.chunkKey);
-      else partitionOfKey.set(e.chunkKey, p);
+      aside.add(e);
     }
+    this.swapIn(aside);
+  }
+
+  /**
+   * Fills the backend from `entries` (the document store's retained vectors, at start) without holding
+   * the event loop: rows are taken `LOAD_BATCH_ROWS` per turn and built aside, then swapped in at once,
+   * and saved graphs are loaded afterwards by the background indexer (searches scan meanwhile). Until
+   * the rows are in, searches answer UNAVAILABLE and writes are queued, then replayed in order: `entries`
+   * must be read from a committed state no older than the first write made meanwhile (the store's
+   * `iterateVectors`, started before the server takes writes), so the replay brings it up to date.
+   */
+  async load(entries: AsyncIterable<VectorEntry> | Iterable<VectorEntry>): Promise<void> {
+    this.assertOpen();
+    if (this.deferred !== null) throw new Error("a load is already running");
+    this.deferred = [];
+    this.loadError = undefined;
+    try {
+      const aside = new LoadAside(this.dimension);
+      let n = 0;
+      for await (const e of entries) {
+        this.checkEntry(e);
+        aside.add(e);
+        if (++n % LOAD_BATCH_ROWS === 0) {
+          await yieldToEventLoop();
+          this.assertOpen();
+        }
+      }
+      this.assertOpen();
+      this.loadGraphsInline = false;
+      try {
+        this.swapIn(aside);
+      } finally {
+        this.loadGraphsInline = true;
+      }
+      while (this.deferred.length > 0) {
+        const op = this.deferred.shift()!;
+        this.replaying = true;
+        let done: unknown;
+        try {
+          done = op();
+        } catch (err) {
+          // Each write was checked when it was queued; one failing now must not lose the others.
+          process.stderr.write(`acms: a vector write made while loading failed on replay: ${err instanceof Error ? err.message : String(err)}\n`);
+        } finally {
+          this.replaying = false;
+        }
+        await done;
+      }
+    } catch (err) {
+      this.loadError = err;
+      throw err;
+    } finally {
+      // After a failure (or close) the writes still queued run now: on a closed backend they fail as any
+      // write would; otherwise they keep the rows current, though searches stay UNAVAILABLE.
+      const left = this.deferred ?? [];
+      this.deferred = null;
+      for (const op of left) {
+        try {
+          (op() as Promise<unknown> | undefined)?.catch?.(() => undefined);
+        } catch {
+          // The caller's promise (replaceResource) carries the error; sync writes have no caller left.
+        }
+      }
+    }
+  }
+
+  /** Whether `load` is still running (searches answer UNAVAILABLE meanwhile). */
+  get loading(): boolean {
+    return this.deferred !== null;
+  }
+
+  /** Queues a write made while `load` runs (true), or lets it run now (false). */
+  private deferWhileLoading(op: () => unknown): boolean {
+    if (this.deferred === null || this.replaying) return false;
+    this.deferred.push(op);
+    return true;
+  }
+
+  /** Swaps the partitions built aside in for everything held, and maintains their graphs. */
+  private swapIn(aside: LoadAside): void {
+    const { partitions, partitionOfKey } = aside;
+    this.loadError = undefined;
     const old = this.partitions;
     this.partitions = partitions;
     this.partitionOfKey = partitionOfKey;
@@ -310,6 +405,8 @@ export class PartitionedVectorBackend implements VectorBackend {
 
   async search(view: ScopedBackendView, query: Float32Array, opts: VectorSearchOptions): Promise<{ hits: VectorHit[]; exhaustive: boolean }> {
     this.assertOpen();
+    if (this.deferred !== null) throw new UnavailableError("vector search is not ready yet: the vectors are still loading");
+    if (this.loadError !== undefined) throw new UnavailableError(`the vectors could not be loaded: ${this.loadError instanceof Error ? this.loadError.message : String(this.loadError)}`);
     opts.signal?.throwIfAborted();
     if (query.length !== this.dimension) throw new RangeError(`query has ${query.length} dimensions, the backend ${this.dimension}`);
     if (!Number.isInteger(opts.topK) || opts.topK <= 0) throw new RangeError(`topK must be a positive integer, got ${opts.topK}`);
@@ -414,6 +511,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     this.partitions = new Map();
     this.partitionOfKey = new Map();
     this.indexQueue.clear();
+    this.graphsToLoad.clear();
     await this.whenIndexed();
   }
 
@@ -446,17 +544,25 @@ export class PartitionedVectorBackend implements VectorBackend {
   }
 
   /** Builds a holder's graph past `minRows`, drops it below half of that, and rebuilds it after heavy churn. */
-  private maintainGraph(holder: GraphHolder, minRows: number): void {
+  private maintainGraph(holder: GraphHolder, minRows: number, trySaved = true): void {
     if (holder.size < minRows / 2 || holder.size === 0) {
       if (holder.index || holder.building) this.forgetGraph(holder);
       holder.index = null;
       holder.building = null;
       this.indexQueue.delete(holder);
+      this.graphsToLoad.delete(holder);
       return;
     }
-    if (holder.building) return;
+    if (holder.building || this.graphsToLoad.has(holder)) return;
     const churned = holder.index !== null && holder.index.removals > Math.max(MIN_REMOVALS_FOR_REBUILD, holder.index.size);
-    if (holder.index === null && holder.size >= minRows && this.loadGraph(holder)) return;
+    if (trySaved && holder.index === null && holder.size >= minRows && this.graphDir !== undefined) {
+      if (!this.loadGraphsInline) {
+        this.graphsToLoad.set(holder, minRows);
+        if (!this.indexer) this.indexer = this.runIndexer();
+        return;
+      }
+      if (this.loadGraph(holder)) return;
+    }
     if ((holder.index === null && holder.size >= minRows) || churned) {
       holder.building = new HnswIndex(this.dimension, this.hnswParams);
       this.indexQueue.add(holder);
@@ -526,6 +632,21 @@ export class PartitionedVectorBackend implements VectorBackend {
     holder.detached = true;
     holder.building = null;
     this.indexQueue.delete(holder);
+    this.graphsToLoad.delete(holder);
+  }
+
+  /**
+   * Loads one saved graph queued by `load` (the largest first: the store-wide one serves the broadest
+   * scopes); one that does not load is built instead. True when there was one to take.
+   */
+  private loadNextSavedGraph(): boolean {
+    let next: GraphHolder | undefined;
+    for (const h of this.graphsToLoad.keys()) if (!next || h.size > next.size) next = h;
+    if (!next) return false;
+    const minRows = this.graphsToLoad.get(next)!;
+    this.graphsToLoad.delete(next);
+    if (!next.detached && next.index === null && !this.loadGraph(next)) this.maintainGraph(next, minRows, false);
+    return true;
   }
 
   /** Builds queued graphs one batch at a time, yielding between batches so searches and writes go on. */
@@ -533,6 +654,10 @@ export class PartitionedVectorBackend implements VectorBackend {
     try {
       await yieldToEventLoop();
       while (!this.closed) {
+        if (this.loadNextSavedGraph()) {
+          await yieldToEventLoop();
+          continue;
+        }
         const next = this.indexQueue.values().next();
         if (next.done) break;
         const p = next.value;
@@ -564,6 +689,30 @@ export class PartitionedVectorBackend implements VectorBackend {
     } finally {
       this.indexer = null;
     }
+  }
+}
+
+/** Rows `load` takes per event-loop turn (normalising and quantising 2,048 rows of 384 takes some 2-5 ms). */
+const LOAD_BATCH_ROWS = 2048;
+
+/** Partitions being filled aside by `replaceAll` or `load`, swapped in once complete. */
+class LoadAside {
+  readonly partitions = new Map<string, VectorPartition>();
+  readonly partitionOfKey = new Map<number, VectorPartition>();
+
+  constructor(private readonly dimension: number) {}
+
+  /** Takes one checked entry; a later entry for the same key replaces it (moving it between resources). */
+  add(e: VectorEntry): void {
+    const held = this.partitionOfKey.get(e.chunkKey);
+    if (held && held.resourceId !== e.resourceId) held.remove(e.chunkKey);
+    let p = this.partitions.get(e.resourceId);
+    if (!p) {
+      p = new VectorPartition(e.resourceId, this.dimension);
+      this.partitions.set(e.resourceId, p);
+    }
+    if (p.upsert(e.chunkKey, e.path, e.supersededAt, e.vector) === "rejected") this.partitionOfKey.delete(e.chunkKey);
+    else this.partitionOfKey.set(e.chunkKey, p);
   }
 }
 
