@@ -26,7 +26,7 @@ export interface Backends {
   vector?: VectorBackend;
   /**
    * Resolves once the vectors are loaded: the embedded backend fills from the document store in the
-   * background (health says NOT_SERVING for vector search meanwhile, and searches answer UNAVAILABLE).
+   * background (health says NOT_SERVING for vector search meanwhile; a search that comes anyway waits).
    * Absent: ready at once.
    */
   vectorReady?: Promise<void>;

@@ -41,7 +41,7 @@ describe("PartitionedVectorBackend.load (start-up in the background)", () => {
     for (const b of open.splice(0)) await b.close();
   });
 
-  it("answers UNAVAILABLE until loaded, then every row; writes made meanwhile are applied after, in order", async () => {
+  it("holds searches until loaded, then answers over every row; writes made meanwhile are applied after, in order", async () => {
     const b = make({ exactThreshold: Number.MAX_SAFE_INTEGER });
     const a = entries(300, R.a, 1, 1);
     const c = entries(100, R.c, 1000, 2);
@@ -50,7 +50,12 @@ describe("PartitionedVectorBackend.load (start-up in the background)", () => {
     await reachedGate;
     expect(b.loading).toBe(true);
     const q = randomVector(prng(3), DIM);
-    await expect(b.search(viewOf([R.a]), q, searchOpts())).rejects.toBeInstanceOf(UnavailableError);
+    let early: Awaited<ReturnType<typeof b.search>> | undefined;
+    const searching = b.search(viewOf([R.a, R.b, R.c, R.d]), q, searchOpts({ topK: 1000, now: 2_000 })).then((r) => (early = r));
+    const aborted = new AbortController();
+    const abandoned = b.search(viewOf([R.a]), q, searchOpts({ signal: aborted.signal }));
+    aborted.abort(new Error("caller gone"));
+    await expect(abandoned).rejects.toThrow("caller gone");
 
     // Writes the indexer makes while the rows load (after the store's snapshot was read).
     const added = entries(50, R.b, 5000, 4);
@@ -65,6 +70,8 @@ describe("PartitionedVectorBackend.load (start-up in the background)", () => {
     const replacing = b.replaceResource(R.b, replacedRows).then(() => (replaced = true));
     b.upsert([{ ...a[30], path: "renamed.md" }]);
     expect(replaced).toBe(false);
+    await Promise.resolve();
+    expect(early).toBeUndefined();
 
     release();
     await loaded;
@@ -79,6 +86,9 @@ describe("PartitionedVectorBackend.load (start-up in the background)", () => {
       ...replacedRows,
     ];
     expect(b.size).toBe(want.length);
+    await searching;
+    const wantAll = referenceSearch(want, viewOf([R.a, R.b, R.c, R.d]), q, searchOpts({ topK: 1000, now: 2_000 }));
+    expect(early!.hits.map((h) => [h.chunkKey, h.path])).toEqual(wantAll.map((h) => [h.chunkKey, h.path]));
     const all = [R.a, R.b, R.c, R.d];
     for (const temporal of ["current", "all"] as const) {
       const view = viewOf(all, { temporal });
@@ -115,7 +125,7 @@ describe("PartitionedVectorBackend.load (start-up in the background)", () => {
     }
   });
 
-  it("stays UNAVAILABLE after a load that failed, rather than answering from part of the rows", async () => {
+  it("answers UNAVAILABLE after a load that failed, rather than from part of the rows", async () => {
     const b = make();
     const good = entries(10, R.a, 1, 8);
     async function* broken(): AsyncIterable<VectorEntry> {
@@ -129,15 +139,17 @@ describe("PartitionedVectorBackend.load (start-up in the background)", () => {
     expect((await b.search(viewOf([R.a]), good[0].vector, searchOpts({ topK: 1 }))).hits[0].chunkKey).toBe(1);
   });
 
-  it("fails the writes still queued when closed while loading, instead of leaving them hanging", async () => {
+  it("fails the writes and searches still waiting when closed while loading, instead of leaving them hanging", async () => {
     const b = make();
     const { source, release, reachedGate } = gatedSource(entries(20, R.a, 1, 9));
     const loaded = b.load(source);
     await reachedGate;
     const replacing = b.replaceResource(R.b, entries(3, R.b, 100, 10));
+    const searching = b.search(viewOf([R.a]), randomVector(prng(11), DIM), searchOpts());
     await b.close();
     release();
     await expect(loaded).rejects.toBeInstanceOf(UnavailableError);
     await expect(replacing).rejects.toBeInstanceOf(UnavailableError);
+    await expect(searching).rejects.toBeInstanceOf(UnavailableError);
   });
 });

@@ -48,6 +48,29 @@ const INT8_SCAN_MIN_ROWS = 256;
  */
 export const STORE_GRAPH_MIN_SHARE = 0.25;
 
+/**
+ * Up to this much scan work (in int8 rows; a partition scanned in float32 counts FLOAT_ROW_COST per row, one
+ * searched through its own graph GRAPH_SEARCH_COST) a broad scope is answered partition by partition rather
+ * than from the store-wide graph. Measured with bench/vector-bench.ts (100k x 384, top_k 10, 2 cores under
+ * load ~25): an int8 scan of the largest resource (13,360 rows, 5 MB of codes) took about 1 ms, one of the
+ * 10 largest (39k rows, 15 MB) 75 ms, past what the caches hold, where the store graph at ef 128 answered
+ * the same scope in about 20-30 ms at the same recall.
+ */
+export const PARTITION_SCAN_MAX_COST = 16_384;
+
+/**
+ * The store-wide graph's search beam (ef). Measured with bench/vector-bench.ts (100k x 384 clustered,
+ * top_k 10, 4x over-fetch and exact re-scoring, scopes of 100 and 1,000 resources): recall@10 0.998 at
+ * ef 128, 256 and 512 alike, at 40-49x / 19-23x / 6-10x the speed of an exact scan.
+ */
+export const STORE_GRAPH_EXPANSION_SEARCH = 128;
+
+/** The scan cost (int8 rows) of one float32 row scanned in JavaScript. */
+const FLOAT_ROW_COST = 4;
+
+/** The scan cost (int8 rows) of one partition-graph search. */
+const GRAPH_SEARCH_COST = 16_384;
+
 /** The most candidates one store-graph search fetches; past it the per-partition path answers. */
 const STORE_GRAPH_MAX_FETCH = 4096;
 
@@ -65,9 +88,15 @@ export interface PartitionedVectorBackendOptions {
    * `exactThreshold` when that is given: tests of the graph path set a small one).
    */
   graphMinRows?: number;
+  /**
+   * Scan work (int8 rows) up to which a broad scope is answered partition by partition rather than from
+   * the store-wide graph (default PARTITION_SCAN_MAX_COST, or 0 when `exactThreshold` is given: tests of
+   * the graph paths use small ones).
+   */
+  partitionScanMaxCost?: number;
   /** Candidates fetched from a graph per wanted result (default DEFAULT_OVERFETCH). */
   overfetch?: number;
-  /** HNSW tuning. */
+  /** HNSW tuning (an expansionSearch given here applies to the store-wide graph too, else STORE_GRAPH_EXPANSION_SEARCH). */
   hnsw?: Partial<HnswParams>;
   /**
    * Rows added to a graph per background step, between which searches and writes run (default 256: at
@@ -116,10 +145,12 @@ export class PartitionedVectorBackend implements VectorBackend {
   private readonly indexMinRows: number;
   private readonly overfetch: number;
   private readonly hnswParams: HnswParams;
+  private readonly storeGraphParams: HnswParams;
   private readonly indexBatchRows: number;
   private readonly yieldEveryMs: number;
   private readonly useStoreGraph: boolean;
   private readonly storeGraphMinRows: number;
+  private readonly partitionScanMaxCost: number;
   private partitions = new Map<string, VectorPartition>();
   private partitionOfKey = new Map<number, VectorPartition>();
   private storeGraph: StoreGraph;
@@ -136,6 +167,8 @@ export class PartitionedVectorBackend implements VectorBackend {
   private deferred: Array<() => unknown> | null = null;
   /** Why the last `load` failed: searches answer UNAVAILABLE rather than from partial rows. */
   private loadError: unknown = undefined;
+  /** Settles when the running `load` ends (with the rows in, or failed); null when none runs. */
+  private loadDone: Promise<void> | null = null;
   /** True while a deferred write is being applied (it must run, not queue again). */
   private replaying = false;
   /** Saved graphs still to load (by the background indexer, after `load`), each with its size threshold. */
@@ -152,10 +185,12 @@ export class PartitionedVectorBackend implements VectorBackend {
     this.overfetch = opts.overfetch ?? DEFAULT_OVERFETCH;
     if (!(this.overfetch >= 1)) throw new RangeError(`overfetch must be >= 1, got ${this.overfetch}`);
     this.hnswParams = { ...DEFAULT_HNSW_PARAMS, ...opts.hnsw };
+    this.storeGraphParams = { ...this.hnswParams, expansionSearch: opts.hnsw?.expansionSearch ?? STORE_GRAPH_EXPANSION_SEARCH };
     this.indexBatchRows = opts.indexBatchRows ?? 256;
     this.yieldEveryMs = opts.yieldEveryMs ?? 4;
     this.useStoreGraph = opts.storeGraph ?? true;
     this.storeGraphMinRows = Math.max(1, this.exactThreshold * 4);
+    this.partitionScanMaxCost = opts.partitionScanMaxCost ?? (opts.exactThreshold === undefined ? PARTITION_SCAN_MAX_COST : 0);
     this.storeGraph = new StoreGraph(this.partitionOfKey, this.dimension);
     this.graphDir = opts.graphDir;
     if (this.graphDir) mkdirSync(this.graphDir, { recursive: true });
@@ -312,18 +347,24 @@ export class PartitionedVectorBackend implements VectorBackend {
 
   /**
    * Fills the backend from `entries` (the document store's retained vectors, at start) without holding
-   * the event loop: rows are taken `LOAD_BATCH_ROWS` per turn and built aside, then swapped in at once,
+   * the event loop: reading starts on the next turn, rows are taken `LOAD_BATCH_ROWS` per turn and built aside, then swapped in at once,
    * and saved graphs are loaded afterwards by the background indexer (searches scan meanwhile). Until
-   * the rows are in, searches answer UNAVAILABLE and writes are queued, then replayed in order: `entries`
-   * must be read from a committed state no older than the first write made meanwhile (the store's
-   * `iterateVectors`, started before the server takes writes), so the replay brings it up to date.
+   * the rows are in, searches wait (health says NOT_SERVING) and writes are queued from the call on, then replayed in
+   * order: `entries` must come from a committed state no older than this call (the store's
+   * `iterateVectors`, read on the first step), so the replay brings it up to date.
    */
   async load(entries: AsyncIterable<VectorEntry> | Iterable<VectorEntry>): Promise<void> {
     this.assertOpen();
     if (this.deferred !== null) throw new Error("a load is already running");
     this.deferred = [];
     this.loadError = undefined;
+    let settle!: () => void;
+    this.loadDone = new Promise((resolve) => (settle = resolve));
     try {
+      // The caller (a server starting) gets to listen first: the store's read can be long, and every
+      // write from now on is queued, so a state read later than this is brought up to date all the same.
+      await yieldToEventLoop();
+      this.assertOpen();
       const aside = new LoadAside(this.dimension);
       let n = 0;
       for await (const e of entries) {
@@ -363,6 +404,8 @@ export class PartitionedVectorBackend implements VectorBackend {
       // write would; otherwise they keep the rows current, though searches stay UNAVAILABLE.
       const left = this.deferred ?? [];
       this.deferred = null;
+      this.loadDone = null;
+      settle();
       for (const op of left) {
         try {
           (op() as Promise<unknown> | undefined)?.catch?.(() => undefined);
@@ -373,7 +416,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     }
   }
 
-  /** Whether `load` is still running (searches answer UNAVAILABLE meanwhile). */
+  /** Whether `load` is still running (searches wait for it meanwhile). */
   get loading(): boolean {
     return this.deferred !== null;
   }
@@ -405,7 +448,11 @@ export class PartitionedVectorBackend implements VectorBackend {
 
   async search(view: ScopedBackendView, query: Float32Array, opts: VectorSearchOptions): Promise<{ hits: VectorHit[]; exhaustive: boolean }> {
     this.assertOpen();
-    if (this.deferred !== null) throw new UnavailableError("vector search is not ready yet: the vectors are still loading");
+    if (this.loadDone !== null) {
+      // Health says NOT_SERVING meanwhile; a search that comes anyway waits (within its deadline).
+      await settledOrAborted(this.loadDone, opts.signal);
+      this.assertOpen();
+    }
     if (this.loadError !== undefined) throw new UnavailableError(`the vectors could not be loaded: ${this.loadError instanceof Error ? this.loadError.message : String(this.loadError)}`);
     opts.signal?.throwIfAborted();
     if (query.length !== this.dimension) throw new RangeError(`query has ${query.length} dimensions, the backend ${this.dimension}`);
@@ -471,6 +518,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     const graph = this.storeGraph.index;
     const total = this.partitionOfKey.size;
     if (!graph || total === 0 || candidates < STORE_GRAPH_MIN_SHARE * total) return false;
+    if (this.partitionScanMaxCost > 0 && this.partitionScanCost(inScope) <= this.partitionScanMaxCost) return false;
     // Twice the visible candidates it needs, scaled up by the share of the store the scope leaves out.
     const fetch = Math.ceil((need * 2 * total) / candidates);
     if (fetch > STORE_GRAPH_MAX_FETCH) return false;
@@ -484,6 +532,18 @@ export class PartitionedVectorBackend implements VectorBackend {
       if (tag !== undefined) p!.offerCandidate(key, filter, heap, tag, tally);
     }
     return graphAnswered(tally, keys.length, graph.size, need);
+  }
+
+  /** What answering these partitions one by one costs, in int8 rows scanned (see PARTITION_SCAN_MAX_COST). */
+  private partitionScanCost(inScope: VectorPartition[]): number {
+    let cost = 0;
+    for (const p of inScope) {
+      if (p.index) cost += GRAPH_SEARCH_COST;
+      else if (p.size >= INT8_SCAN_MIN_ROWS) cost += p.size;
+      else cost += p.size * FLOAT_ROW_COST;
+      if (cost > this.partitionScanMaxCost) break;
+    }
+    return cost;
   }
 
   /** The heap's entries as hits, best first; a key removed since it was scored is left out. */
@@ -564,10 +624,15 @@ export class PartitionedVectorBackend implements VectorBackend {
       if (this.loadGraph(holder)) return;
     }
     if ((holder.index === null && holder.size >= minRows) || churned) {
-      holder.building = new HnswIndex(this.dimension, this.hnswParams);
+      holder.building = new HnswIndex(this.dimension, this.paramsOf(holder));
       this.indexQueue.add(holder);
       if (!this.indexer) this.indexer = this.runIndexer();
     }
+  }
+
+  /** The store-wide graph searches a narrower beam than partition graphs (STORE_GRAPH_EXPANSION_SEARCH). */
+  private paramsOf(holder: GraphHolder): HnswParams {
+    return holder === this.storeGraph ? this.storeGraphParams : this.hnswParams;
   }
 
   private graphPath(holder: GraphHolder): string | undefined {
@@ -578,7 +643,7 @@ export class PartitionedVectorBackend implements VectorBackend {
   /** Takes the holder's saved graph when it matches the rows held; true when it did. */
   private loadGraph(holder: GraphHolder): boolean {
     const path = this.graphPath(holder);
-    const graph = path === undefined ? undefined : HnswIndex.load(path, this.dimension, this.hnswParams, holder.keySnapshot());
+    const graph = path === undefined ? undefined : HnswIndex.load(path, this.dimension, this.paramsOf(holder), holder.keySnapshot());
     if (!graph) return false;
     holder.index = graph;
     this.graphCounts.loaded += 1;
@@ -714,6 +779,20 @@ class LoadAside {
     if (p.upsert(e.chunkKey, e.path, e.supersededAt, e.vector) === "rejected") this.partitionOfKey.delete(e.chunkKey);
     else this.partitionOfKey.set(e.chunkKey, p);
   }
+}
+
+/** Resolves when `done` does, or rejects with the signal's reason once it aborts, whichever is first. */
+function settledOrAborted(done: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return done;
+  signal.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    done.then(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    });
+  });
 }
 
 function yieldToEventLoop(): Promise<void> {
