@@ -71,6 +71,9 @@ const FLOAT_ROW_COST = 4;
 /** The scan cost (int8 rows) of one partition-graph search. */
 const GRAPH_SEARCH_COST = 16_384;
 
+/** How many times a store-graph search too few of whose candidates are in scope is widened before the per-partition path answers. */
+const STORE_GRAPH_WIDENINGS = 2;
+
 /** The most candidates one store-graph search fetches; past it the per-partition path answers. */
 const STORE_GRAPH_MAX_FETCH = 4096;
 
@@ -486,9 +489,9 @@ export class PartitionedVectorBackend implements VectorBackend {
     // Visible candidates a graph answer must rest on: half the over-fetch, so the k-th result is never
     // decided by the graph's approximate order at the edge of what the filters let through.
     const need = Math.max(opts.topK, Math.ceil(fetch / 2));
-    let heap = new TopKHeap(opts.topK);
-    if (useGraphs && this.searchStoreGraph(inScope, candidates, filter, heap, need)) return { hits: this.hitsOf(heap, inScope), exhaustive: false };
-    heap = new TopKHeap(opts.topK);
+    const fromStoreGraph = useGraphs ? this.searchStoreGraph(inScope, candidates, filter, opts.topK, need) : null;
+    if (fromStoreGraph) return { hits: this.hitsOf(fromStoreGraph, inScope), exhaustive: false };
+    const heap = new TopKHeap(opts.topK);
     let exhaustive = true;
     let lastYield = performance.now();
     for (let i = 0; i < inScope.length; i++) {
@@ -511,27 +514,36 @@ export class PartitionedVectorBackend implements VectorBackend {
 
   /**
    * Answers from the store-wide graph when the scope covers enough of the store: candidates are kept
-   * only when their partition is in scope (and pass the filters), after exact re-scoring. Returns false
-   * (leaving `heap` to be discarded) when the graph is not there or could not settle the answer.
+   * only when their partition is in scope (and pass the filters), after exact re-scoring; a search that
+   * finds too few in scope is widened (STORE_GRAPH_WIDENINGS). Returns the answer's heap, or null when the
+   * graph is not there, the scope is cheaper to scan, or the graph could not settle the answer.
    */
-  private searchStoreGraph(inScope: VectorPartition[], candidates: number, filter: PartitionFilter, heap: TopKHeap, need: number): boolean {
+  private searchStoreGraph(inScope: VectorPartition[], candidates: number, filter: PartitionFilter, topK: number, need: number): TopKHeap | null {
     const graph = this.storeGraph.index;
     const total = this.partitionOfKey.size;
-    if (!graph || total === 0 || candidates < STORE_GRAPH_MIN_SHARE * total) return false;
-    if (this.partitionScanMaxCost > 0 && this.partitionScanCost(inScope) <= this.partitionScanMaxCost) return false;
+    if (!graph || total === 0 || candidates < STORE_GRAPH_MIN_SHARE * total) return null;
+    if (this.partitionScanMaxCost > 0 && this.partitionScanCost(inScope) <= this.partitionScanMaxCost) return null;
     // Twice the visible candidates it needs, scaled up by the share of the store the scope leaves out.
-    const fetch = Math.ceil((need * 2 * total) / candidates);
-    if (fetch > STORE_GRAPH_MAX_FETCH) return false;
+    let fetch = Math.ceil((need * 2 * total) / candidates);
     const tagOf = new Map<VectorPartition, number>();
     inScope.forEach((p, i) => tagOf.set(p, i));
-    const keys = graph.search(filter.query, fetch);
-    const tally: GraphTally = { visible: 0 };
-    for (const key of keys) {
-      const p = this.partitionOfKey.get(key);
-      const tag = p === undefined ? undefined : tagOf.get(p);
-      if (tag !== undefined) p!.offerCandidate(key, filter, heap, tag, tally);
+    for (let round = 0; fetch <= STORE_GRAPH_MAX_FETCH; round++) {
+      const heap = new TopKHeap(topK);
+      const keys = graph.search(filter.query, fetch);
+      const tally: GraphTally = { visible: 0 };
+      for (const key of keys) {
+        const p = this.partitionOfKey.get(key);
+        const tag = p === undefined ? undefined : tagOf.get(p);
+        if (tag !== undefined) p!.offerCandidate(key, filter, heap, tag, tally);
+      }
+      if (graphAnswered(tally, keys.length, graph.size, need)) return heap;
+      // The query's neighbourhood lies mostly outside the scope: widen in proportion to the share of the
+      // candidates that passed (a wider beam costs far less than scanning the scope's partitions).
+      fetch = Math.max(fetch * 2, Math.ceil((fetch * need) / Math.max(1, tally.visible)));
+      // Past half the store, the partitions' own scans are as cheap and sure.
+      if (round >= STORE_GRAPH_WIDENINGS || fetch * 2 >= graph.size) return null;
     }
-    return graphAnswered(tally, keys.length, graph.size, need);
+    return null;
   }
 
   /** What answering these partitions one by one costs, in int8 rows scanned (see PARTITION_SCAN_MAX_COST). */
