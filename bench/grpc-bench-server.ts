@@ -4,7 +4,8 @@
  * grpc-js baseline over the same SQLite file. Over IPC it reports `{ port }` once listening, answers
  * `"cpu"` with its own `process.cpuUsage()` (so CPU per call is the server's alone), `"memory"` with its
  * resident set size, `"graph"` with the time since its start (ms) at which the graph store was loaded (the
- * server serves before that), and exits on `"stop"`.
+ * server serves before that), `"vectors"` with the time at which the vectors were loaded (likewise) and its
+ * resident set size then, and exits on `"stop"`.
  */
 import { createBackends } from "../src/server/composition-root.js";
 import { loadConfig } from "../src/server/config.js";
@@ -14,18 +15,18 @@ import { startPlainServer } from "./plain-grpc-server.js";
 
 const [role, path, extra] = process.argv.slice(2);
 
-async function start(): Promise<{ port: number; close(): Promise<void> | void; graphReady?: Promise<void> }> {
+async function start(): Promise<{ port: number; close(): Promise<void> | void; graphReady?: Promise<void>; vectorReady?: Promise<void> }> {
   if (role === "plain") return startPlainServer(path, extra.split(","));
   const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: path });
   const backends = await createBackends(config);
-  const graphReady = backends.graphReady;
+  const { graphReady, vectorReady } = backends;
   const server = await startServer({
     config,
     keys: new KeyRing([{ name: "bench", key_sha256: extra, projects: ["*/*"], write: true }]),
     backends,
     onInternalError: (err) => process.stderr.write(`internal error: ${String(err)}\n`),
   });
-  return { port: server.port, close: () => server.close(1000), graphReady };
+  return { port: server.port, close: () => server.close(1000), graphReady, vectorReady };
 }
 
 const server = await start();
@@ -33,6 +34,7 @@ process.on("message", async (msg: string) => {
   if (msg === "cpu") process.send!({ cpu: process.cpuUsage() });
   if (msg === "memory") process.send!({ rss: process.memoryUsage().rss });
   if (msg === "graph") await server.graphReady?.then(() => process.send!({ ms: performance.now() }));
+  if (msg === "vectors") await (server.vectorReady ?? Promise.resolve()).then(() => process.send!({ ms: performance.now(), rss: process.memoryUsage().rss }));
   if (msg === "stop") {
     await server.close();
     process.exit(0);

@@ -3,8 +3,9 @@
  * memory then, over data directories holding 0, a tenth of and all of BENCH_SCALE x 100,000 chunks with
  * 384-dimension embeddings and as many triples (100 resources), each in a fresh process
  * (grpc-bench-server.ts). Start-up should stay flat as the data grows: figures are ratios to the empty
- * directory's, measured in the same run. The graph store loads in the background (health reports the graph
- * service NOT_SERVING meanwhile): the time at which it is loaded is printed beside. Then the vector graphs
+ * directory's, measured in the same run. The vectors and the graph store load in the background (health
+ * reports their services NOT_SERVING meanwhile): the times at which they are loaded (and the RSS once the
+ * vectors are in) are printed beside. Saved vector graphs load after the rows, in the background too. Then the vector graphs
  * over the full set: built from the rows (a first start) against loaded from the files a previous run
  * saved (every later start).
  */
@@ -67,7 +68,7 @@ async function fill(dataDir: string, chunks: number): Promise<void> {
  * Forks a server over `dataDir`; resolves with the time to listening (ms), the RSS then (bytes) and the
  * time until its graph store was loaded (ms from the fork, the server serving meanwhile).
  */
-function startOnce(dataDir: string): Promise<{ ms: number; rss: number; graphMs: number }> {
+function startOnce(dataDir: string): Promise<{ ms: number; rss: number; graphMs: number; vectorMs: number; vectorRss: number }> {
   const t0 = performance.now();
   const proc = fork(join(here, "grpc-bench-server.ts"), ["service", dataDir, hashKey(generateKey())], {
     execArgv: ["--import", "tsx"],
@@ -81,6 +82,10 @@ function startOnce(dataDir: string): Promise<{ ms: number; rss: number; graphMs:
     const memory = next();
     proc.send("memory");
     const { rss } = await memory;
+    const vectors = next();
+    proc.send("vectors");
+    const { rss: vectorRss } = await vectors;
+    const vectorMs = performance.now() - t0;
     const graph = next();
     proc.send("graph");
     await graph;
@@ -89,7 +94,7 @@ function startOnce(dataDir: string): Promise<{ ms: number; rss: number; graphMs:
     const gone = new Promise((resolve) => proc.once("exit", resolve));
     proc.send("stop");
     await gone;
-    return { ms, rss, graphMs };
+    return { ms, rss, graphMs, vectorMs, vectorRss };
   })();
   return Promise.race([measured, exited]);
 }
@@ -114,7 +119,7 @@ async function graphsReady(dataDir: string, graphDir: string): Promise<{ ms: num
 export async function run(): Promise<void> {
   const scale = Number(process.env.BENCH_SCALE ?? "1") || 1;
   const full = Math.max(5000, Math.round(100_000 * scale));
-  let base: { ms: number; rss: number; graphMs: number } | undefined;
+  let base: { ms: number; rss: number; graphMs: number; vectorMs: number; vectorRss: number } | undefined;
   process.stdout.write(`start-up to listening, fresh process (tsx), ${DIM}-dimension embeddings in ${RESOURCES} resources\n`);
   for (const chunks of [0, Math.round(full / 10), full]) {
     const dataDir = mkdtempSync(join(tmpdir(), "acms-startup-bench-"));
@@ -125,7 +130,8 @@ export async function run(): Promise<void> {
       base ??= best;
       process.stdout.write(
         `  ${String(chunks).padStart(7)} chunks and triples: listening ${(best.ms / 1000).toFixed(2)} s (${(best.ms / base.ms).toFixed(2)}x empty), ` +
-          `RSS ${(best.rss / 2 ** 20).toFixed(0)} MiB (${(best.rss / base.rss).toFixed(2)}x empty); graph store loaded at ${(best.graphMs / 1000).toFixed(2)} s (${(best.graphMs / base.graphMs).toFixed(2)}x empty)\n`,
+          `RSS ${(best.rss / 2 ** 20).toFixed(0)} MiB (${(best.rss / base.rss).toFixed(2)}x empty); vectors loaded at ${(best.vectorMs / 1000).toFixed(2)} s (${(best.vectorMs / base.vectorMs).toFixed(2)}x empty), ` +
+          `RSS then ${(best.vectorRss / 2 ** 20).toFixed(0)} MiB (${(best.vectorRss / base.vectorRss).toFixed(2)}x empty); graph store loaded at ${(best.graphMs / 1000).toFixed(2)} s (${(best.graphMs / base.graphMs).toFixed(2)}x empty)\n`,
       );
       if (chunks === full) {
         const graphDir = join(dataDir, "bench-vectors");

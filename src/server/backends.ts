@@ -24,6 +24,12 @@ export interface Backends {
   text: TextBackend;
   /** Similarity search; absent: VectorBackendService answers UNIMPLEMENTED and uploaded embeddings stay in the document store only. */
   vector?: VectorBackend;
+  /**
+   * Resolves once the vectors are loaded: the embedded backend fills from the document store in the
+   * background (health says NOT_SERVING for vector search meanwhile; a search that comes anyway waits).
+   * Absent: ready at once.
+   */
+  vectorReady?: Promise<void>;
   /** Triples; absent: graph RPCs and PutTriples answer UNIMPLEMENTED. */
   graph?: GraphBackend;
   /**

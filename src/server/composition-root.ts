@@ -77,7 +77,11 @@ async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends
     const units = new SqliteUnitReader(db);
     const text = chooseTextBackend(new Fts5TextBackend(db), { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
     const vector = new PartitionedVectorBackend({ dimension: config.embeddingDim, graphDir: `${config.dataDir}/vectors` });
-    await loadVectors(vector, documents.iterateVectors());
+    // Loads in the background (health says NOT_SERVING for vectors meanwhile): start-up does not wait for
+    // the vectors held. Writes from here on are queued and replayed after the rows read.
+    const vectorReady = loadVectors(vector, documents.iterateVectors());
+    // Whoever starts a server watches it (health); a bare set of backends (tools, tests) may close first.
+    vectorReady.catch(() => undefined);
     const { graph, graphEngine, graphReady } = await openGraph(config);
     return {
       registry,
@@ -86,6 +90,7 @@ async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends
       documents,
       text,
       vector,
+      vectorReady,
       graph,
       graphEngine,
       graphReady,

@@ -1,5 +1,6 @@
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { GraphBackendService } from "../../gen/acms/v1/graph_pb.js";
+import { VectorBackendService } from "../../gen/acms/v1/vector_pb.js";
 import { createAccessInterceptor } from "./access-interceptor.js";
 import { COMPRESS_MIN_BYTES } from "./compression-policy.js";
 import { withConsole } from "./console-assets.js";
@@ -83,6 +84,11 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   if (deps.backends.graphReady) {
     deps.serving.waitFor([GraphBackendService.typeName], deps.backends.graphReady, (err) => {
       if (deps.serving.serving) process.stderr.write(`acms: the graph store could not be loaded (graph calls answer UNAVAILABLE): ${err instanceof Error ? err.message : String(err)}\n`);
+    });
+  }
+  if (deps.backends.vectorReady) {
+    deps.serving.waitFor([VectorBackendService.typeName], deps.backends.vectorReady, (err) => {
+      if (deps.serving.serving) process.stderr.write(`acms: the vectors could not be loaded (vector search answers UNAVAILABLE): ${err instanceof Error ? err.message : String(err)}\n`);
     });
   }
   const { routes, binaryRoutes, interceptors } = createRoutes(deps);

@@ -1,7 +1,8 @@
 /**
  * Health says what is ready, on the real server: the embedded graph store loads into its query workers in
  * the background, so the server serves at once while grpc.health.v1 reports the graph service NOT_SERVING
- * until the store is loaded (the test holds the load back to see that state deterministically).
+ * until the store is loaded, and likewise the vector service until the vectors are (the test holds each
+ * load back to see that state deterministically).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -40,6 +41,33 @@ describe("health readiness (real server, embedded backends)", () => {
       expect((await next).value?.status).toBe(ServingStatus.SERVING);
       expect(await status("acms.v1.GraphBackendService")).toBe(ServingStatus.SERVING);
       await watch.return?.();
+    } finally {
+      sessions.abort();
+      await server.close(0);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+  it("serves before the vectors are loaded, with the vector service NOT_SERVING until they are", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "acms-health-ready-"));
+    const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir });
+    const backends = await createBackends(config);
+    const vectorsLoaded = backends.vectorReady;
+    expect(vectorsLoaded).toBeDefined();
+    await backends.graphReady;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    backends.vectorReady = Promise.all([vectorsLoaded, held]).then(() => undefined);
+    const server = await startServer({ config, keys: new KeyRing([]), backends, log: quietLog() });
+    const sessions = new Http2SessionManager(server.url);
+    try {
+      const health = createClient(Health, createGrpcTransport({ baseUrl: server.url, sessionManager: sessions }));
+      const status = async (service: string) => (await health.check({ service })).status;
+      expect(await status("")).toBe(ServingStatus.SERVING);
+      expect(await status("acms.v1.GraphBackendService")).toBe(ServingStatus.SERVING);
+      expect(await status("acms.v1.VectorBackendService")).toBe(ServingStatus.NOT_SERVING);
+      release();
+      await backends.vectorReady;
+      expect(await status("acms.v1.VectorBackendService")).toBe(ServingStatus.SERVING);
     } finally {
       sessions.abort();
       await server.close(0);

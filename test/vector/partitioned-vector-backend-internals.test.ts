@@ -201,7 +201,8 @@ describe("PartitionedVectorBackend specifics", () => {
     });
 
     it("never lets out-of-scope neighbours through, and falls back to the partitions when they crowd the candidates", async () => {
-      const b = make({ exactThreshold: 120 });
+      // A beam wide enough that the graph's candidates are the crowd (the store graph's default is narrower).
+      const b = make({ exactThreshold: 120, hnsw: { expansionSearch: 512 } });
       const q = randomVector(prng(132), DIM);
       const rnd = prng(33);
       const crowd = ids.slice(4).flatMap((id, i) =>
