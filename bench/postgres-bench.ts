@@ -11,8 +11,9 @@
  *   pgvector runs on PGlite (WebAssembly, one session) at a small size: recall@10 against brute force
  *   and its latency as a ratio to the follower's (PGlite's latency says nothing about a native server).
  * - Relevance: nDCG@10 of FTS5 and of PostgreSQL's BM25 on a collection with planted relevance judgments
- *   (bench/planted-relevance.ts; no public IR collection can be fetched here), their difference, and how
- *   many queries' top 10 differ, and whether only in the order of equal scores.
+ *   (bench/planted-relevance.ts; no public IR collection can be fetched here), or on a public one in the BEIR
+ *   layout with `BENCH_IR_COLLECTION=<dir>` (bench/beir-collection.ts), their difference, and how many
+ *   queries' top 10 differ, and whether only in the order of equal scores.
  * - A server over the corpus on each engine: start-up time to SERVING and its RSS once serving.
  * BENCH_SCALE scales the chunk count (1 = 100,000; CI runs 0.05).
  */
@@ -38,6 +39,7 @@ import { startPostgresCluster, stopPostgresCluster } from "../test/support/engin
 import { gaussian, prng } from "../test/support/prng.js";
 import { viewOver } from "../test/support/view-over.js";
 import { median, percentile, sampleTimes } from "./bench-timing.js";
+import { readBeirCollection } from "./beir-collection.js";
 import { ndcgAt, plantedCollection } from "./planted-relevance.js";
 import { syntheticUlid, syntheticWord, zipfRank } from "./synthetic-corpus.js";
 
@@ -97,9 +99,9 @@ async function serverStart(env: Record<string, string>): Promise<{ seconds: numb
  */
 async function relevance(clusterUrl: string, sqlitePath: string, scale: number): Promise<void> {
   // Queries may share documents (each query plants its own topic words), so a small collection stays judged.
-  const documents = Math.max(1000, Math.round(50_000 * scale));
-  const queries = 300;
-  const col = plantedCollection(11, documents, queries);
+  const publicDir = process.env.BENCH_IR_COLLECTION;
+  const col = publicDir ? readBeirCollection(publicDir) : plantedCollection(11, Math.max(1000, Math.round(50_000 * scale)), 300);
+  const documents = col.documents.length;
   const admin = new pg.Client({ connectionString: clusterUrl });
   await admin.connect();
   await admin.query("CREATE DATABASE relevance");
@@ -121,10 +123,17 @@ async function relevance(clusterUrl: string, sqlitePath: string, scale: number):
     const sums = [0, 0];
     let differ = 0;
     let tiesOnly = 0;
+    let refused = 0;
     for (const q of col.queries) {
       const lists = [];
-      for (const [e, engine] of engines.entries()) {
-        const { hits } = await engine.search(v, q.text, { maxResults: 10, now: 2, recentWindowMs: 0 });
+      // A public collection's query may be refused by a text backend's checks (it is counted, scored 0 on both).
+      const answers = await Promise.all(engines.map((engine) => engine.search(v, q.text, { maxResults: 10, now: 2, recentWindowMs: 0 }).catch(() => undefined)));
+      if (answers.some((a) => a === undefined)) {
+        refused += 1;
+        continue;
+      }
+      for (const [e, answer] of answers.entries()) {
+        const { hits } = answer!;
         const ids = hits.map((h) => /docs\/(d\d+)\.md/.exec(h.path)![1]);
         sums[e] += ndcgAt(10, ids, q.grades);
         lists.push(hits.map((h, i) => ({ id: ids[i], score: h.score })));
@@ -142,7 +151,9 @@ async function relevance(clusterUrl: string, sqlitePath: string, scale: number):
       if (sameScores && [...gx].every(([s, ids]) => s === last || gy.get(s) === ids)) tiesOnly += 1;
     }
     const [fts, pgn] = sums.map((s) => s / col.queries.length);
-    process.stdout.write(`relevance: ${col.queries.length} queries with planted judgments over ${documents} documents (3 grade-2 and 6 grade-1 documents per query)\n`);
+    const judged = publicDir ? `judged queries of ${publicDir} (BEIR layout)` : "queries with planted judgments";
+    const shape = publicDir ? `${refused} refused by an engine, scored 0` : "3 grade-2 and 6 grade-1 documents per query";
+    process.stdout.write(`relevance: ${col.queries.length} ${judged} over ${documents} documents (${shape})\n`);
     process.stdout.write(
       `  nDCG@10 FTS5 ${fts.toFixed(4)}, PostgreSQL ${pgn.toFixed(4)}, difference ${(pgn - fts).toFixed(4)}; top-10 order differs for ${differ} queries (${tiesOnly} of them only among equal scores)\n`,
     );
