@@ -18,6 +18,8 @@ module.exports = {
   // Two workers on the 2-core CI machine: jest's default there (cores - 1) runs every file in band, one after
   // another, while many files spend their time waiting on child processes (engines, clients, the CLI).
   maxWorkers: 2,
+  // The slowest files first (a fresh clone has no jest cache, and jest then orders by file size).
+  testSequencer: "<rootDir>/test/support/slowest-first-sequencer.cjs",
   // A run directory shared by the workers; engines started lazily by tests (PostgreSQL) are stopped at the end.
   globalSetup: "<rootDir>/test/support/global-setup.ts",
   globalTeardown: "<rootDir>/test/support/global-teardown.ts",
