@@ -9,7 +9,7 @@
  * "<project> <path>"; files under 5 s are not listed); a default for a file none of them knows.
  */
 const { default: Sequencer } = require("@jest/test-sequencer");
-const { mkdirSync, readFileSync, writeFileSync } = require("node:fs");
+const { mkdirSync, readFileSync, renameSync, writeFileSync } = require("node:fs");
 const { homedir } = require("node:os");
 const { join, relative } = require("node:path");
 
@@ -47,7 +47,9 @@ class SlowestFirstSequencer extends Sequencer {
     }
     try {
       mkdirSync(join(lastRunPath, ".."), { recursive: true });
-      writeFileSync(lastRunPath, JSON.stringify(this.lastRun, null, 1));
+      // Written beside and renamed: runs in several clones at once each leave a whole file (the last one's).
+      writeFileSync(`${lastRunPath}.${process.pid}`, JSON.stringify(this.lastRun, null, 1));
+      renameSync(`${lastRunPath}.${process.pid}`, lastRunPath);
     } catch {
       // Only the order of the next run depends on it.
     }
