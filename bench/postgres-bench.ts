@@ -269,14 +269,16 @@ export async function run(): Promise<void> {
       const small = entries.slice(0, Math.min(entries.length, 3000)).map((e) => ({ ...e, vector: e.vector.slice(0, 64) }));
       await migrate(lpool);
       await ensureVectorTable(lpool, 64);
+      // Loaded once (in WebAssembly each load keeps the HNSW index up to date row by row, the longest part of this
+      // bench at CI's scale): the threshold only picks the search path, and the backend keeps no state of the rows.
+      const writer = new PgvectorBackend(lpool, 64);
+      for (let i = 0; i < small.length; i += 500) writer.upsert(small.slice(i, i + 500));
+      await writer.flushed();
+      const ref = new PartitionedVectorBackend({ dimension: 64, exactThreshold: Number.MAX_SAFE_INTEGER });
+      ref.replaceAll(small);
+      const v = view([...new Set(small.map((e) => e.resourceId))]);
       for (const threshold of [Number.MAX_SAFE_INTEGER, 0]) {
-        await lpool.query("TRUNCATE chunk_vectors");
         const b = new PgvectorBackend(lpool, 64, { exactThreshold: threshold });
-        for (let i = 0; i < small.length; i += 500) b.upsert(small.slice(i, i + 500));
-        await b.flushed();
-        const ref = new PartitionedVectorBackend({ dimension: 64, exactThreshold: Number.MAX_SAFE_INTEGER });
-        ref.replaceAll(small);
-        const v = view([...new Set(small.map((e) => e.resourceId))]);
         let found = 0;
         let want = 0;
         const times: number[] = [];
