@@ -1,6 +1,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import { routeByPreface } from "./route-by-preface.js";
 import { ConnectionGuard, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./connection-guard.js";
 
 /** Takes an HTTP/2 stream before the request handler sees it; false passes it on (see createGrpcStreamHandler). */
@@ -16,7 +17,6 @@ export interface Listener {
   close(graceMs?: number): Promise<void>;
 }
 
-const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 /**
  * How long a new connection may take to send the bytes that pick its protocol. Until then neither HTTP
@@ -64,22 +64,7 @@ export async function listen(
     socket.on("error", () => socket.destroy());
     const sniffTimer = setTimeout(() => socket.destroy(), PROTOCOL_SNIFF_TIMEOUT_MS);
     socket.on("close", () => clearTimeout(sniffTimer));
-    let head = Buffer.alloc(0);
-    const onData = (chunk: Buffer) => {
-      head = Buffer.concat([head, chunk]);
-      const n = Math.min(head.length, H2_PREFACE.length);
-      const isH2 = head.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
-      if (isH2 && head.length < H2_PREFACE.length) return;
-      clearTimeout(sniffTimer);
-      socket.off("data", onData);
-      socket.pause();
-      socket.unshift(head);
-      (isH2 ? h2 : h1).emit("connection", socket);
-      // The HTTP/2 session reads the unshifted bytes itself (socket.read()) and then the native handle;
-      // resuming would flush them as 'data' events nobody listens to, losing the connection preface.
-      if (!isH2) socket.resume();
-    };
-    socket.on("data", onData);
+    routeByPreface(socket, h1, h2, () => clearTimeout(sniffTimer));
   });
   tcp.maxConnections = 10000;
 

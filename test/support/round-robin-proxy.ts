@@ -1,6 +1,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import { routeByPreface } from "../../src/server/route-by-preface.js";
 
 /** A listening round-robin proxy: where clients connect, and how to stop it. */
 export interface RoundRobinProxy {
@@ -13,7 +14,6 @@ export interface RoundRobinProxy {
   close(): Promise<void>;
 }
 
-const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 const { NGHTTP2_CANCEL, NGHTTP2_INTERNAL_ERROR, NGHTTP2_NO_ERROR, NGHTTP2_FLAG_END_STREAM } = http2.constants;
 /** HTTP/1.1 headers about one hop only: each side of the proxy has its own connection. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]);
@@ -85,20 +85,7 @@ export async function startRoundRobinProxy(upstreams: readonly string[]): Promis
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
     socket.setNoDelay(true);
-    let head = Buffer.alloc(0);
-    const onData = (chunk: Buffer) => {
-      head = Buffer.concat([head, chunk]);
-      const n = Math.min(head.length, H2_PREFACE.length);
-      const isH2 = head.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
-      if (isH2 && head.length < H2_PREFACE.length) return;
-      socket.off("data", onData);
-      socket.pause();
-      socket.unshift(head);
-      (isH2 ? h2 : h1).emit("connection", socket);
-      // The HTTP/2 session reads the unshifted bytes itself (as in src/server/listener.ts).
-      if (!isH2) socket.resume();
-    };
-    socket.on("data", onData);
+    routeByPreface(socket, h1, h2);
   });
   await new Promise<void>((resolve, reject) => {
     tcp.once("error", reject);
