@@ -16,21 +16,42 @@ import { KeyRing } from "../../src/server/key-ring.js";
 import { startServer } from "../../src/server/server.js";
 import { quietLog } from "../support/quiet-log.js";
 
+type Status = (service: string) => Promise<ServingStatus>;
+
+/**
+ * A real server whose `ready` load (graph store or vectors) is held back until `release` is called; `body`
+ * gets a Health client and a status reader. The other loads finish first.
+ */
+async function withHeldLoad(
+  ready: "graphReady" | "vectorReady",
+  body: (health: ReturnType<typeof createClient<typeof Health>>, status: Status, release: () => void, loaded: () => Promise<void>) => Promise<void>,
+): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), "acms-health-ready-"));
+  const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir });
+  const backends = await createBackends(config);
+  const realLoad = backends[ready];
+  expect(realLoad).toBeDefined();
+  if (ready === "vectorReady") await backends.graphReady;
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const heldLoad = Promise.all([realLoad, held]).then(() => undefined);
+  backends[ready] = heldLoad;
+  const server = await startServer({ config, keys: new KeyRing([]), backends, log: quietLog() });
+  const sessions = new Http2SessionManager(server.url);
+  try {
+    const health = createClient(Health, createGrpcTransport({ baseUrl: server.url, sessionManager: sessions }));
+    const status = async (service: string) => (await health.check({ service })).status;
+    await body(health, status, release, () => heldLoad);
+  } finally {
+    sessions.abort();
+    await server.close(0);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 describe("health readiness (real server, embedded backends)", () => {
   it("serves before the graph store is loaded, with the graph service NOT_SERVING until it is", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "acms-health-ready-"));
-    const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir });
-    const backends = await createBackends(config);
-    const storeLoaded = backends.graphReady;
-    expect(storeLoaded).toBeDefined();
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    backends.graphReady = Promise.all([storeLoaded, held]).then(() => undefined);
-    const server = await startServer({ config, keys: new KeyRing([]), backends, log: quietLog() });
-    const sessions = new Http2SessionManager(server.url);
-    try {
-      const health = createClient(Health, createGrpcTransport({ baseUrl: server.url, sessionManager: sessions }));
-      const status = async (service: string) => (await health.check({ service })).status;
+    await withHeldLoad("graphReady", async (health, status, release) => {
       expect(await status("")).toBe(ServingStatus.SERVING);
       expect(await status("acms.v1.TextBackendService")).toBe(ServingStatus.SERVING);
       expect(await status("acms.v1.GraphBackendService")).toBe(ServingStatus.NOT_SERVING);
@@ -41,37 +62,16 @@ describe("health readiness (real server, embedded backends)", () => {
       expect((await next).value?.status).toBe(ServingStatus.SERVING);
       expect(await status("acms.v1.GraphBackendService")).toBe(ServingStatus.SERVING);
       await watch.return?.();
-    } finally {
-      sessions.abort();
-      await server.close(0);
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   });
   it("serves before the vectors are loaded, with the vector service NOT_SERVING until they are", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "acms-health-ready-"));
-    const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir });
-    const backends = await createBackends(config);
-    const vectorsLoaded = backends.vectorReady;
-    expect(vectorsLoaded).toBeDefined();
-    await backends.graphReady;
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    backends.vectorReady = Promise.all([vectorsLoaded, held]).then(() => undefined);
-    const server = await startServer({ config, keys: new KeyRing([]), backends, log: quietLog() });
-    const sessions = new Http2SessionManager(server.url);
-    try {
-      const health = createClient(Health, createGrpcTransport({ baseUrl: server.url, sessionManager: sessions }));
-      const status = async (service: string) => (await health.check({ service })).status;
+    await withHeldLoad("vectorReady", async (_health, status, release, loaded) => {
       expect(await status("")).toBe(ServingStatus.SERVING);
       expect(await status("acms.v1.GraphBackendService")).toBe(ServingStatus.SERVING);
       expect(await status("acms.v1.VectorBackendService")).toBe(ServingStatus.NOT_SERVING);
       release();
-      await backends.vectorReady;
+      await loaded();
       expect(await status("acms.v1.VectorBackendService")).toBe(ServingStatus.SERVING);
-    } finally {
-      sessions.abort();
-      await server.close(0);
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   });
 });
