@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PartitionedVectorBackend } from "../../src/adapters/memory-vector/partitioned-vector-backend.js";
@@ -86,6 +86,26 @@ describe("saved HNSW graphs", () => {
     await third.whenIndexed();
     expect(third.graphCounts).toEqual({ loaded: 0, built: 1 });
     expect((await third.search(viewOf([R.a]), data[5].vector, searchOpts({ topK: 1 }))).hits[0].chunkKey).toBe(data[5].chunkKey);
+  });
+
+  it("are rebuilt when saved in an older layout (a graph of another quantization is never read as this one)", async () => {
+    const data = rows(600);
+    const first = backend();
+    first.replaceAll(data);
+    await first.whenIndexed();
+    await first.close();
+    open.splice(0);
+    // The keys file's first word is its layout version: version 1 graphs held half-precision rows.
+    const keysPath = join(dir, `r-${R.a}.keys`);
+    const raw = readFileSync(keysPath);
+    expect(new Float64Array(raw.buffer, raw.byteOffset, 1)[0]).toBeGreaterThan(1);
+    raw.writeDoubleLE(1, 0);
+    writeFileSync(keysPath, raw);
+    const second = backend();
+    second.replaceAll(data);
+    await second.whenIndexed();
+    expect(second.graphCounts).toEqual({ loaded: 0, built: 1 });
+    expect((await second.search(viewOf([R.a]), data[7].vector, searchOpts({ topK: 1 }))).hits[0].chunkKey).toBe(data[7].chunkKey);
   });
 
   it("are deleted with their resource's vectors, and a start deletes those nothing will load", async () => {

@@ -22,18 +22,23 @@ export interface HnswParams {
 export const DEFAULT_HNSW_PARAMS: HnswParams = { connectivity: 32, expansionAdd: 256, expansionSearch: 512 };
 
 /**
+ * The version of the `.keys` file layout: [format, dimension, graph file bytes, count, ...sorted keys] as
+ * float64. Version 2: the graph holds int8 rows (version 1 graphs held half-precision ones and are rebuilt).
+ */
+const KEYS_FORMAT = 2;
+
+/**
  * Insertion threads, the same on every call: usearch sizes its per-thread contexts when capacity grows,
  * so an add with more threads than the last growth reserved fails ("Reserve capacity ahead of insertions!").
  */
-/** The version of the `.keys` file layout: [format, dimension, graph file bytes, count, ...sorted keys] as float64. */
-const KEYS_FORMAT = 1;
-
 const ADD_THREADS = Math.max(1, Math.min(availableParallelism(), 4));
 
 /**
- * One HNSW graph over unit vectors, keyed by chunk key. It holds half-precision copies (the exact float32
- * rows stay in the partition and re-score every candidate), and remembers which keys it holds so writes
- * that race a background build are applied exactly once.
+ * One HNSW graph over unit vectors, keyed by chunk key. It holds int8 copies (usearch scales a unit row by
+ * 127): usearch's int8 distance runs several times faster than its half-precision one here (a profile of
+ * bench/vector-bench.ts showed the half-precision graph searches taking nearly all of a broad search's
+ * time). The exact float32 rows stay in the partition and re-score every candidate. It remembers which
+ * keys it holds so writes that race a background build are applied exactly once.
  */
 export class HnswIndex {
   private readonly index: InstanceType<typeof usearch.Index>;
@@ -47,7 +52,7 @@ export class HnswIndex {
     this.index = new usearch.Index({
       dimensions: dimension,
       metric: usearch.MetricKind.IP,
-      quantization: usearch.ScalarKind.F16,
+      quantization: usearch.ScalarKind.I8,
       connectivity: params.connectivity,
       expansion_add: params.expansionAdd,
       expansion_search: params.expansionSearch,

@@ -27,7 +27,7 @@ export interface GraphTally {
 
 /**
  * Whether a graph search settled the answer: at least `need` candidates passed the filters, or the graph
- * gave back every member. A graph's candidates are not a sure prefix of the true ranking (half-precision
+ * gave back every member. A graph's candidates are not a sure prefix of the true ranking (int8
  * graph scores, near-duplicate clusters), so the answer is trusted only with the same margin of visible
  * candidates an unfiltered search re-scores: a filter that lets through just `wanted` of them leaves the
  * boundary to the graph's approximate order, and the caller then widens the search or scans exactly.
