@@ -119,8 +119,9 @@ function poolOf(owner: string, projectName: string): string {
  * Keeps agents' working context in three tiers within budgets that always hold: hot (in memory, written
  * through to the store, budget in tokens), warm and cold (budgets in fragments). Storing or promoting into a
  * full tier moves its least recently used fragments down one tier, cold overflow deletes; demotion into cold
- * summarises. Every operation runs through one SerialQueue, and every change is persisted before the
- * in-memory placement (TierPolicy) records it, so a fragment is in exactly one tier at any moment, also under
+ * summarises. Every operation runs through one SerialQueue (a read that is synchronous from start to end, a
+ * hot GetFragment or a GetMetrics, runs at once when the queue is empty: just as serialised, since nothing can
+ * run between its steps), and every change is persisted before the in-memory placement (TierPolicy) records it, so a fragment is in exactly one tier at any moment, also under
  * concurrent calls, and a restart finds every fragment again. On a store several servers share
  * (SharedTierStore: PostgreSQL), each operation also runs as one transaction under the deployment-wide tier
  * lock, after bringing the in-memory placement up to what the other servers committed, so every server sees
@@ -436,7 +437,7 @@ export class TierService {
   }
 
   /** This server's counters of `pools`, summed by name. */
-  private countedIn(pools: readonly string[]): Partial<Counters> {
+  private countedIn(pools: readonly string[]): Counters {
     const sum = zeroCounters();
     for (const pool of pools) {
       const c = this.counters.get(pool);
