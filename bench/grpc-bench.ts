@@ -5,8 +5,9 @@
  * throughput, p50 and p99 latency and server CPU per call (the server process's own cpuUsage), medians of
  * repeated runs alternating between the two servers, and the service/plain ratios: Search on a 1-resource
  * scope against the plain statement, Health Check against a plain trivial handler. Then SearchStream of
- * 1,000 results (first-result latency, results/s) against the unary Search of the same 1,000, and tier
- * GetFragment through gRPC against the same call in process.
+ * 1,000 results (first-result latency, results/s) against the unary Search of the same 1,000, and the tier
+ * RPCs (GetFragment, StoreFragment, GetMetrics, GetForActor) through gRPC against the same calls in process
+ * at the same concurrency, and against the plain trivial handler and Health through the service.
  * BENCH_SCALE (default 1) scales the corpus (20,000 chunks) and the calls per run;
  * BENCH_GRPC_CPU_PROF=DIR writes a V8 CPU profile of the service process to DIR.
  * The three child processes run JavaScript compiled by esbuild as `npm run build` compiles the server
@@ -22,7 +23,15 @@ import { createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { ScopeService } from "../gen/acms/v1/scope_pb.js";
 import { SearchRequestSchema, SearchStreamRequestSchema } from "../gen/acms/v1/text_pb.js";
-import { ContextTierService, GetFragmentRequestSchema, Tier } from "../gen/acms/v1/tiers_pb.js";
+import {
+  ContextTierService,
+  GetForActorRequestSchema,
+  GetFragmentRequestSchema,
+  GetMetricsRequestSchema,
+  Role,
+  StoreFragmentRequestSchema,
+  Tier,
+} from "../gen/acms/v1/tiers_pb.js";
 import { HealthCheckRequestSchema } from "../gen/grpc/health/v1/health_pb.js";
 import { openSqliteDatabase } from "../src/adapters/sqlite/sqlite-database.js";
 import { SqliteDocumentStore } from "../src/adapters/sqlite/sqlite-document-store.js";
@@ -45,6 +54,8 @@ const VOCABULARY = 5000;
 const ROUNDS = 3;
 const CONCURRENCIES = [1, 16, 64];
 const STREAM_RESULTS = 1000;
+/** Callers of the tier runs (one of CONCURRENCIES, so the plain and Health figures of that concurrency compare). */
+const TIER_CONCURRENCY = 16;
 
 /**
  * Compiles the bench's child programs (`name.ts` in bench/) into `outDir` with esbuild, bundled the way
@@ -155,10 +166,11 @@ async function compare(
   serviceJob: Omit<LoadJob, "address" | "concurrency" | "calls" | "warmup">,
   plainJob: Omit<LoadJob, "address" | "concurrency" | "calls" | "warmup">,
   calls: number,
-): Promise<{ ratios: number[]; plain: Measured[] }> {
+): Promise<{ ratios: number[]; plain: Measured[]; service: Measured[] }> {
   process.stdout.write(`${title}\n`);
   const ratios: number[] = [];
   const plainRuns: Measured[] = [];
+  const serviceRuns: Measured[] = [];
   for (const concurrency of CONCURRENCIES) {
     const sizes = { concurrency, calls, warmup: Math.max(50, Math.round(calls / 4)) };
     const s: Measured[] = [];
@@ -171,13 +183,14 @@ async function compare(
     const pm = medianOf(p);
     ratios.push(sm.callsPerSecond / pm.callsPerSecond);
     plainRuns.push(pm);
+    serviceRuns.push(sm);
     process.stdout.write(
       `  concurrency ${concurrency}\n    ${row("service", sm)}\n    ${row("plain", pm)}\n` +
         `    service/plain: throughput ${(sm.callsPerSecond / pm.callsPerSecond).toFixed(2)}x, ` +
         `p50 ${(sm.p50 / pm.p50).toFixed(2)}x, p99 ${(sm.p99 / pm.p99).toFixed(2)}x, cpu per call ${(sm.cpuPerCall / pm.cpuPerCall).toFixed(2)}x\n`,
     );
   }
-  return { ratios, plain: plainRuns };
+  return { ratios, plain: plainRuns, service: serviceRuns };
 }
 
 function bearer(key: string, scopeId?: string): Interceptor {
@@ -215,8 +228,34 @@ async function buildCorpus(dataDir: string, resources: number): Promise<{ all: s
   return { all, one: all[0] };
 }
 
-/** GetFragment in process, one caller (the tier bench's baseline), over the durable embedded store. */
-async function tierGetInProcess(n: number): Promise<number> {
+/** The tier RPCs the bench drives, in process and through gRPC. */
+const TIER_OPS = ["get", "store", "metrics", "view"] as const;
+type TierOp = (typeof TIER_OPS)[number];
+const TIER_RPC: Record<TierOp, string> = { get: "GetFragment", store: "StoreFragment", metrics: "GetMetrics", view: "GetForActor" };
+/** The fragment every tier call reads (stored before any is timed), and the one StoreFragment replaces. */
+const TIER_FRAGMENT = { id: "f", content: "the plan", project: "bench/one" };
+const TIER_STORED = "s";
+
+/** `n` calls of `op` with at most `concurrency` in flight; calls per second. */
+async function callsPerSecond(n: number, concurrency: number, op: () => Promise<unknown>): Promise<number> {
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      next += 1;
+      await op();
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return n / ((performance.now() - t0) / 1000);
+}
+
+/**
+ * The tier calls in process over the durable embedded store (SQLite written through plus cold files), the
+ * same calls the gRPC runs make, at `concurrency` callers: calls per second of each, medians of ROUNDS.
+ * `calls(op)` is the number of calls per run.
+ */
+async function tierInProcess(calls: (op: TierOp) => number, concurrency: number): Promise<Record<TierOp, number>> {
   const dir = mkdtempSync(join(tmpdir(), "acms-grpc-bench-tiers-"));
   const db = openSqliteDatabase(join(dir, "acms.db"));
   try {
@@ -224,14 +263,24 @@ async function tierGetInProcess(n: number): Promise<number> {
       budgets: { maxTokensHot: 100_000_000, maxDecisionsWarm: 1_000_000, maxDecisionsCold: 1_000_000 },
       summaryTokens: 32,
     });
-    const view = viewOver([], { scopeId: newUlid(), owner: "bench", projectNames: ["bench/one"], createdAt: new Date() });
-    await tiers.storeFragment(view, { id: "f", content: "the plan", tier: undefined, projectName: "bench/one", resourceId: "", metadata: {} });
-    for (let i = 0; i < 200; i++) await tiers.getFragment(view, "f");
-    const t0 = performance.now();
-    for (let i = 0; i < n; i++) await tiers.getFragment(view, "f");
-    const rate = n / ((performance.now() - t0) / 1000);
+    const view = viewOver([], { scopeId: newUlid(), owner: "bench", projectNames: [TIER_FRAGMENT.project], createdAt: new Date() });
+    const store = (id: string) => tiers.storeFragment(view, { id, content: TIER_FRAGMENT.content, tier: undefined, projectName: TIER_FRAGMENT.project, resourceId: "", metadata: {} });
+    await store(TIER_FRAGMENT.id);
+    const ops: Record<TierOp, () => Promise<unknown>> = {
+      get: () => tiers.getFragment(view, TIER_FRAGMENT.id),
+      store: () => store(TIER_STORED),
+      metrics: () => tiers.getMetrics(view),
+      view: () => tiers.getForActor(view, "reviewer", [], false),
+    };
+    const rates = {} as Record<TierOp, number>;
+    for (const op of TIER_OPS) {
+      await callsPerSecond(op === "store" ? 10 : calls(op), concurrency, ops[op]);
+      const runs: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) runs.push(await callsPerSecond(calls(op), concurrency, ops[op]));
+      rates[op] = median(runs);
+    }
     await tiers.close();
-    return rate;
+    return rates;
   } finally {
     db.close();
     rmSync(dir, { recursive: true, force: true });
@@ -271,7 +320,7 @@ export async function run(): Promise<void> {
     const oneScope = (await scopes.resolveScope({ projects: ["bench/one"] })).scope!.scopeId;
     const allScope = (await scopes.resolveScope({ projects: ["bench/all"] })).scope!.scopeId;
     await createClient(ContextTierService, transport(oneScope)).storeFragment({
-      fragment: { fragmentId: "f", content: "the plan", projectName: "bench/one", tier: Tier.HOT },
+      fragment: { fragmentId: TIER_FRAGMENT.id, content: TIER_FRAGMENT.content, projectName: TIER_FRAGMENT.project, tier: Tier.HOT },
     });
     sessionManager.abort();
 
@@ -290,7 +339,7 @@ export async function run(): Promise<void> {
     );
     const healthPath = "/grpc.health.v1.Health/Check";
     const health = bytes(HealthCheckRequestSchema, { service: "" });
-    const { ratios: healthRatios, plain: plainHealth } = await compare(
+    const { ratios: healthRatios, plain: plainHealth, service: serviceHealth } = await compare(
       "Health Check",
       load,
       service,
@@ -319,28 +368,62 @@ export async function run(): Promise<void> {
         `last ${stream.p50.toFixed(2)} ms p50 (${Math.round((stream.messages * 1000) / stream.p50)} results/s, ${(unary.p50 / stream.p50).toFixed(2)}x unary's rate)\n`,
     );
 
-    const tierCalls = calls * 2;
-    const inProcess = await tierGetInProcess(tierCalls);
-    const getRuns: Measured[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      getRuns.push(await measure(load, service, {
-        kind: "unary",
-        path: "/acms.v1.ContextTierService/GetFragment",
-        request: bytes(GetFragmentRequestSchema, { fragmentId: "f" }),
-        metadata: auth,
-        concurrency: 16,
-        calls: tierCalls,
-        warmup: 100,
-      }));
-    }
-    const overGrpc = medianOf(getRuns);
+    // GetFragment at TIER_CONCURRENCY is the headline figure (the most calls); the others are smaller, a store being an fsync.
+    const tierCalls = (op: TierOp, concurrency = TIER_CONCURRENCY) =>
+      op === "get" && concurrency === TIER_CONCURRENCY ? calls * 2 : op === "store" ? Math.max(60, Math.round(calls / 5)) : Math.max(150, Math.round(calls / 2));
+    const tierRequests: Record<TierOp, string> = {
+      get: bytes(GetFragmentRequestSchema, { fragmentId: TIER_FRAGMENT.id }),
+      store: bytes(StoreFragmentRequestSchema, { fragment: { fragmentId: TIER_STORED, content: TIER_FRAGMENT.content, projectName: TIER_FRAGMENT.project, tier: Tier.HOT } }),
+      metrics: bytes(GetMetricsRequestSchema, {}),
+      view: bytes(GetForActorRequestSchema, { role: Role.REVIEWER }),
+    };
+    const tierOverGrpc = async (op: TierOp, concurrency: number): Promise<Measured> => {
+      const runs: Measured[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        runs.push(await measure(load, service, {
+          kind: "unary",
+          path: `/acms.v1.ContextTierService/${TIER_RPC[op]}`,
+          request: tierRequests[op],
+          metadata: auth,
+          concurrency,
+          calls: tierCalls(op, concurrency),
+          warmup: op === "store" ? 20 : Math.max(100, Math.round(tierCalls(op, concurrency) / 4)),
+        }));
+      }
+      return medianOf(runs);
+    };
+    // In process a read costs microseconds: as many calls as the headline run, so the rate is not a timer's noise.
+    const inProcessCalls = (op: TierOp) => (op === "store" ? tierCalls(op) : calls * 2);
+    const inProcessOne = await tierInProcess(inProcessCalls, 1);
+    const inProcessMany = await tierInProcess(inProcessCalls, TIER_CONCURRENCY);
+    const at = CONCURRENCIES.indexOf(TIER_CONCURRENCY);
+    const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
     process.stdout.write(
-      `Tier GetFragment: in process ${Math.round(inProcess)} ops/s (one caller); through gRPC ${Math.round(overGrpc.callsPerSecond)} ops/s ` +
-        `(16 callers, p50 ${overGrpc.p50.toFixed(2)} ms, cpu ${Math.round(overGrpc.cpuPerCall)} µs/call): ${(overGrpc.callsPerSecond / inProcess).toFixed(2)}x in process, ` +
-        `${(overGrpc.callsPerSecond / plainHealth[CONCURRENCIES.indexOf(16)].callsPerSecond).toFixed(2)}x a plain grpc-js trivial handler at 16 callers (the wire's ceiling)\n`,
+      `Tier RPCs: in process (durable embedded store, no wire) and through gRPC (the load generator's process), calls/s; ` +
+        `a plain grpc-js trivial handler does ${Math.round(plainHealth[at].callsPerSecond)}/s and Health through the service ` +
+        `${Math.round(serviceHealth[at].callsPerSecond)}/s (cpu ${Math.round(serviceHealth[at].cpuPerCall)} µs/call) at ${TIER_CONCURRENCY} callers\n`,
     );
+    const getOne = await tierOverGrpc("get", 1);
+    process.stdout.write(
+      `  GetFragment, 1 caller: in process ${Math.round(inProcessOne.get)}/s; gRPC ${row("", getOne).trim()}: ${ratio(getOne.callsPerSecond, inProcessOne.get)} in process\n`,
+    );
+    let tierGet: Measured | undefined;
+    for (const op of TIER_OPS) {
+      const m = await tierOverGrpc(op, TIER_CONCURRENCY);
+      if (op === "get") tierGet = m;
+      process.stdout.write(
+        `  ${TIER_RPC[op].padEnd(13)} ${TIER_CONCURRENCY} callers: in process ${Math.round(inProcessMany[op])}/s (1 caller ${Math.round(inProcessOne[op])}/s); ` +
+          `gRPC ${row("", m).trim()}: ${ratio(m.callsPerSecond, inProcessMany[op])} in process, ` +
+          `${ratio(m.callsPerSecond, plainHealth[at].callsPerSecond)} the plain trivial handler, ${ratio(m.callsPerSecond, serviceHealth[at].callsPerSecond)} Health through the service, ` +
+          `cpu ${ratio(m.cpuPerCall, serviceHealth[at].cpuPerCall)} Health's\n`,
+      );
+    }
     const fmt = (rs: number[]) => rs.map((r) => r.toFixed(2)).join(" / ");
-    process.stdout.write(`summary: service/plain throughput at concurrency ${CONCURRENCIES.join(" / ")}: Search ${fmt(searchRatios)}, Health ${fmt(healthRatios)}\n`);
+    process.stdout.write(
+      `summary: service/plain throughput at concurrency ${CONCURRENCIES.join(" / ")}: Search ${fmt(searchRatios)}, Health ${fmt(healthRatios)}; ` +
+        `tier GetFragment through gRPC at ${TIER_CONCURRENCY} callers: ${ratio(tierGet!.callsPerSecond, inProcessMany.get)} in process, ` +
+        `${ratio(tierGet!.callsPerSecond, plainHealth[at].callsPerSecond)} the plain trivial handler\n`,
+    );
   } finally {
     sessionManager?.abort();
     for (const c of started.reverse()) await c.stop().catch(() => undefined);

@@ -1,10 +1,11 @@
 /**
- * Tier benchmark: operations per second of StoreFragment, GetFragment, PromoteFragment (warm to hot) and
- * DemoteFragment (hot to warm), first in process on the embedded store (SQLite written through plus cold
- * files, the baseline), then with the in-memory store (what persistence costs), then through gRPC against
- * a real server on port 0 (what the wire costs), and last the store rate at the default budgets, where
- * every store displaces LRU fragments down the tiers (a steady state with cold files written and deleted).
- * Figures are ratios against the in-process baseline measured in the same run.
+ * Tier benchmark: operations per second of StoreFragment, GetFragment, DemoteFragment (hot to warm),
+ * PromoteFragment (warm to hot), EvictLru (one from hot, to warm) and GetMetrics, first in process on the
+ * embedded store (SQLite written through plus cold files, the baseline), then with the in-memory store (what
+ * persistence costs), then through gRPC against a real server on port 0 (what the wire costs; its client in
+ * this process), each with the same number of concurrent callers, and last the store rate at the default
+ * budgets, where every store displaces LRU fragments down the tiers (a steady state with cold files written
+ * and deleted). Figures are ratios against the in-process baseline measured in the same run.
  * BENCH_SCALE (default 1) scales the operation count (2,000 per phase).
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -28,7 +29,7 @@ import { startServer } from "../src/server/server.js";
 import { TierService } from "../src/application/tier-service.js";
 import { viewOver } from "../test/support/view-over.js";
 
-const PHASES = ["store", "get", "demote", "promote"] as const;
+const PHASES = ["store", "get", "demote", "promote", "evict", "metrics"] as const;
 type Phase = (typeof PHASES)[number];
 type Rates = Record<Phase, number>;
 
@@ -40,13 +41,14 @@ function text(i: number): string {
     `the plan keeps budgets within limits while context for ${i % 7} roles stays findable after a restart.`;
 }
 
-async function timed(n: number, op: (i: number) => Promise<unknown>, concurrency = 1): Promise<number> {
+/** `n` calls of `op` (given 0 to n - 1) with CONCURRENCY in flight; calls per second. */
+async function timed(n: number, op: (i: number) => Promise<unknown>): Promise<number> {
   const start = performance.now();
   let next = 0;
   const worker = async () => {
     while (next < n) await op(next++);
   };
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   return n / ((performance.now() - start) / 1000);
 }
 
@@ -61,6 +63,8 @@ async function inProcess(store: TierStore, n: number, budgets: TierBudgets = ROO
     get: await timed(n, (i) => tiers.getFragment(VIEW, id(i))),
     demote: await timed(n, (i) => tiers.demoteFragment(VIEW, id(i))),
     promote: await timed(n, (i) => tiers.promoteFragment(VIEW, id(i))),
+    evict: await timed(n, () => tiers.evictLru(VIEW, "hot", 1)),
+    metrics: await timed(n, () => tiers.getMetrics(VIEW)),
   };
   await tiers.close();
   return rates;
@@ -100,10 +104,12 @@ async function overGrpc(n: number): Promise<Rates> {
     const c: Client<typeof ContextTierService> = createClient(ContextTierService, transport(scopeId));
     const id = (i: number) => `g-${i}`;
     return {
-      store: await timed(n, (i) => c.storeFragment({ fragment: { fragmentId: id(i), content: text(i), projectName: "bench/tiers", tier: Tier.HOT } }), CONCURRENCY),
-      get: await timed(n, (i) => c.getFragment({ fragmentId: id(i) }), CONCURRENCY),
-      demote: await timed(n, (i) => c.demoteFragment({ fragmentId: id(i) }), CONCURRENCY),
-      promote: await timed(n, (i) => c.promoteFragment({ fragmentId: id(i) }), CONCURRENCY),
+      store: await timed(n, (i) => c.storeFragment({ fragment: { fragmentId: id(i), content: text(i), projectName: "bench/tiers", tier: Tier.HOT } })),
+      get: await timed(n, (i) => c.getFragment({ fragmentId: id(i) })),
+      demote: await timed(n, (i) => c.demoteFragment({ fragmentId: id(i) })),
+      promote: await timed(n, (i) => c.promoteFragment({ fragmentId: id(i) })),
+      evict: await timed(n, () => c.evictLru({ tier: Tier.HOT, count: 1 })),
+      metrics: await timed(n, () => c.getMetrics({})),
     };
   } finally {
     sessionManager.abort();
@@ -134,7 +140,7 @@ export async function run(): Promise<void> {
   const base = await durableStore((store) => inProcess(store, n));
   const memory = await inProcess(new MemoryTierStore(), n);
   const grpc = await overGrpc(n);
-  process.stdout.write(`tier operations, ${n} per phase (in process: one caller; gRPC: ${CONCURRENCY} concurrent callers over h2c)\n`);
+  process.stdout.write(`tier operations, ${n} per phase, ${CONCURRENCY} concurrent callers (gRPC: over h2c, the client in this process)\n`);
   for (const p of PHASES) {
     process.stdout.write(
       `  ${p.padEnd(8)} in process (SQLite + cold files): ${fmt(base[p])}; ` +

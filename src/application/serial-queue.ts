@@ -7,11 +7,25 @@
  */
 export class SerialQueue {
   private tail: Promise<unknown> = Promise.resolve();
+  /** Tasks queued or running, not yet settled. */
+  private pending = 0;
+  private readonly settled = (): void => {
+    this.pending -= 1;
+  };
+
+  /**
+   * Whether no task is queued or running: work that is synchronous from start to end may then run at once,
+   * outside the queue, and is still never interleaved with a queued task (none is between two of its awaits).
+   */
+  get idle(): boolean {
+    return this.pending === 0;
+  }
 
   /** Runs `task` after every task queued before it has settled. */
   run<T>(task: () => Promise<T>): Promise<T> {
+    this.pending += 1;
     const result = this.tail.then(() => task());
-    this.tail = result.catch(() => undefined);
+    this.tail = result.then(this.settled, this.settled);
     return result;
   }
 

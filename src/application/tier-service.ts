@@ -93,9 +93,22 @@ export interface TierMetrics {
 
 type Counters = Omit<TierMetrics, "population" | "tokens">;
 
+const COUNTER_NAMES = Object.keys(zeroCounters()) as (keyof Counters)[];
+
 function zeroCounters(): Counters {
   return { hotHits: 0, hotMisses: 0, warmHits: 0, warmMisses: 0, coldHits: 0, misses: 0, promotions: 0, demotions: 0, evictions: 0 };
 }
+
+/** What a GetFragment lookup counts, by where it found the fragment: the lookups fall through the tiers. */
+const HIT_IN: Record<TierName, readonly (keyof Counters)[]> = {
+  hot: ["hotHits"],
+  warm: ["hotMisses", "warmHits"],
+  cold: ["hotMisses", "warmMisses", "coldHits"],
+};
+const MISSED: readonly (keyof Counters)[] = ["hotMisses", "warmMisses", "misses"];
+const PROMOTED: readonly (keyof Counters)[] = ["promotions"];
+const DEMOTED: readonly (keyof Counters)[] = ["demotions"];
+const EVICTED: readonly (keyof Counters)[] = ["evictions"];
 
 /** The budget pool, and counter bucket, of a principal's project: fragmentKey-style, so no two pairs collide. */
 function poolOf(owner: string, projectName: string): string {
@@ -106,8 +119,9 @@ function poolOf(owner: string, projectName: string): string {
  * Keeps agents' working context in three tiers within budgets that always hold: hot (in memory, written
  * through to the store, budget in tokens), warm and cold (budgets in fragments). Storing or promoting into a
  * full tier moves its least recently used fragments down one tier, cold overflow deletes; demotion into cold
- * summarises. Every operation runs through one SerialQueue, and every change is persisted before the
- * in-memory placement (TierPolicy) records it, so a fragment is in exactly one tier at any moment, also under
+ * summarises. Every operation runs through one SerialQueue (a read that is synchronous from start to end, a
+ * hot GetFragment or a GetMetrics, runs at once when the queue is empty: just as serialised, since nothing can
+ * run between its steps), and every change is persisted before the in-memory placement (TierPolicy) records it, so a fragment is in exactly one tier at any moment, also under
  * concurrent calls, and a restart finds every fragment again. On a store several servers share
  * (SharedTierStore: PostgreSQL), each operation also runs as one transaction under the deployment-wide tier
  * lock, after bringing the in-memory placement up to what the other servers committed, so every server sees
@@ -262,33 +276,50 @@ export class TierService {
 
   /**
    * The calling principal's fragment `id` with its full content, marked as just used. Hits and misses count
-   * per tier; a fragment outside the scope is a miss and NOT_FOUND, like a missing one.
+   * per tier; a fragment outside the scope is a miss and NOT_FOUND, like a missing one. A lookup that needs
+   * no store read (a hot fragment, or a miss) on a store of this server alone, while no other operation is
+   * queued or running, is answered at once: it is synchronous from start to end, so it is as serialised as
+   * a queued one (nothing runs between its steps) without the queue's promise hops.
    */
   async getFragment(view: ScopedBackendView, id: string): Promise<TierFragment> {
     const owner = ownerOf(view);
     checkId("fragment_id", id);
-    const found = await this.run(true, async () => {
-      const key = fragmentKey(owner, id);
+    const key = fragmentKey(owner, id);
+    let found: TierFragment | NotFoundError | undefined;
+    if (!this.shared && this.queue.idle) found = this.lookupInMemory(view, key, owner, id);
+    found ??= await this.run(true, async () => {
       const f = this.index.get(key);
-      if (!f || !isFragmentVisible(view, f)) {
-        this.count(owner, "", "hotMisses", "warmMisses", "misses");
-        // Returned, not thrown here: on a shared store a throw rolls the operation back, the miss's counts with it.
-        return undefined;
-      }
-      if (f.tier === "hot") this.count(owner, f.projectName, "hotHits");
-      else if (f.tier === "warm") this.count(owner, f.projectName, "hotMisses", "warmHits");
-      else this.count(owner, f.projectName, "hotMisses", "warmMisses", "coldHits");
-      const content = await this.contentOf(f);
-      const seq = this.policy.nextSeq();
-      const at = this.now();
-      f.accessSeq = seq;
-      f.lastAccessedAt = at;
-      this.policy.touch(key, seq);
-      this.store.recordAccess(owner, id, at, seq);
-      return guardFragments(view, [{ ...f, content }], "tier get")[0];
+      // Returned, not thrown here: on a shared store a throw rolls the operation back, the miss's counts with it.
+      if (!f || !isFragmentVisible(view, f)) return this.miss(owner, id);
+      return this.hit(view, key, f, await this.contentOf(f));
     });
-    if (!found) throw notFound(id);
+    if (found instanceof NotFoundError) throw found;
     return found;
+  }
+
+  /** The answer of a lookup that needs no store read (a miss, or a fragment whose content is in memory); undefined when it needs one. */
+  private lookupInMemory(view: ScopedBackendView, key: string, owner: string, id: string): TierFragment | NotFoundError | undefined {
+    const f = this.index.get(key);
+    if (!f || !isFragmentVisible(view, f)) return this.miss(owner, id);
+    return f.content === undefined ? undefined : this.hit(view, key, f, f.content);
+  }
+
+  /** Counts a lookup that found nothing the caller may see (in no project's pool), and makes its NOT_FOUND. */
+  private miss(owner: string, id: string): NotFoundError {
+    this.count(owner, "", MISSED);
+    return notFound(id);
+  }
+
+  /** Counts a hit on `f` in its tier, marks it as just used (recorded in the store too), and answers it with `content`. */
+  private hit(view: ScopedBackendView, key: string, f: LoadedFragment, content: string): TierFragment | NotFoundError {
+    this.count(f.owner, f.projectName, HIT_IN[f.tier]);
+    const seq = this.policy.nextSeq();
+    const at = this.now();
+    f.accessSeq = seq;
+    f.lastAccessedAt = at;
+    this.policy.touch(key, seq);
+    this.store.recordAccess(f.owner, f.id, at, seq);
+    return guardFragments(view, [{ ...f, content }], "tier get")[0] ?? notFound(f.id);
   }
 
   /**
@@ -307,7 +338,7 @@ export class TierService {
         );
       }
       const fragment = await this.move(f, up);
-      this.count(f.owner, f.projectName, "promotions");
+      this.count(f.owner, f.projectName, PROMOTED);
       const displaced = await this.rebalance(view);
       return { fragment, displaced };
     });
@@ -321,7 +352,7 @@ export class TierService {
       const down = tierBelow(f.tier);
       if (!down) throw new FailedPreconditionError(`fragment ${id} is already in cold: there is no tier below it (EvictLru deletes from cold)`);
       const fragment = await this.move(f, down);
-      this.count(f.owner, f.projectName, "demotions");
+      this.count(f.owner, f.projectName, DEMOTED);
       const displaced = await this.rebalance(view);
       return { fragment, displaced };
     });
@@ -348,7 +379,7 @@ export class TierService {
       for (const f of victims) {
         if (down) {
           await this.move(f, down);
-          this.count(f.owner, f.projectName, "demotions");
+          this.count(f.owner, f.projectName, DEMOTED);
         } else await this.delete(f);
       }
       await this.rebalance();
@@ -396,53 +427,56 @@ export class TierService {
    * The calling principal's counters summed over the call's projects (plus its lookups that found nothing),
    * and the population and tokens per tier of its fragments visible in the call's scope.
    */
-  getMetrics(view: ScopedBackendView): Promise<TierMetrics> {
-    // Queued, so it never sees a cascade half-applied.
-    return this.run(false, async () => {
-      const population: Record<TierName, number> = { hot: 0, warm: 0, cold: 0 };
-      const tokens: Record<TierName, number> = { hot: 0, warm: 0, cold: 0 };
-      for (const f of this.index.values()) {
-        if (!isFragmentVisible(view, f)) continue;
-        population[f.tier] += 1;
-        tokens[f.tier] += f.tokenCount;
-      }
-      const sum = zeroCounters();
-      const owner = ownerOf(view);
-      const pools = [poolOf(owner, ""), ...[...view.projectSet].map((p) => poolOf(owner, p))];
-      if (this.shared) {
-        const counted = await this.shared.readCounts(pools);
-        for (const k of Object.keys(sum) as (keyof Counters)[]) sum[k] = counted[k] ?? 0;
-      } else {
-        for (const pool of pools) {
-          const c = this.counters.get(pool);
-          if (!c) continue;
-          for (const k of Object.keys(sum) as (keyof Counters)[]) sum[k] += c[k];
-        }
-      }
-      return { ...sum, population, tokens };
-    });
+  async getMetrics(view: ScopedBackendView): Promise<TierMetrics> {
+    const owner = ownerOf(view);
+    const pools = [poolOf(owner, ""), ...[...view.projectSet].map((p) => poolOf(owner, p))];
+    const shared = this.shared;
+    // All in memory on a store of this server alone: answered at once when nothing is queued (so no cascade is half-applied).
+    if (!shared && this.queue.idle) return this.metricsOf(view, this.countedIn(pools));
+    return this.run(false, async () => this.metricsOf(view, shared ? await shared.readCounts(pools) : this.countedIn(pools)));
+  }
+
+  /** This server's counters of `pools`, summed by name. */
+  private countedIn(pools: readonly string[]): Counters {
+    const sum = zeroCounters();
+    for (const pool of pools) {
+      const c = this.counters.get(pool);
+      if (!c) continue;
+      for (const k of COUNTER_NAMES) sum[k] += c[k];
+    }
+    return sum;
+  }
+
+  /** `counted` (absent names: never counted) with the population and tokens per tier of what `view` sees. */
+  private metricsOf(view: ScopedBackendView, counted: Readonly<Record<string, number | undefined>>): TierMetrics {
+    const population: Record<TierName, number> = { hot: 0, warm: 0, cold: 0 };
+    const tokens: Record<TierName, number> = { hot: 0, warm: 0, cold: 0 };
+    for (const f of this.index.values()) {
+      if (!isFragmentVisible(view, f)) continue;
+      population[f.tier] += 1;
+      tokens[f.tier] += f.tokenCount;
+    }
+    const sum = zeroCounters();
+    for (const k of COUNTER_NAMES) sum[k] = counted[k] ?? 0;
+    return { ...sum, population, tokens };
   }
 
   /**
    * Counts one of each of `names` in the counter bucket of `owner`'s project ("" for lookups that found
    * nothing): this server's, and on a shared store the deployment's too (written with the operation).
    */
-  private count(owner: string, projectName: string, ...names: (keyof Counters)[]): void {
+  private count(owner: string, projectName: string, names: readonly (keyof Counters)[]): void {
     const pool = poolOf(owner, projectName);
     let c = this.counters.get(pool);
     if (!c) {
       c = zeroCounters();
       this.counters.set(pool, c);
     }
+    for (const name of names) c[name] += 1;
+    if (!this.shared) return;
     let uncommitted = this.uncommittedCounts.get(pool);
-    if (this.shared && !uncommitted) {
-      uncommitted = {};
-      this.uncommittedCounts.set(pool, uncommitted);
-    }
-    for (const name of names) {
-      c[name] += 1;
-      if (uncommitted) uncommitted[name] = (uncommitted[name] ?? 0) + 1;
-    }
+    if (!uncommitted) this.uncommittedCounts.set(pool, (uncommitted = {}));
+    for (const name of names) uncommitted[name] = (uncommitted[name] ?? 0) + 1;
   }
 
   /**
@@ -458,7 +492,7 @@ export class TierService {
       tokens[t] = this.policy.tokens(t);
     }
     const sum = zeroCounters();
-    for (const c of this.counters.values()) for (const k of Object.keys(sum) as (keyof Counters)[]) sum[k] += c[k];
+    for (const c of this.counters.values()) for (const k of COUNTER_NAMES) sum[k] += c[k];
     return { ...sum, population, tokens };
   }
 
@@ -511,7 +545,7 @@ export class TierService {
     const key = fragmentKey(f.owner, f.id);
     this.policy.remove(key);
     this.index.delete(key);
-    this.count(f.owner, f.projectName, "evictions");
+    this.count(f.owner, f.projectName, EVICTED);
   }
 
   /**
@@ -526,7 +560,7 @@ export class TierService {
       if (!f) throw new Error(`tier policy names fragment ${step.key}, which the index lacks`);
       if (step.to) {
         await this.move(f, step.to);
-        this.count(f.owner, f.projectName, "demotions");
+        this.count(f.owner, f.projectName, DEMOTED);
       } else await this.delete(f);
       if (view && isFragmentVisible(view, f)) displaced.push({ id: f.id, from: step.from, to: step.to, evicted: step.to === undefined });
     }

@@ -177,10 +177,22 @@ export class LruTierPolicy implements TierPolicy {
     if (seq > this.seq) this.seq = seq;
   }
 
-  /** Marks `key` as just used, keeping its tier and pool. */
+  /**
+   * Marks `key` as just used, keeping its tier and pool: it moves to the end of its tier's maps, and no
+   * budget changes (a read is the hottest path of the tiers: no pool is dropped, made again or rechecked).
+   */
   touch(key: string, seq: number): void {
     const e = this.entries.get(key);
-    if (e) this.place(key, e.tier, e.tokens, seq, e.pool);
+    if (!e) return;
+    const entry: TierEntry = { key, pool: e.pool, tier: e.tier, tokens: e.tokens, seq };
+    this.entries.set(key, entry);
+    const tier = this.tiers[e.tier];
+    tier.delete(key);
+    tier.set(key, entry);
+    const inPool = this.pools.get(e.pool)!.tiers[e.tier];
+    inPool.delete(key);
+    inPool.set(key, entry);
+    if (seq > this.seq) this.seq = seq;
   }
 
   /** Forgets `key`. */

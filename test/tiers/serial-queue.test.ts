@@ -17,3 +17,22 @@ describe("SerialQueue", () => {
     await q.drain();
   });
 });
+
+test("SerialQueue is idle only while no task is queued or running, failed ones included", async () => {
+  const q = new SerialQueue();
+  expect(q.idle).toBe(true);
+  let release!: () => void;
+  const first = q.run(() => new Promise<void>((r) => (release = r)));
+  const second = q.run(async () => {
+    throw new Error("second");
+  });
+  expect(q.idle).toBe(false);
+  await Promise.resolve();
+  release();
+  await first;
+  expect(q.idle).toBe(false);
+  await expect(second).rejects.toThrow("second");
+  expect(q.idle).toBe(true);
+  await q.drain();
+  expect(q.idle).toBe(true);
+});

@@ -552,3 +552,33 @@ describe("concurrency", () => {
     expect(totals.population.cold).toBeLessThanOrEqual(8);
   });
 });
+
+describe("reads answered at once", () => {
+  test("a get or GetMetrics issued while a store is in flight waits for it, in call order: each sees what was called before it", async () => {
+    const { tiers } = await open();
+    const stored = tiers.storeFragment(view, input({ id: "late" }));
+    const got = tiers.getFragment(view, "late");
+    const metrics = tiers.getMetrics(view);
+    const missed = tiers.getFragment(view, "never").catch((err: unknown) => err);
+    await stored;
+    expect((await got).id).toBe("late");
+    expect(await metrics).toMatchObject({ hotHits: 1, misses: 0, population: { hot: 1, warm: 0, cold: 0 } });
+    expect(await missed).toBeInstanceOf(NotFoundError);
+    expect(await tiers.getMetrics(view)).toMatchObject({ hotHits: 1, misses: 1 });
+  });
+
+  test("a get answered at once marks the fragment used: LRU order, last access time and the store's record", async () => {
+    let clock = 1_000;
+    const store = new MemoryTierStore();
+    const tiers = await TierService.open(store, { budgets: { maxTokensHot: 10, maxDecisionsWarm: 5, maxDecisionsCold: 5 }, summaryTokens: 16, now: () => new Date((clock += 1)) });
+    await tiers.storeFragment(view, input({ id: "a", content: tokens(4) }));
+    await tiers.storeFragment(view, input({ id: "b", content: tokens(4) }));
+    const got = await tiers.getFragment(view, "a");
+    expect(got.lastAccessedAt.getTime()).toBe(clock);
+    const { displaced } = await tiers.storeFragment(view, input({ id: "c", content: tokens(4) }));
+    expect(displaced.map((d) => d.id)).toEqual(["b"]);
+    const reopened = await TierService.open(store, { budgets: { maxTokensHot: 10, maxDecisionsWarm: 5, maxDecisionsCold: 5 }, summaryTokens: 16 });
+    const order = (await reopened.getForActor(view, "strategist", [], false)).map((f) => `${f.tier}:${f.id}`);
+    expect(order).toEqual(["hot:c", "hot:a", "warm:b"]);
+  });
+});

@@ -1,24 +1,21 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter } from "@connectrpc/connect";
 import {
   ContextTierService,
   DisplacedFragmentSchema,
-  FragmentSchema,
   Role,
   Tier,
   type DisplacedFragment,
-  type Fragment,
 } from "../../../gen/acms/v1/tiers_pb.js";
 import type { ActorRole } from "../../domain/actor-role.js";
 import { InvalidArgumentError } from "../../domain/errors.js";
-import type { TierFragment, TierName } from "../../domain/tier-fragment.js";
+import type { TierName } from "../../domain/tier-fragment.js";
 import { viewOf } from "../handler-context.js";
+import { fragmentToWire, WIRE_TIER } from "./fragment-to-wire.js";
 import type { RouteDeps } from "../server-deps.js";
 import type { Displacement } from "../../application/tier-service.js";
 
 const TIER_OF: Partial<Record<Tier, TierName>> = { [Tier.HOT]: "hot", [Tier.WARM]: "warm", [Tier.COLD]: "cold" };
-const WIRE_TIER: Record<TierName, Tier> = { hot: Tier.HOT, warm: Tier.WARM, cold: Tier.COLD };
 const ROLE_OF: Partial<Record<Role, ActorRole>> = {
   [Role.STRATEGIST]: "strategist",
   [Role.EXECUTOR]: "executor",
@@ -30,22 +27,6 @@ function tierOf(field: string, tier: Tier): TierName {
   const t = TIER_OF[tier];
   if (!t) throw InvalidArgumentError.field(field, tier === Tier.UNSPECIFIED ? "must be specified (TIER_HOT, TIER_WARM or TIER_COLD)" : `unknown tier ${tier}`);
   return t;
-}
-
-function toWire(f: TierFragment): Fragment {
-  return create(FragmentSchema, {
-    fragmentId: f.id,
-    content: f.content,
-    tier: WIRE_TIER[f.tier],
-    resourceId: f.resourceId,
-    projectName: f.projectName,
-    metadata: f.metadata,
-    tokenCount: f.tokenCount,
-    createdAt: timestampFromDate(f.createdAt),
-    updatedAt: timestampFromDate(f.updatedAt),
-    lastAccessedAt: timestampFromDate(f.lastAccessedAt),
-    summary: f.summary,
-  });
 }
 
 function displacedToWire(d: Displacement): DisplacedFragment {
@@ -77,18 +58,18 @@ export function tierRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
           resourceId: f.resourceId,
           metadata: f.metadata,
         });
-        return { fragment: toWire(result.fragment), displaced: result.displaced.map(displacedToWire) };
+        return { fragment: fragmentToWire(result.fragment), displaced: result.displaced.map(displacedToWire) };
       },
       async getFragment(req, ctx) {
-        return { fragment: toWire(await tiers.getFragment(viewOf(ctx), req.fragmentId)) };
+        return { fragment: fragmentToWire(await tiers.getFragment(viewOf(ctx), req.fragmentId)) };
       },
       async promoteFragment(req, ctx) {
         const result = await tiers.promoteFragment(viewOf(ctx), req.fragmentId);
-        return { fragment: toWire(result.fragment), displaced: result.displaced.map(displacedToWire) };
+        return { fragment: fragmentToWire(result.fragment), displaced: result.displaced.map(displacedToWire) };
       },
       async demoteFragment(req, ctx) {
         const result = await tiers.demoteFragment(viewOf(ctx), req.fragmentId);
-        return { fragment: toWire(result.fragment), displaced: result.displaced.map(displacedToWire) };
+        return { fragment: fragmentToWire(result.fragment), displaced: result.displaced.map(displacedToWire) };
       },
       async evictLru(req, ctx) {
         const tier = tierOf("tier", req.tier);
@@ -104,7 +85,7 @@ export function tierRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
         }
         const view = viewOf(ctx);
         const fragments = await tiers.getForActor(view, role, req.projectNames, req.includeFullContent);
-        return { fragments: fragments.map(toWire), scopeId: view.scope.scopeId };
+        return { fragments: fragments.map(fragmentToWire), scopeId: view.scope.scopeId };
       },
       async getMetrics(_req, ctx) {
         const m = await tiers.getMetrics(viewOf(ctx));
