@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import * as crypto from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createPrincipal, type Principal } from "../domain/principal.js";
 
@@ -10,14 +10,18 @@ export interface KeyEntry {
   write: boolean;
 }
 
+/** Node's one-shot digest (Node >= 20.12): a third of createHash's cost, paid on every authenticated call. */
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: "hex") => string }).hash;
+
 /** The hex SHA-256 of an API key, as the keys file stores it. */
 export function hashKey(key: string): string {
-  return createHash("sha256").update(key, "utf8").digest("hex");
+  if (oneShotHash) return oneShotHash("sha256", key, "hex");
+  return crypto.createHash("sha256").update(key, "utf8").digest("hex");
 }
 
 /** A fresh random API key (`acms_` + 43 base64url characters, 256 bits). */
 export function generateKey(): string {
-  return `acms_${randomBytes(32).toString("base64url")}`;
+  return `acms_${crypto.randomBytes(32).toString("base64url")}`;
 }
 
 /**
