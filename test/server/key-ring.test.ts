@@ -13,6 +13,11 @@ describe("key ring", () => {
     expect(key).toMatch(/^acms_[A-Za-z0-9_-]{43}$/);
   });
 
+  it("hashes a key to the hex SHA-256 of its UTF-8 bytes, as the keys file stores it", () => {
+    expect(hashKey("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    expect(hashKey("acms_\u00e9")).toBe("b17884077b433c2ee3e7f52b738986a21a3f5bccd45f202c1f17723c382fc3f3");
+  });
+
   it("validates the keys file", () => {
     const ok = { name: "a", key_sha256: "a".repeat(64), projects: ["local/*"], write: false };
     expect(parseKeyEntries([ok], "k.json")).toHaveLength(1);
