@@ -18,7 +18,7 @@ const [role, path, extra] = process.argv.slice(2);
 async function start(): Promise<{ port: number; close(): Promise<void> | void; graphReady?: Promise<void>; vectorReady?: Promise<void> }> {
   if (role === "plain") return startPlainServer(path, extra.split(","));
   const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: path });
-  const backends = await createBackends(config);
+  const backends = await createBackends(config, { deferLoads: true });
   const { graphReady, vectorReady } = backends;
   const server = await startServer({
     config,
