@@ -119,8 +119,9 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
     await audit?.close();
     throw err;
   }
-  // Only now: loading the data held must not delay listening nor weigh on the process until then.
-  deps.backends.startLoads?.();
+  // Only now, and on the next turn (the caller reports listening first): loading the data held must not
+  // delay listening nor weigh on the process until then.
+  setImmediate(() => deps.backends.startLoads?.());
   const hostForUrl = listener.host.includes(":") ? `[${listener.host}]` : listener.host;
   return {
     port: listener.port,
