@@ -1,7 +1,7 @@
 /**
  * One server of the gRPC benchmark in a process of its own (forked by grpc-bench.ts): `service DATA_DIR
  * KEY_SHA256` runs the real ACMS server over the data directory; `plain DB_PATH RESOURCE_IDS` runs the plain
- * grpc-js baseline over the same SQLite file. Over IPC it reports `{ port }` once listening, answers
+ * grpc-js baseline over the same SQLite file. Over IPC it reports `{ port, rss }` once listening (the resident set size then), answers
  * `"cpu"` with its own `process.cpuUsage()` (so CPU per call is the server's alone), `"memory"` with its
  * resident set size, `"graph"` with the time since its start (ms) at which the graph store was loaded (the
  * server serves before that), `"vectors"` with the time at which the vectors were loaded (likewise) and its
@@ -18,7 +18,7 @@ const [role, path, extra] = process.argv.slice(2);
 async function start(): Promise<{ port: number; close(): Promise<void> | void; graphReady?: Promise<void>; vectorReady?: Promise<void> }> {
   if (role === "plain") return startPlainServer(path, extra.split(","));
   const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: path });
-  const backends = await createBackends(config);
+  const backends = await createBackends(config, { deferLoads: true });
   const { graphReady, vectorReady } = backends;
   const server = await startServer({
     config,
@@ -40,4 +40,4 @@ process.on("message", async (msg: string) => {
     process.exit(0);
   }
 });
-process.send!({ port: server.port });
+process.send!({ port: server.port, rss: process.memoryUsage().rss });

@@ -42,6 +42,7 @@ import { generateKey, hashKey } from "../src/server/key-ring.js";
 import { TierService } from "../src/application/tier-service.js";
 import { prng } from "../test/support/prng.js";
 import { viewOver } from "../test/support/view-over.js";
+import { compilePrograms } from "../scripts/build.mjs";
 import { median } from "./bench-timing.js";
 import type { LoadJob, LoadResult } from "./grpc-load-generator.js";
 import { syntheticWord, zipfRank } from "./synthetic-corpus.js";
@@ -63,20 +64,7 @@ const TIER_CONCURRENCY = 16;
  * `outDir` is under the repository, so the packages left as imports resolve from its node_modules.
  */
 async function compileChildren(outDir: string, names: string[]): Promise<void> {
-  const esbuild = await import("esbuild");
-  await esbuild.build({
-    absWorkingDir: ROOT,
-    entryPoints: Object.fromEntries(names.map((n) => [n, join(here, `${n}.ts`)])),
-    outdir: outDir,
-    outExtension: { ".js": ".mjs" },
-    bundle: true,
-    packages: "external",
-    format: "esm",
-    platform: "node",
-    target: "node20",
-    logLevel: "warning",
-  });
-  await esbuild.stop();
+  await compilePrograms(Object.fromEntries(names.map((n) => [n, join(here, `${n}.ts`)])), outDir);
 }
 
 /** A child process spoken to over IPC, one request and one answer at a time. */

@@ -53,6 +53,41 @@ export function isStale() {
 }
 
 /**
+ * The esbuild options every compile of the server shares (`build`, and `compilePrograms` for the benches'
+ * child processes), so a bench measures the server exactly as `npm run build` compiles it: one ES module
+ * bundle for Node 20 with the INLINED packages in it and every other package (the native ones included) an
+ * ordinary import from node_modules.
+ */
+function bundleOptions() {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+  const packages = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.devDependencies ?? {})];
+  return {
+    absWorkingDir: ROOT,
+    bundle: true,
+    external: packages.filter((name) => !INLINED.has(name)),
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    // Inlined CommonJS (commander) calls require(): give every output file one.
+    banner: { js: 'import { createRequire as acmsCreateRequire } from "node:module"; const require = acmsCreateRequire(import.meta.url);' },
+    logLevel: "warning",
+  };
+}
+
+/**
+ * Compiles stand-alone programs (`{ name: "path/to/entry.ts" }`, relative to the repository) into
+ * `outDir/name.mjs` with the build's options: benches fork these, so they time the compiled server, as
+ * deployed, not tsx. `outDir` must be under the repository, so the packages left as imports resolve from
+ * its node_modules.
+ * @example await compilePrograms({ "grpc-bench-server": "bench/grpc-bench-server.ts" }, outDir);
+ */
+export async function compilePrograms(entryPoints, outDir) {
+  const esbuild = await import("esbuild");
+  await esbuild.build({ ...bundleOptions(), entryPoints, outdir: outDir, outExtension: { ".js": ".mjs" } });
+  await esbuild.stop();
+}
+
+/**
  * Bundles the program into dist/. Chunk names carry a content hash, so a build next to a running `acms`
  * never rewrites a chunk it may still import; `clean` (npm run build) first drops the chunks of older builds.
  */
@@ -61,21 +96,12 @@ export async function build({ clean = false } = {}) {
   const startedAt = new Date();
   if (clean) rmSync(OUT, { recursive: true, force: true });
   mkdirSync(OUT, { recursive: true });
-  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
   await esbuild.build({
-    absWorkingDir: ROOT,
+    ...bundleOptions(),
     entryPoints: { main: "src/cli/main.ts" },
     outdir: OUT,
     chunkNames: "chunks/[name]-[hash]",
-    bundle: true,
     splitting: true,
-    external: Object.keys(pkg.dependencies ?? {}).filter((name) => !INLINED.has(name)),
-    format: "esm",
-    platform: "node",
-    target: "node20",
-    // Inlined CommonJS (commander) calls require(): give every output file one.
-    banner: { js: 'import { createRequire as acmsCreateRequire } from "node:module"; const require = acmsCreateRequire(import.meta.url);' },
-    logLevel: "warning",
   });
   // esbuild serves builds from a child process that outlives the build; a process that goes on to serve
   // (bin/acms.js) must not keep it, or signals aimed at the leaf process of `npm start` land there.

@@ -185,7 +185,7 @@ export async function runServe(options: ServeOptions = {}): Promise<RunningServe
   checkDataDir(config.dataDir, options);
   await checkPortFree(config);
   const createdDataDir = !existsSync(config.dataDir);
-  const backends = await createBackends(config);
+  const backends = await createBackends(config, { deferLoads: true });
   let server: AcmsServer;
   try {
     server = await startServer({ config, keys: new KeyRing(entries), backends, log: new RequestLog(config.logLevel, io.stderr) });

@@ -42,6 +42,11 @@ export interface Backends {
   graphEngine?: string;
   /** Reads documents and chunks by UKO URI (FetchContent, graph evidence); absent: FetchContent answers UNIMPLEMENTED. */
   units?: UnitReader;
+  /**
+   * Starts the background loads `createBackends({ deferLoads: true })` held back (the server calls it once
+   * listening); idempotent. Absent: they started at once.
+   */
+  startLoads?(): void;
   /** Releases every adapter (flushes and closes databases). */
   close(): Promise<void>;
 }

@@ -6,7 +6,7 @@ import type { Services } from "../application/services.js";
 import { searchText } from "../application/text-search.js";
 import { TierService } from "../application/tier-service.js";
 import { searchVectors } from "../application/vector-search.js";
-import { UnimplementedError } from "../domain/errors.js";
+import { UnavailableError, UnimplementedError } from "../domain/errors.js";
 import type { TextBackend } from "../ports/text-backend.js";
 import { MemoryBm25TextBackend, type ChunkTextSource } from "../adapters/memory-bm25/memory-bm25-text-backend.js";
 import { loadVectors } from "../adapters/memory-vector/load-vectors.js";
@@ -33,17 +33,51 @@ import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
 // The composition root: the one place that picks adapters (from config) and builds the application
 // services over them. External engines plug in here, chosen by config.
 
+/** How `createBackends` opens the adapters. */
+export interface CreateBackendsOptions {
+  /**
+   * Hold the background loads (the embedded vectors' read, the graph store's first worker) until
+   * `Backends.startLoads` is called: `startServer` calls it once listening, so the time to listening and
+   * the memory then do not grow with the data held. Vector searches wait and vector writes queue from the
+   * start all the same. Default false: the loads start at once (tools and tests that use the backends bare).
+   */
+  deferLoads?: boolean;
+}
+
+/**
+ * A gate the deferred loads wait on: open at once unless `deferred`. `cancel` (backends closed before it
+ * opened) fails the waiting load instead, so nothing waits on it forever; after `open` it does nothing.
+ */
+function loadGate(deferred: boolean): { opened: Promise<void>; open(): void; cancel(): void } {
+  if (!deferred) return { opened: Promise.resolve(), open: () => undefined, cancel: () => undefined };
+  let open!: () => void;
+  let cancel!: () => void;
+  const opened = new Promise<void>((resolve, reject) => {
+    open = resolve;
+    cancel = () => reject(new UnavailableError("the backends were closed before loading"));
+  });
+  opened.catch(() => undefined);
+  return { opened, open, cancel };
+}
+
+/** `entries` read only once `gate` has opened (so the state read is no older than that). */
+async function* readAfter<T>(gate: Promise<void>, entries: () => AsyncIterable<T>): AsyncIterable<T> {
+  await gate;
+  yield* entries();
+}
+
 /**
  * Opens the adapters config asks for under a locked data directory: the embedded default (SQLite,
  * in-process vectors, Oxigraph) for now, with the keyword index chosen by `config.keywordIndex`.
  */
-export async function createBackends(config: Config): Promise<Backends> {
+export async function createBackends(config: Config, opts: CreateBackendsOptions = {}): Promise<Backends> {
   mkdirSync(config.dataDir, { recursive: true });
   const lock = lockDataDir(config.dataDir);
+  const deferLoads = opts.deferLoads ?? false;
   try {
-    if (config.postgresUrl !== undefined) return await openOnPostgres(config, config.postgresUrl, lock);
-    if (config.duckdbPath !== undefined) return await openOnDuckDb(config, config.duckdbPath, lock);
-    return await openEmbedded(config, lock);
+    if (config.postgresUrl !== undefined) return await openOnPostgres(config, config.postgresUrl, lock, deferLoads);
+    if (config.duckdbPath !== undefined) return await openOnDuckDb(config, config.duckdbPath, lock, deferLoads);
+    return await openEmbedded(config, lock, deferLoads);
   } catch (err) {
     lock.release();
     throw err;
@@ -69,7 +103,7 @@ async function openSqliteCatalog(config: Config, db: SqliteDatabase): Promise<Pi
   return { registry: new SqliteRegistryStore(db), scopes: new SqliteScopeStore(db), tiers };
 }
 
-async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends> {
+async function openEmbedded(config: Config, lock: DataDirLock, deferLoads: boolean): Promise<Backends> {
   const db = openSqliteDatabase(`${config.dataDir}/acms.db`);
   try {
     const { registry, scopes, tiers } = await openSqliteCatalog(config, db);
@@ -78,12 +112,18 @@ async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends
     const text = chooseTextBackend(new Fts5TextBackend(db), { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
     const vector = new PartitionedVectorBackend({ dimension: config.embeddingDim, graphDir: `${config.dataDir}/vectors` });
     // Loads in the background (health says NOT_SERVING for vectors meanwhile): start-up does not wait for
-    // the vectors held. Writes from here on are queued and replayed after the rows read.
-    const vectorReady = loadVectors(vector, documents.iterateVectors());
+    // the vectors held. Writes from here on are queued and replayed after the rows read, which start once
+    // the gate opens (deferLoads: once the server listens).
+    const gate = loadGate(deferLoads);
+    const vectorReady = loadVectors(vector, readAfter(gate.opened, () => documents.iterateVectors()));
     // Whoever starts a server watches it (health); a bare set of backends (tools, tests) may close first.
     vectorReady.catch(() => undefined);
-    const { graph, graphEngine, graphReady } = await openGraph(config);
+    const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads);
     return {
+      startLoads() {
+        gate.open();
+        beginLoading?.();
+      },
       registry,
       scopes,
       tiers,
@@ -96,6 +136,7 @@ async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends
       graphReady,
       units,
       async close() {
+        gate.cancel();
         await vector.close();
         await graph.close();
         await tiers.close();
@@ -111,29 +152,36 @@ async function openEmbedded(config: Config, lock: DataDirLock): Promise<Backends
   }
 }
 
-/** The graph: on the SPARQL endpoint when ACMS_SPARQL_QUERY_URL is set, else the embedded Oxigraph (loading in the background). */
-async function openGraph(config: Config): Promise<{ graph: GraphBackend; graphEngine: string; graphReady?: Promise<void> }> {
+/**
+ * The graph: on the SPARQL endpoint when ACMS_SPARQL_QUERY_URL is set, else the embedded Oxigraph (loading
+ * in the background; with `deferLoad`, from `beginLoading` on).
+ */
+async function openGraph(
+  config: Config,
+  deferLoad: boolean,
+): Promise<{ graph: GraphBackend; graphEngine: string; graphReady?: Promise<void>; beginLoading?: () => void }> {
   if (config.sparqlEndpoint) {
     const { graph, description } = await openSparqlEndpointGraph(config.sparqlEndpoint);
     return { graph, graphEngine: description };
   }
   const path = `${config.dataDir}/graph.db`;
-  const graph = OxigraphGraphBackend.start({ path, ...config.graph });
+  const graph = OxigraphGraphBackend.start({ path, ...config.graph, deferLoad });
   const graphReady = graph.whenReady();
   // Whoever starts a server watches it (health); a bare set of backends (tools, tests) may close first.
   graphReady.catch(() => undefined);
-  return { graph, graphEngine: `Oxigraph (embedded, ${path})`, graphReady };
+  return { graph, graphEngine: `Oxigraph (embedded, ${path})`, graphReady, beginLoading: () => graph.beginLoading() };
 }
 
 /** ACMS_POSTGRES_URL: every PostgreSQL adapter (openPostgres); the graph and cold files stay under the data directory. */
-async function openOnPostgres(config: Config, postgresUrl: string, lock: DataDirLock): Promise<Backends> {
+async function openOnPostgres(config: Config, postgresUrl: string, lock: DataDirLock, deferLoads: boolean): Promise<Backends> {
   const pg = await openPostgres({ postgresUrl, embeddingDim: config.embeddingDim, dataDir: config.dataDir });
   try {
     const tiers = await TierService.open(pg.tierStore, { budgets: config.tiers, summaryTokens: config.tiers.summaryTokens });
     const { documents, units } = pg;
     const text = chooseTextBackend(pg.text, { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
-    const { graph, graphEngine, graphReady } = await openGraph(config);
+    const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads);
     return {
+      startLoads: beginLoading,
       registry: pg.registry,
       scopes: pg.scopes,
       tiers,
@@ -162,7 +210,7 @@ async function openOnPostgres(config: Config, postgresUrl: string, lock: DataDir
  * search on the in-memory BM25 loaded from it at start and kept current from its commits; registry,
  * scopes and the tier catalogue stay in SQLite under the data directory, the graph where config says.
  */
-async function openOnDuckDb(config: Config, duckdbPath: string, lock: DataDirLock): Promise<Backends> {
+async function openOnDuckDb(config: Config, duckdbPath: string, lock: DataDirLock, deferLoads: boolean): Promise<Backends> {
   const db = openSqliteDatabase(`${config.dataDir}/acms.db`);
   let duck: DuckDbDatabase | undefined;
   try {
@@ -174,9 +222,10 @@ async function openOnDuckDb(config: Config, duckdbPath: string, lock: DataDirLoc
     text = new MemoryBm25TextBackend({ generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, { incremental: true });
     await text.load();
     const vector = new DuckDbVectorBackend(duck, { ownWrites: false });
-    const { graph, graphEngine, graphReady } = await openGraph(config);
+    const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads);
     const opened = duck;
     return {
+      startLoads: beginLoading,
       registry,
       scopes,
       tiers,

@@ -1,5 +1,6 @@
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { GraphBackendService } from "../../gen/acms/v1/graph_pb.js";
+import { RagService } from "../../gen/acms/v1/rag_pb.js";
 import { VectorBackendService } from "../../gen/acms/v1/vector_pb.js";
 import { createAccessInterceptor } from "./access-interceptor.js";
 import { COMPRESS_MIN_BYTES } from "./compression-policy.js";
@@ -82,12 +83,12 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
     metrics: serverDeps.metrics ?? (metricsPort !== undefined ? new ServerMetrics(serverDeps.backends) : undefined),
   };
   if (deps.backends.graphReady) {
-    deps.serving.waitFor([GraphBackendService.typeName], deps.backends.graphReady, (err) => {
+    deps.serving.waitFor([GraphBackendService.typeName, RagService.typeName], deps.backends.graphReady, (err) => {
       if (deps.serving.serving) process.stderr.write(`acms: the graph store could not be loaded (graph calls answer UNAVAILABLE): ${err instanceof Error ? err.message : String(err)}\n`);
     });
   }
   if (deps.backends.vectorReady) {
-    deps.serving.waitFor([VectorBackendService.typeName], deps.backends.vectorReady, (err) => {
+    deps.serving.waitFor([VectorBackendService.typeName, RagService.typeName], deps.backends.vectorReady, (err) => {
       if (deps.serving.serving) process.stderr.write(`acms: the vectors could not be loaded (vector search answers UNAVAILABLE): ${err instanceof Error ? err.message : String(err)}\n`);
     });
   }
@@ -119,6 +120,9 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
     await audit?.close();
     throw err;
   }
+  // Only now, and on the next turn (the caller reports listening first): loading the data held must not
+  // delay listening nor weigh on the process until then.
+  setImmediate(() => deps.backends.startLoads?.());
   const hostForUrl = listener.host.includes(":") ? `[${listener.host}]` : listener.host;
   return {
     port: listener.port,

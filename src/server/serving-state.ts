@@ -8,8 +8,8 @@
 export class ServingState {
   private draining = false;
   private readonly listeners = new Set<() => void>();
-  /** Services whose backend is still loading, or failed to load. */
-  private readonly loading = new Set<string>();
+  /** Services with a backend still loading (or failed to load), and how many of their backends are. */
+  private readonly loading = new Map<string, number>();
 
   /** True until `startDraining` is called. */
   get serving(): boolean {
@@ -22,14 +22,19 @@ export class ServingState {
   }
 
   /**
-   * Marks `services` as not ready until `loaded` resolves (each watcher is told then). When it rejects they
-   * stay NOT_SERVING (their calls answer UNAVAILABLE from the backend) and `onFailure` gets the error.
+   * Marks `services` as not ready until `loaded` resolves (each watcher is told then); a service waiting
+   * on several loads (RAG fuses vectors and the graph) is ready once all have. When one rejects its
+   * services stay NOT_SERVING (their calls answer UNAVAILABLE from the backend) and `onFailure` gets the error.
    */
   waitFor(services: readonly string[], loaded: Promise<void>, onFailure: (err: unknown) => void): void {
-    for (const s of services) this.loading.add(s);
+    for (const s of services) this.loading.set(s, (this.loading.get(s) ?? 0) + 1);
     loaded.then(
       () => {
-        for (const s of services) this.loading.delete(s);
+        for (const s of services) {
+          const left = (this.loading.get(s) ?? 1) - 1;
+          if (left > 0) this.loading.set(s, left);
+          else this.loading.delete(s);
+        }
         this.notify();
       },
       (err: unknown) => onFailure(err),

@@ -1,8 +1,8 @@
 /**
  * Health says what is ready, on the real server: the embedded graph store loads into its query workers in
  * the background, so the server serves at once while grpc.health.v1 reports the graph service NOT_SERVING
- * until the store is loaded, and likewise the vector service until the vectors are (the test holds each
- * load back to see that state deterministically).
+ * until the store is loaded, and likewise the vector service until the vectors are, and the RAG service
+ * until both are (the test holds each load back to see that state deterministically).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,7 +20,7 @@ type Status = (service: string) => Promise<ServingStatus>;
 
 /**
  * A real server whose `ready` load (graph store or vectors) is held back until `release` is called; `body`
- * gets a Health client and a status reader. The other loads finish first.
+ * gets a Health client and a status reader. The other load finishes first.
  */
 async function withHeldLoad(
   ready: "graphReady" | "vectorReady",
@@ -31,7 +31,7 @@ async function withHeldLoad(
   const backends = await createBackends(config);
   const realLoad = backends[ready];
   expect(realLoad).toBeDefined();
-  if (ready === "vectorReady") await backends.graphReady;
+  await (ready === "vectorReady" ? backends.graphReady : backends.vectorReady);
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
   const heldLoad = Promise.all([realLoad, held]).then(() => undefined);
@@ -55,12 +55,16 @@ describe("health readiness (real server, embedded backends)", () => {
       expect(await status("")).toBe(ServingStatus.SERVING);
       expect(await status("acms.v1.TextBackendService")).toBe(ServingStatus.SERVING);
       expect(await status("acms.v1.GraphBackendService")).toBe(ServingStatus.NOT_SERVING);
+      // RAG fuses graph evidence: not ready before the graph is.
+      expect(await status("acms.v1.RagService")).toBe(ServingStatus.NOT_SERVING);
+      expect(await status("acms.v1.VectorBackendService")).toBe(ServingStatus.SERVING);
       const watch = health.watch({ service: "acms.v1.GraphBackendService" })[Symbol.asyncIterator]();
       expect((await watch.next()).value?.status).toBe(ServingStatus.NOT_SERVING);
       const next = watch.next();
       release();
       expect((await next).value?.status).toBe(ServingStatus.SERVING);
       expect(await status("acms.v1.GraphBackendService")).toBe(ServingStatus.SERVING);
+      expect(await status("acms.v1.RagService")).toBe(ServingStatus.SERVING);
       await watch.return?.();
     });
   });
@@ -69,9 +73,12 @@ describe("health readiness (real server, embedded backends)", () => {
       expect(await status("")).toBe(ServingStatus.SERVING);
       expect(await status("acms.v1.GraphBackendService")).toBe(ServingStatus.SERVING);
       expect(await status("acms.v1.VectorBackendService")).toBe(ServingStatus.NOT_SERVING);
+      // RAG fuses vector hits: not ready before the vectors are.
+      expect(await status("acms.v1.RagService")).toBe(ServingStatus.NOT_SERVING);
       release();
       await loaded();
       expect(await status("acms.v1.VectorBackendService")).toBe(ServingStatus.SERVING);
+      expect(await status("acms.v1.RagService")).toBe(ServingStatus.SERVING);
     });
   });
 });

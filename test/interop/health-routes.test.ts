@@ -74,6 +74,27 @@ describe("health routes (in-memory router)", () => {
     expect((await watch.next()).done).toBe(true);
   });
 
+  it("a service waiting on two loads is NOT_SERVING until both are loaded", async () => {
+    const { state, health } = setup();
+    let first!: () => void;
+    let second!: () => void;
+    const firstLoaded = new Promise<void>((resolve) => (first = resolve));
+    const secondLoaded = new Promise<void>((resolve) => (second = resolve));
+    state.waitFor(["acms.v1.RegistryService", "acms.v1.VectorBackendService"], firstLoaded, () => undefined);
+    state.waitFor(["acms.v1.RegistryService", "acms.v1.GraphBackendService"], secondLoaded, () => undefined);
+    second();
+    await secondLoaded;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(state.isServing("acms.v1.GraphBackendService")).toBe(true);
+    expect(state.isServing("acms.v1.VectorBackendService")).toBe(false);
+    expect((await health.check({ service: "acms.v1.RegistryService" })).status).toBe(ServingStatus.NOT_SERVING);
+    first();
+    await firstLoaded;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(state.isServing("acms.v1.VectorBackendService")).toBe(true);
+    expect((await health.check({ service: "acms.v1.RegistryService" })).status).toBe(ServingStatus.SERVING);
+  });
+
   it("a backend that failed to load stays NOT_SERVING and its failure is reported once", async () => {
     const { state, health } = setup();
     const failures: unknown[] = [];

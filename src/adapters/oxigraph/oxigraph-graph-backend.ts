@@ -53,6 +53,12 @@ export interface OxigraphGraphBackendOptions {
   queueTimeoutMs?: number;
   /** The most queries one tenant may have waiting (default DEFAULT_GRAPH_MAX_QUEUED_PER_TENANT). */
   maxQueuedPerTenant?: number;
+  /**
+   * Start no query worker until `beginLoading` (or a first query): a server starting calls it once
+   * listening, so loading the triples neither competes with its start-up for the cores nor counts in its
+   * memory then. Writes are durable meanwhile (the workers load the committed rows).
+   */
+  deferLoad?: boolean;
 }
 
 /** The default pool: two workers, so one slow query never holds every tenant. */
@@ -295,8 +301,14 @@ export class OxigraphGraphBackend implements GraphBackend {
     this.spareCount = Math.max(0, opts.spares ?? 1);
     this.queueTimeoutMs = opts.queueTimeoutMs ?? DEFAULT_GRAPH_QUEUE_TIMEOUT_MS;
     this.maxQueuedPerTenant = opts.maxQueuedPerTenant ?? DEFAULT_GRAPH_MAX_QUEUED_PER_TENANT;
-    this.slots.push(this.spawn());
+    if (!opts.deferLoad) this.slots.push(this.spawn());
     this.deferred = { workers: workers - 1, spares: this.spareCount };
+  }
+
+  /** Starts loading the store into the first query worker, when `deferLoad` held it back (else a no-op). */
+  beginLoading(): void {
+    if (this.closed || this.slots.length > 0) return;
+    this.slots.push(this.spawn());
   }
 
   /**
@@ -527,6 +539,7 @@ export class OxigraphGraphBackend implements GraphBackend {
    */
   private run(request: WorkerRequest, opts: GraphQueryOptions): Promise<unknown> {
     this.assertOpen();
+    this.beginLoading();
     const signal = opts.signal;
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     const tenant = opts.tenant ?? "";

@@ -12,7 +12,12 @@ import type {
 } from "../../ports/document-store.js";
 import type { VectorEntry } from "../../ports/vector-backend.js";
 import { formatUkoUri } from "../../domain/uko-uri.js";
+import Database from "better-sqlite3";
 import type { SqliteDatabase } from "./sqlite-database.js";
+
+/** Every retained chunk version with an embedding, in key order (`iterateVectors`). */
+const VECTORS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
+  WHERE c.embedding IS NOT NULL ORDER BY c.chunk_key`;
 
 /** Superseded versions kept per document by default; older ones are dropped when a newer write happens. */
 export const DEFAULT_RETAINED_VERSIONS = 16;
@@ -208,10 +213,7 @@ export class SqliteDocumentStore implements DocumentStore {
          FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
          WHERE c.chunk_key IN (SELECT value FROM json_each(?))`,
       ),
-      vectors: db.prepare<[], ChunkRow>(
-        `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
-         WHERE c.embedding IS NOT NULL ORDER BY c.chunk_key`,
-      ),
+      vectors: db.prepare<[], ChunkRow>(VECTORS_SQL),
       chunksOfResourceAfter: db.prepare<[string, number, number], ChunkRow>(
         `SELECT c.chunk_key, c.doc_key, c.resource_id, c.path, c.chunk_index, c.text, c.embedding, d.superseded_at
          FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
@@ -267,11 +269,28 @@ export class SqliteDocumentStore implements DocumentStore {
     return out;
   }
 
+  /**
+   * Streams the retained vectors from one committed state without reading them whole: on a file database
+   * a read-only connection of its own holds a read transaction (WAL: writers go on meanwhile) while its
+   * statement steps row by row, so the consumer takes them a batch per event-loop turn and neither the
+   * rows nor their blobs are ever all in memory at once (better-sqlite3 refuses other statements only on
+   * a connection with an open iterator, and this one runs no other). An in-memory database has no second
+   * connection: read whole there (tests).
+   */
   async *iterateVectors(): AsyncIterable<VectorEntry> {
-    // Read whole before the first yield: one committed state, and no statement held open while the
-    // consumer awaits (better-sqlite3 refuses other statements on a connection with an open iterator).
-    for (const row of this.stmts.vectors.all()) {
-      yield { chunkKey: row.chunk_key, resourceId: row.resource_id, path: row.path, supersededAt: row.superseded_at, vector: fromBlob(row.embedding!) };
+    const entry = (row: ChunkRow): VectorEntry => ({ chunkKey: row.chunk_key, resourceId: row.resource_id, path: row.path, supersededAt: row.superseded_at, vector: fromBlob(row.embedding!) });
+    if (this.db.memory) {
+      for (const row of this.stmts.vectors.all()) yield entry(row);
+      return;
+    }
+    const reader = new Database(this.db.name, { readonly: true, fileMustExist: true });
+    reader.pragma("busy_timeout = 5000");
+    try {
+      reader.exec("BEGIN");
+      for (const row of reader.prepare<[], ChunkRow>(VECTORS_SQL).iterate()) yield entry(row);
+      reader.exec("COMMIT");
+    } finally {
+      reader.close();
     }
   }
 

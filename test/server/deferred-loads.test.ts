@@ -1,0 +1,85 @@
+/**
+ * A server's background loads (the vectors' read from the document store, the graph store's first query
+ * worker) wait until it listens: `createBackends({ deferLoads: true })` reads no data until `startLoads`,
+ * which `startServer` calls once listening, so neither the time to listening nor the memory then grows with
+ * the data held. Closing before the loads started fails their readiness instead of leaving it pending.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
+import type { OxigraphGraphBackend } from "../../src/adapters/oxigraph/oxigraph-graph-backend.js";
+import { UnavailableError } from "../../src/domain/errors.js";
+import { createBackends } from "../../src/server/composition-root.js";
+import { loadConfig } from "../../src/server/config.js";
+import { KeyRing } from "../../src/server/key-ring.js";
+import { startServer } from "../../src/server/server.js";
+import { quietLog } from "../support/quiet-log.js";
+import { testView } from "../text/text-corpus.js";
+
+const R = "01JD0C00000000000000000003";
+let dataDir: string;
+
+beforeEach(() => {
+  dataDir = mkdtempSync(join(tmpdir(), "acms-deferred-loads-"));
+});
+afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+// One graph worker (and its spare): the test is about when they start, not how many.
+const config = () => loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ACMS_GRAPH_WORKERS: "1" });
+const turns = async (n: number) => {
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+describe("deferred background loads", () => {
+  it("read nothing until startLoads, then load the state committed by then", async () => {
+    const backends = await createBackends(config(), { deferLoads: true });
+    try {
+      const read = jest.spyOn(backends.documents, "iterateVectors");
+      const graph = backends.graph as OxigraphGraphBackend;
+      await turns(5);
+      expect(read).not.toHaveBeenCalled();
+      expect(graph.loads).toEqual({ snapshot: 0, sqlite: 0 });
+      // Committed before the loads start (the store alone: no vector write reaches the backend).
+      await backends.documents.upsertDocuments(R, [{ path: "a.md", content: "a", metadata: {}, chunks: [{ text: "a", embedding: Float32Array.from({ length: 384 }, (_, i) => (i === 0 ? 1 : 0)) }] }], Date.now());
+      backends.startLoads!();
+      backends.startLoads!();
+      await backends.vectorReady;
+      await backends.graphReady;
+      expect(read).toHaveBeenCalledTimes(1);
+      expect(graph.loads.snapshot + graph.loads.sqlite).toBeGreaterThanOrEqual(1);
+      const query = Float32Array.from({ length: 384 }, (_, i) => (i === 0 ? 1 : 0));
+      const { hits } = await backends.vector!.search(testView([R]), query, { topK: 1, minScore: 0, now: Date.now(), recentWindowMs: 60_000 });
+      expect(hits.map((h) => h.path)).toEqual(["a.md"]);
+    } finally {
+      await backends.close();
+    }
+  });
+
+  it("are started by startServer once it listens, health turning SERVING as each is loaded", async () => {
+    const backends = await createBackends(config(), { deferLoads: true });
+    const server = await startServer({ config: config(), keys: new KeyRing([]), backends, log: quietLog() });
+    const sessions = new Http2SessionManager(server.url);
+    try {
+      await backends.vectorReady;
+      await backends.graphReady;
+      const health = createClient(Health, createGrpcTransport({ baseUrl: server.url, sessionManager: sessions }));
+      expect((await health.check({ service: "acms.v1.VectorBackendService" })).status).toBe(ServingStatus.SERVING);
+      expect((await health.check({ service: "acms.v1.GraphBackendService" })).status).toBe(ServingStatus.SERVING);
+    } finally {
+      sessions.abort();
+      await server.close(0);
+    }
+  });
+
+  it("fail their readiness when the backends close before they started", async () => {
+    const backends = await createBackends(config(), { deferLoads: true });
+    const vectorReady = backends.vectorReady!;
+    const graphReady = backends.graphReady!;
+    await backends.close();
+    await expect(vectorReady).rejects.toBeInstanceOf(UnavailableError);
+    await expect(graphReady).rejects.toBeInstanceOf(UnavailableError);
+  });
+});
