@@ -16,3 +16,13 @@ export function openSqliteDatabase(path: string): SqliteDatabase {
   db.pragma("busy_timeout = 5000");
   return db;
 }
+
+/**
+ * A read-only connection of its own to the existing database at `path` (WAL: its read transaction sees one
+ * committed state while the writer goes on), waiting on a busy database as the writer's connection does.
+ */
+export function openSqliteReader(path: string): SqliteDatabase {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  db.pragma("busy_timeout = 5000");
+  return db;
+}

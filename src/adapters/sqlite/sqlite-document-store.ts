@@ -12,8 +12,7 @@ import type {
 } from "../../ports/document-store.js";
 import type { VectorEntry } from "../../ports/vector-backend.js";
 import { formatUkoUri } from "../../domain/uko-uri.js";
-import Database from "better-sqlite3";
-import type { SqliteDatabase } from "./sqlite-database.js";
+import { openSqliteReader, type SqliteDatabase } from "./sqlite-database.js";
 
 /** Every retained chunk version with an embedding, in key order (`iterateVectors`). */
 const VECTORS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
@@ -283,8 +282,7 @@ export class SqliteDocumentStore implements DocumentStore {
       for (const row of this.stmts.vectors.all()) yield entry(row);
       return;
     }
-    const reader = new Database(this.db.name, { readonly: true, fileMustExist: true });
-    reader.pragma("busy_timeout = 5000");
+    const reader = openSqliteReader(this.db.name);
     try {
       reader.exec("BEGIN");
       for (const row of reader.prepare<[], ChunkRow>(VECTORS_SQL).iterate()) yield entry(row);
