@@ -105,6 +105,17 @@ interface Slot {
 }
 
 /** Resolves an installed package to an absolute path the eval'd worker can `require`. */
+/**
+ * Stops a worker for good, its later events unheard. It keeps a listener for "error": a worker still
+ * loading can throw between here and its end, and an "error" event with no listener is thrown in this
+ * thread (an uncaught exception: the server would die of a worker it had already given up on).
+ */
+function retire(worker: Worker): Promise<number> {
+  worker.removeAllListeners();
+  worker.on("error", () => {});
+  return worker.terminate();
+}
+
 function resolvePackage(name: string): string {
   const bases: string[] = [];
   if (process.argv[1]) {
@@ -404,12 +415,13 @@ export class OxigraphGraphBackend implements GraphBackend {
     this.closed = true;
     const err = new UnavailableError("the graph backend is closed");
     for (const job of this.queue.drain()) this.finish(job).reject(err);
+    const stopping: Promise<number>[] = [];
     for (const slot of [...this.slots, ...this.spares]) {
       if (slot.job) this.finish(slot.job).reject(err);
       slot.state = "dead";
-      slot.worker.removeAllListeners();
-      await slot.worker.terminate();
+      stopping.push(retire(slot.worker));
     }
+    await Promise.all(stopping);
     for (const w of this.readyWaiters.splice(0)) w.reject(err);
     this.db.close();
   }
@@ -458,8 +470,7 @@ export class OxigraphGraphBackend implements GraphBackend {
    * new spare starts loading from SQLite), else with a fresh worker loading. Only that worker's queries stop.
    */
   private restart(slot: Slot): void {
-    slot.worker.removeAllListeners();
-    void slot.worker.terminate();
+    void retire(slot.worker);
     if (this.closed) {
       slot.state = "dead";
       return;
@@ -482,7 +493,7 @@ export class OxigraphGraphBackend implements GraphBackend {
     if (spareAt >= 0) {
       // A spare that failed is dropped; the next restart starts another.
       slot.state = "dead";
-      slot.worker.removeAllListeners();
+      void retire(slot.worker);
       this.spares.splice(spareAt, 1);
       return;
     }
@@ -495,7 +506,7 @@ export class OxigraphGraphBackend implements GraphBackend {
       return;
     }
     slot.state = "dead";
-    slot.worker.removeAllListeners();
+    void retire(slot.worker);
     if (this.slots.every((s) => s.state === "dead")) {
       const err = new UnavailableError(`the graph store could not be loaded: ${failure.message}`);
       for (const j of this.queue.drain()) this.finish(j).reject(err);
