@@ -21,8 +21,8 @@ describe("saved HNSW graphs", () => {
 
   const rows = (count: number, firstKey = 1): VectorEntry[] =>
     clusteredVectors(prng(firstKey), DIM, count, 8, 0.5).map((vector, i) => ({ chunkKey: firstKey + i, resourceId: R.a, path: "d.md", supersededAt: null, vector }));
-  const backend = () => {
-    const b = new PartitionedVectorBackend({ dimension: DIM, exactThreshold: 64, storeGraph: false, graphDir: dir });
+  const backend = (connectivity?: number) => {
+    const b = new PartitionedVectorBackend({ dimension: DIM, exactThreshold: 64, storeGraph: false, graphDir: dir, hnsw: connectivity ? { connectivity } : undefined });
     open.push(b);
     return b;
   };
@@ -106,6 +106,29 @@ describe("saved HNSW graphs", () => {
     await second.whenIndexed();
     expect(second.graphCounts).toEqual({ loaded: 0, built: 1 });
     expect((await second.search(viewOf([R.a]), data[7].vector, searchOpts({ topK: 1 }))).hits[0].chunkKey).toBe(data[7].chunkKey);
+  });
+
+  it("are rebuilt when saved with another connectivity (a retuned graph is not searched at the old tuning's cost)", async () => {
+    const data = rows(600);
+    const first = backend(24);
+    first.replaceAll(data);
+    await first.whenIndexed();
+    await first.close();
+    open.splice(0);
+    const keysPath = join(dir, `r-${R.a}.keys`);
+    const raw = readFileSync(keysPath);
+    expect(Array.from(new Float64Array(raw.buffer, raw.byteOffset, 3))).toEqual([3, DIM, 24]);
+    const same = backend(24);
+    same.replaceAll(data);
+    await same.whenIndexed();
+    expect(same.graphCounts).toEqual({ loaded: 1, built: 0 });
+    await same.close();
+    open.splice(0);
+    const retuned = backend(12);
+    retuned.replaceAll(data);
+    await retuned.whenIndexed();
+    expect(retuned.graphCounts).toEqual({ loaded: 0, built: 1 });
+    expect((await retuned.search(viewOf([R.a]), data[9].vector, searchOpts({ topK: 1 }))).hits[0].chunkKey).toBe(data[9].chunkKey);
   });
 
   it("are deleted with their resource's vectors, and a start deletes those nothing will load", async () => {

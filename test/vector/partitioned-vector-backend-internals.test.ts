@@ -179,6 +179,28 @@ describe("PartitionedVectorBackend specifics", () => {
     await expect(b.search(viewOf([R.a]), randomVector(prng(1), DIM), searchOpts())).rejects.toThrow(/closed/);
   });
 
+  it("a view searched again sees the partitions as they are now: ones added, cleared, replaced and swapped in since", async () => {
+    const b = make();
+    const view = viewOf([R.a, R.b, R.c]);
+    const q = randomVector(prng(140), DIM);
+    const near = (chunkKey: number, resourceId: string) => ({ chunkKey, resourceId, path: "near.md", supersededAt: null, vector: q });
+    b.upsert(entries(20, R.a, 1, 41));
+    expect((await b.search(view, q, searchOpts())).hits.every((h) => h.resourceId === R.a)).toBe(true);
+    b.upsert([near(500, R.b)]);
+    expect((await b.search(view, q, searchOpts())).hits[0]).toMatchObject({ chunkKey: 500, resourceId: R.b });
+    b.clearResource(R.b);
+    expect((await b.search(view, q, searchOpts())).hits.some((h) => h.resourceId === R.b)).toBe(false);
+    b.upsert([near(501, R.b)]);
+    expect((await b.search(view, q, searchOpts())).hits[0]).toMatchObject({ chunkKey: 501, resourceId: R.b });
+    b.remove([501]);
+    expect((await b.search(view, q, searchOpts())).hits.some((h) => h.resourceId === R.b)).toBe(false);
+    await b.replaceResource(R.c, [near(600, R.c)]);
+    expect((await b.search(view, q, searchOpts())).hits[0]).toMatchObject({ chunkKey: 600, resourceId: R.c });
+    b.replaceAll([near(700, R.b), ...entries(5, R.d, 800, 42)]);
+    const swapped = await b.search(view, q, searchOpts());
+    expect(swapped.hits.map((h) => h.chunkKey)).toEqual([700]);
+  });
+
   describe("the store-wide graph", () => {
     const ids = Array.from({ length: 10 }, (_, i) => `01J0000000000000000000S${String(i).padStart(3, "0")}`);
 

@@ -22,10 +22,13 @@ export interface HnswParams {
 export const DEFAULT_HNSW_PARAMS: HnswParams = { connectivity: 32, expansionAdd: 256, expansionSearch: 512 };
 
 /**
- * The version of the `.keys` file layout: [format, dimension, graph file bytes, count, ...sorted keys] as
- * float64. Version 2: the graph holds int8 rows (version 1 graphs held half-precision ones and are rebuilt).
+ * The version of the `.keys` file layout: [format, dimension, connectivity, graph file bytes, count,
+ * ...sorted keys] as float64. Version 3 records the connectivity (M) the graph was built with, so a graph
+ * built with other tuning (the store-wide graph moved from M 32 to 16) is rebuilt rather than searched at
+ * the wrong cost; version 2 had no connectivity, version 1 graphs held half-precision rows.
  */
-const KEYS_FORMAT = 2;
+const KEYS_FORMAT = 3;
+const KEYS_HEADER_WORDS = 5;
 
 /**
  * Insertion threads, the same on every call: usearch sizes its per-thread contexts when capacity grows,
@@ -48,7 +51,10 @@ export class HnswIndex {
   /** Whether the graph changed since it was saved or loaded. */
   dirty = true;
 
+  private readonly connectivity: number;
+
   constructor(readonly dimension: number, params: HnswParams) {
+    this.connectivity = params.connectivity;
     this.index = new usearch.Index({
       dimensions: dimension,
       metric: usearch.MetricKind.IP,
@@ -96,7 +102,7 @@ export class HnswIndex {
     this.index.save(`${path}.usearch.tmp`);
     renameSync(`${path}.usearch.tmp`, `${path}.usearch`);
     const keys = Float64Array.from([...this.members].sort((a, b) => a - b));
-    const header = Float64Array.of(KEYS_FORMAT, this.dimension, statSync(`${path}.usearch`).size, keys.length);
+    const header = Float64Array.of(KEYS_FORMAT, this.dimension, this.connectivity, statSync(`${path}.usearch`).size, keys.length);
     writeFileSync(`${path}.keys.tmp`, Buffer.concat([Buffer.from(header.buffer), Buffer.from(keys.buffer)]));
     renameSync(`${path}.keys.tmp`, `${path}.keys`);
     this.dirty = false;
@@ -104,17 +110,19 @@ export class HnswIndex {
 
   /**
    * The graph saved at `path`, when it holds exactly `keys` (chunk keys are never reused, so the same keys
-   * mean the same vectors) at this dimension; undefined when it is missing, stale, or does not load.
+   * mean the same vectors) at this dimension and connectivity; undefined when it is missing, stale, built
+   * with other tuning, or does not load.
    */
   static load(path: string, dimension: number, params: HnswParams, keys: readonly number[]): HnswIndex | undefined {
     try {
       const raw = readFileSync(`${path}.keys`);
       const words = new Float64Array(raw.buffer, raw.byteOffset, Math.floor(raw.length / 8));
-      const [format, dim, graphBytes, count] = words;
-      if (format !== KEYS_FORMAT || dim !== dimension || count !== keys.length || words.length !== 4 + count) return undefined;
+      if (words.length < KEYS_HEADER_WORDS || words[0] !== KEYS_FORMAT) return undefined;
+      const [, dim, connectivity, graphBytes, count] = words;
+      if (dim !== dimension || connectivity !== params.connectivity || count !== keys.length || words.length !== KEYS_HEADER_WORDS + count) return undefined;
       if (statSync(`${path}.usearch`).size !== graphBytes) return undefined;
       const sorted = [...keys].sort((a, b) => a - b);
-      for (let i = 0; i < count; i++) if (words[4 + i] !== sorted[i]) return undefined;
+      for (let i = 0; i < count; i++) if (words[KEYS_HEADER_WORDS + i] !== sorted[i]) return undefined;
       const graph = new HnswIndex(dimension, params);
       graph.index.load(`${path}.usearch`);
       if (graph.index.size() !== count) return undefined;

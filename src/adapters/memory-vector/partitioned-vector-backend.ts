@@ -63,11 +63,14 @@ export const STORE_GRAPH_MIN_SHARE = 0.25;
 export const PARTITION_SCAN_MAX_COST = 16_384;
 
 /**
- * The store-wide graph's search beam (ef). Measured with bench/vector-bench.ts (100k x 384 clustered,
- * top_k 10, 4x over-fetch and exact re-scoring, scopes of 100 and 1,000 resources): recall@10 0.998 at
- * ef 128, 256 and 512 alike, at 40-49x / 19-23x / 6-10x the speed of an exact scan.
+ * The store-wide graph's tuning. Measured on bench/vector-bench.ts's 100k x 384 clustered set (the graph
+ * alone, top 40 re-scored exactly, recall@10 against an exact scan of the store, quiet machine): M 32 /
+ * efConstruction 256 / ef 128 gave 0.997 at 1.0-1.2 ms a search, M 16 / efConstruction 128 / ef 128 0.994
+ * at 0.5-0.7 ms (ef 96: 0.990, ef 64: 0.983). A search walks about half as many edges per node at M 16,
+ * and these searches are bound by fetching the rows they visit from memory, so that halves their time.
+ * Earlier: ef 128, 256 and 512 at M 32 all gave 0.998 at scopes of 100 and 1,000 resources.
  */
-export const STORE_GRAPH_EXPANSION_SEARCH = 128;
+export const STORE_GRAPH_PARAMS: HnswParams = { connectivity: 16, expansionAdd: 128, expansionSearch: 128 };
 
 /** The scan cost (int8 rows) of one float32 row scanned in JavaScript. */
 const FLOAT_ROW_COST = 4;
@@ -103,7 +106,7 @@ export interface PartitionedVectorBackendOptions {
   partitionScanMaxCost?: number;
   /** Candidates fetched from a graph per wanted result (default DEFAULT_OVERFETCH). */
   overfetch?: number;
-  /** HNSW tuning (an expansionSearch given here applies to the store-wide graph too, else STORE_GRAPH_EXPANSION_SEARCH). */
+  /** HNSW tuning of the partition graphs (what is given here applies to the store-wide graph too, else STORE_GRAPH_PARAMS). */
   hnsw?: Partial<HnswParams>;
   /**
    * Rows added to a graph per background step at most, between which searches and writes run (default
@@ -159,6 +162,10 @@ export class PartitionedVectorBackend implements VectorBackend {
   private readonly storeGraphMinRows: number;
   private readonly partitionScanMaxCost: number;
   private partitions = new Map<string, VectorPartition>();
+  /** Bumped whenever a partition is added to or dropped from `partitions` (the scope layouts cached below go stale). */
+  private layoutEpoch = 0;
+  /** Per view (views are cached per scope by the server), its partitions as of `layoutEpoch`. */
+  private readonly layouts = new WeakMap<ScopedBackendView, ScopeLayout>();
   private partitionOfKey = new Map<number, VectorPartition>();
   private storeGraph: StoreGraph;
   private readonly indexQueue = new Set<GraphHolder>();
@@ -192,7 +199,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     this.overfetch = opts.overfetch ?? DEFAULT_OVERFETCH;
     if (!(this.overfetch >= 1)) throw new RangeError(`overfetch must be >= 1, got ${this.overfetch}`);
     this.hnswParams = { ...DEFAULT_HNSW_PARAMS, ...opts.hnsw };
-    this.storeGraphParams = { ...this.hnswParams, expansionSearch: opts.hnsw?.expansionSearch ?? STORE_GRAPH_EXPANSION_SEARCH };
+    this.storeGraphParams = { ...STORE_GRAPH_PARAMS, ...opts.hnsw };
     this.indexBatchRows = opts.indexBatchRows ?? 256;
     this.yieldEveryMs = opts.yieldEveryMs ?? 4;
     this.useStoreGraph = opts.storeGraph ?? true;
@@ -224,6 +231,7 @@ export class PartitionedVectorBackend implements VectorBackend {
       if (!p) {
         p = new VectorPartition(e.resourceId, this.dimension);
         this.partitions.set(e.resourceId, p);
+        this.layoutEpoch += 1;
       }
       let keys = changed.get(p);
       if (!keys) changed.set(p, (keys = new Set()));
@@ -282,6 +290,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     this.drop(p);
     this.forgetGraph(p);
     this.partitions.delete(resourceId);
+    this.layoutEpoch += 1;
     this.maintainStoreGraph();
   }
 
@@ -324,6 +333,7 @@ export class PartitionedVectorBackend implements VectorBackend {
       }
       this.partitionOfKey.set(k, fresh);
     }
+    this.layoutEpoch += 1;
     if (fresh.size > 0) this.partitions.set(resourceId, fresh);
     else {
       this.partitions.delete(resourceId);
@@ -441,6 +451,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     this.loadError = undefined;
     const old = this.partitions;
     this.partitions = partitions;
+    this.layoutEpoch += 1;
     this.partitionOfKey = partitionOfKey;
     this.drop(this.storeGraph);
     this.storeGraph = new StoreGraph(partitionOfKey, this.dimension);
@@ -469,16 +480,10 @@ export class PartitionedVectorBackend implements VectorBackend {
     const queryCodes = new Int8Array(this.dimension);
     quantizeRow(unit, 0, queryCodes, 0, this.dimension);
 
-    const partitions = this.partitions;
-    const inScope: VectorPartition[] = [];
+    const layout = this.layoutOf(view);
+    const inScope = layout.partitions;
     let candidates = 0;
-    for (const id of view.resourceSet) {
-      const p = partitions.get(id);
-      if (p && p.size > 0) {
-        inScope.push(p);
-        candidates += p.size;
-      }
-    }
+    for (const p of inScope) candidates += p.size;
     const paths = view.paths;
     const filter: PartitionFilter = {
       query: unit,
@@ -493,7 +498,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     // Visible candidates a graph answer must rest on: half the over-fetch, so the k-th result is never
     // decided by the graph's approximate order at the edge of what the filters let through.
     const need = Math.max(opts.topK, Math.ceil(fetch / 2));
-    const fromStoreGraph = useGraphs ? this.searchStoreGraph(inScope, candidates, filter, opts.topK, need) : null;
+    const fromStoreGraph = useGraphs ? this.searchStoreGraph(layout, candidates, filter, opts.topK, need) : null;
     if (fromStoreGraph) return { hits: this.hitsOf(fromStoreGraph, inScope), exhaustive: false };
     const heap = new TopKHeap(opts.topK);
     let exhaustive = true;
@@ -522,15 +527,15 @@ export class PartitionedVectorBackend implements VectorBackend {
    * finds too few in scope is widened (STORE_GRAPH_WIDENINGS). Returns the answer's heap, or null when the
    * graph is not there, the scope is cheaper to scan, or the graph could not settle the answer.
    */
-  private searchStoreGraph(inScope: VectorPartition[], candidates: number, filter: PartitionFilter, topK: number, need: number): TopKHeap | null {
+  private searchStoreGraph(layout: ScopeLayout, candidates: number, filter: PartitionFilter, topK: number, need: number): TopKHeap | null {
     const graph = this.storeGraph.index;
     const total = this.partitionOfKey.size;
     if (!graph || total === 0 || candidates < STORE_GRAPH_MIN_SHARE * total) return null;
-    if (this.partitionScanMaxCost > 0 && this.partitionScanCost(inScope) <= this.partitionScanMaxCost) return null;
+    if (this.partitionScanMaxCost > 0 && this.partitionScanCost(layout.partitions) <= this.partitionScanMaxCost) return null;
     // Twice the visible candidates it needs, scaled up by the share of the store the scope leaves out.
     let fetch = Math.ceil((need * 2 * total) / candidates);
-    const tagOf = new Map<VectorPartition, number>();
-    inScope.forEach((p, i) => tagOf.set(p, i));
+    if (!layout.tagOf) layout.tagOf = new Map(layout.partitions.map((p, i) => [p, i]));
+    const tagOf = layout.tagOf;
     for (let round = 0; fetch <= STORE_GRAPH_MAX_FETCH; round++) {
       const heap = new TopKHeap(topK);
       const keys = graph.search(filter.query, fetch);
@@ -548,6 +553,24 @@ export class PartitionedVectorBackend implements VectorBackend {
       if (round >= STORE_GRAPH_WIDENINGS || fetch * 2 >= graph.size) return null;
     }
     return null;
+  }
+
+  /**
+   * The view's partitions (those of its resources this backend holds, by their position in the list), kept
+   * per view until a partition is added or dropped: a scope of 1,000 resources looked up one by one cost
+   * about 0.2 ms a search, a tenth of a store-graph answer.
+   */
+  private layoutOf(view: ScopedBackendView): ScopeLayout {
+    const held = this.layouts.get(view);
+    if (held && held.epoch === this.layoutEpoch && held.source === this.partitions) return held;
+    const partitions: VectorPartition[] = [];
+    for (const id of view.resourceSet) {
+      const p = this.partitions.get(id);
+      if (p && p.size > 0) partitions.push(p);
+    }
+    const layout: ScopeLayout = { epoch: this.layoutEpoch, source: this.partitions, partitions, tagOf: null };
+    this.layouts.set(view, layout);
+    return layout;
   }
 
   /** What answering these partitions one by one costs, in int8 rows scanned (see PARTITION_SCAN_MAX_COST). */
@@ -585,6 +608,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     for (const p of this.partitions.values()) this.drop(p);
     this.drop(this.storeGraph);
     this.partitions = new Map();
+    this.layoutEpoch += 1;
     this.partitionOfKey = new Map();
     this.indexQueue.clear();
     this.graphsToLoad.clear();
@@ -608,6 +632,7 @@ export class PartitionedVectorBackend implements VectorBackend {
       this.drop(p);
       if (this.partitions.get(p.resourceId) === p) {
         this.partitions.delete(p.resourceId);
+        this.layoutEpoch += 1;
         this.forgetGraph(p);
       }
       return;
@@ -646,7 +671,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     }
   }
 
-  /** The store-wide graph searches a narrower beam than partition graphs (STORE_GRAPH_EXPANSION_SEARCH). */
+  /** The store-wide graph has its own tuning (STORE_GRAPH_PARAMS): fewer edges and a narrower beam than partition graphs. */
   private paramsOf(holder: GraphHolder): HnswParams {
     return holder === this.storeGraph ? this.storeGraphParams : this.hnswParams;
   }
@@ -775,6 +800,15 @@ export class PartitionedVectorBackend implements VectorBackend {
       this.indexer = null;
     }
   }
+}
+
+/** A view's partitions as of one layout epoch (see layoutOf); a partition's position is its tag in heaps. */
+interface ScopeLayout {
+  readonly epoch: number;
+  readonly source: ReadonlyMap<string, VectorPartition>;
+  readonly partitions: VectorPartition[];
+  /** Partition to position, made when the store-wide graph first answers for the view. */
+  tagOf: Map<VectorPartition, number> | null;
 }
 
 /** Rows `load` takes per event-loop turn (normalising and quantising 2,048 rows of 384 takes some 2-5 ms). */
