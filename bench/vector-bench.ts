@@ -8,7 +8,7 @@
  * Data: BENCH_SCALE x 100,000 vectors of 384 dimensions drawn around 256 cluster centres (deterministic
  * PRNG), spread over 1,000 resources with Zipf sizes (a few large repositories, many small ones), and
  * queries drawn near random stored vectors. Scopes: the largest resource, the 10 and 100 largest, all 1,000.
- * Each scope prints p50 and p95 of the exact scan and of the service, and the service's recall@10, and
+ * Each scope prints p50 and p95 of the exact scan and of the service (three passes over the queries), and the service's recall@10, and
  * the load average (the figures are ratios measured in the same run, on 2 shared cores).
  */
 import { loadavg } from "node:os";
@@ -21,6 +21,8 @@ import { formatMs as fmt, median, percentile } from "./bench-timing.js";
 const DIM = 384;
 const RESOURCES = 1000;
 const CLUSTERS = 256;
+/** How many times the service answers each query (its p50 and p95 are over all of them). */
+const SERVICE_PASSES = 3;
 
 function resourceId(i: number): string {
   return `01JBENCH${String(i).padStart(18, "0")}`;
@@ -121,17 +123,21 @@ export async function run(): Promise<void> {
       exactMs.push(performance.now() - s);
       truths.push(new Set(truth.hits.map((h) => h.chunkKey)));
     }
+    // Three passes over the queries (each a different moment of this shared machine), recall from the first.
     const serviceMs: number[] = [];
     let found = 0;
     let wanted = 0;
     let approximate = 0;
-    for (const [i, q] of queries.entries()) {
-      const s = performance.now();
-      const got = await service.search(view, q, opts);
-      serviceMs.push(performance.now() - s);
-      if (!got.exhaustive) approximate += 1;
-      wanted += truths[i].size;
-      found += got.hits.filter((h) => truths[i].has(h.chunkKey)).length;
+    for (let pass = 0; pass < SERVICE_PASSES; pass++) {
+      for (const [i, q] of queries.entries()) {
+        const s = performance.now();
+        const got = await service.search(view, q, opts);
+        serviceMs.push(performance.now() - s);
+        if (pass > 0) continue;
+        if (!got.exhaustive) approximate += 1;
+        wanted += truths[i].size;
+        found += got.hits.filter((h) => truths[i].has(h.chunkKey)).length;
+      }
     }
     process.stdout.write(
       `${label.padEnd(30)} ${String(inScope).padStart(8)}  ${fmt(median(exactMs)).padStart(9)}  ${fmt(percentile(exactMs, 0.95)).padStart(10)}  ${fmt(median(serviceMs)).padStart(11)}  ${fmt(percentile(serviceMs, 0.95)).padStart(11)}  ${(found / Math.max(1, wanted)).toFixed(3).padStart(9)}  ${(median(exactMs) / median(serviceMs)).toFixed(1).padStart(11)}x  ${String(approximate).padStart(5)}/${queries.length}  load ${loadavg()[0].toFixed(1)}\n`,

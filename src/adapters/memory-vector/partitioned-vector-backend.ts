@@ -65,12 +65,14 @@ export const PARTITION_SCAN_MAX_COST = 16_384;
 /**
  * The store-wide graph's tuning. Measured on bench/vector-bench.ts's 100k x 384 clustered set (the graph
  * alone, top 40 re-scored exactly, recall@10 against an exact scan of the store, quiet machine): M 32 /
- * efConstruction 256 / ef 128 gave 0.997 at 1.0-1.2 ms a search, M 16 / efConstruction 128 / ef 128 0.994
- * at 0.5-0.7 ms (ef 96: 0.990, ef 64: 0.983). A search walks about half as many edges per node at M 16,
- * and these searches are bound by fetching the rows they visit from memory, so that halves their time.
- * Earlier: ef 128, 256 and 512 at M 32 all gave 0.998 at scopes of 100 and 1,000 resources.
+ * efConstruction 256 / ef 128 gave 0.997 at 1.0-1.2 ms a search; M 16 / efConstruction 256 / ef 128 0.996
+ * at 0.6-0.75 ms (ef 112: 0.994, ef 96: 0.991); M 16 / efConstruction 128 0.994 (ef 96: 0.990); M 24 /
+ * efConstruction 128 0.996 at about the same time as M 16. A search walks about half as many edges per node
+ * at M 16, and these searches are bound by fetching the rows they visit from memory. efConstruction 256
+ * costs only build time (saved graphs are loaded at the next start). Earlier: ef 128, 256 and 512 at M 32
+ * all gave 0.998 at scopes of 100 and 1,000 resources.
  */
-export const STORE_GRAPH_PARAMS: HnswParams = { connectivity: 16, expansionAdd: 128, expansionSearch: 128 };
+export const STORE_GRAPH_PARAMS: HnswParams = { connectivity: 16, expansionAdd: 256, expansionSearch: 128 };
 
 /** The scan cost (int8 rows) of one float32 row scanned in JavaScript. */
 const FLOAT_ROW_COST = 4;
