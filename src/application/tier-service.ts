@@ -369,12 +369,7 @@ export class TierService {
   evictLru(view: ScopedBackendView, tier: TierName, count: number): Promise<string[]> {
     if (!Number.isInteger(count) || count <= 0) throw InvalidArgumentError.field("count", `must be greater than 0, got ${count}`);
     return this.run(true, async () => {
-      const victims: LoadedFragment[] = [];
-      for (const e of this.policy.evictionOrder(tier)) {
-        if (victims.length >= count) break;
-        const f = this.index.get(e.key);
-        if (f && isFragmentVisible(view, f)) victims.push(f);
-      }
+      const victims = this.visibleInOrder(view, tier, view.projectSet, count);
       const down = tierBelow(tier);
       for (const f of victims) {
         if (down) {
@@ -403,12 +398,10 @@ export class TierService {
     return this.run(false, async () => {
       const picked: LoadedFragment[] = [];
       for (const tier of tiersForRole(role)) {
-        const inTier: LoadedFragment[] = [];
-        for (const e of this.policy.evictionOrder(tier)) {
-          const f = this.index.get(e.key);
-          if (f && projects.has(f.projectName) && isFragmentVisible(view, f)) inTier.push(f);
-        }
-        picked.push(...inTier.reverse());
+        const inTier = this.visibleInOrder(view, tier, projects, Number.POSITIVE_INFINITY);
+        // Most recently used first, whatever order the policy gives fragments up in.
+        inTier.sort((a, b) => b.accessSeq - a.accessSeq);
+        picked.push(...inTier);
       }
       const toRead = picked.filter((f) => f.tier === "warm" || (f.tier === "cold" && includeFullContent)).map((f) => f.id);
       // Every picked fragment is the caller's (isFragmentVisible checks the owner), so its ids are one namespace.
@@ -451,10 +444,11 @@ export class TierService {
   private metricsOf(view: ScopedBackendView, counted: Readonly<Record<string, number | undefined>>): TierMetrics {
     const population: Record<TierName, number> = { hot: 0, warm: 0, cold: 0 };
     const tokens: Record<TierName, number> = { hot: 0, warm: 0, cold: 0 };
-    for (const f of this.index.values()) {
-      if (!isFragmentVisible(view, f)) continue;
-      population[f.tier] += 1;
-      tokens[f.tier] += f.tokenCount;
+    for (const tier of TIER_NAMES) {
+      for (const f of this.visibleInOrder(view, tier, view.projectSet, Number.POSITIVE_INFINITY)) {
+        population[tier] += 1;
+        tokens[tier] += f.tokenCount;
+      }
     }
     const sum = zeroCounters();
     for (const k of COUNTER_NAMES) sum[k] = counted[k] ?? 0;
@@ -500,6 +494,35 @@ export class TierService {
   async close(): Promise<void> {
     await this.queue.drain();
     await this.store.close();
+  }
+
+  /**
+   * Up to `limit` of the fragments of `tier` that `view` sees among `projects`, in the policy's eviction
+   * order. It reads only the caller's pools (one per project of the principal), never another tenant's
+   * fragments: a call costs what the caller holds (at most its budgets), however much the deployment holds
+   * (a walk of the whole tier cost 2.2 ms a GetForActor beside 20,000 fragments of others). Within a pool
+   * the order is the policy's; a call over several projects interleaves them oldest access first.
+   */
+  private visibleInOrder(view: ScopedBackendView, tier: TierName, projects: ReadonlySet<string>, limit: number): LoadedFragment[] {
+    const owner = ownerOf(view);
+    const pools: LoadedFragment[][] = [];
+    for (const project of projects) {
+      const pool = poolOf(owner, project);
+      const found: LoadedFragment[] = [];
+      for (const e of this.policy.evictionOrder(tier, pool)) {
+        if (found.length >= limit) break;
+        // A policy may order the whole tier whatever pool it is asked for: the pool check keeps to the caller's.
+        if (e.pool !== pool) continue;
+        const f = this.index.get(e.key);
+        if (f && isFragmentVisible(view, f)) found.push(f);
+      }
+      if (found.length > 0) pools.push(found);
+    }
+    if (pools.length <= 1) return pools[0] ?? [];
+    return pools
+      .flat()
+      .sort((a, b) => a.accessSeq - b.accessSeq)
+      .slice(0, limit);
   }
 
   /** The calling principal's fragment `id` when the call's scope sees it; NOT_FOUND otherwise, as for a missing one. */

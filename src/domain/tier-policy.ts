@@ -137,7 +137,6 @@ export class LruTierPolicy implements TierPolicy {
   evictionOrder(tier: TierName, pool?: string): IterableIterator<TierEntry> {
     if (pool === undefined) return this.tiers[tier].values();
     return (this.pools.get(pool)?.tiers[tier] ?? new Map<string, TierEntry>()).values();
-    return this.tiers[tier].values();
   }
 
   /** Whether a fragment of `tokens` can ever be held by `tier` (only a token budget can be too small for one). */

@@ -131,6 +131,11 @@ async function checkInvariants(tiers: TierService, model: TierModel, budgets: Ti
     const narrow = await tiers.getMetrics(NARROW[principal]);
     if (!afterRestart) expect({ ...narrow, population: undefined, tokens: undefined }).toEqual({ ...model.counters(principal, ["a"]), population: undefined, tokens: undefined });
     expect(m.population).toEqual({ hot: model.ids("hot", principal).length, warm: model.ids("warm", principal).length, cold: model.ids("cold", principal).length });
+    // The narrow view sees one project and no resource: its sizes are those of what it can list.
+    const inNarrow = listed.filter((f) => f.projectName === "local/a" && f.resourceId === "");
+    const sizes = (tier: TierName) => inNarrow.filter((f) => f.tier === tier);
+    expect(narrow.population).toEqual({ hot: sizes("hot").length, warm: sizes("warm").length, cold: sizes("cold").length });
+    expect(narrow.tokens).toEqual(Object.fromEntries(TIERS.map((t) => [t, sizes(t).reduce((a, f) => a + f.tokenCount, 0)])));
     expect(m.hotMisses).toBe(m.warmHits + m.warmMisses);
     expect(m.warmMisses).toBe(m.coldHits + m.misses);
     hotTokens += m.tokens.hot;

@@ -7,7 +7,7 @@ import {
   ScopeViolationError,
 } from "../../src/domain/errors.js";
 import { LruTierPolicy, type TierBudgets, type TierEntry } from "../../src/domain/tier-policy.js";
-import type { TierName } from "../../src/domain/tier-fragment.js";
+import { fragmentKey, type TierName } from "../../src/domain/tier-fragment.js";
 import { countTokens } from "../../src/domain/token-count.js";
 import { isUlid, newUlid } from "../../src/domain/ulid-id.js";
 import { TierService, type FragmentInput } from "../../src/application/tier-service.js";
@@ -494,6 +494,44 @@ describe("an injected placement policy", () => {
     expect(await tiers.evictLru(view, "hot", 2)).toEqual(["d", "c"]);
     expect((await tiers.getFragment(view, "d")).tier).toBe("warm");
     expect((await tiers.getFragment(view, "a")).tier).toBe("hot");
+  });
+});
+
+describe("capacity isolation of the tier reads", () => {
+  /** Counts the entries each call reads from the policy, by pool. */
+  class CountingPolicy extends LruTierPolicy {
+    readonly read = new Map<string, number>();
+    override evictionOrder(tier: TierName, pool?: string): IterableIterator<TierEntry> {
+      const read = this.read;
+      const inner = super.evictionOrder(tier, pool);
+      return (function* () {
+        for (const e of inner) {
+          read.set(e.pool, (read.get(e.pool) ?? 0) + 1);
+          yield e;
+        }
+      })();
+    }
+  }
+
+  test("GetForActor, GetMetrics and EvictLru read only the caller's own pools, however much others hold", async () => {
+    let policy!: CountingPolicy;
+    const tiers = await TierService.open(new MemoryTierStore(), {
+      budgets: { maxTokensHot: 10_000, maxDecisionsWarm: 1000, maxDecisionsCold: 1000 },
+      summaryTokens: 8,
+      policy: (budgets) => (policy = new CountingPolicy(budgets)),
+    });
+    const other = scopeView(["local/api"], [], "someone-else");
+    for (let i = 0; i < 60; i++) await tiers.storeFragment(other, input({ id: `o${i}`, tier: (["hot", "warm", "cold"] as const)[i % 3] }));
+    const mine = scopeView(["local/api", "local/web"], [], "me");
+    await tiers.storeFragment(mine, input({ id: "m1" }));
+    await tiers.storeFragment(mine, input({ id: "m2", projectName: "local/web", tier: "warm" }));
+    await tiers.storeFragment(mine, input({ id: "m3", tier: "warm" }));
+    policy.read.clear();
+    expect((await tiers.getForActor(mine, "strategist", [], false)).map((f) => f.id)).toEqual(["m1", "m3", "m2"]);
+    expect((await tiers.getMetrics(mine)).population).toEqual({ hot: 1, warm: 2, cold: 0 });
+    // Over both projects, the least recently used first: m2 was stored before m3.
+    expect(await tiers.evictLru(mine, "warm", 1)).toEqual(["m2"]);
+    expect([...policy.read.keys()].sort()).toEqual([fragmentKey("me", "local/api"), fragmentKey("me", "local/web")]);
   });
 });
 
