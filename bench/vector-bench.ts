@@ -95,7 +95,7 @@ export async function run(): Promise<void> {
   const indexedRows = sizes.filter((s) => s >= PARTITION_GRAPH_MIN_ROWS).reduce((a, b) => a + b, 0);
   process.stdout.write(
     `data: ${total} vectors x ${DIM} dims, ${RESOURCES} resources (Zipf sizes ${sizes[0]} .. ${sizes[RESOURCES - 1]}), ${queryCount} queries\n` +
-      `load: exact ${fmt(loadMs)}; service ${fmt(serviceLoadMs)} (${(serviceLoadMs / loadMs).toFixed(1)}x; graphs ${service.graphCounts.loaded} loaded from ${graphDir ?? "-"}, ${service.graphCounts.built} built), building in the background HNSW graphs over ${indexedRows} rows in partitions >= ${PARTITION_GRAPH_MIN_ROWS} rows (smaller ones get int8 scans past ${EXACT_SCAN_THRESHOLD} in-scope rows) and a store-wide graph over all ${total} (used by scopes holding >= ${STORE_GRAPH_MIN_SHARE * 100}% of the store)\n`,
+      `load: exact ${fmt(loadMs)}; service ${fmt(serviceLoadMs)} (${(serviceLoadMs / loadMs).toFixed(1)}x; graphs ${service.graphCounts.loaded} loaded from ${graphDir ?? "-"}, ${service.graphCounts.built} built), building in the background HNSW graphs over ${indexedRows} rows in partitions >= ${PARTITION_GRAPH_MIN_ROWS} rows (smaller ones get int8 scans past ${EXACT_SCAN_THRESHOLD} in-scope rows) and a store-wide graph over all ${total} (used by scopes holding >= ${STORE_GRAPH_MIN_SHARE * 100}% of the store); cells: ${service.cellStats ? `${service.cellStats.cells} over ${service.cellStats.rows} rows, ${service.cellStats.probes} read a search` : "none"}\n`,
   );
 
   const opts: VectorSearchOptions = { topK: 10, minScore: 0, now: Date.now(), recentWindowMs: 0 };

@@ -7,6 +7,7 @@ import { supersededCutoff } from "../../domain/temporal-filter.js";
 import type { VectorBackend, VectorEntry, VectorHit, VectorSearchOptions } from "../../ports/vector-backend.js";
 import type { GraphHolder } from "./graph-holder.js";
 import { DEFAULT_HNSW_PARAMS, HnswIndex, type HnswParams } from "./hnsw-index.js";
+import { StoreCells, probesFor } from "./store-cells.js";
 import { StoreGraph } from "./store-graph.js";
 import { quantizeRow } from "./int8-nearest-rows.js";
 import { TopKHeap } from "./top-k-heap.js";
@@ -123,6 +124,12 @@ export interface PartitionedVectorBackendOptions {
    */
   storeGraph?: boolean;
   /**
+   * Whether to keep a store-wide inverted-file index (StoreCells) for scopes too large to scan partition by
+   * partition (default true, or false when `exactThreshold` is given: tests of the graph paths turn it on
+   * themselves). It is built, like the store-wide graph, once the store holds 4x `exactThreshold` vectors.
+   */
+  cells?: boolean;
+  /**
    * A folder to keep built graphs in, so a restart loads them instead of rebuilding (building HNSW over
    * 100k vectors takes most of a minute). A saved graph is used only when it holds exactly the keys it is
    * loaded for; a stale, partial or corrupt one is rebuilt. Graphs are saved when built and on close.
@@ -170,6 +177,11 @@ export class PartitionedVectorBackend implements VectorBackend {
   private readonly layouts = new WeakMap<ScopedBackendView, ScopeLayout>();
   private partitionOfKey = new Map<number, VectorPartition>();
   private storeGraph: StoreGraph;
+  private readonly useCells: boolean;
+  /** The inverted-file index searches use, once built; the one being built aside (a first one, or a retraining). */
+  private cells: StoreCells | null = null;
+  private cellsBuilding: StoreCells | null = null;
+  private cellsBuilder: Promise<void> | null = null;
   private readonly indexQueue = new Set<GraphHolder>();
   private indexer: Promise<void> | null = null;
   private closed = false;
@@ -205,6 +217,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     this.indexBatchRows = opts.indexBatchRows ?? 256;
     this.yieldEveryMs = opts.yieldEveryMs ?? 4;
     this.useStoreGraph = opts.storeGraph ?? true;
+    this.useCells = opts.cells ?? opts.exactThreshold === undefined;
     this.storeGraphMinRows = Math.max(1, this.exactThreshold * 4);
     this.partitionScanMaxCost = opts.partitionScanMaxCost ?? (opts.exactThreshold === undefined ? PARTITION_SCAN_MAX_COST : 0);
     this.storeGraph = new StoreGraph(this.partitionOfKey, this.dimension);
@@ -241,6 +254,7 @@ export class PartitionedVectorBackend implements VectorBackend {
       if (outcome === "rejected") {
         this.partitionOfKey.delete(e.chunkKey);
         this.storeGraph.remove(e.chunkKey);
+        this.removeFromCells(e.chunkKey);
       } else {
         this.partitionOfKey.set(e.chunkKey, p);
       }
@@ -254,6 +268,7 @@ export class PartitionedVectorBackend implements VectorBackend {
       this.afterPartitionWrite(p);
     }
     this.storeGraph.sync([...storeChanged]);
+    this.syncCells([...storeChanged]);
     this.maintainStoreGraph();
   }
 
@@ -274,6 +289,7 @@ export class PartitionedVectorBackend implements VectorBackend {
       p.remove(k);
       this.partitionOfKey.delete(k);
       this.storeGraph.remove(k);
+      this.removeFromCells(k);
       touched.add(p);
     }
     for (const p of touched) this.afterPartitionWrite(p);
@@ -288,6 +304,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     for (const k of p.keySnapshot()) {
       this.partitionOfKey.delete(k);
       this.storeGraph.remove(k);
+      this.removeFromCells(k);
     }
     this.drop(p);
     this.forgetGraph(p);
@@ -323,7 +340,10 @@ export class PartitionedVectorBackend implements VectorBackend {
     }
     const old = this.partitions.get(resourceId);
     if (old) {
-      for (const k of old.keySnapshot()) this.partitionOfKey.delete(k);
+      for (const k of old.keySnapshot()) {
+        this.partitionOfKey.delete(k);
+        this.removeFromCells(k);
+      }
       this.drop(old);
     }
     const keys = fresh.keySnapshot();
@@ -345,6 +365,7 @@ export class PartitionedVectorBackend implements VectorBackend {
       this.drop(this.storeGraph);
       this.storeGraph = new StoreGraph(this.partitionOfKey, this.dimension);
     }
+    this.syncCells(keys);
     this.afterPartitionWrite(fresh);
     this.maintainStoreGraph();
   }
@@ -457,6 +478,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     this.partitionOfKey = partitionOfKey;
     this.drop(this.storeGraph);
     this.storeGraph = new StoreGraph(partitionOfKey, this.dimension);
+    this.dropCells();
     for (const p of old.values()) {
       this.drop(p);
       if (!partitions.has(p.resourceId)) this.forgetGraph(p);
@@ -500,6 +522,8 @@ export class PartitionedVectorBackend implements VectorBackend {
     // Visible candidates a graph answer must rest on: half the over-fetch, so the k-th result is never
     // decided by the graph's approximate order at the edge of what the filters let through.
     const need = Math.max(opts.topK, Math.ceil(fetch / 2));
+    const fromCells = useGraphs ? this.searchCells(layout, candidates, filter, opts.topK, fetch, need) : null;
+    if (fromCells) return { hits: this.hitsOf(fromCells, inScope), exhaustive: false };
     const fromStoreGraph = useGraphs ? this.searchStoreGraph(layout, candidates, filter, opts.topK, need) : null;
     if (fromStoreGraph) return { hits: this.hitsOf(fromStoreGraph, inScope), exhaustive: false };
     const heap = new TopKHeap(opts.topK);
@@ -575,6 +599,36 @@ export class PartitionedVectorBackend implements VectorBackend {
     return layout;
   }
 
+  /**
+   * Answers from the inverted-file index when the scope is too large to scan partition by partition: the
+   * cells nearest the query are scanned for up to `fetch` in-scope candidates each, and the nearest visible
+   * ones over all of them (at most `fetch`) are re-scored exactly. Null when the index is not ready, the scope is cheaper to scan, or fewer than `need`
+   * candidates passed (the store graph and the partitions then answer).
+   */
+  private searchCells(layout: ScopeLayout, candidates: number, filter: PartitionFilter, topK: number, fetch: number, need: number): TopKHeap | null {
+    const cells = this.cells;
+    const total = this.partitionOfKey.size;
+    if (!cells?.ready || total === 0 || candidates === 0) return null;
+    if (this.partitionScanMaxCost > 0 && this.partitionScanCost(layout.partitions) <= this.partitionScanMaxCost) return null;
+    if (!layout.tagOf) layout.tagOf = new Map(layout.partitions.map((p, i) => [p, i]));
+    const tagOf = layout.tagOf;
+    const partitionOfKey = this.partitionOfKey;
+    // Every partition held in scope: every row qualifies, and the cells are scanned as they are.
+    if (!layout.ordinals) layout.ordinals = layout.partitions.length === this.partitions.size ? "all" : new Set(layout.partitions.map((p) => p.ordinal));
+    const owners = layout.ordinals === "all" ? undefined : layout.ordinals;
+    const found = cells.search(filter.query, filter.queryCodes, probesFor(cells.cellCount), fetch, owners);
+    const heap = new TopKHeap(topK);
+    const tally: GraphTally = { visible: 0 };
+    for (const { key } of found) {
+      if (tally.visible >= fetch) break;
+      // A row is tagged with its partition when placed; one moved or removed since is checked here.
+      const p = partitionOfKey.get(key);
+      const tag = p === undefined ? undefined : tagOf.get(p);
+      if (tag !== undefined) p!.offerCandidate(key, filter, heap, tag, tally);
+    }
+    return tally.visible >= need ? heap : null;
+  }
+
   /** What answering these partitions one by one costs, in int8 rows scanned (see PARTITION_SCAN_MAX_COST). */
   private partitionScanCost(inScope: VectorPartition[]): number {
     let cost = 0;
@@ -598,9 +652,18 @@ export class PartitionedVectorBackend implements VectorBackend {
     return hits;
   }
 
-  /** Resolves once no graph is being built (tests and benchmarks wait for the graph path with it). */
+  /** The serving inverted-file index's cells and how many a search reads (null until one is built): the bench prints them. */
+  get cellStats(): { cells: number; probes: number; rows: number } | null {
+    const cells = this.cells;
+    return cells ? { cells: cells.cellCount, probes: probesFor(cells.cellCount), rows: cells.placed } : null;
+  }
+
+  /** Resolves once no graph or cell index is being built (tests and benchmarks wait for the graph paths with it). */
   async whenIndexed(): Promise<void> {
-    while (this.indexer) await this.indexer;
+    while (this.indexer || this.cellsBuilder) {
+      if (this.indexer) await this.indexer;
+      if (this.cellsBuilder) await this.cellsBuilder;
+    }
   }
 
   async close(): Promise<void> {
@@ -609,6 +672,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     this.saveGraph(this.storeGraph);
     for (const p of this.partitions.values()) this.drop(p);
     this.drop(this.storeGraph);
+    this.dropCells();
     this.partitions = new Map();
     this.layoutEpoch += 1;
     this.partitionOfKey = new Map();
@@ -644,6 +708,58 @@ export class PartitionedVectorBackend implements VectorBackend {
 
   private maintainStoreGraph(): void {
     if (this.useStoreGraph) this.maintainGraph(this.storeGraph, this.storeGraphMinRows);
+    this.maintainCells();
+  }
+
+  /** Puts the current rows of `keys` into the inverted-file indexes (serving and building). */
+  private syncCells(keys: readonly number[]): void {
+    this.cells?.sync(keys);
+    this.cellsBuilding?.sync(keys);
+  }
+
+  private removeFromCells(key: number): void {
+    this.cells?.remove(key);
+    this.cellsBuilding?.remove(key);
+  }
+
+  /** Lets both inverted-file indexes go (every row was replaced): the next maintainCells builds anew. */
+  private dropCells(): void {
+    if (this.cells) this.cells.detached = true;
+    if (this.cellsBuilding) this.cellsBuilding.detached = true;
+    this.cells = null;
+    this.cellsBuilding = null;
+  }
+
+  /**
+   * Starts building the inverted-file index once the store holds storeGraphMinRows rows, and a retrained one
+   * once it holds twice the rows the serving one was trained on (the centroids then fit the data less well),
+   * in the background a step per event-loop turn; the serving one answers until the new one is complete.
+   */
+  private maintainCells(): void {
+    if (!this.useCells || this.closed || this.cellsBuilding) return;
+    const size = this.partitionOfKey.size;
+    if (size < this.storeGraphMinRows) return;
+    if (this.cells && size < 2 * this.cells.trainedRows) return;
+    const building = new StoreCells(this.partitionOfKey, this.dimension);
+    this.cellsBuilding = building;
+    const run = async () => {
+      try {
+        for (const _ of building.buildSteps()) {
+          await yieldToEventLoop();
+          if (this.closed || building.detached) return;
+        }
+        if (building.ready && this.cellsBuilding === building) {
+          if (this.cells) this.cells.detached = true;
+          this.cells = building;
+        }
+      } catch (err) {
+        process.stderr.write(`acms: vector cell index build failed, searches use the graphs: ${err instanceof Error ? err.message : String(err)}\n`);
+      } finally {
+        if (this.cellsBuilding === building) this.cellsBuilding = null;
+        this.cellsBuilder = null;
+      }
+    };
+    this.cellsBuilder = run();
   }
 
   /** Builds a holder's graph past `minRows`, drops it below half of that, and rebuilds it after heavy churn. */
@@ -811,6 +927,8 @@ interface ScopeLayout {
   readonly partitions: VectorPartition[];
   /** Partition to position, made when the store-wide graph first answers for the view. */
   tagOf: Map<VectorPartition, number> | null;
+  /** The partitions' ordinals (or "all" when the view holds every partition), made when the cells first answer for it. */
+  ordinals?: ReadonlySet<number> | "all";
 }
 
 /** Rows `load` takes per event-loop turn (normalising and quantising 2,048 rows of 384 takes some 2-5 ms). */

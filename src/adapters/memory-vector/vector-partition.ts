@@ -40,6 +40,7 @@ export function graphAnswered(tally: GraphTally, returned: number, members: numb
 const MAX_WIDENINGS = 3;
 
 const LIVE = Number.POSITIVE_INFINITY;
+let partitionsMade = 0;
 const INITIAL_ROWS = 16;
 
 /**
@@ -66,6 +67,9 @@ export class VectorPartition implements GraphHolder {
   /** Set when the partition is dropped, so a background build stops. */
   detached = false;
   private readonly scratch: Float32Array;
+
+  /** A number no other partition of this process has had (the cell index tags rows with it). */
+  readonly ordinal = ++partitionsMade;
 
   constructor(readonly resourceId: string, readonly dimension: number, initialRows = INITIAL_ROWS) {
     const rows = Math.max(1, initialRows);

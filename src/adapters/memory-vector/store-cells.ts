@@ -1,0 +1,277 @@
+import usearch, { type BatchMatches, type Matches } from "usearch";
+import { quantizeRow } from "./int8-nearest-rows.js";
+import type { VectorPartition } from "./vector-partition.js";
+
+/** How many k-means passes over the training sample. */
+const KMEANS_ITERATIONS = 8;
+
+/** Training sample rows per cell (FAISS asks for at least 39; more only slows the training). */
+const SAMPLE_ROWS_PER_CELL = 64;
+
+/** Rows assigned per step of the background work (one native call; a few milliseconds at 300 cells of 384). */
+const ROWS_PER_STEP = 256;
+
+/** Positions are packed with their cell into one number: cell * POSITION_SPAN + row. */
+const POSITION_SPAN = 2 ** 26;
+
+/**
+ * One cell: the int8 codes of its rows back to back (a buffer of its own, as usearch reads from offset 0),
+ * their keys, and the ordinal of each row's partition (a scope's rows are picked by it without a lookup).
+ */
+interface Cell {
+  codes: Int8Array;
+  keys: Float64Array;
+  owners: Float64Array;
+  count: number;
+}
+
+/** How many cells for a store of `rows` rows: about its square root (the usual choice for an inverted-file index). */
+export function cellCountFor(rows: number): number {
+  return Math.max(8, Math.min(4096, Math.round(Math.sqrt(rows))));
+}
+
+/** How many of `cells` cells a search reads: 8, or a fortieth of the cells when that is more. */
+export function probesFor(cells: number): number {
+  return Math.min(cells, Math.max(8, Math.ceil(cells / 40)));
+}
+
+/** A candidate of a cell search: a chunk key and its int8 distance to the query (smaller is nearer). */
+export interface CellCandidate {
+  key: number;
+  distance: number;
+}
+
+/**
+ * An inverted-file index over every vector of the store: k-means centroids (trained on a sample of the
+ * rows) split the store into cells of nearby rows, each holding its rows' int8 codes contiguously. A search
+ * reads the cells of the few centroids nearest the query (`probesFor`) and scans them in usearch's int8
+ * kernels. Unlike a graph, what it reads does not depend on the scope: a scope holding few rows near the
+ * query (a query about something its resources barely cover) costs the same as any other, where a graph
+ * search filtered by scope must widen again and again. Rows stay in the partitions; candidates are
+ * re-scored from their float32 rows and filtered by scope by the caller.
+ *
+ * Built in the background (`buildSteps`): training, then assigning every row, a step per event-loop turn;
+ * writes made meanwhile are applied at once (`sync`, `remove`), and the build skips rows already placed.
+ */
+export class StoreCells {
+  /** Set once every row held at the start of the build is placed: searches may use it from then on. */
+  ready = false;
+  /** Set when the backend lets this index go (a newer one replaces it): a running build stops. */
+  detached = false;
+  /** How many rows the centroids were trained on (the backend retrains once the store has doubled). */
+  trainedRows = 0;
+  private centroids: Float32Array | null = null;
+  private cells: Cell[] = [];
+  /** Where each placed key is: cell * POSITION_SPAN + row. */
+  private readonly where = new Map<number, number>();
+
+  constructor(
+    private readonly partitionOfKey: ReadonlyMap<number, VectorPartition>,
+    readonly dimension: number,
+  ) {}
+
+  /** How many cells (0 until trained). */
+  get cellCount(): number {
+    return this.cells.length;
+  }
+
+  /** How many rows are placed in cells. */
+  get placed(): number {
+    return this.where.size;
+  }
+
+  /** Puts the current rows of `keys` into their nearest cells (replacing a key's earlier row); nothing before training. */
+  sync(keys: readonly number[]): void {
+    if (!this.centroids || keys.length === 0) return;
+    for (let i = 0; i < keys.length; i += ROWS_PER_STEP) this.place(this.copyRows(keys.slice(i, i + ROWS_PER_STEP)));
+  }
+
+  /** Drops `key` from its cell. */
+  remove(key: number): void {
+    const at = this.where.get(key);
+    if (at === undefined) return;
+    this.where.delete(key);
+    const cell = this.cells[Math.floor(at / POSITION_SPAN)];
+    const row = at % POSITION_SPAN;
+    const last = cell.count - 1;
+    if (row !== last) {
+      const d = this.dimension;
+      cell.codes.copyWithin(row * d, last * d, last * d + d);
+      const moved = cell.keys[last];
+      cell.keys[row] = moved;
+      cell.owners[row] = cell.owners[last];
+      this.where.set(moved, at);
+    }
+    cell.count = last;
+  }
+
+  /**
+   * The background build, one bounded step per call of the generator (the caller yields to the event loop
+   * between steps and stops when `detached`): k-means over a sample of the rows held now, then every row
+   * held now placed in its cell. Rows written meanwhile are placed by `sync` as soon as centroids exist.
+   */
+  *buildSteps(): Generator<void, void, void> {
+    const keys = Array.from(this.partitionOfKey.keys());
+    const cellCount = cellCountFor(keys.length);
+    const sampleSize = Math.min(keys.length, cellCount * SAMPLE_ROWS_PER_CELL);
+    const stride = keys.length / sampleSize;
+    const sampleKeys = Array.from({ length: sampleSize }, (_, i) => keys[Math.floor(i * stride)]);
+    const sample = this.copyRows(sampleKeys);
+    yield;
+    const d = this.dimension;
+    const rows = sample.keys.length;
+    if (rows < cellCount) return;
+    // Seeds spread over the sample (keys come grouped by resource, so spread means varied).
+    const centroids = new Float32Array(cellCount * d);
+    for (let c = 0; c < cellCount; c++) {
+      const r = Math.floor((c * rows) / cellCount);
+      centroids.set(sample.vectors.subarray(r * d, r * d + d), c * d);
+    }
+    for (let pass = 0; pass < KMEANS_ITERATIONS; pass++) {
+      const sums = new Float64Array(cellCount * d);
+      const counts = new Int32Array(cellCount);
+      for (let from = 0; from < rows; from += ROWS_PER_STEP) {
+        const to = Math.min(rows, from + ROWS_PER_STEP);
+        const batch = sample.vectors.slice(from * d, to * d);
+        const nearest = nearestCentroids(centroids, batch, d);
+        for (let i = 0; i < nearest.length; i++) {
+          const c = nearest[i];
+          counts[c] += 1;
+          const base = c * d;
+          const row = i * d;
+          for (let j = 0; j < d; j++) sums[base + j] += batch[row + j];
+        }
+        yield;
+      }
+      // Spherical k-means: each centroid the normalised mean of its rows; an empty cell keeps its centroid.
+      for (let c = 0; c < cellCount; c++) {
+        if (counts[c] === 0) continue;
+        let norm = 0;
+        for (let j = 0; j < d; j++) norm += sums[c * d + j] ** 2;
+        norm = Math.sqrt(norm);
+        if (norm === 0) continue;
+        for (let j = 0; j < d; j++) centroids[c * d + j] = sums[c * d + j] / norm;
+      }
+    }
+    if (this.detached) return;
+    this.centroids = centroids;
+    this.trainedRows = keys.length;
+    this.cells = Array.from({ length: cellCount }, () => ({ codes: new Int8Array(16 * d), keys: new Float64Array(16), owners: new Float64Array(16), count: 0 }));
+    // Every row held now (writes from here on are placed by sync): rows written while training are in it.
+    const all = Array.from(this.partitionOfKey.keys());
+    yield;
+    for (let from = 0; from < all.length; from += ROWS_PER_STEP) {
+      if (this.detached) return;
+      const slice = all.slice(from, from + ROWS_PER_STEP).filter((k) => !this.where.has(k));
+      this.place(this.copyRows(slice));
+      yield;
+    }
+    this.ready = true;
+  }
+
+  /**
+   * Up to `wanted` candidates from each of the `probes` cells nearest `query` (a unit vector; `queryCodes`
+   * its int8 codes, in a buffer of their own), among the rows of the partitions whose ordinals are in
+   * `owners` (every row when undefined), nearest first over all of them. A cell's in-scope rows are copied
+   * aside and scanned together: a query near rows the scope barely holds finds them however far down the
+   * whole cell's ranking they are.
+   */
+  search(query: Float32Array, queryCodes: Int8Array, probes: number, wanted: number, owners: ReadonlySet<number> | undefined): CellCandidate[] {
+    const centroids = this.centroids;
+    if (!centroids || this.cells.length === 0) return [];
+    const d = this.dimension;
+    const nearest = usearch.exactSearch(centroids, query, d, Math.min(probes, this.cells.length), usearch.MetricKind.IP, 1) as Matches;
+    const out: CellCandidate[] = [];
+    for (const c of nearest.keys) {
+      const cell = this.cells[Number(c)];
+      let codes = cell.codes;
+      let keys = cell.keys;
+      let n = cell.count;
+      if (owners !== undefined) {
+        const rows: number[] = [];
+        for (let r = 0; r < cell.count; r++) if (owners.has(cell.owners[r])) rows.push(r);
+        if (rows.length < cell.count) {
+          n = rows.length;
+          codes = this.scratchCodes(n);
+          keys = new Float64Array(n);
+          for (let i = 0; i < n; i++) {
+            const r = rows[i];
+            codes.set(cell.codes.subarray(r * d, r * d + d), i * d);
+            keys[i] = cell.keys[r];
+          }
+        }
+      }
+      const k = Math.min(wanted, n);
+      if (k <= 0) continue;
+      const found = usearch.exactSearch(codes.subarray(0, n * d), queryCodes, d, k, usearch.MetricKind.IP, 1) as Matches;
+      for (let i = 0; i < found.keys.length; i++) out.push({ key: keys[Number(found.keys[i])], distance: found.distances[i] });
+    }
+    return out.sort((a, b) => a.distance - b.distance);
+  }
+
+  private scratch = new Int8Array(0);
+
+  /** A buffer of its own (usearch reads from offset 0) for `rows` codes, reused between searches. */
+  private scratchCodes(rows: number): Int8Array {
+    if (this.scratch.length < rows * this.dimension) this.scratch = new Int8Array(Math.max(rows, 1024) * this.dimension * 2);
+    return this.scratch;
+  }
+
+  /** The unit rows of `keys` still held, from their partitions. */
+  private copyRows(keys: readonly number[]): { keys: number[]; vectors: Float32Array; owners: number[] } {
+    const d = this.dimension;
+    const found: number[] = [];
+    const owners: number[] = [];
+    const vectors = new Float32Array(keys.length * d);
+    for (const k of keys) {
+      const p = this.partitionOfKey.get(k);
+      if (p && p.copyRowInto(k, vectors, found.length * d)) {
+        found.push(k);
+        owners.push(p.ordinal);
+      }
+    }
+    return { keys: found, vectors: vectors.subarray(0, found.length * d), owners };
+  }
+
+  /** Places rows (a batch from copyRows) in their nearest cells, each replacing the key's earlier row. */
+  private place(rows: { keys: number[]; vectors: Float32Array; owners: number[] }): void {
+    if (!this.centroids || rows.keys.length === 0) return;
+    const d = this.dimension;
+    const nearest = nearestCentroids(this.centroids, rows.vectors, d);
+    for (let i = 0; i < rows.keys.length; i++) {
+      const key = rows.keys[i];
+      this.remove(key);
+      const cellIndex = nearest[i];
+      const cell = this.cells[cellIndex];
+      if (cell.count === cell.keys.length) grow(cell, d);
+      quantizeRow(rows.vectors, i * d, cell.codes, cell.count * d, d);
+      cell.keys[cell.count] = key;
+      cell.owners[cell.count] = rows.owners[i];
+      this.where.set(key, cellIndex * POSITION_SPAN + cell.count);
+      cell.count += 1;
+    }
+  }
+}
+
+/** The nearest centroid of each row of `rows` (unit rows back to back, in a buffer of their own). */
+function nearestCentroids(centroids: Float32Array, rows: Float32Array, d: number): Int32Array {
+  const n = rows.length / d;
+  const out = new Int32Array(n);
+  if (n === 0) return out;
+  const found = usearch.exactSearch(centroids, rows, d, 1, usearch.MetricKind.IP, 1) as Matches | BatchMatches;
+  for (let i = 0; i < n; i++) out[i] = Number(found.keys[i]);
+  return out;
+}
+
+function grow(cell: Cell, d: number): void {
+  const capacity = cell.keys.length * 2;
+  const codes = new Int8Array(capacity * d);
+  codes.set(cell.codes.subarray(0, cell.count * d));
+  const keys = new Float64Array(capacity);
+  keys.set(cell.keys.subarray(0, cell.count));
+  const owners = new Float64Array(capacity);
+  owners.set(cell.owners.subarray(0, cell.count));
+  cell.codes = codes;
+  cell.keys = keys;
+  cell.owners = owners;
+}
