@@ -186,6 +186,8 @@ export class PartitionedVectorBackend implements VectorBackend {
   private indexer: Promise<void> | null = null;
   private closed = false;
   private readonly graphDir: string | undefined;
+  /** Searches answered by the store-wide cells and by the store-wide graph, since construction (tests and the bench read them). */
+  readonly answeredBy = { cells: 0, storeGraph: 0 };
   /** Graphs loaded from `graphDir` and graphs built, since construction (the log and tests read them). */
   readonly graphCounts = { loaded: 0, built: 0 };
   /**
@@ -522,10 +524,8 @@ export class PartitionedVectorBackend implements VectorBackend {
     // Visible candidates a graph answer must rest on: half the over-fetch, so the k-th result is never
     // decided by the graph's approximate order at the edge of what the filters let through.
     const need = Math.max(opts.topK, Math.ceil(fetch / 2));
-    const fromCells = useGraphs ? this.searchCells(layout, candidates, filter, opts.topK, fetch, need) : null;
-    if (fromCells) return { hits: this.hitsOf(fromCells, inScope), exhaustive: false };
-    const fromStoreGraph = useGraphs ? this.searchStoreGraph(layout, candidates, filter, opts.topK, need) : null;
-    if (fromStoreGraph) return { hits: this.hitsOf(fromStoreGraph, inScope), exhaustive: false };
+    const fromGraphs = useGraphs ? this.answerFromStoreIndexes(layout, candidates, filter, opts.topK, fetch, need) : null;
+    if (fromGraphs) return { hits: this.hitsOf(fromGraphs, inScope), exhaustive: false };
     const heap = new TopKHeap(opts.topK);
     let exhaustive = true;
     let lastYield = performance.now();
@@ -550,10 +550,11 @@ export class PartitionedVectorBackend implements VectorBackend {
   /**
    * Answers from the store-wide graph when the scope covers enough of the store: candidates are kept
    * only when their partition is in scope (and pass the filters), after exact re-scoring; a search that
-   * finds too few in scope is widened (STORE_GRAPH_WIDENINGS). Returns the answer's heap, or null when the
-   * graph is not there, the scope is cheaper to scan, or the graph could not settle the answer.
+   * finds too few in scope first asks `afterFirstRound` (the cells) and, when that cannot settle it either, is
+   * widened (STORE_GRAPH_WIDENINGS). Returns the answer's heap, or null when the graph is not there, the
+   * scope is cheaper to scan, or the graph could not settle the answer.
    */
-  private searchStoreGraph(layout: ScopeLayout, candidates: number, filter: PartitionFilter, topK: number, need: number): TopKHeap | null {
+  private searchStoreGraph(layout: ScopeLayout, candidates: number, filter: PartitionFilter, topK: number, need: number, afterFirstRound: () => TopKHeap | null): TopKHeap | null {
     const graph = this.storeGraph.index;
     const total = this.partitionOfKey.size;
     if (!graph || total === 0 || candidates < STORE_GRAPH_MIN_SHARE * total) return null;
@@ -571,7 +572,21 @@ export class PartitionedVectorBackend implements VectorBackend {
         const tag = p === undefined ? undefined : tagOf.get(p);
         if (tag !== undefined) p!.offerCandidate(key, filter, heap, tag, tally);
       }
-      if (graphAnswered(tally, keys.length, graph.size, need)) return heap;
+      const answered = graphAnswered(tally, keys.length, graph.size, need);
+      if (round === 0) {
+        // What this view's first rounds come to, for the order of later searches (kept to recent ones).
+        if (layout.graphRounds >= 4 * LEARN_ROUNDS) {
+          layout.graphRounds /= 2;
+          layout.graphMisses /= 2;
+        }
+        layout.graphRounds += 1;
+        if (!answered) layout.graphMisses += 1;
+      }
+      if (answered) return heap;
+      if (round === 0) {
+        const other = afterFirstRound();
+        if (other) return other;
+      }
       // The query's neighbourhood lies mostly outside the scope: widen in proportion to the share of the
       // candidates that passed (a wider beam costs far less than scanning the scope's partitions).
       fetch = Math.max(fetch * 2, Math.ceil((fetch * need) / Math.max(1, tally.visible)));
@@ -594,9 +609,53 @@ export class PartitionedVectorBackend implements VectorBackend {
       const p = this.partitions.get(id);
       if (p && p.size > 0) partitions.push(p);
     }
-    const layout: ScopeLayout = { epoch: this.layoutEpoch, source: this.partitions, partitions, tagOf: null };
+    const layout: ScopeLayout = { epoch: this.layoutEpoch, source: this.partitions, partitions, tagOf: null, graphRounds: 0, graphMisses: 0, searches: 0, checks: 0, agreement: 0 };
     this.layouts.set(view, layout);
     return layout;
+  }
+
+  /**
+   * Answers from the store-wide indexes, or null when neither settles it (the partitions then answer). The
+   * store graph goes first, as it holds up however the data clusters; when its first candidates lie mostly
+   * outside the scope, the cells answer (they read the scope's own rows near the query), and only then is the
+   * graph widened. A view learns which to ask first: now and then (and for its first searches) both answer
+   * and the cells' top k is compared with the graph's; a view whose graph searches mostly miss, or whose
+   * cells agree with the graph (CELLS_AGREEMENT), asks the cells first, and keeps checking now and then.
+   */
+  private answerFromStoreIndexes(layout: ScopeLayout, candidates: number, filter: PartitionFilter, topK: number, fetch: number, need: number): TopKHeap | null {
+    const cellsReady = this.cells?.ready === true;
+    layout.searches += 1;
+    const check = cellsReady && (layout.searches % RECHECK_EVERY === 0 || layout.checks < LEARN_ROUNDS);
+    const answered = this.answeredBy;
+    const cells = () => {
+      const heap = this.searchCells(layout, candidates, filter, topK, fetch, need);
+      if (heap) answered.cells += 1;
+      return heap;
+    };
+    if (cellsReady && !check && cellsPreferred(layout)) {
+      const first = cells();
+      if (first) return first;
+      const graph = this.searchStoreGraph(layout, candidates, filter, topK, need, () => null);
+      if (graph) answered.storeGraph += 1;
+      return graph;
+    }
+    let triedCells = false;
+    let fromCells: TopKHeap | null = null;
+    const graph = this.searchStoreGraph(layout, candidates, filter, topK, need, () => {
+      triedCells = true;
+      return (fromCells = cells());
+    });
+    if (graph && graph !== fromCells) answered.storeGraph += 1;
+    if (!graph) return triedCells ? null : cells();
+    if (check && !triedCells) {
+      // The graph answered: how much of its answer the cells give too (they answer nothing when they cannot settle it).
+      const other = this.searchCells(layout, candidates, filter, topK, fetch, need);
+      const mine = new Set(graph.keptKeys());
+      const agreed = other ? other.keptKeys().filter((k) => mine.has(k)).length : 0;
+      layout.checks += 1;
+      layout.agreement += mine.size === 0 ? 1 : agreed / mine.size;
+    }
+    return graph;
   }
 
   /**
@@ -744,9 +803,11 @@ export class PartitionedVectorBackend implements VectorBackend {
     this.cellsBuilding = building;
     const run = async () => {
       try {
-        for (const _ of building.buildSteps()) {
+        // Each step after a turn of the event loop: never inside the write that started the build.
+        for (const steps = building.buildSteps(); ; ) {
           await yieldToEventLoop();
           if (this.closed || building.detached) return;
+          if (steps.next().done) break;
         }
         if (building.ready && this.cellsBuilding === building) {
           if (this.cells) this.cells.detached = true;
@@ -756,10 +817,11 @@ export class PartitionedVectorBackend implements VectorBackend {
         process.stderr.write(`acms: vector cell index build failed, searches use the graphs: ${err instanceof Error ? err.message : String(err)}\n`);
       } finally {
         if (this.cellsBuilding === building) this.cellsBuilding = null;
-        this.cellsBuilder = null;
+        if (this.cellsBuilder === job) this.cellsBuilder = null;
       }
     };
-    this.cellsBuilder = run();
+    const job: Promise<void> = run();
+    this.cellsBuilder = job;
   }
 
   /** Builds a holder's graph past `minRows`, drops it below half of that, and rebuilds it after heavy churn. */
@@ -929,6 +991,28 @@ interface ScopeLayout {
   tagOf: Map<VectorPartition, number> | null;
   /** The partitions' ordinals (or "all" when the view holds every partition), made when the cells first answer for it. */
   ordinals?: ReadonlySet<number> | "all";
+  /** First rounds of store-graph searches for the view, and how many of them could not settle the answer. */
+  graphRounds: number;
+  graphMisses: number;
+  /** Searches of the view through the store indexes; of them, those where both answered, and the cells' summed agreement then. */
+  searches: number;
+  checks: number;
+  agreement: number;
+}
+
+/** Searches of a view through the store indexes observed before their outcome decides the order (see answerFromStoreIndexes). */
+const LEARN_ROUNDS = 8;
+
+/** One search in this many of a view is answered by both store indexes, to keep its order current. */
+const RECHECK_EVERY = 16;
+
+/** The least mean share of the graph's top k the cells must give too for a view to ask the cells first. */
+const CELLS_AGREEMENT = 0.98;
+
+/** Whether a view asks the cells first: its graph searches mostly miss, or its cells agree with the graph. */
+function cellsPreferred(layout: ScopeLayout): boolean {
+  if (layout.graphRounds >= LEARN_ROUNDS && layout.graphMisses * 2 > layout.graphRounds) return true;
+  return layout.checks >= LEARN_ROUNDS && layout.agreement >= CELLS_AGREEMENT * layout.checks;
 }
 
 /** Rows `load` takes per event-loop turn (normalising and quantising 2,048 rows of 384 takes some 2-5 ms). */

@@ -8,8 +8,14 @@ const KMEANS_ITERATIONS = 8;
 /** Training sample rows per cell (FAISS asks for at least 39; more only slows the training). */
 const SAMPLE_ROWS_PER_CELL = 64;
 
-/** Rows assigned per step of the background work (one native call; a few milliseconds at 300 cells of 384). */
+/** Rows placed per batch (one native call to find their cells). */
 const ROWS_PER_STEP = 256;
+
+/** Multiply-adds one step of the background work may take (a few milliseconds on one core). */
+const STEP_WORK = 8_000_000;
+
+/** Rows copied per step while taking the training sample (a few MB of float32). */
+const SAMPLE_ROWS_PER_STEP = 2048;
 
 /** Positions are packed with their cell into one number: cell * POSITION_SPAN + row. */
 const POSITION_SPAN = 2 ** 26;
@@ -116,11 +122,23 @@ export class StoreCells {
     const sampleSize = Math.min(keys.length, cellCount * SAMPLE_ROWS_PER_CELL);
     const stride = keys.length / sampleSize;
     const sampleKeys = Array.from({ length: sampleSize }, (_, i) => keys[Math.floor(i * stride)]);
-    const sample = this.copyRows(sampleKeys);
-    yield;
     const d = this.dimension;
-    const rows = sample.keys.length;
+    const parts: Float32Array[] = [];
+    let rows = 0;
+    for (let from = 0; from < sampleKeys.length; from += SAMPLE_ROWS_PER_STEP) {
+      yield;
+      const part = this.copyRows(sampleKeys.slice(from, from + SAMPLE_ROWS_PER_STEP)).vectors;
+      parts.push(part);
+      rows += part.length / d;
+    }
     if (rows < cellCount) return;
+    const sample = { vectors: new Float32Array(rows * d) };
+    let offset = 0;
+    for (const part of parts) {
+      sample.vectors.set(part, offset);
+      offset += part.length;
+    }
+    const rowsPerStep = Math.max(8, Math.floor(STEP_WORK / (cellCount * d)));
     // Seeds spread over the sample (keys come grouped by resource, so spread means varied).
     const centroids = new Float32Array(cellCount * d);
     for (let c = 0; c < cellCount; c++) {
@@ -130,8 +148,8 @@ export class StoreCells {
     for (let pass = 0; pass < KMEANS_ITERATIONS; pass++) {
       const sums = new Float64Array(cellCount * d);
       const counts = new Int32Array(cellCount);
-      for (let from = 0; from < rows; from += ROWS_PER_STEP) {
-        const to = Math.min(rows, from + ROWS_PER_STEP);
+      for (let from = 0; from < rows; from += rowsPerStep) {
+        const to = Math.min(rows, from + rowsPerStep);
         const batch = sample.vectors.slice(from * d, to * d);
         const nearest = nearestCentroids(centroids, batch, d);
         for (let i = 0; i < nearest.length; i++) {
@@ -160,9 +178,9 @@ export class StoreCells {
     // Every row held now (writes from here on are placed by sync): rows written while training are in it.
     const all = Array.from(this.partitionOfKey.keys());
     yield;
-    for (let from = 0; from < all.length; from += ROWS_PER_STEP) {
+    for (let from = 0; from < all.length; from += rowsPerStep) {
       if (this.detached) return;
-      const slice = all.slice(from, from + ROWS_PER_STEP).filter((k) => !this.where.has(k));
+      const slice = all.slice(from, from + rowsPerStep).filter((k) => !this.where.has(k));
       this.place(this.copyRows(slice));
       yield;
     }

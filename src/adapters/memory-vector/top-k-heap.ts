@@ -42,6 +42,11 @@ export class TopKHeap {
     return true;
   }
 
+  /** The chunk keys kept, in no particular order; the heap is left as it is. */
+  keptKeys(): number[] {
+    return Array.from(this.keys.subarray(0, this.size));
+  }
+
   /** The kept entries, best first, and empties the heap. */
   drain(): Array<{ score: number; key: number; tag: number }> {
     const out = new Array<{ score: number; key: number; tag: number }>(this.size);
