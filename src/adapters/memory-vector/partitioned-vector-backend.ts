@@ -675,7 +675,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     // Every partition held in scope: every row qualifies, and the cells are scanned as they are.
     if (!layout.ordinals) layout.ordinals = layout.partitions.length === this.partitions.size ? "all" : new Set(layout.partitions.map((p) => p.ordinal));
     const owners = layout.ordinals === "all" ? undefined : layout.ordinals;
-    const found = cells.search(filter.query, filter.queryCodes, probesFor(cells.cellCount), fetch, owners);
+    const found = cells.search(filter.query, filter.queryCodes, probesFor(cells.cellCount), fetch, owners, candidates / total);
     const heap = new TopKHeap(topK);
     const tally: GraphTally = { visible: 0 };
     for (const { key } of found) {

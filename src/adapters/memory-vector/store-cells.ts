@@ -190,11 +190,12 @@ export class StoreCells {
   /**
    * Up to `wanted` candidates from each of the `probes` cells nearest `query` (a unit vector; `queryCodes`
    * its int8 codes, in a buffer of their own), among the rows of the partitions whose ordinals are in
-   * `owners` (every row when undefined), nearest first over all of them. A cell's in-scope rows are copied
-   * aside and scanned together: a query near rows the scope barely holds finds them however far down the
-   * whole cell's ranking they are.
+   * `owners` (every row when undefined; `share`: the part of the store they hold), nearest first over all of
+   * them. A cell's in-scope rows are copied aside and scanned together, so a query near rows the scope
+   * barely holds finds them however far down the whole cell's ranking they are; a scope holding most of the
+   * store first takes its rows among the cell's nearest.
    */
-  search(query: Float32Array, queryCodes: Int8Array, probes: number, wanted: number, owners: ReadonlySet<number> | undefined): CellCandidate[] {
+  search(query: Float32Array, queryCodes: Int8Array, probes: number, wanted: number, owners: ReadonlySet<number> | undefined, share = 1): CellCandidate[] {
     const centroids = this.centroids;
     if (!centroids || this.cells.length === 0) return [];
     const d = this.dimension;
@@ -202,29 +203,55 @@ export class StoreCells {
     const out: CellCandidate[] = [];
     for (const c of nearest.keys) {
       const cell = this.cells[Number(c)];
-      let codes = cell.codes;
-      let keys = cell.keys;
-      let n = cell.count;
-      if (owners !== undefined) {
-        const rows: number[] = [];
-        for (let r = 0; r < cell.count; r++) if (owners.has(cell.owners[r])) rows.push(r);
-        if (rows.length < cell.count) {
-          n = rows.length;
-          codes = this.scratchCodes(n);
-          keys = new Float64Array(n);
-          for (let i = 0; i < n; i++) {
-            const r = rows[i];
-            codes.set(cell.codes.subarray(r * d, r * d + d), i * d);
-            keys[i] = cell.keys[r];
-          }
+      if (cell.count === 0) continue;
+      if (owners === undefined) {
+        this.scanInto(out, cell.codes, cell.keys, cell.count, queryCodes, wanted);
+        continue;
+      }
+      // A scope holding most of the store: its share of the cell's nearest rows is usually enough.
+      if (share >= 0.5) {
+        const k = Math.min(cell.count, Math.ceil((2 * wanted) / share));
+        const found = usearch.exactSearch(cell.codes.subarray(0, cell.count * d), queryCodes, d, k, usearch.MetricKind.IP, 1) as Matches;
+        const taken: CellCandidate[] = [];
+        for (let i = 0; i < found.keys.length && taken.length < wanted; i++) {
+          const row = Number(found.keys[i]);
+          if (owners.has(cell.owners[row])) taken.push({ key: cell.keys[row], distance: found.distances[i] });
+        }
+        if (taken.length >= wanted || k === cell.count) {
+          for (const t of taken) out.push(t);
+          continue;
         }
       }
-      const k = Math.min(wanted, n);
-      if (k <= 0) continue;
-      const found = usearch.exactSearch(codes.subarray(0, n * d), queryCodes, d, k, usearch.MetricKind.IP, 1) as Matches;
-      for (let i = 0; i < found.keys.length; i++) out.push({ key: keys[Number(found.keys[i])], distance: found.distances[i] });
+      // Else the scope's rows of the cell, copied aside and scanned together; a partition's rows mostly sit
+      // side by side in a cell (the build places them partition by partition), so they are copied by runs.
+      const codes = this.scratchCodes(cell.count);
+      const keys = new Float64Array(cell.count);
+      let n = 0;
+      for (let r = 0; r < cell.count; ) {
+        if (!owners.has(cell.owners[r])) {
+          r += 1;
+          continue;
+        }
+        const owner = cell.owners[r];
+        let end = r + 1;
+        while (end < cell.count && (cell.owners[end] === owner || owners.has(cell.owners[end]))) end += 1;
+        codes.set(cell.codes.subarray(r * d, end * d), n * d);
+        keys.set(cell.keys.subarray(r, end), n);
+        n += end - r;
+        r = end;
+      }
+      if (n === cell.count) this.scanInto(out, cell.codes, cell.keys, cell.count, queryCodes, wanted);
+      else this.scanInto(out, codes, keys, n, queryCodes, wanted);
     }
     return out.sort((a, b) => a.distance - b.distance);
+  }
+
+  /** Appends the `wanted` rows nearest `queryCodes` among the first `n` of `codes` (keys alongside) to `out`. */
+  private scanInto(out: CellCandidate[], codes: Int8Array, keys: Float64Array, n: number, queryCodes: Int8Array, wanted: number): void {
+    const k = Math.min(wanted, n);
+    if (k <= 0) return;
+    const found = usearch.exactSearch(codes.subarray(0, n * this.dimension), queryCodes, this.dimension, k, usearch.MetricKind.IP, 1) as Matches;
+    for (let i = 0; i < found.keys.length; i++) out.push({ key: keys[Number(found.keys[i])], distance: found.distances[i] });
   }
 
   private scratch = new Int8Array(0);
