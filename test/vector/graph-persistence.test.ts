@@ -88,45 +88,45 @@ describe("saved HNSW graphs", () => {
     expect((await third.search(viewOf([R.a]), data[5].vector, searchOpts({ topK: 1 }))).hits[0].chunkKey).toBe(data[5].chunkKey);
   });
 
-  it("are rebuilt when saved in an older layout (a graph of another quantization is never read as this one)", async () => {
-    const data = rows(600);
-    const first = backend();
+  /** Builds and saves the graph of `data` (closing the backend); returns its keys file's path and bytes. */
+  const saved = async (data: VectorEntry[], connectivity?: number) => {
+    const first = backend(connectivity);
     first.replaceAll(data);
     await first.whenIndexed();
     await first.close();
     open.splice(0);
-    // The keys file's first word is its layout version: version 1 graphs held half-precision rows.
     const keysPath = join(dir, `r-${R.a}.keys`);
-    const raw = readFileSync(keysPath);
+    return { keysPath, raw: readFileSync(keysPath) };
+  };
+  /** A backend started over `data` with the saved graphs, once its graph is loaded or built. */
+  const restarted = async (data: VectorEntry[], connectivity?: number) => {
+    const b = backend(connectivity);
+    b.replaceAll(data);
+    await b.whenIndexed();
+    return b;
+  };
+
+  it("are rebuilt when saved in an older layout (a graph of another quantization is never read as this one)", async () => {
+    const data = rows(600);
+    const { keysPath, raw } = await saved(data);
+    // The keys file's first word is its layout version: version 1 graphs held half-precision rows.
     expect(new Float64Array(raw.buffer, raw.byteOffset, 1)[0]).toBeGreaterThan(1);
     raw.writeDoubleLE(1, 0);
     writeFileSync(keysPath, raw);
-    const second = backend();
-    second.replaceAll(data);
-    await second.whenIndexed();
+    const second = await restarted(data);
     expect(second.graphCounts).toEqual({ loaded: 0, built: 1 });
     expect((await second.search(viewOf([R.a]), data[7].vector, searchOpts({ topK: 1 }))).hits[0].chunkKey).toBe(data[7].chunkKey);
   });
 
   it("are rebuilt when saved with another connectivity (a retuned graph is not searched at the old tuning's cost)", async () => {
     const data = rows(600);
-    const first = backend(24);
-    first.replaceAll(data);
-    await first.whenIndexed();
-    await first.close();
-    open.splice(0);
-    const keysPath = join(dir, `r-${R.a}.keys`);
-    const raw = readFileSync(keysPath);
+    const { raw } = await saved(data, 24);
     expect(Array.from(new Float64Array(raw.buffer, raw.byteOffset, 3))).toEqual([3, DIM, 24]);
-    const same = backend(24);
-    same.replaceAll(data);
-    await same.whenIndexed();
+    const same = await restarted(data, 24);
     expect(same.graphCounts).toEqual({ loaded: 1, built: 0 });
     await same.close();
     open.splice(0);
-    const retuned = backend(12);
-    retuned.replaceAll(data);
-    await retuned.whenIndexed();
+    const retuned = await restarted(data, 12);
     expect(retuned.graphCounts).toEqual({ loaded: 0, built: 1 });
     expect((await retuned.search(viewOf([R.a]), data[9].vector, searchOpts({ topK: 1 }))).hits[0].chunkKey).toBe(data[9].chunkKey);
   });
