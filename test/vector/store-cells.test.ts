@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { PartitionedVectorBackend } from "../../src/adapters/memory-vector/partitioned-vector-backend.js";
 import { cellCountFor, probesFor } from "../../src/adapters/memory-vector/store-cells.js";
 import type { VectorEntry } from "../../src/ports/vector-backend.js";
@@ -134,6 +137,41 @@ describe("the store-wide cell index", () => {
     }
     expect(cone.answeredBy.storeGraph).toBeGreaterThan(cone.answeredBy.cells);
     expect(found / 640).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it("a restart takes the centroids saved by the last training, unless the store has doubled or the file is damaged", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acms-cells-"));
+    try {
+      const start = async (data: VectorEntry[]) => {
+        const b = new PartitionedVectorBackend({ dimension: DIM, exactThreshold: 100, storeGraph: false, cells: true, yieldEveryMs: 0, graphDir: dir });
+        open.push(b);
+        b.upsert(data);
+        await b.whenIndexed();
+        return b;
+      };
+      const data = rows(60, 15);
+      const first = await start(data);
+      expect(first.cellCounts).toEqual({ trained: 1, loaded: 0 });
+      expect(existsSync(join(dir, "cells.f32"))).toBe(true);
+      await first.close();
+      const second = await start(data);
+      expect(second.cellCounts).toEqual({ trained: 0, loaded: 1 });
+      expect(second.cellStats).toEqual({ cells: cellCountFor(data.length), probes: 8, rows: data.length });
+      const q = data[17].vector;
+      const got = await second.search(viewOf(ids), q, searchOpts());
+      expect(got.exhaustive).toBe(false);
+      expect(got.hits[0].chunkKey).toBe(data[17].chunkKey);
+      await second.close();
+      const doubled = await start([...data, ...rows(60, 16, 10_000)]);
+      expect(doubled.cellCounts).toEqual({ trained: 1, loaded: 0 });
+      await doubled.close();
+      writeFileSync(join(dir, "cells.f32"), "not centroids");
+      const damaged = await start(data);
+      expect(damaged.cellCounts).toEqual({ trained: 1, loaded: 0 });
+    } finally {
+      for (const b of open.splice(0)) await b.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("falls back to the partitions when the filters leave too few of its candidates", async () => {

@@ -7,7 +7,7 @@ import { supersededCutoff } from "../../domain/temporal-filter.js";
 import type { VectorBackend, VectorEntry, VectorHit, VectorSearchOptions } from "../../ports/vector-backend.js";
 import type { GraphHolder } from "./graph-holder.js";
 import { DEFAULT_HNSW_PARAMS, HnswIndex, type HnswParams } from "./hnsw-index.js";
-import { StoreCells, probesFor } from "./store-cells.js";
+import { StoreCells, probesFor, type SavedCentroids } from "./store-cells.js";
 import { StoreGraph } from "./store-graph.js";
 import { quantizeRow } from "./int8-nearest-rows.js";
 import { TopKHeap } from "./top-k-heap.js";
@@ -132,7 +132,9 @@ export interface PartitionedVectorBackendOptions {
   /**
    * A folder to keep built graphs in, so a restart loads them instead of rebuilding (building HNSW over
    * 100k vectors takes most of a minute). A saved graph is used only when it holds exactly the keys it is
-   * loaded for; a stale, partial or corrupt one is rebuilt. Graphs are saved when built and on close.
+   * loaded for; a stale, partial or corrupt one is rebuilt. Graphs are saved when built and on close. The
+   * store-wide cells' centroids are kept there too (`cells.f32`, saved when trained): a restart places the
+   * rows in them instead of training again, until the store has doubled since.
    */
   graphDir?: string;
 }
@@ -188,6 +190,8 @@ export class PartitionedVectorBackend implements VectorBackend {
   private readonly graphDir: string | undefined;
   /** Searches answered by the store-wide cells and by the store-wide graph, since construction (tests and the bench read them). */
   readonly answeredBy = { cells: 0, storeGraph: 0 };
+  /** Cell indexes that trained their centroids and that took saved ones, since construction. */
+  readonly cellCounts = { trained: 0, loaded: 0 };
   /** Graphs loaded from `graphDir` and graphs built, since construction (the log and tests read them). */
   readonly graphCounts = { loaded: 0, built: 0 };
   /**
@@ -801,10 +805,14 @@ export class PartitionedVectorBackend implements VectorBackend {
     if (this.cells && size < 2 * this.cells.trainedRows) return;
     const building = new StoreCells(this.partitionOfKey, this.dimension);
     this.cellsBuilding = building;
+    // A first index after a start takes the centroids a previous run saved, while they still fit the store's size.
+    const savedAt = this.graphDir === undefined ? undefined : join(this.graphDir, CENTROIDS_FILE);
+    let saved: SavedCentroids | undefined = !this.cells && savedAt ? StoreCells.loadCentroids(savedAt, this.dimension) : undefined;
+    if (saved && size >= 2 * saved.trainedRows) saved = undefined;
     const run = async () => {
       try {
         // Each step after a turn of the event loop: never inside the write that started the build.
-        for (const steps = building.buildSteps(); ; ) {
+        for (const steps = building.buildSteps(saved); ; ) {
           await yieldToEventLoop();
           if (this.closed || building.detached) return;
           if (steps.next().done) break;
@@ -812,6 +820,14 @@ export class PartitionedVectorBackend implements VectorBackend {
         if (building.ready && this.cellsBuilding === building) {
           if (this.cells) this.cells.detached = true;
           this.cells = building;
+          this.cellCounts[building.trained ? "trained" : "loaded"] += 1;
+          if (building.trained && savedAt) {
+            try {
+              building.saveCentroids(savedAt);
+            } catch (err) {
+              process.stderr.write(`acms: could not save the vector cells' centroids (they are trained again at the next start): ${err instanceof Error ? err.message : String(err)}\n`);
+            }
+          }
         }
       } catch (err) {
         process.stderr.write(`acms: vector cell index build failed, searches use the graphs: ${err instanceof Error ? err.message : String(err)}\n`);
@@ -903,6 +919,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     if (!this.graphDir) return;
     try {
       for (const name of readdirSync(this.graphDir)) {
+        if (name === `${CENTROIDS_FILE}.tmp`) rmSync(join(this.graphDir, name), { force: true });
         const m = /^(?:r-(.+)|store)\.(?:usearch|keys)(\.tmp)?$/.exec(name);
         if (!m) continue;
         const held = m[1] === undefined ? (this.useStoreGraph ? this.storeGraph.size >= this.storeGraphMinRows : false) : (this.partitions.get(m[1])?.size ?? 0) >= this.indexMinRows;
@@ -999,6 +1016,9 @@ interface ScopeLayout {
   checks: number;
   agreement: number;
 }
+
+/** The saved centroids of the store-wide cells, in the graph folder. */
+const CENTROIDS_FILE = "cells.f32";
 
 /** Searches of a view through the store indexes observed before their outcome decides the order (see answerFromStoreIndexes). */
 const LEARN_ROUNDS = 8;

@@ -1,3 +1,4 @@
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import usearch, { type BatchMatches, type Matches } from "usearch";
 import { quantizeRow } from "./int8-nearest-rows.js";
 import type { VectorPartition } from "./vector-partition.js";
@@ -16,6 +17,16 @@ const STEP_WORK = 8_000_000;
 
 /** Rows copied per step while taking the training sample (a few MB of float32). */
 const SAMPLE_ROWS_PER_STEP = 2048;
+
+/** The layout of a saved centroids file: [format, dimension, cells, trained rows] as float64, then the centroids as float32. */
+const CENTROIDS_FORMAT = 1;
+const CENTROIDS_HEADER_BYTES = 32;
+
+/** Centroids trained before (saved by `saveCentroids`), and how many rows they were trained on. */
+export interface SavedCentroids {
+  centroids: Float32Array;
+  trainedRows: number;
+}
 
 /** Positions are packed with their cell into one number: cell * POSITION_SPAN + row. */
 const POSITION_SPAN = 2 ** 26;
@@ -111,13 +122,83 @@ export class StoreCells {
     cell.count = last;
   }
 
+  /** Whether this index trained its centroids (false when it took saved ones). */
+  trained = false;
+
   /**
    * The background build, one bounded step per call of the generator (the caller yields to the event loop
-   * between steps and stops when `detached`): k-means over a sample of the rows held now, then every row
-   * held now placed in its cell. Rows written meanwhile are placed by `sync` as soon as centroids exist.
+   * between steps and stops when `detached`): k-means over a sample of the rows held now (or `saved`
+   * centroids), then every row held now placed in its cell. Rows written meanwhile are placed by `sync` as
+   * soon as centroids exist.
    */
-  *buildSteps(): Generator<void, void, void> {
-    const keys = Array.from(this.partitionOfKey.keys());
+  *buildSteps(saved?: SavedCentroids): Generator<void, void, void> {
+    const d = this.dimension;
+    if (saved) {
+      if (this.detached) return;
+      this.startPlacing(saved.centroids, saved.trainedRows);
+    } else {
+      const keys = Array.from(this.partitionOfKey.keys());
+      let centroids: Float32Array | undefined;
+      for (const step of this.trainSteps(keys)) {
+        if (step) centroids = step;
+        else yield;
+      }
+      if (!centroids || this.detached) return;
+      this.trained = true;
+      this.startPlacing(centroids, keys.length);
+    }
+    // Every row held now (writes from here on are placed by sync): rows written while training are in it.
+    const all = Array.from(this.partitionOfKey.keys());
+    const rowsPerStep = Math.max(8, Math.floor(STEP_WORK / (this.cells.length * d)));
+    yield;
+    for (let from = 0; from < all.length; from += rowsPerStep) {
+      if (this.detached) return;
+      const slice = all.slice(from, from + rowsPerStep).filter((k) => !this.where.has(k));
+      this.place(this.copyRows(slice));
+      yield;
+    }
+    this.ready = true;
+  }
+
+  /** Takes `centroids` (trained on `trainedRows` rows), with empty cells: from here on writes are placed. */
+  private startPlacing(centroids: Float32Array, trainedRows: number): void {
+    const d = this.dimension;
+    this.centroids = centroids;
+    this.trainedRows = trainedRows;
+    this.cells = Array.from({ length: centroids.length / d }, () => ({ codes: new Int8Array(16 * d), keys: new Float64Array(16), owners: new Float64Array(16), count: 0 }));
+  }
+
+  /** Writes the centroids to `path` (through a temp file and a rename), so a restart need not train them again. */
+  saveCentroids(path: string): void {
+    const centroids = this.centroids;
+    if (!centroids) return;
+    const header = Float64Array.of(CENTROIDS_FORMAT, this.dimension, this.cells.length, this.trainedRows);
+    writeFileSync(`${path}.tmp`, Buffer.concat([Buffer.from(header.buffer), Buffer.from(centroids.buffer, centroids.byteOffset, centroids.byteLength)]));
+    renameSync(`${path}.tmp`, path);
+  }
+
+  /** The centroids saved at `path` for this dimension; undefined when missing, of another layout or dimension, or damaged. */
+  static loadCentroids(path: string, dimension: number): SavedCentroids | undefined {
+    try {
+      const raw = readFileSync(path);
+      if (raw.length < CENTROIDS_HEADER_BYTES) return undefined;
+      const header = new Float64Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + CENTROIDS_HEADER_BYTES));
+      const [format, dim, cells, trainedRows] = header;
+      if (format !== CENTROIDS_FORMAT || dim !== dimension || !Number.isInteger(cells) || cells < 1 || !(trainedRows >= cells)) return undefined;
+      if (raw.length !== CENTROIDS_HEADER_BYTES + cells * dimension * 4) return undefined;
+      const centroids = new Float32Array(raw.buffer.slice(raw.byteOffset + CENTROIDS_HEADER_BYTES, raw.byteOffset + raw.length));
+      if (!centroids.every(Number.isFinite)) return undefined;
+      return { centroids, trainedRows };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * k-means over a sample of `keys`' rows, a bounded step per yield of undefined; yields the centroids last
+   * (nothing when there are too few rows for the cells).
+   */
+  private *trainSteps(keys: readonly number[]): Generator<Float32Array | undefined, void, void> {
     const cellCount = cellCountFor(keys.length);
     const sampleSize = Math.min(keys.length, cellCount * SAMPLE_ROWS_PER_CELL);
     const stride = keys.length / sampleSize;
@@ -171,20 +252,7 @@ export class StoreCells {
         for (let j = 0; j < d; j++) centroids[c * d + j] = sums[c * d + j] / norm;
       }
     }
-    if (this.detached) return;
-    this.centroids = centroids;
-    this.trainedRows = keys.length;
-    this.cells = Array.from({ length: cellCount }, () => ({ codes: new Int8Array(16 * d), keys: new Float64Array(16), owners: new Float64Array(16), count: 0 }));
-    // Every row held now (writes from here on are placed by sync): rows written while training are in it.
-    const all = Array.from(this.partitionOfKey.keys());
-    yield;
-    for (let from = 0; from < all.length; from += rowsPerStep) {
-      if (this.detached) return;
-      const slice = all.slice(from, from + rowsPerStep).filter((k) => !this.where.has(k));
-      this.place(this.copyRows(slice));
-      yield;
-    }
-    this.ready = true;
+    yield centroids;
   }
 
   /**
