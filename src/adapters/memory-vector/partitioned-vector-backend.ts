@@ -552,7 +552,8 @@ export class PartitionedVectorBackend implements VectorBackend {
   }
 
   /**
-   * Answers from the store-wide graph when the scope covers enough of the store: candidates are kept
+   * Answers from the store-wide graph when the scope covers enough of the store (the caller has checked that
+   * the partitions would cost more): candidates are kept
    * only when their partition is in scope (and pass the filters), after exact re-scoring; a search that
    * finds too few in scope first asks `afterFirstRound` (the cells) and, when that cannot settle it either, is
    * widened (STORE_GRAPH_WIDENINGS). Returns the answer's heap, or null when the graph is not there, the
@@ -562,20 +563,12 @@ export class PartitionedVectorBackend implements VectorBackend {
     const graph = this.storeGraph.index;
     const total = this.partitionOfKey.size;
     if (!graph || total === 0 || candidates < STORE_GRAPH_MIN_SHARE * total) return null;
-    if (this.partitionScanMaxCost > 0 && this.partitionScanCost(layout.partitions) <= this.partitionScanMaxCost) return null;
     // Twice the visible candidates it needs, scaled up by the share of the store the scope leaves out.
     let fetch = Math.ceil((need * 2 * total) / candidates);
-    if (!layout.tagOf) layout.tagOf = new Map(layout.partitions.map((p, i) => [p, i]));
-    const tagOf = layout.tagOf;
     for (let round = 0; fetch <= STORE_GRAPH_MAX_FETCH; round++) {
       const heap = new TopKHeap(topK);
       const keys = graph.search(filter.query, fetch);
-      const tally: GraphTally = { visible: 0 };
-      for (const key of keys) {
-        const p = this.partitionOfKey.get(key);
-        const tag = p === undefined ? undefined : tagOf.get(p);
-        if (tag !== undefined) p!.offerCandidate(key, filter, heap, tag, tally);
-      }
+      const tally = this.offerInScope(layout, keys, filter, heap, Number.POSITIVE_INFINITY);
       const answered = graphAnswered(tally, keys.length, graph.size, need);
       if (round === 0) {
         // What this view's first rounds come to, for the order of later searches (kept to recent ones).
@@ -627,6 +620,8 @@ export class PartitionedVectorBackend implements VectorBackend {
    * cells agree with the graph (CELLS_AGREEMENT), asks the cells first, and keeps checking now and then.
    */
   private answerFromStoreIndexes(layout: ScopeLayout, candidates: number, filter: PartitionFilter, topK: number, fetch: number, need: number): TopKHeap | null {
+    // A scope cheap to answer partition by partition asks neither (checked once here, for both).
+    if (this.partitionScanMaxCost > 0 && this.partitionScanCost(layout.partitions) <= this.partitionScanMaxCost) return null;
     const cellsReady = this.cells?.ready === true;
     layout.searches += 1;
     const check = cellsReady && (layout.searches % RECHECK_EVERY === 0 || layout.checks < LEARN_ROUNDS);
@@ -665,31 +660,38 @@ export class PartitionedVectorBackend implements VectorBackend {
   /**
    * Answers from the inverted-file index when the scope is too large to scan partition by partition: the
    * cells nearest the query are scanned for up to `fetch` in-scope candidates each, and the nearest visible
-   * ones over all of them (at most `fetch`) are re-scored exactly. Null when the index is not ready, the scope is cheaper to scan, or fewer than `need`
-   * candidates passed (the store graph and the partitions then answer).
+   * ones over all of them (at most `fetch`) are re-scored exactly. Null when the index is not ready or fewer
+   * than `need` candidates passed (the store graph and the partitions then answer).
    */
   private searchCells(layout: ScopeLayout, candidates: number, filter: PartitionFilter, topK: number, fetch: number, need: number): TopKHeap | null {
     const cells = this.cells;
     const total = this.partitionOfKey.size;
     if (!cells?.ready || total === 0 || candidates === 0) return null;
-    if (this.partitionScanMaxCost > 0 && this.partitionScanCost(layout.partitions) <= this.partitionScanMaxCost) return null;
-    if (!layout.tagOf) layout.tagOf = new Map(layout.partitions.map((p, i) => [p, i]));
-    const tagOf = layout.tagOf;
-    const partitionOfKey = this.partitionOfKey;
     // Every partition held in scope: every row qualifies, and the cells are scanned as they are.
     if (!layout.ordinals) layout.ordinals = layout.partitions.length === this.partitions.size ? "all" : new Set(layout.partitions.map((p) => p.ordinal));
     const owners = layout.ordinals === "all" ? undefined : layout.ordinals;
     const found = cells.search(filter.query, filter.queryCodes, probesFor(cells.cellCount), fetch, owners, candidates / total);
     const heap = new TopKHeap(topK);
+    // A row is tagged with its partition when placed; one moved or removed since is checked by its key here.
+    const tally = this.offerInScope(layout, found.map((c) => c.key), filter, heap, fetch);
+    return tally.visible >= need ? heap : null;
+  }
+
+  /**
+   * Offers the candidates among `keys` (in order) that are held in one of the view's partitions to `heap`,
+   * re-scored exactly and filtered, until `limit` have passed; returns how many passed.
+   */
+  private offerInScope(layout: ScopeLayout, keys: readonly number[], filter: PartitionFilter, heap: TopKHeap, limit: number): GraphTally {
+    if (!layout.tagOf) layout.tagOf = new Map(layout.partitions.map((p, i) => [p, i]));
+    const tagOf = layout.tagOf;
     const tally: GraphTally = { visible: 0 };
-    for (const { key } of found) {
-      if (tally.visible >= fetch) break;
-      // A row is tagged with its partition when placed; one moved or removed since is checked here.
-      const p = partitionOfKey.get(key);
+    for (const key of keys) {
+      if (tally.visible >= limit) break;
+      const p = this.partitionOfKey.get(key);
       const tag = p === undefined ? undefined : tagOf.get(p);
       if (tag !== undefined) p!.offerCandidate(key, filter, heap, tag, tally);
     }
-    return tally.visible >= need ? heap : null;
+    return tally;
   }
 
   /** What answering these partitions one by one costs, in int8 rows scanned (see PARTITION_SCAN_MAX_COST). */

@@ -1,6 +1,7 @@
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import usearch, { type BatchMatches, type Matches } from "usearch";
 import { quantizeRow } from "./int8-nearest-rows.js";
+import { copyStoreRows } from "./store-graph.js";
 import type { VectorPartition } from "./vector-partition.js";
 
 /** How many k-means passes over the training sample. */
@@ -332,18 +333,7 @@ export class StoreCells {
 
   /** The unit rows of `keys` still held, from their partitions. */
   private copyRows(keys: readonly number[]): { keys: number[]; vectors: Float32Array; owners: number[] } {
-    const d = this.dimension;
-    const found: number[] = [];
-    const owners: number[] = [];
-    const vectors = new Float32Array(keys.length * d);
-    for (const k of keys) {
-      const p = this.partitionOfKey.get(k);
-      if (p && p.copyRowInto(k, vectors, found.length * d)) {
-        found.push(k);
-        owners.push(p.ordinal);
-      }
-    }
-    return { keys: found, vectors: vectors.subarray(0, found.length * d), owners };
+    return copyStoreRows(this.partitionOfKey, keys, this.dimension);
   }
 
   /** Places rows (a batch from copyRows) in their nearest cells, each replacing the key's earlier row. */

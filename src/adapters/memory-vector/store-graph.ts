@@ -25,13 +25,7 @@ export class StoreGraph implements GraphHolder {
   }
 
   copyRows(keys: readonly number[]): { keys: number[]; vectors: Float32Array } {
-    const found: number[] = [];
-    const vectors = new Float32Array(keys.length * this.dimension);
-    for (const k of keys) {
-      const p = this.partitionOfKey.get(k);
-      if (p && p.copyRowInto(k, vectors, found.length * this.dimension)) found.push(k);
-    }
-    return { keys: found, vectors: vectors.subarray(0, found.length * this.dimension) };
+    return copyStoreRows(this.partitionOfKey, keys, this.dimension);
   }
 
   /** Puts the current rows of `keys` into the graphs (serving and building). */
@@ -47,4 +41,26 @@ export class StoreGraph implements GraphHolder {
     this.index?.remove(key);
     this.building?.remove(key);
   }
+}
+
+/**
+ * The unit rows of `keys` still held somewhere in the store, back to back, with the keys copied and the
+ * ordinal of each one's partition (the store graph and the store cells both read rows this way).
+ */
+export function copyStoreRows(
+  partitionOfKey: ReadonlyMap<number, VectorPartition>,
+  keys: readonly number[],
+  dimension: number,
+): { keys: number[]; vectors: Float32Array; owners: number[] } {
+  const found: number[] = [];
+  const owners: number[] = [];
+  const vectors = new Float32Array(keys.length * dimension);
+  for (const k of keys) {
+    const p = partitionOfKey.get(k);
+    if (p && p.copyRowInto(k, vectors, found.length * dimension)) {
+      found.push(k);
+      owners.push(p.ordinal);
+    }
+  }
+  return { keys: found, vectors: vectors.subarray(0, found.length * dimension), owners };
 }
