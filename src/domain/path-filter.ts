@@ -33,10 +33,31 @@ function wildcardProblem(pattern: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether `pattern` holds more than MAX_GLOB_LENGTH characters, counted as code points (what the matcher
+ * reads as one character and API.md calls a character), not UTF-16 units: 1,024 characters outside the BMP
+ * are 2,048 units of a JS string. Only a string of 1,025 to 2,048 units needs counting.
+ */
+function overLength(pattern: string): boolean {
+  if (pattern.length <= MAX_GLOB_LENGTH) return false;
+  if (pattern.length > 2 * MAX_GLOB_LENGTH) return true;
+  let chars = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const unit = pattern.charCodeAt(i);
+    // A high surrogate followed by a low one is one character.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < pattern.length) {
+      const next = pattern.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    if (++chars > MAX_GLOB_LENGTH) return true;
+  }
+  return false;
+}
+
 /** Why `pattern` is not an acceptable path glob, or undefined when it is. */
 export function globProblem(pattern: string): string | undefined {
   if (pattern.length === 0) return "the pattern is empty";
-  if (pattern.length > MAX_GLOB_LENGTH) return `the pattern is longer than ${MAX_GLOB_LENGTH} characters`;
+  if (overLength(pattern)) return `the pattern is longer than ${MAX_GLOB_LENGTH} characters`;
   if (pattern.startsWith("/")) return "the pattern is absolute; use a relative POSIX pattern";
   if (pattern.includes("\0")) return "the pattern contains a NUL character";
   if (pattern.split("/").some((seg) => seg === "..")) return "the pattern has a '..' segment";

@@ -11,6 +11,16 @@ describe("path globs", () => {
     expect(globProblem(pattern)).toContain(why);
   });
 
+  it("counts the 1,024-character limit in characters (code points), as the matcher reads them, not UTF-16 units", () => {
+    // U+1D51E is one character, two UTF-16 code units: 1,024 of them are 2,048 units of a JS string.
+    const astral = "\u{1D51E}";
+    expect(globProblem(astral.repeat(1024))).toBeUndefined();
+    expect(globProblem(`${"é".repeat(512)}/${astral.repeat(511)}`)).toBeUndefined();
+    expect(globProblem(astral.repeat(1025))).toContain("longer than 1024");
+    expect(globProblem("a".repeat(1_000_000))).toContain("longer than 1024");
+    expect(compilePathFilter([astral.repeat(1024)], []).matches(astral.repeat(1024))).toBe(true);
+  });
+
   it("accepts relative patterns, ** included", () => {
     for (const p of ["**/*.md", "docs/**", "src/*.ts", "a/{b,c}/*.txt", ".github/**"]) expect(globProblem(p)).toBeUndefined();
   });
