@@ -99,7 +99,10 @@ export class DeadlineExceededError extends AcmsError {
 export class ResourceExhaustedError extends AcmsError {
   readonly kind = "resource_exhausted" as const;
 
-  /** `retryAfterMs`: when a retry may succeed (sent as google.rpc.RetryInfo), when the limit is a passing one. */
+  /**
+   * `retryAfterMs`: when a retry may succeed, sent as google.rpc.RetryInfo; undefined sends the default delay
+   * (error-mapping's DEFAULT_RETRY_AFTER_MS): every RESOURCE_EXHAUSTED carries RetryInfo (API.md, fair sharing).
+   */
   constructor(
     message: string,
     readonly retryAfterMs?: number,

@@ -53,6 +53,12 @@ function violationsMessage(violations: readonly { field: string; description: st
   return clipMessage(shown.join("; ") + (rest > 0 ? `; and ${rest} more field violations` : ""));
 }
 
+/**
+ * The RetryInfo delay of a RESOURCE_EXHAUSTED raised without one of its own (a per-call budget such as the
+ * graph engine's answer size): the same second the quota interceptor gives a call over its cost budget.
+ */
+export const DEFAULT_RETRY_AFTER_MS = 1000;
+
 /** Called with every error that is not a domain error (and the request id of its call), so bugs are logged once, server-side. */
 export type InternalErrorSink = (err: unknown, requestId?: string) => void;
 
@@ -131,9 +137,11 @@ export function toConnectError(err: unknown, sink: InternalErrorSink = defaultSi
         },
       ]);
     }
-    if (err instanceof ResourceExhaustedError && err.retryAfterMs !== undefined) {
+    if (err instanceof ResourceExhaustedError) {
+      // API.md: over a quota or a per-call cost budget is RESOURCE_EXHAUSTED with RetryInfo, always.
+      const retryAfterMs = err.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
       return new ConnectError(clipMessage(err.message), code, undefined, [
-        { desc: RetryInfoSchema, value: create(RetryInfoSchema, { retryDelay: durationFromMs(Math.max(1, err.retryAfterMs)) }) },
+        { desc: RetryInfoSchema, value: create(RetryInfoSchema, { retryDelay: durationFromMs(Math.max(1, retryAfterMs)) }) },
       ]);
     }
     return new ConnectError(clipMessage(err.message), code);
