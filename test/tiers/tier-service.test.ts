@@ -180,6 +180,30 @@ describe("StoreFragment", () => {
   });
 });
 
+describe("a fragment with an empty project_name", () => {
+  test("is never visible, even when the store holds one (written before project_name was required)", async () => {
+    const store = new MemoryTierStore();
+    const now = new Date();
+    for (const [i, tier] of (["hot", "warm", "cold"] as const).entries()) {
+      await store.save({
+        owner: "test", id: `orphan-${tier}`, tier, projectName: "", resourceId: "", metadata: {}, content: "no project at all",
+        summary: tier === "cold" ? "no project" : "", tokenCount: 4, createdAt: now, updatedAt: now, lastAccessedAt: now, accessSeq: i + 1,
+      });
+    }
+    const { tiers } = await open(BUDGETS, store);
+    for (const tier of ["hot", "warm", "cold"] as const) {
+      await rejects(() => tiers.getFragment(view, `orphan-${tier}`), NotFoundError);
+      await rejects(() => tiers.promoteFragment(view, `orphan-${tier}`), NotFoundError);
+      await rejects(() => tiers.demoteFragment(view, `orphan-${tier}`), NotFoundError);
+      expect(await tiers.evictLru(view, tier, 10)).toEqual([]);
+    }
+    expect(await tiers.getForActor(view, "strategist", [], true)).toEqual([]);
+    expect((await tiers.getMetrics(view)).population).toEqual({ hot: 0, warm: 0, cold: 0 });
+    // Still held, untouched: invisible, not deleted.
+    expect(tiers.totals().population).toEqual({ hot: 1, warm: 1, cold: 1 });
+  });
+});
+
 describe("fragment ids are namespaced per principal", () => {
   test("two principals store the same id independently, even over the same projects and resources", async () => {
     const { tiers, store } = await open();
