@@ -98,6 +98,10 @@ export function toConnectError(err: unknown, sink: InternalErrorSink = defaultSi
     // A streamed request message that does not decode (connect-es calls it INTERNAL): the client's fault.
     return new ConnectError(`a request message is not valid protobuf (${err.rawMessage.slice(14)})`, Code.InvalidArgument);
   }
+  if (err instanceof ConnectError && err.code === Code.Internal && err.rawMessage === "decompression failed") {
+    // A streamed request message that does not decompress (connect-node calls some zlib errors INTERNAL): the client's fault.
+    return new ConnectError("a request message does not decompress in the encoding it names", Code.InvalidArgument);
+  }
   if (err instanceof ConnectError) {
     if (err.code === Code.Internal || err.code === Code.Unknown) {
       // Connect wraps plain errors as INTERNAL/UNKNOWN keeping their message: hide it.

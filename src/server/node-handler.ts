@@ -15,10 +15,23 @@ type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
 
 /** What connect-es says when a request body does not decode (it answers INTERNAL for it). */
 const PARSE_BINARY = "parse binary: ";
+/**
+ * What connect-node says when a compressed request body does not decompress: INVALID_ARGUMENT for some
+ * zlib errors (corrupt data), INTERNAL for the others (a truncated stream, a wrong header). Either way
+ * the client's bytes are malformed.
+ */
+const DECOMPRESSION_FAILED = "decompression failed";
 
-/** The message a malformed body gets instead: it names the message type and what was wrong. */
-function malformedMessage(inputType: string, parseMessage: string): string {
-  return `the request body is not a valid ${inputType} message (${parseMessage.slice(PARSE_BINARY.length)})`;
+/**
+ * The message a malformed body gets instead of connect's INTERNAL one (it names the message type and what
+ * was wrong), or undefined when `internalMessage` is not about the request body.
+ */
+function malformedMessage(inputType: string, internalMessage: string): string | undefined {
+  if (internalMessage.startsWith(PARSE_BINARY)) {
+    return `the request body is not a valid ${inputType} message (${internalMessage.slice(PARSE_BINARY.length)})`;
+  }
+  if (internalMessage === DECOMPRESSION_FAILED) return `the request body of ${inputType} does not decompress in the encoding it names`;
+  return undefined;
 }
 
 const textDecoder = new TextDecoder();
@@ -29,9 +42,10 @@ function rewriteConnectJson(json: string, inputType: string): string | undefined
   try {
     const parsed = JSON.parse(json) as { code?: string; message?: string; error?: { code?: string; message?: string } };
     const err = parsed.error ?? parsed;
-    if (err.code !== "internal" || !err.message?.startsWith(PARSE_BINARY)) return undefined;
+    const message = err.code === "internal" && err.message !== undefined ? malformedMessage(inputType, err.message) : undefined;
+    if (message === undefined) return undefined;
     err.code = "invalid_argument";
-    err.message = malformedMessage(inputType, err.message);
+    err.message = message;
     return JSON.stringify(parsed);
   } catch {
     return undefined;
@@ -48,9 +62,10 @@ function rewriteGrpcHeaders(headers: Headers, inputType: string): boolean {
   } catch {
     return false;
   }
-  if (!message.startsWith(PARSE_BINARY)) return false;
+  const rewritten = malformedMessage(inputType, message);
+  if (rewritten === undefined) return false;
   headers.set("grpc-status", String(Code.InvalidArgument));
-  headers.set("grpc-message", encodeURIComponent(malformedMessage(inputType, message)));
+  headers.set("grpc-message", encodeURIComponent(rewritten));
   headers.delete("grpc-status-details-bin");
   return true;
 }
@@ -91,8 +106,9 @@ function rewriteEndFrame(chunk: Uint8Array, contentType: string, inputType: stri
 }
 
 /**
- * connect-es answers a request body that does not decode as protobuf with INTERNAL (its JSON decoding says
- * INVALID_ARGUMENT), before any interceptor runs for unary calls: the error is rewritten here, on the way
+ * connect-es answers a request body that does not decode as protobuf, or (connect-node) a compressed one
+ * that does not decompress, with INTERNAL (its JSON decoding says INVALID_ARGUMENT), before any interceptor
+ * runs for unary calls: the error is rewritten here, on the way
  * out, in whichever protocol framed it (Connect unary JSON, Connect end-stream, gRPC trailers or a
  * trailers-only head, gRPC-Web trailer frame).
  */

@@ -3,6 +3,7 @@
  * streaming; a client that cancels an upload is a cancel, never an internal error logged with a stack.
  */
 import http2 from "node:http2";
+import { gzipSync } from "node:zlib";
 import * as grpc from "@grpc/grpc-js";
 import { TextBackendService } from "../../gen/acms/v1/text_pb.js";
 import { IndexService } from "../../gen/acms/v1/index_pb.js";
@@ -164,3 +165,38 @@ it("a client cancelling its uploads is a cancel: nothing is logged as an interna
     consoleErrors.mockRestore();
   }
 });
+
+describe("a compressed body that does not decompress (truncated gzip, or bytes that are not gzip at all)", () => {
+  // A valid SearchRequest { query: "zebra" }, gzipped, then cut short: zlib says "unexpected end of file".
+  const valid = Buffer.from([0x0a, 0x05, ...Buffer.from("zebra")]);
+  const gz = gzipSync(valid);
+  const cases: Array<[string, Buffer]> = [
+    ["truncated gzip", gz.subarray(0, gz.length - 6)],
+    ["not gzip", Buffer.from([1, 2, 3, 4])],
+  ];
+
+  it.each(cases)("%s is INVALID_ARGUMENT over Connect (unary and stream), gRPC and gRPC-Web (unary and client stream)", async (_name, bad) => {
+    const unary = await rawCall(SEARCH, { "content-type": "application/proto", "content-encoding": "gzip", ...auth() }, bad);
+    expect([unary.status, (JSON.parse(unary.body.toString("utf8")) as { code: string }).code]).toEqual([400, "invalid_argument"]);
+    const streamed = await rawCall(UPSERT, { "content-type": "application/connect+proto", "connect-content-encoding": "gzip", ...auth() }, compressedEnvelope(bad));
+    expect(streamed.body.toString("utf8")).toMatch(/"code":"invalid_argument"/);
+    for (const path of [SEARCH, UPSERT]) {
+      const g = await rawCall(path, { "content-type": "application/grpc", te: "trailers", "grpc-encoding": "gzip", ...auth() }, compressedEnvelope(bad));
+      expect([path, "grpc", g.trailers["grpc-status"] ?? g.headers["grpc-status"]]).toEqual([path, "grpc", "3"]);
+      const web = await rawCall(path, { "content-type": "application/grpc-web+proto", "grpc-encoding": "gzip", ...auth() }, compressedEnvelope(bad));
+      expect([path, "grpc-web", grpcWebTrailers(web.body)["grpc-status"] ?? web.headers["grpc-status"]]).toEqual([path, "grpc-web", "3"]);
+    }
+    // The same message, whole, is answered.
+    const ok = await rawCall(SEARCH, { "content-type": "application/proto", "content-encoding": "gzip", ...auth() }, gz);
+    expect(ok.status).toBe(200);
+    expect(internalErrors).toEqual([]);
+  });
+});
+
+/** An envelope with the compressed flag set. */
+function compressedEnvelope(msg: Buffer): Buffer {
+  const head = Buffer.alloc(5);
+  head[0] = 1;
+  head.writeUInt32BE(msg.length, 1);
+  return Buffer.concat([head, msg]);
+}
