@@ -27,8 +27,9 @@ import { SqliteFileTierStore } from "../adapters/tiers/sqlite-file-tier-store.js
 import { openSparqlEndpointGraph } from "../adapters/sparql-endpoint/open-sparql-endpoint-graph.js";
 import type { GraphBackend } from "../ports/graph-backend.js";
 import type { Backends } from "./backends.js";
+import { CloseStack } from "./close-stack.js";
 import type { Config } from "./config.js";
-import { lockDataDir, type DataDirLock } from "./data-dir-lock.js";
+import { lockDataDir } from "./data-dir-lock.js";
 
 // The composition root: the one place that picks adapters (from config) and builds the application
 // services over them. External engines plug in here, chosen by config.
@@ -68,18 +69,21 @@ async function* readAfter<T>(gate: Promise<void>, entries: () => AsyncIterable<T
 
 /**
  * Opens the adapters config asks for under a locked data directory: the embedded default (SQLite,
- * in-process vectors, Oxigraph) for now, with the keyword index chosen by `config.keywordIndex`.
+ * in-process vectors, Oxigraph) for now, with the keyword index chosen by `config.keywordIndex`. When a
+ * step fails, everything opened before it is closed again (the lock last) before the error is thrown.
  */
 export async function createBackends(config: Config, opts: CreateBackendsOptions = {}): Promise<Backends> {
   mkdirSync(config.dataDir, { recursive: true });
-  const lock = lockDataDir(config.dataDir);
+  const opened = new CloseStack();
+  opened.push(lockDataDir(config.dataDir), (lock) => lock.release());
   const deferLoads = opts.deferLoads ?? false;
   try {
-    if (config.postgresUrl !== undefined) return await openOnPostgres(config, config.postgresUrl, lock, deferLoads);
-    if (config.duckdbPath !== undefined) return await openOnDuckDb(config, config.duckdbPath, lock, deferLoads);
-    return await openEmbedded(config, lock, deferLoads);
+    if (config.postgresUrl !== undefined) return await openOnPostgres(config, config.postgresUrl, opened, deferLoads);
+    if (config.duckdbPath !== undefined) return await openOnDuckDb(config, config.duckdbPath, opened, deferLoads);
+    return await openEmbedded(config, opened, deferLoads);
   } catch (err) {
-    lock.release();
+    // The failed step's error is the one to report: a close failing behind it would only hide it.
+    await opened.closeAll().catch(() => undefined);
     throw err;
   }
 }
@@ -95,77 +99,69 @@ function chooseTextBackend(native: TextBackend | undefined, source: ChunkTextSou
 }
 
 /** The registry, scopes and tiers in the data directory's SQLite file (the embedded default, and beside DuckDB). */
-async function openSqliteCatalog(config: Config, db: SqliteDatabase): Promise<Pick<Backends, "registry" | "scopes" | "tiers">> {
-  const tiers = await TierService.open(new SqliteFileTierStore(db, `${config.dataDir}/cold`), {
-    budgets: config.tiers,
-    summaryTokens: config.tiers.summaryTokens,
-  });
-  return { registry: new SqliteRegistryStore(db), scopes: new SqliteScopeStore(db), tiers };
+async function openSqliteCatalog(config: Config, db: SqliteDatabase, opened: CloseStack): Promise<Pick<Backends, "registry" | "scopes" | "tiers">> {
+  const tiers = opened.push(
+    await TierService.open(new SqliteFileTierStore(db, `${config.dataDir}/cold`), {
+      budgets: config.tiers,
+      summaryTokens: config.tiers.summaryTokens,
+    }),
+    (t) => t.close(),
+  );
+  const registry = opened.push(new SqliteRegistryStore(db), (r) => r.close());
+  const scopes = opened.push(new SqliteScopeStore(db), (s) => s.close());
+  return { registry, scopes, tiers };
 }
 
-async function openEmbedded(config: Config, lock: DataDirLock, deferLoads: boolean): Promise<Backends> {
-  const db = openSqliteDatabase(`${config.dataDir}/acms.db`);
-  try {
-    const { registry, scopes, tiers } = await openSqliteCatalog(config, db);
-    const documents = new SqliteDocumentStore(db);
-    const units = new SqliteUnitReader(db);
-    const text = chooseTextBackend(new Fts5TextBackend(db), { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
-    const vector = new PartitionedVectorBackend({ dimension: config.embeddingDim, graphDir: `${config.dataDir}/vectors` });
-    // Loads in the background (health says NOT_SERVING for vectors meanwhile): start-up does not wait for
-    // the vectors held. Writes from here on are queued and replayed after the rows read, which start once
-    // the gate opens (deferLoads: once the server listens).
-    const gate = loadGate(deferLoads);
-    const vectorReady = loadVectors(vector, readAfter(gate.opened, () => documents.iterateVectors()));
-    // Whoever starts a server watches it (health); a bare set of backends (tools, tests) may close first.
-    vectorReady.catch(() => undefined);
-    const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads);
-    return {
-      startLoads() {
-        gate.open();
-        beginLoading?.();
-      },
-      registry,
-      scopes,
-      tiers,
-      documents,
-      text,
-      vector,
-      vectorReady,
-      graph,
-      graphEngine,
-      graphReady,
-      units,
-      async close() {
-        gate.cancel();
-        await vector.close();
-        await graph.close();
-        await tiers.close();
-        await scopes.close();
-        await registry.close();
-        db.close();
-        lock.release();
-      },
-    };
-  } catch (err) {
-    db.close();
-    throw err;
-  }
+async function openEmbedded(config: Config, opened: CloseStack, deferLoads: boolean): Promise<Backends> {
+  const db = opened.push(openSqliteDatabase(`${config.dataDir}/acms.db`), (d) => d.close());
+  const { registry, scopes, tiers } = await openSqliteCatalog(config, db, opened);
+  const documents = new SqliteDocumentStore(db);
+  const units = new SqliteUnitReader(db);
+  const text = chooseTextBackend(new Fts5TextBackend(db), { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
+  const vector = opened.push(new PartitionedVectorBackend({ dimension: config.embeddingDim, graphDir: `${config.dataDir}/vectors` }), (v) => v.close());
+  // Loads in the background (health says NOT_SERVING for vectors meanwhile): start-up does not wait for
+  // the vectors held. Writes from here on are queued and replayed after the rows read, which start once
+  // the gate opens (deferLoads: once the server listens).
+  const gate = opened.push(loadGate(deferLoads), (g) => g.cancel());
+  const vectorReady = loadVectors(vector, readAfter(gate.opened, () => documents.iterateVectors()));
+  // Whoever starts a server watches it (health); a bare set of backends (tools, tests) may close first.
+  vectorReady.catch(() => undefined);
+  const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads, opened);
+  return {
+    startLoads() {
+      gate.open();
+      beginLoading?.();
+    },
+    registry,
+    scopes,
+    tiers,
+    documents,
+    text,
+    vector,
+    vectorReady,
+    graph,
+    graphEngine,
+    graphReady,
+    units,
+    close: () => opened.closeAll(),
+  };
 }
 
 /**
  * The graph: on the SPARQL endpoint when ACMS_SPARQL_QUERY_URL is set, else the embedded Oxigraph (loading
- * in the background; with `deferLoad`, from `beginLoading` on).
+ * in the background; with `deferLoad`, from `beginLoading` on). Pushed onto `opened`.
  */
 async function openGraph(
   config: Config,
   deferLoad: boolean,
+  opened: CloseStack,
 ): Promise<{ graph: GraphBackend; graphEngine: string; graphReady?: Promise<void>; beginLoading?: () => void }> {
   if (config.sparqlEndpoint) {
     const { graph, description } = await openSparqlEndpointGraph(config.sparqlEndpoint);
-    return { graph, graphEngine: description };
+    return { graph: opened.push(graph, (g) => g.close()), graphEngine: description };
   }
   const path = `${config.dataDir}/graph.db`;
-  const graph = OxigraphGraphBackend.start({ path, ...config.graph, deferLoad });
+  const graph = opened.push(OxigraphGraphBackend.start({ path, ...config.graph, deferLoad }), (g) => g.close());
   const graphReady = graph.whenReady();
   // Whoever starts a server watches it (health); a bare set of backends (tools, tests) may close first.
   graphReady.catch(() => undefined);
@@ -173,36 +169,26 @@ async function openGraph(
 }
 
 /** ACMS_POSTGRES_URL: every PostgreSQL adapter (openPostgres); the graph and cold files stay under the data directory. */
-async function openOnPostgres(config: Config, postgresUrl: string, lock: DataDirLock, deferLoads: boolean): Promise<Backends> {
-  const pg = await openPostgres({ postgresUrl, embeddingDim: config.embeddingDim, dataDir: config.dataDir });
-  try {
-    const tiers = await TierService.open(pg.tierStore, { budgets: config.tiers, summaryTokens: config.tiers.summaryTokens });
-    const { documents, units } = pg;
-    const text = chooseTextBackend(pg.text, { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
-    const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads);
-    return {
-      startLoads: beginLoading,
-      registry: pg.registry,
-      scopes: pg.scopes,
-      tiers,
-      documents,
-      text,
-      vector: pg.vector,
-      graph,
-      graphEngine,
-      graphReady,
-      units,
-      async close() {
-        await graph.close();
-        await tiers.close();
-        await pg.close();
-        lock.release();
-      },
-    };
-  } catch (err) {
-    await pg.close();
-    throw err;
-  }
+async function openOnPostgres(config: Config, postgresUrl: string, opened: CloseStack, deferLoads: boolean): Promise<Backends> {
+  const pg = opened.push(await openPostgres({ postgresUrl, embeddingDim: config.embeddingDim, dataDir: config.dataDir }), (p) => p.close());
+  const tiers = opened.push(await TierService.open(pg.tierStore, { budgets: config.tiers, summaryTokens: config.tiers.summaryTokens }), (t) => t.close());
+  const { documents, units } = pg;
+  const text = chooseTextBackend(pg.text, { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
+  const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads, opened);
+  return {
+    startLoads: beginLoading,
+    registry: pg.registry,
+    scopes: pg.scopes,
+    tiers,
+    documents,
+    text,
+    vector: pg.vector,
+    graph,
+    graphEngine,
+    graphReady,
+    units,
+    close: () => opened.closeAll(),
+  };
 }
 
 /**
@@ -210,47 +196,31 @@ async function openOnPostgres(config: Config, postgresUrl: string, lock: DataDir
  * search on the in-memory BM25 loaded from it at start and kept current from its commits; registry,
  * scopes and the tier catalogue stay in SQLite under the data directory, the graph where config says.
  */
-async function openOnDuckDb(config: Config, duckdbPath: string, lock: DataDirLock, deferLoads: boolean): Promise<Backends> {
-  const db = openSqliteDatabase(`${config.dataDir}/acms.db`);
-  let duck: DuckDbDatabase | undefined;
-  try {
-    duck = await DuckDbDatabase.open({ path: duckdbPath, dimension: config.embeddingDim });
-    const { registry, scopes, tiers } = await openSqliteCatalog(config, db);
-    let text: MemoryBm25TextBackend | undefined;
-    const documents = new DuckDbDocumentStore(duck, { onChunkTexts: (changes) => text?.apply(changes) });
-    const units = new DuckDbUnitReader(duck);
-    text = new MemoryBm25TextBackend({ generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, { incremental: true });
-    await text.load();
-    const vector = new DuckDbVectorBackend(duck, { ownWrites: false });
-    const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads);
-    const opened = duck;
-    return {
-      startLoads: beginLoading,
-      registry,
-      scopes,
-      tiers,
-      documents,
-      text,
-      vector,
-      graph,
-      graphEngine,
-      graphReady,
-      units,
-      async close() {
-        await graph.close();
-        await tiers.close();
-        await scopes.close();
-        await registry.close();
-        await opened.close();
-        db.close();
-        lock.release();
-      },
-    };
-  } catch (err) {
-    await duck?.close();
-    db.close();
-    throw err;
-  }
+async function openOnDuckDb(config: Config, duckdbPath: string, opened: CloseStack, deferLoads: boolean): Promise<Backends> {
+  const db = opened.push(openSqliteDatabase(`${config.dataDir}/acms.db`), (d) => d.close());
+  const duck = opened.push(await DuckDbDatabase.open({ path: duckdbPath, dimension: config.embeddingDim }), (d) => d.close());
+  const { registry, scopes, tiers } = await openSqliteCatalog(config, db, opened);
+  let text: MemoryBm25TextBackend | undefined;
+  const documents = new DuckDbDocumentStore(duck, { onChunkTexts: (changes) => text?.apply(changes) });
+  const units = new DuckDbUnitReader(duck);
+  text = new MemoryBm25TextBackend({ generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, { incremental: true });
+  await text.load();
+  const vector = new DuckDbVectorBackend(duck, { ownWrites: false });
+  const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads, opened);
+  return {
+    startLoads: beginLoading,
+    registry,
+    scopes,
+    tiers,
+    documents,
+    text,
+    vector,
+    graph,
+    graphEngine,
+    graphReady,
+    units,
+    close: () => opened.closeAll(),
+  };
 }
 
 /**
