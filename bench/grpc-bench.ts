@@ -9,7 +9,9 @@
  * RPCs (GetFragment, StoreFragment, GetMetrics, GetForActor) through gRPC against the same calls in process
  * at the same concurrency, and against the plain trivial handler and Health through the service.
  * BENCH_SCALE (default 1) scales the corpus (20,000 chunks) and the calls per run;
- * BENCH_GRPC_CPU_PROF=DIR writes a V8 CPU profile of the service process to DIR.
+ * BENCH_GRPC_CPU_PROF=DIR writes a V8 CPU profile of the service process to DIR; BENCH_GRPC_PARTS picks some of
+ * `search,health,stream,tiers` (default all; `tiers` needs the Health figures it compares with, so it runs `health`
+ * too), e.g. to profile one kind of call alone.
  * The three child processes run JavaScript compiled by esbuild as `npm run build` compiles the server
  * (no tsx: its keep-names wrapper defines a `name` on every closure the service creates per call).
  */
@@ -280,6 +282,8 @@ export async function run(): Promise<void> {
   const scale = Number(process.env.BENCH_SCALE ?? "1") || 1;
   const resources = Math.max(40, Math.round(400 * scale));
   const calls = Math.max(300, Math.round(3000 * scale));
+  const parts = new Set((process.env.BENCH_GRPC_PARTS ?? "search,health,stream,tiers").split(",").map((p) => p.trim()));
+  if (parts.has("tiers")) parts.add("health");
   const dataDir = mkdtempSync(join(tmpdir(), "acms-grpc-bench-"));
   const cacheDir = join(ROOT, "node_modules", ".cache");
   mkdirSync(cacheDir, { recursive: true });
@@ -316,7 +320,7 @@ export async function run(): Promise<void> {
     const searchPath = "/acms.v1.TextBackendService/Search";
     const search = bytes(SearchRequestSchema, { query, maxResults: 20 });
     const auth = { authorization: `Bearer ${key}`, "acms-scope": oneScope };
-    const { ratios: searchRatios } = await compare(
+    const searchRatios = !parts.has("search") ? undefined : (await compare(
       `Search, 1-resource scope (${CHUNKS_PER_RESOURCE} chunks), "${query}", 20 results`,
       load,
       service,
@@ -324,10 +328,10 @@ export async function run(): Promise<void> {
       { kind: "unary", path: searchPath, request: search, metadata: auth },
       { kind: "unary", path: searchPath, request: search, metadata: {} },
       calls,
-    );
+    )).ratios;
     const healthPath = "/grpc.health.v1.Health/Check";
     const health = bytes(HealthCheckRequestSchema, { service: "" });
-    const { ratios: healthRatios, plain: plainHealth, service: serviceHealth } = await compare(
+    const healthRun = !parts.has("health") ? undefined : await compare(
       "Health Check",
       load,
       service,
@@ -337,81 +341,92 @@ export async function run(): Promise<void> {
       calls * 2,
     );
 
-    const streamQuery = `${syntheticWord(0)} ${syntheticWord(1)} ${syntheticWord(2)}`;
-    const allAuth = { authorization: `Bearer ${key}`, "acms-scope": allScope };
-    const streamCalls = Math.max(10, Math.round(40 * scale));
-    const sizes = { concurrency: 1, calls: streamCalls, warmup: 5 };
-    const unaryRuns: Measured[] = [];
-    const streamRuns: Measured[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      unaryRuns.push(await measure(load, service, { kind: "unary", path: searchPath, request: bytes(SearchRequestSchema, { query: streamQuery, maxResults: STREAM_RESULTS }), metadata: allAuth, ...sizes }));
-      streamRuns.push(await measure(load, service, { kind: "stream", path: "/acms.v1.TextBackendService/SearchStream", request: bytes(SearchStreamRequestSchema, { query: streamQuery, maxResults: STREAM_RESULTS }), metadata: allAuth, ...sizes }));
-    }
-    const unary = medianOf(unaryRuns);
-    const stream = { ...medianOf(streamRuns), firstP50: median(streamRuns.map((r) => r.firstP50!)), messages: streamRuns[0].messages! };
-    process.stdout.write(
-      `SearchStream of ${stream.messages} results (scope of ${resources} resources), one caller\n` +
-        `  unary Search: ${unary.p50.toFixed(2)} ms p50 for the whole answer (${Math.round((STREAM_RESULTS * 1000) / unary.p50)} results/s)\n` +
-        `  SearchStream: first result ${stream.firstP50.toFixed(2)} ms p50 (${(stream.firstP50 / unary.p50).toFixed(2)}x the unary answer), ` +
-        `last ${stream.p50.toFixed(2)} ms p50 (${Math.round((stream.messages * 1000) / stream.p50)} results/s, ${(unary.p50 / stream.p50).toFixed(2)}x unary's rate)\n`,
-    );
-
-    // GetFragment at TIER_CONCURRENCY is the headline figure (the most calls); the others are smaller, a store being an fsync.
-    const tierCalls = (op: TierOp, concurrency = TIER_CONCURRENCY) =>
-      op === "get" && concurrency === TIER_CONCURRENCY ? calls * 2 : op === "store" ? Math.max(60, Math.round(calls / 5)) : Math.max(150, Math.round(calls / 2));
-    const tierRequests: Record<TierOp, string> = {
-      get: bytes(GetFragmentRequestSchema, { fragmentId: TIER_FRAGMENT.id }),
-      store: bytes(StoreFragmentRequestSchema, { fragment: { fragmentId: TIER_STORED, content: TIER_FRAGMENT.content, projectName: TIER_FRAGMENT.project, tier: Tier.HOT } }),
-      metrics: bytes(GetMetricsRequestSchema, {}),
-      view: bytes(GetForActorRequestSchema, { role: Role.REVIEWER }),
-    };
-    const tierOverGrpc = async (op: TierOp, concurrency: number): Promise<Measured> => {
-      const runs: Measured[] = [];
+    if (parts.has("stream")) {
+      const streamQuery = `${syntheticWord(0)} ${syntheticWord(1)} ${syntheticWord(2)}`;
+      const allAuth = { authorization: `Bearer ${key}`, "acms-scope": allScope };
+      const streamCalls = Math.max(10, Math.round(40 * scale));
+      const sizes = { concurrency: 1, calls: streamCalls, warmup: 5 };
+      const unaryRuns: Measured[] = [];
+      const streamRuns: Measured[] = [];
       for (let round = 0; round < ROUNDS; round++) {
-        runs.push(await measure(load, service, {
-          kind: "unary",
-          path: `/acms.v1.ContextTierService/${TIER_RPC[op]}`,
-          request: tierRequests[op],
-          metadata: auth,
-          concurrency,
-          calls: tierCalls(op, concurrency),
-          warmup: op === "store" ? 20 : Math.max(100, Math.round(tierCalls(op, concurrency) / 4)),
-        }));
+        unaryRuns.push(await measure(load, service, { kind: "unary", path: searchPath, request: bytes(SearchRequestSchema, { query: streamQuery, maxResults: STREAM_RESULTS }), metadata: allAuth, ...sizes }));
+        streamRuns.push(await measure(load, service, { kind: "stream", path: "/acms.v1.TextBackendService/SearchStream", request: bytes(SearchStreamRequestSchema, { query: streamQuery, maxResults: STREAM_RESULTS }), metadata: allAuth, ...sizes }));
       }
-      return medianOf(runs);
-    };
-    // In process a read costs microseconds: as many calls as the headline run, so the rate is not a timer's noise.
-    const inProcessCalls = (op: TierOp) => (op === "store" ? tierCalls(op) : calls * 2);
-    const inProcessOne = await tierInProcess(inProcessCalls, 1);
-    const inProcessMany = await tierInProcess(inProcessCalls, TIER_CONCURRENCY);
-    const at = CONCURRENCIES.indexOf(TIER_CONCURRENCY);
-    const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
-    process.stdout.write(
-      `Tier RPCs: in process (durable embedded store, no wire) and through gRPC (the load generator's process), calls/s; ` +
-        `a plain grpc-js trivial handler does ${Math.round(plainHealth[at].callsPerSecond)}/s and Health through the service ` +
-        `${Math.round(serviceHealth[at].callsPerSecond)}/s (cpu ${Math.round(serviceHealth[at].cpuPerCall)} µs/call) at ${TIER_CONCURRENCY} callers\n`,
-    );
-    const getOne = await tierOverGrpc("get", 1);
-    process.stdout.write(
-      `  GetFragment, 1 caller: in process ${Math.round(inProcessOne.get)}/s; gRPC ${row("", getOne).trim()}: ${ratio(getOne.callsPerSecond, inProcessOne.get)} in process\n`,
-    );
-    let tierGet: Measured | undefined;
-    for (const op of TIER_OPS) {
-      const m = await tierOverGrpc(op, TIER_CONCURRENCY);
-      if (op === "get") tierGet = m;
+      const unary = medianOf(unaryRuns);
+      const stream = { ...medianOf(streamRuns), firstP50: median(streamRuns.map((r) => r.firstP50!)), messages: streamRuns[0].messages! };
       process.stdout.write(
-        `  ${TIER_RPC[op].padEnd(13)} ${TIER_CONCURRENCY} callers: in process ${Math.round(inProcessMany[op])}/s (1 caller ${Math.round(inProcessOne[op])}/s); ` +
-          `gRPC ${row("", m).trim()}: ${ratio(m.callsPerSecond, inProcessMany[op])} in process, ` +
-          `${ratio(m.callsPerSecond, plainHealth[at].callsPerSecond)} the plain trivial handler, ${ratio(m.callsPerSecond, serviceHealth[at].callsPerSecond)} Health through the service, ` +
-          `cpu ${ratio(m.cpuPerCall, serviceHealth[at].cpuPerCall)} Health's\n`,
+        `SearchStream of ${stream.messages} results (scope of ${resources} resources), one caller\n` +
+          `  unary Search: ${unary.p50.toFixed(2)} ms p50 for the whole answer (${Math.round((STREAM_RESULTS * 1000) / unary.p50)} results/s)\n` +
+          `  SearchStream: first result ${stream.firstP50.toFixed(2)} ms p50 (${(stream.firstP50 / unary.p50).toFixed(2)}x the unary answer), ` +
+          `last ${stream.p50.toFixed(2)} ms p50 (${Math.round((stream.messages * 1000) / stream.p50)} results/s, ${(unary.p50 / stream.p50).toFixed(2)}x unary's rate)\n`,
       );
     }
+
+    /** GetFragment at TIER_CONCURRENCY through gRPC, against in process and against the plain trivial handler. */
+    let tierGet: { inProcess: number; plain: number } | undefined;
+    if (healthRun && parts.has("tiers")) {
+      const { plain: plainHealth, service: serviceHealth } = healthRun;
+      // GetFragment at TIER_CONCURRENCY is the headline figure (the most calls); the others are smaller, a store being an fsync.
+      const tierCalls = (op: TierOp, concurrency = TIER_CONCURRENCY) =>
+        op === "get" && concurrency === TIER_CONCURRENCY ? calls * 2 : op === "store" ? Math.max(60, Math.round(calls / 5)) : Math.max(150, Math.round(calls / 2));
+      const tierRequests: Record<TierOp, string> = {
+        get: bytes(GetFragmentRequestSchema, { fragmentId: TIER_FRAGMENT.id }),
+        store: bytes(StoreFragmentRequestSchema, { fragment: { fragmentId: TIER_STORED, content: TIER_FRAGMENT.content, projectName: TIER_FRAGMENT.project, tier: Tier.HOT } }),
+        metrics: bytes(GetMetricsRequestSchema, {}),
+        view: bytes(GetForActorRequestSchema, { role: Role.REVIEWER }),
+      };
+      const tierOverGrpc = async (op: TierOp, concurrency: number): Promise<Measured> => {
+        const runs: Measured[] = [];
+        for (let round = 0; round < ROUNDS; round++) {
+          runs.push(await measure(load, service, {
+            kind: "unary",
+            path: `/acms.v1.ContextTierService/${TIER_RPC[op]}`,
+            request: tierRequests[op],
+            metadata: auth,
+            concurrency,
+            calls: tierCalls(op, concurrency),
+            warmup: op === "store" ? 20 : Math.max(100, Math.round(tierCalls(op, concurrency) / 4)),
+          }));
+        }
+        return medianOf(runs);
+      };
+      // In process a read costs microseconds: as many calls as the headline run, so the rate is not a timer's noise.
+      const inProcessCalls = (op: TierOp) => (op === "store" ? tierCalls(op) : calls * 2);
+      const inProcessOne = await tierInProcess(inProcessCalls, 1);
+      const inProcessMany = await tierInProcess(inProcessCalls, TIER_CONCURRENCY);
+      const at = CONCURRENCIES.indexOf(TIER_CONCURRENCY);
+      const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+      process.stdout.write(
+        `Tier RPCs: in process (durable embedded store, no wire) and through gRPC (the load generator's process), calls/s; ` +
+          `a plain grpc-js trivial handler does ${Math.round(plainHealth[at].callsPerSecond)}/s and Health through the service ` +
+          `${Math.round(serviceHealth[at].callsPerSecond)}/s (cpu ${Math.round(serviceHealth[at].cpuPerCall)} µs/call) at ${TIER_CONCURRENCY} callers\n`,
+      );
+      const getOne = await tierOverGrpc("get", 1);
+      process.stdout.write(
+        `  GetFragment, 1 caller: in process ${Math.round(inProcessOne.get)}/s; gRPC ${row("", getOne).trim()}: ${ratio(getOne.callsPerSecond, inProcessOne.get)} in process\n`,
+      );
+      for (const op of TIER_OPS) {
+        const m = await tierOverGrpc(op, TIER_CONCURRENCY);
+        if (op === "get") tierGet = { inProcess: m.callsPerSecond / inProcessMany.get, plain: m.callsPerSecond / plainHealth[at].callsPerSecond };
+        process.stdout.write(
+          `  ${TIER_RPC[op].padEnd(13)} ${TIER_CONCURRENCY} callers: in process ${Math.round(inProcessMany[op])}/s (1 caller ${Math.round(inProcessOne[op])}/s); ` +
+            `gRPC ${row("", m).trim()}: ${ratio(m.callsPerSecond, inProcessMany[op])} in process, ` +
+            `${ratio(m.callsPerSecond, plainHealth[at].callsPerSecond)} the plain trivial handler, ${ratio(m.callsPerSecond, serviceHealth[at].callsPerSecond)} Health through the service, ` +
+            `cpu ${ratio(m.cpuPerCall, serviceHealth[at].cpuPerCall)} Health's\n`,
+        );
+      }
+    }
     const fmt = (rs: number[]) => rs.map((r) => r.toFixed(2)).join(" / ");
-    process.stdout.write(
-      `summary: service/plain throughput at concurrency ${CONCURRENCIES.join(" / ")}: Search ${fmt(searchRatios)}, Health ${fmt(healthRatios)}; ` +
-        `tier GetFragment through gRPC at ${TIER_CONCURRENCY} callers: ${ratio(tierGet!.callsPerSecond, inProcessMany.get)} in process, ` +
-        `${ratio(tierGet!.callsPerSecond, plainHealth[at].callsPerSecond)} the plain trivial handler\n`,
-    );
+    const summary = [
+      searchRatios ? `Search ${fmt(searchRatios)}` : "",
+      healthRun ? `Health ${fmt(healthRun.ratios)}` : "",
+    ].filter(Boolean);
+    if (summary.length > 0) process.stdout.write(`summary: service/plain throughput at concurrency ${CONCURRENCIES.join(" / ")}: ${summary.join(", ")}\n`);
+    if (tierGet) {
+      process.stdout.write(
+        `summary: tier GetFragment through gRPC at ${TIER_CONCURRENCY} callers: ${tierGet.inProcess.toFixed(2)}x in process, ${tierGet.plain.toFixed(2)}x the plain trivial handler\n`,
+      );
+    }
   } finally {
     sessionManager?.abort();
     for (const c of started.reverse()) await c.stop().catch(() => undefined);
