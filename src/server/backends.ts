@@ -22,6 +22,12 @@ export interface Backends {
   documents: DocumentStore;
   /** Keyword search. */
   text: TextBackend;
+  /**
+   * Resolves once the keyword index is built: on DuckDB the in-memory index fills from the file in the
+   * background (health says NOT_SERVING for keyword search meanwhile; a search that comes anyway waits).
+   * Absent: ready at once.
+   */
+  textReady?: Promise<void>;
   /** Similarity search; absent: VectorBackendService answers UNIMPLEMENTED and uploaded embeddings stay in the document store only. */
   vector?: VectorBackend;
   /**

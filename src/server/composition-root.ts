@@ -37,10 +37,11 @@ import { lockDataDir } from "./data-dir-lock.js";
 /** How `createBackends` opens the adapters. */
 export interface CreateBackendsOptions {
   /**
-   * Hold the background loads (the embedded vectors' read, the graph store's first worker) until
-   * `Backends.startLoads` is called: `startServer` calls it once listening, so the time to listening and
-   * the memory then do not grow with the data held. Vector searches wait and vector writes queue from the
-   * start all the same. Default false: the loads start at once (tools and tests that use the backends bare).
+   * Hold the background loads (the embedded vectors' read, the graph store's first worker, the DuckDB
+   * keyword index's build) until `Backends.startLoads` is called: `startServer` calls it once listening,
+   * so the time to listening and the memory then do not grow with the data held. Searches wait, and vector
+   * writes queue (keyword index changes are held) from the start all the same. Default false: the loads
+   * start at once (tools and tests that use the backends bare).
    */
   deferLoads?: boolean;
 }
@@ -193,27 +194,41 @@ async function openOnPostgres(config: Config, postgresUrl: string, opened: Close
 
 /**
  * ACMS_DUCKDB_PATH: documents, chunks and vectors in the DuckDB file (vector search in SQL), keyword
- * search on the in-memory BM25 loaded from it at start and kept current from its commits; registry,
+ * search on the in-memory BM25 loaded from it in the background and kept current from its commits; registry,
  * scopes and the tier catalogue stay in SQLite under the data directory, the graph where config says.
  */
 async function openOnDuckDb(config: Config, duckdbPath: string, opened: CloseStack, deferLoads: boolean): Promise<Backends> {
   const db = opened.push(openSqliteDatabase(`${config.dataDir}/acms.db`), (d) => d.close());
   const duck = opened.push(await DuckDbDatabase.open({ path: duckdbPath, dimension: config.embeddingDim }), (d) => d.close());
   const { registry, scopes, tiers } = await openSqliteCatalog(config, db, opened);
-  let text: MemoryBm25TextBackend | undefined;
-  const documents = new DuckDbDocumentStore(duck, { onChunkTexts: (changes) => text?.apply(changes) });
+  const text = new MemoryBm25TextBackend({ generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, { incremental: true });
+  const documents = new DuckDbDocumentStore(duck, { onChunkTexts: (changes) => text.apply(changes) });
   const units = new DuckDbUnitReader(duck);
-  text = new MemoryBm25TextBackend({ generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, { incremental: true });
-  await text.load();
+  // Built in the background (health says NOT_SERVING for keyword search meanwhile; a search that comes
+  // anyway waits for the build), so start-up does not wait for the chunks held. Commits from here on are
+  // held by the index and applied after the snapshot, which is read once the gate opens (deferLoads:
+  // once the server listens); those the snapshot already holds are skipped by generation.
+  const gate = loadGate(deferLoads);
+  const textReady = gate.opened.then(() => text.load());
+  // Whoever starts a server watches it (health); a bare set of backends (tools, tests) may close first.
+  textReady.catch(() => undefined);
+  // At close the gate is cancelled first (a load not yet started fails), then a running one is let finish
+  // before DuckDB closes under its read.
+  opened.push(textReady, (ready) => ready.catch(() => undefined));
+  opened.push(gate, (g) => g.cancel());
   const vector = new DuckDbVectorBackend(duck, { ownWrites: false });
   const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads, opened);
   return {
-    startLoads: beginLoading,
+    startLoads() {
+      gate.open();
+      beginLoading?.();
+    },
     registry,
     scopes,
     tiers,
     documents,
     text,
+    textReady,
     vector,
     graph,
     graphEngine,

@@ -1,6 +1,7 @@
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { GraphBackendService } from "../../gen/acms/v1/graph_pb.js";
 import { RagService } from "../../gen/acms/v1/rag_pb.js";
+import { TextBackendService } from "../../gen/acms/v1/text_pb.js";
 import { VectorBackendService } from "../../gen/acms/v1/vector_pb.js";
 import { createAccessInterceptor } from "./access-interceptor.js";
 import { COMPRESS_MIN_BYTES } from "./compression-policy.js";
@@ -90,6 +91,11 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   if (deps.backends.vectorReady) {
     deps.serving.waitFor([VectorBackendService.typeName, RagService.typeName], deps.backends.vectorReady, (err) => {
       if (deps.serving.serving) process.stderr.write(`acms: the vectors could not be loaded (vector search answers UNAVAILABLE): ${err instanceof Error ? err.message : String(err)}\n`);
+    });
+  }
+  if (deps.backends.textReady) {
+    deps.serving.waitFor([TextBackendService.typeName, RagService.typeName], deps.backends.textReady, (err) => {
+      if (deps.serving.serving) process.stderr.write(`acms: the keyword index could not be loaded (each keyword search tries again): ${err instanceof Error ? err.message : String(err)}\n`);
     });
   }
   const { routes, binaryRoutes, interceptors } = createRoutes(deps);

@@ -2,7 +2,9 @@
  * A server's background loads (the vectors' read from the document store, the graph store's first query
  * worker) wait until it listens: `createBackends({ deferLoads: true })` reads no data until `startLoads`,
  * which `startServer` calls once listening, so neither the time to listening nor the memory then grows with
- * the data held. Closing before the loads started fails their readiness instead of leaving it pending.
+ * the data held. Closing before the loads started fails their readiness instead of leaving it pending. On
+ * DuckDB the keyword index (the in-memory BM25 over the file's chunks) is one of these loads, and commits
+ * made before or while it builds are in it once built.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +12,7 @@ import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
+import type { MemoryBm25TextBackend } from "../../src/adapters/memory-bm25/memory-bm25-text-backend.js";
 import type { OxigraphGraphBackend } from "../../src/adapters/oxigraph/oxigraph-graph-backend.js";
 import { UnavailableError } from "../../src/domain/errors.js";
 import { createBackends } from "../../src/server/composition-root.js";
@@ -81,5 +84,58 @@ describe("deferred background loads", () => {
     await backends.close();
     await expect(vectorReady).rejects.toBeInstanceOf(UnavailableError);
     await expect(graphReady).rejects.toBeInstanceOf(UnavailableError);
+  });
+});
+
+describe("deferred keyword index on DuckDB", () => {
+  const duckConfig = () => loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ACMS_GRAPH_WORKERS: "1", ACMS_DUCKDB_PATH: join(dataDir, "docs.duckdb") });
+  const doc = (path: string, text: string) => ({ path, content: text, metadata: {}, chunks: [{ text }] });
+  const paths = async (backends: Awaited<ReturnType<typeof createBackends>>, query: string) =>
+    (await backends.text.search(testView([R]), query, { maxResults: 50, now: Date.now(), recentWindowMs: 60_000 })).hits.map((h) => h.path).sort();
+
+  it("is built from the file only after startLoads; writes made before and while it builds are in it", async () => {
+    // Held in the file before this start: long enough chunks that the build spans many turns.
+    const filler = Array.from({ length: 80 }, (_, i) => `lorem${i % 37} ipsum${i % 11} dolor`).join(" ");
+    const seeding = await createBackends(duckConfig());
+    for (let d = 0; d < 5; d++) {
+      await seeding.documents.upsertDocuments(R, Array.from({ length: 200 }, (_, i) => doc(`held/${d}-${i}.md`, `held${d}x${i} ${filler}`)), Date.now());
+    }
+    await seeding.close();
+
+    const backends = await createBackends(duckConfig(), { deferLoads: true });
+    try {
+      const text = backends.text as MemoryBm25TextBackend;
+      const snapshot = jest.spyOn(backends.units!, "snapshotChunks");
+      await turns(5);
+      expect(snapshot).not.toHaveBeenCalled();
+      expect(text.indexedGeneration).toBeUndefined();
+      await backends.documents.upsertDocuments(R, [doc("before.md", "zebra before")], Date.now());
+      let loaded = false;
+      const textReady = backends.textReady!.then(() => (loaded = true));
+      backends.startLoads!();
+      backends.startLoads!();
+      const during: string[] = [];
+      let whileBuilding = 0;
+      for (let i = 0; !loaded; i++) {
+        await backends.documents.upsertDocuments(R, [doc(`during-${i}.md`, `zebra during ${i}`)], Date.now());
+        during.push(`during-${i}.md`);
+        if (text.indexedGeneration === undefined) whileBuilding++;
+      }
+      await textReady;
+      expect(whileBuilding).toBeGreaterThan(0);
+      expect(snapshot).toHaveBeenCalledTimes(1);
+      expect(await paths(backends, "zebra")).toEqual(["before.md", ...during].sort());
+      expect(await paths(backends, "held3x123")).toEqual(["held/3-123.md"]);
+      expect(snapshot).toHaveBeenCalledTimes(1);
+    } finally {
+      await backends.close();
+    }
+  }, 60_000);
+
+  it("fails its readiness when the backends close before it started", async () => {
+    const backends = await createBackends(duckConfig(), { deferLoads: true });
+    const textReady = backends.textReady!;
+    await backends.close();
+    await expect(textReady).rejects.toBeInstanceOf(UnavailableError);
   });
 });
