@@ -181,11 +181,29 @@ export class TierService {
   }
 
   /**
+   * Runs `work` after every earlier operation of this server (see `inOrder`), then answers once what it wrote
+   * or read is durable (`store.sync`). The wait is outside the queue: operations queued meanwhile run, and
+   * their writes share the next sync (group commit) instead of each holding the queue through an fsync.
+   */
+  private async run<T>(write: boolean, work: () => Promise<T>): Promise<T> {
+    let out: T;
+    try {
+      out = await this.inOrder(write, work);
+    } catch (err) {
+      // What the failed operation wrote before failing becomes durable with this sync; its caller hears the error.
+      this.store.sync()?.catch(() => undefined);
+      throw err;
+    }
+    await this.store.sync();
+    return out;
+  }
+
+  /**
    * Runs `work` after every earlier operation of this server; on a shared store also as one transaction
    * under the deployment-wide tier lock (exclusive when it may `write`), with the other servers' changes
    * applied first.
    */
-  private run<T>(write: boolean, work: () => Promise<T>): Promise<T> {
+  private inOrder<T>(write: boolean, work: () => Promise<T>): Promise<T> {
     const shared = this.shared;
     if (!shared) return this.queue.run(work);
     return this.queue.run(() =>
@@ -279,14 +297,20 @@ export class TierService {
    * per tier; a fragment outside the scope is a miss and NOT_FOUND, like a missing one. A lookup that needs
    * no store read (a hot fragment, or a miss) on a store of this server alone, while no other operation is
    * queued or running, is answered at once: it is synchronous from start to end, so it is as serialised as
-   * a queued one (nothing runs between its steps) without the queue's promise hops.
+   * a queued one (nothing runs between its steps) without the queue's promise hops; like every answer, it
+   * waits for the sync of writes not yet durable (one an operation that left the queue may still await).
    */
   async getFragment(view: ScopedBackendView, id: string): Promise<TierFragment> {
     const owner = ownerOf(view);
     checkId("fragment_id", id);
     const key = fragmentKey(owner, id);
     let found: TierFragment | NotFoundError | undefined;
-    if (!this.shared && this.queue.idle) found = this.lookupInMemory(view, key, owner, id);
+    if (!this.shared && this.queue.idle) {
+      found = this.lookupInMemory(view, key, owner, id);
+      // An operation that wrote what it found may still wait for its sync: answered once that is durable too.
+      const writing = found === undefined ? undefined : this.store.sync();
+      if (writing) await writing;
+    }
     found ??= await this.run(true, async () => {
       const f = this.index.get(key);
       // Returned, not thrown here: on a shared store a throw rolls the operation back, the miss's counts with it.
@@ -425,7 +449,13 @@ export class TierService {
     const pools = [poolOf(owner, ""), ...[...view.projectSet].map((p) => poolOf(owner, p))];
     const shared = this.shared;
     // All in memory on a store of this server alone: answered at once when nothing is queued (so no cascade is half-applied).
-    if (!shared && this.queue.idle) return this.metricsOf(view, this.countedIn(pools));
+    if (!shared && this.queue.idle) {
+      const metrics = this.metricsOf(view, this.countedIn(pools));
+      // The population it counts may hold writes still waiting for their sync: answered once they are durable.
+      const writing = this.store.sync();
+      if (writing) await writing;
+      return metrics;
+    }
     return this.run(false, async () => this.metricsOf(view, shared ? await shared.readCounts(pools) : this.countedIn(pools)));
   }
 

@@ -5,8 +5,8 @@ export type LoadedFragment = Omit<TierFragment, "content"> & { content: string |
 
 /**
  * The tier store port: where fragments are persisted, whichever tier they are in. The tier service
- * keeps placement and LRU order in memory (TierPolicy) and writes every change through this port before
- * it answers, so a restart loses no stored fragment. A store several servers share is a SharedTierStore
+ * keeps placement and LRU order in memory (TierPolicy) and writes every change through this port, then
+ * waits for `sync()` before it answers, so a restart loses no acknowledged fragment. A store several servers share is a SharedTierStore
  * (below): the service then brings its memory up to date from the store inside every operation.
  *
  * A fragment is identified by (`owner`, `id`): fragment ids are namespaced per principal, so the same id
@@ -14,17 +14,27 @@ export type LoadedFragment = Omit<TierFragment, "content"> & { content: string |
  *
  * Implementations must make each `save` a crash-safe move: the fragment's new copy is durable before its
  * old copy (in another tier's storage) is removed, and `load` reconciles what a crash left half-done, so
- * after any crash a fragment is in exactly one tier.
+ * after any crash a fragment is in exactly one tier. A store may make writes durable in groups (`sync`):
+ * a removed copy is then deleted only once the write that replaced it is durable.
  */
 export interface TierStore {
   /** Reconciles interrupted moves, then returns every fragment of every owner, in ascending access order. */
   load(): Promise<LoadedFragment[]>;
   /** The full original content of each of `owner`'s `ids` that exists (any tier), by id. */
   readContents(owner: string, ids: readonly string[]): Promise<Map<string, string>>;
-  /** Writes `fragment` into `fragment.tier`, replacing any earlier copy in any tier; durable when it resolves. */
+  /**
+   * Writes `fragment` into `fragment.tier`, replacing any earlier copy in any tier: read back at once, and
+   * durable once a `sync()` called after it has resolved.
+   */
   save(fragment: TierFragment): Promise<void>;
-  /** Deletes `owner`'s fragment `id` from whatever tier holds it (no-op when absent). */
+  /** Deletes `owner`'s fragment `id` from whatever tier holds it (no-op when absent); durable as `save` is. */
   remove(owner: string, id: string): Promise<void>;
+  /**
+   * Makes every `save` and `remove` made so far durable: undefined when they already are (a store that
+   * commits each write durably), else a promise resolved once they are. A store that syncs in groups shares
+   * one sync among all the writes made while the previous sync ran, so concurrent writers pay one fsync.
+   */
+  sync(): Promise<void> | undefined;
   /**
    * Records a read of `owner`'s fragment `id` (LRU order). May be buffered: a crash may lose the order of
    * the latest reads, never a fragment. A recorded access never overrides a later save (the larger `seq` wins).

@@ -5,6 +5,8 @@ import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
+import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
+import { ContextTierService, Tier } from "../../gen/acms/v1/tiers_pb.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import {
   ServerReflection,
@@ -172,6 +174,61 @@ describe("acms serve as a process", () => {
       expect(p.stderr()).toBe("");
     } finally {
       p.child.kill("SIGKILL");
+    }
+  });
+
+  it("kill -9 while tenants store fragments: every acknowledged fragment is there after a restart", async () => {
+    const key = generateKey();
+    const keys = JSON.stringify([{ name: "ops", key_sha256: hashKey(key), projects: ["*/*"], write: true }]);
+    // A small warm budget, so stores also demote into cold (a file, then its row; the old copy unlinked after the sync).
+    const env = { ACMS_KEYS: keys, ACMS_DATA_DIR: dataDir, ACMS_CONTEXT_MAX_DECISIONS_WARM: "10", ACMS_CONTEXT_MAX_DECISIONS_COLD: "100000" };
+    const first = spawnServe(env, ["--port", "0"]);
+    const acknowledged = new Map<string, string>();
+    let scopeId = "";
+    try {
+      const [, port] = await waitFor("start", first.stdout, /listening on http:\/\/127\.0\.0\.1:(\d+)/, first.exit);
+      const api = new Client(`127.0.0.1:${port}`);
+      await api.unary(RegistryService.method.createProject, { name: "local/crash" }, Client.metadata(key));
+      scopeId = (await api.unary(ScopeService.method.resolveScope, { projects: ["local/crash"] }, Client.metadata(key))).scope!.scopeId;
+      const md = Client.metadata(key, scopeId);
+      const tiers = [Tier.HOT, Tier.WARM, Tier.COLD];
+      let killed = false;
+      const writer = async (w: number) => {
+        for (let n = 0; !killed; n++) {
+          const id = `w${w}-${n}`;
+          const content = `note ${n} of writer ${w}`;
+          try {
+            await api.unary(ContextTierService.method.storeFragment, { fragment: { fragmentId: id, content, projectName: "local/crash", tier: tiers[n % 3] } }, md);
+            acknowledged.set(id, content);
+          } catch {
+            return;
+          }
+        }
+      };
+      const writers = Array.from({ length: 8 }, (_, w) => writer(w));
+      while (acknowledged.size < 200) await new Promise((r) => setTimeout(r, 10));
+      first.child.kill("SIGKILL");
+      killed = true;
+      await first.exit;
+      await Promise.all(writers);
+      api.close();
+    } finally {
+      first.child.kill("SIGKILL");
+    }
+    const second = spawnServe(env, ["--port", "0"]);
+    try {
+      const [, port] = await waitFor("restart", second.stdout, /listening on http:\/\/127\.0\.0\.1:(\d+)/, second.exit);
+      const api = new Client(`127.0.0.1:${port}`);
+      const lost: string[] = [];
+      for (const [id, content] of acknowledged) {
+        const got = await api.unary(ContextTierService.method.getFragment, { fragmentId: id }, Client.metadata(key, scopeId)).catch(() => undefined);
+        if (got?.fragment?.content !== content) lost.push(id);
+      }
+      api.close();
+      expect(acknowledged.size).toBeGreaterThanOrEqual(200);
+      expect(lost).toEqual([]);
+    } finally {
+      second.child.kill("SIGKILL");
     }
   });
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -205,7 +205,9 @@ describe("random sequences of store, get, promote, demote and evict keep every i
       await fc.assert(
         fc.asyncProperty(budgetsArb, fc.array(opArb, { minLength: 1, maxLength: 30 }), async (budgets, ops) => {
           const dir = join(root, String(n++));
-          const db = openSqliteDatabase(":memory:");
+          mkdirSync(dir);
+          // A file, so its WAL is synced in groups (an in-memory database has none) and the deferred unlinks run.
+          const db = openSqliteDatabase(join(dir, "acms.db"));
           const { tiers, model } = await runSequence(new SqliteFileTierStore(db, join(dir, "cold")), budgets, ops);
           await tiers.close();
           const reopened = await TierService.open(new SqliteFileTierStore(db, join(dir, "cold")), { budgets, summaryTokens: 8 });

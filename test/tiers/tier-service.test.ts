@@ -1,4 +1,9 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openSqliteDatabase } from "../../src/adapters/sqlite/sqlite-database.js";
 import { MemoryTierStore } from "../../src/adapters/tiers/memory-tier-store.js";
+import { SqliteFileTierStore } from "../../src/adapters/tiers/sqlite-file-tier-store.js";
 import {
   AlreadyExistsError,
   FailedPreconditionError,
@@ -642,5 +647,63 @@ describe("reads answered at once", () => {
     const reopened = await TierService.open(store, { budgets: { maxTokensHot: 10, maxDecisionsWarm: 5, maxDecisionsCold: 5 }, summaryTokens: 16 });
     const order = (await reopened.getForActor(view, "strategist", [], false)).map((f) => `${f.tier}:${f.id}`);
     expect(order).toEqual(["hot:c", "hot:a", "warm:b"]);
+  });
+});
+
+describe("group commit on the durable store", () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  async function openDurable() {
+    const dir = mkdtempSync(join(tmpdir(), "acms-tier-group-"));
+    dirs.push(dir);
+    const db = openSqliteDatabase(join(dir, "acms.db"));
+    const store = new SqliteFileTierStore(db, join(dir, "cold"));
+    const tiers = await TierService.open(store, { budgets: { maxTokensHot: 1000, maxDecisionsWarm: 100, maxDecisionsCold: 100 }, summaryTokens: 16 });
+    return { tiers, store, db, dir };
+  }
+
+  test("every answer comes once what it wrote is durable, and concurrent stores share fsyncs", async () => {
+    const { tiers, store, db, dir } = await openDurable();
+    // Acknowledged alone: nothing it wrote is left to sync.
+    await tiers.storeFragment(view, input({ id: "first", content: "the first note" }));
+    expect(store.sync()).toBeUndefined();
+    await tiers.getFragment(view, "first");
+    expect(store.sync()).toBeUndefined();
+    const before = store.walSyncs;
+    await Promise.all(Array.from({ length: 24 }, (_, i) => tiers.storeFragment(view, input({ id: `f${i}`, content: `note ${i}` }))));
+    expect(store.sync()).toBeUndefined();
+    const fsyncs = store.walSyncs - before;
+    expect(fsyncs).toBeGreaterThanOrEqual(1);
+    expect(fsyncs).toBeLessThan(24);
+    await tiers.close();
+    db.close();
+    const db2 = openSqliteDatabase(join(dir, "acms.db"));
+    const again = await TierService.open(new SqliteFileTierStore(db2, join(dir, "cold")), { budgets: { maxTokensHot: 1000, maxDecisionsWarm: 100, maxDecisionsCold: 100 }, summaryTokens: 16 });
+    expect((await again.getForActor(view, "strategist", [], false)).map((f) => f.id).sort()).toEqual(["first", ...Array.from({ length: 24 }, (_, i) => `f${i}`)].sort());
+    await again.close();
+    db2.close();
+  });
+
+  test("a read answered at once still waits for the sync of a write it can see", async () => {
+    const { tiers, store, db } = await openDurable();
+    const stored = tiers.storeFragment(view, input({ id: "seen", content: "written, not yet durable" }));
+    // Whatever order the two take, the read's answer never comes before the store's write is durable.
+    const read = tiers.getFragment(view, "seen").catch(() => undefined).then((f) => {
+      expect(store.sync()).toBeUndefined();
+      return f;
+    });
+    await Promise.all([stored, read]);
+    // Once the store left the queue (before its sync), a read takes the in-memory path: it waits too.
+    const second = tiers.storeFragment(view, input({ id: "seen", content: "written again" }));
+    await new Promise((resolve) => setImmediate(resolve));
+    const f = await tiers.getFragment(view, "seen");
+    expect(f.content).toBe("written again");
+    expect(store.sync()).toBeUndefined();
+    await second;
+    await tiers.close();
+    db.close();
   });
 });

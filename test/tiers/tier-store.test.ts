@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MemoryTierStore } from "../../src/adapters/tiers/memory-tier-store.js";
@@ -55,6 +55,7 @@ describe("SqliteFileTierStore crash safety", () => {
     expect(coldFiles(s)).toHaveLength(1);
     expect(coldFiles(s)[0]).toMatch(/^[0-9a-f]{32}-\d+\.json$/);
     await s.save(record("a", "hot"));
+    await s.sync();
     expect(coldFiles(s)).toEqual([]);
   });
 
@@ -138,6 +139,7 @@ describe("SqliteFileTierStore crash safety", () => {
     expect(await r.readContents("other", ["plan-1"])).toEqual(new Map([["plan-1", "theirs"]]));
     // Moving one owner's fragment out of cold unlinks its file only.
     await r.save(record("plan-1", "warm", "theirs, warm", { owner: "other" }));
+    await r.sync();
     expect(coldFiles(r)).toHaveLength(1);
     expect(await r.readContents("writer", ["plan-1"])).toEqual(new Map([["plan-1", "mine"]]));
   });
@@ -148,6 +150,102 @@ describe("SqliteFileTierStore crash safety", () => {
     try {
       db.exec(`CREATE TABLE tier_fragments (id TEXT PRIMARY KEY, tier TEXT NOT NULL)`);
       expect(() => new SqliteFileTierStore(db, join(dir, "cold"))).toThrow(/pre-release schema without per-principal owners/);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe("SqliteFileTierStore group commit", () => {
+  const coldFiles = (store: TierStore) => readdirSync(join(dbs.get(store)!.dir, "cold")).sort();
+  const walOf = (store: TierStore) => join(dbs.get(store)!.dir, "acms.db-wal");
+
+  test("a write is read back at once and leaves a sync to make; after it, nothing is left to sync", async () => {
+    const s = await createDurable();
+    expect(s.sync()).toBeUndefined();
+    await s.save(record("a", "warm", "warm words"));
+    expect((await s.readContents(OWNER, ["a"])).get("a")).toBe("warm words");
+    const pending = s.sync();
+    expect(pending).toBeInstanceOf(Promise);
+    await pending;
+    expect(s.sync()).toBeUndefined();
+    await s.remove(OWNER, "a");
+    expect(s.sync()).toBeInstanceOf(Promise);
+    await s.sync();
+    expect(s.sync()).toBeUndefined();
+  });
+
+  test("writes made while a sync runs share the next one: many writers, few fsyncs", async () => {
+    const s = await createDurable();
+    const before = s.walSyncs;
+    const writers = Array.from({ length: 32 }, (_, i) => (async () => {
+      await s.save(record(`f${i}`, "warm"));
+      await s.sync();
+    })());
+    await Promise.all(writers);
+    const fsyncs = s.walSyncs - before;
+    expect(fsyncs).toBeGreaterThanOrEqual(1);
+    expect(fsyncs).toBeLessThanOrEqual(3);
+    const r = await reopenDurable(s);
+    expect((await r.load()).map((f) => f.id).sort()).toEqual(Array.from({ length: 32 }, (_, i) => `f${i}`).sort());
+  });
+
+  test("the cold file a move out of cold replaces is unlinked only once the move's row is durable", async () => {
+    const s = await createDurable();
+    await s.save(record("f", "cold", "the original"));
+    await s.sync();
+    const [file] = coldFiles(s);
+    await s.save(record("f", "warm", "the original"));
+    // Until the sync, a crash of the machine could lose the row that says warm: the cold copy must stay.
+    expect(coldFiles(s)).toEqual([file]);
+    await s.sync();
+    expect(coldFiles(s)).toEqual([]);
+    await s.save(record("g", "cold", "to remove"));
+    await s.sync();
+    await s.remove(OWNER, "g");
+    expect(coldFiles(s)).toHaveLength(1);
+    await s.sync();
+    expect(coldFiles(s)).toEqual([]);
+  });
+
+  test("a failed fsync answers an error, keeps the replaced file, and the next sync finishes the work", async () => {
+    const s = await createDurable();
+    await s.save(record("f", "cold", "the original"));
+    const [file] = coldFiles(s);
+    await s.save(record("f", "hot", "the original"));
+    // The WAL gone from its path when the first sync opens it: the store cannot know its writes reached the disk.
+    renameSync(walOf(s), `${walOf(s)}.away`);
+    try {
+      await expect(s.sync()).rejects.toThrow(/ENOENT/);
+      expect(coldFiles(s)).toEqual([file]);
+    } finally {
+      renameSync(`${walOf(s)}.away`, walOf(s));
+    }
+    await s.sync();
+    expect(coldFiles(s)).toEqual([]);
+    expect(s.sync()).toBeUndefined();
+  });
+
+  test("close syncs what is left, and a restart finds it", async () => {
+    const s = await createDurable();
+    await s.save(record("a", "hot", "kept"));
+    await s.save(record("b", "cold", "cold kept"));
+    const r = await reopenDurable(s);
+    expect((await r.load()).map((f) => f.id)).toEqual(["a", "b"]);
+    expect(await r.readContents(OWNER, ["b"])).toEqual(new Map([["b", "cold kept"]]));
+  });
+
+  test("on a database without a WAL (in memory) each write is durable as committed: nothing to sync", async () => {
+    const db = openSqliteDatabase(":memory:");
+    const dir = freshDir();
+    try {
+      const s = new SqliteFileTierStore(db, join(dir, "cold"));
+      await s.save(record("f", "cold"));
+      expect(s.sync()).toBeUndefined();
+      await s.save(record("f", "warm"));
+      expect(s.sync()).toBeUndefined();
+      expect(readdirSync(join(dir, "cold"))).toEqual([]);
+      await s.close();
     } finally {
       db.close();
     }

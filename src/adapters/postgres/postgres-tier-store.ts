@@ -301,6 +301,11 @@ export class PostgresTierStore implements SharedTierStore {
     }
   }
 
+  /** Every write joins the coordinated call's transaction, durable when it commits (before the service answers). */
+  sync(): undefined {
+    return undefined;
+  }
+
   async close(): Promise<void> {
     await this.flush();
   }

@@ -39,6 +39,11 @@ export class MemoryTierStore implements TierStore {
     if (byId?.size === 0) this.owners.delete(owner);
   }
 
+  /** Nothing outlives the process: every write is as durable as it will be. */
+  sync(): undefined {
+    return undefined;
+  }
+
   recordAccess(owner: string, id: string, lastAccessedAt: Date, seq: number): void {
     const byId = this.owners.get(owner);
     const f = byId?.get(id);
