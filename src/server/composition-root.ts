@@ -209,12 +209,21 @@ async function openOnDuckDb(config: Config, duckdbPath: string, opened: CloseSta
   // held by the index and applied after the snapshot, which is read once the gate opens (deferLoads:
   // once the server listens); those the snapshot already holds are skipped by generation.
   const gate = loadGate(deferLoads);
-  const textReady = gate.opened.then(() => text.load());
+  const startBuild = gate.opened.then(() => text.load());
+  // A failed start-up build is not final (each keyword search tries again): readiness follows the first
+  // build that succeeds, so health turns SERVING with it. It fails only when the backends close before the
+  // start-up build began.
+  const textReady = gate.opened.then(() =>
+    startBuild.catch((err: unknown) => {
+      process.stderr.write(`acms: the keyword index could not be built at start (each keyword search tries again): ${err instanceof Error ? err.message : String(err)}\n`);
+      return text.whenBuilt();
+    }),
+  );
   // Whoever starts a server watches it (health); a bare set of backends (tools, tests) may close first.
   textReady.catch(() => undefined);
-  // At close the gate is cancelled first (a load not yet started fails), then a running one is let finish
+  // At close the gate is cancelled first (a build not yet started fails), then a running one is let finish
   // before DuckDB closes under its read.
-  opened.push(textReady, (ready) => ready.catch(() => undefined));
+  opened.push(startBuild, (build) => build.catch(() => undefined));
   opened.push(gate, (g) => g.cancel());
   const vector = new DuckDbVectorBackend(duck, { ownWrites: false });
   const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads, opened);

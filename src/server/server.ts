@@ -95,7 +95,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   }
   if (deps.backends.textReady) {
     deps.serving.waitFor([TextBackendService.typeName, RagService.typeName], deps.backends.textReady, (err) => {
-      if (deps.serving.serving) process.stderr.write(`acms: the keyword index could not be loaded (each keyword search tries again): ${err instanceof Error ? err.message : String(err)}\n`);
+      if (deps.serving.serving) process.stderr.write(`acms: the keyword index could not be loaded: ${err instanceof Error ? err.message : String(err)}\n`);
     });
   }
   const { routes, binaryRoutes, interceptors } = createRoutes(deps);

@@ -132,6 +132,30 @@ describe("deferred keyword index on DuckDB", () => {
     }
   }, 60_000);
 
+  it("after a failed start-up build, is ready once a later search builds it", async () => {
+    const seeding = await createBackends(duckConfig());
+    await seeding.documents.upsertDocuments(R, [doc("kept.md", "zebra kept")], Date.now());
+    await seeding.close();
+    const backends = await createBackends(duckConfig(), { deferLoads: true });
+    const write = jest.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      // The first read of the chunks fails (a transient DuckDB error); the next one goes through.
+      jest.spyOn(backends.units!, "snapshotChunks").mockRejectedValueOnce(new Error("IO Error: read failed"));
+      let ready = false;
+      void backends.textReady!.then(() => (ready = true));
+      backends.startLoads!();
+      while (!write.mock.calls.some(([line]) => /keyword index could not be built at start.*read failed/.test(String(line)))) await turns(1);
+      await turns(5);
+      expect(ready).toBe(false);
+      expect(await paths(backends, "zebra")).toEqual(["kept.md"]);
+      await backends.textReady;
+      expect(ready).toBe(true);
+    } finally {
+      write.mockRestore();
+      await backends.close();
+    }
+  });
+
   it("fails its readiness when the backends close before it started", async () => {
     const backends = await createBackends(duckConfig(), { deferLoads: true });
     const textReady = backends.textReady!;

@@ -69,6 +69,8 @@ export class MemoryBm25TextBackend implements TextBackend {
   private readonly incremental: boolean;
   /** Commits reported while the first incremental build runs, applied when it is done. */
   private pendingChanges: ChunkTextChanges[] = [];
+  private firstBuilt!: () => void;
+  private readonly built = new Promise<void>((resolve) => (this.firstBuilt = resolve));
 
   constructor(private readonly source: ChunkTextSource, opts: MemoryBm25Options = {}) {
     this.lengthOffset = opts.lengthOffset ?? 1;
@@ -79,6 +81,14 @@ export class MemoryBm25TextBackend implements TextBackend {
   /** Builds the index now (at start), rather than at the first search. */
   async load(): Promise<void> {
     await this.indexAtLeast(await this.source.generation());
+  }
+
+  /**
+   * Resolves once an index has been built, by whichever call built it: `load()` at start or, when that
+   * failed, the build a later search started. Never rejects (a failed build is tried again by the next search).
+   */
+  whenBuilt(): Promise<void> {
+    return this.built;
   }
 
   /** Applies one commit of the store (incremental mode; called in commit order). */
@@ -143,6 +153,7 @@ export class MemoryBm25TextBackend implements TextBackend {
               for (const c of this.pendingChanges.splice(0)) index.apply(c);
             }
             if (!this.current || index.generation >= this.current.generation) this.current = index;
+            this.firstBuilt();
             return index;
           })
           .finally(() => {
