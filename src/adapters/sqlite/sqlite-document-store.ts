@@ -13,6 +13,7 @@ import type {
 import type { VectorEntry } from "../../ports/vector-backend.js";
 import { formatUkoUri } from "../../domain/uko-uri.js";
 import { openSqliteReader, type SqliteDatabase } from "./sqlite-database.js";
+import { withoutFsync } from "./without-fsync.js";
 
 /** Every retained chunk version with an embedding, in key order (`iterateVectors`). */
 const VECTORS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
@@ -361,7 +362,9 @@ export class SqliteDocumentStore implements DocumentStore {
       try {
         for (let from = 0; from < documents.length; ) {
           const to = this.sliceEnd(documents, from);
-          stageSlice.immediate(from, to);
+          // Staged rows are invisible until the publish, and dropped at open after a crash: no fsync of their
+          // own; the publish commit (synchronous FULL) syncs the WAL with every slice before it.
+          withoutFsync(this.db, () => stageSlice.immediate(from, to));
           from = to;
           if (from < documents.length) await yieldToEventLoop();
         }
@@ -407,20 +410,22 @@ export class SqliteDocumentStore implements DocumentStore {
     const retireRepeated = this.db.transaction((from: number) => {
       for (const path of repeated.slice(from, from + this.stageBatchChunks)) this.expire(resourceId, path, vectors);
     });
+    // Settling changes no answer (the publish is what readers see) and a stage left half settled is finished
+    // at open: its slices commit without an fsync of their own; the next durable commit syncs them.
     try {
       for (let from = 0; from < staged.length; from += this.stageBatchChunks) {
         await yieldToEventLoop();
-        sweep.immediate(from);
+        withoutFsync(this.db, () => sweep.immediate(from));
       }
-      this.stmts.forgetStage.run(stage);
+      withoutFsync(this.db, () => this.stmts.forgetStage.run(stage));
       for (let from = 0; from < staged.length; from += this.stageBatchChunks) {
         if (!staged.slice(from, from + this.stageBatchChunks).some((d) => d.expires.length > 0)) continue;
         await yieldToEventLoop();
-        retire.immediate(from);
+        withoutFsync(this.db, () => retire.immediate(from));
       }
       for (let from = 0; from < repeated.length; from += this.stageBatchChunks) {
         await yieldToEventLoop();
-        retireRepeated.immediate(from);
+        withoutFsync(this.db, () => retireRepeated.immediate(from));
       }
     } catch {
       this.db.transaction(() => this.finishStage(stage)).immediate();
@@ -462,7 +467,8 @@ export class SqliteDocumentStore implements DocumentStore {
 
   /** Removes an unpublished stage's marks and rows (keyword rows, chunks, documents) a slice at a time. */
   private async discard(stage: number): Promise<void> {
-    while (this.discardSlice(stage, this.stageBatchChunks)) await yieldToEventLoop();
+    // Rows of a stage never published: no reader sees them, and open drops what a crash leaves.
+    while (withoutFsync(this.db, () => this.discardSlice(stage, this.stageBatchChunks))) await yieldToEventLoop();
   }
 
   /** Removes up to `limit` of a stage's marks, else chunks (and, once none are left, its documents); true while some remain. */
@@ -533,7 +539,10 @@ export class SqliteDocumentStore implements DocumentStore {
         }
         return rows.length;
       });
-      for (let n = rewrite.immediate(); n > 0; n = rewrite.immediate()) {
+      // Each slice rewrites keyword rows as they were (a crash keeps either copy): no fsync of its own; the
+      // generation's bump at the end commits with one.
+      const rewriteSlice = () => withoutFsync(this.db, () => rewrite.immediate());
+      for (let n = rewriteSlice(); n > 0; n = rewriteSlice()) {
         chunks += n;
         await yieldToEventLoop();
       }
@@ -542,7 +551,7 @@ export class SqliteDocumentStore implements DocumentStore {
         for (const s of strays) this.stmts.deleteFts.run(s.rowid);
         return strays.length;
       });
-      if (full) while (dropStrays.immediate() > 0) await yieldToEventLoop();
+      if (full) while (withoutFsync(this.db, () => dropStrays.immediate()) > 0) await yieldToEventLoop();
       this.gen = this.stmts.bump.get() as bigint;
       return { documents: docs.size, chunks, vectors, generation: this.gen };
     });

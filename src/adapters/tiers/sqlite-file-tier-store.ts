@@ -6,6 +6,7 @@ import { tierFacts, fragmentKey, type TierFragment, type TierName } from "../../
 import type { LoadedFragment, TierStore } from "../../ports/tier-store.js";
 import type { SqliteDatabase } from "../sqlite/sqlite-database.js";
 import { WalSync } from "../sqlite/wal-sync.js";
+import { withoutFsync } from "../sqlite/without-fsync.js";
 
 interface Row {
   owner: string;
@@ -169,12 +170,7 @@ export class SqliteFileTierStore implements TierStore {
   private commit(write: () => void): void {
     const wal = this.wal;
     if (!wal) return write();
-    this.stmts.relaxed.run();
-    try {
-      write();
-    } finally {
-      this.stmts.strict.run();
-    }
+    withoutFsync(this.db, write);
     wal.wrote();
   }
 
@@ -247,17 +243,14 @@ export class SqliteFileTierStore implements TierStore {
     if (this.pending.size === 0) return;
     const entries = [...this.pending.values()];
     this.pending.clear();
-    // Only LRU order is at stake here, never a fragment: commit without the fsync (WAL, synchronous NORMAL
-    // survives a process crash; the next durable commit syncs these pages too). An fsync per flush blocked
-    // the serving thread for milliseconds, 20 times a second under steady reads.
-    this.stmts.relaxed.run();
-    try {
+    // Only LRU order is at stake here, never a fragment: commit without the fsync (the next durable commit
+    // syncs these pages too). An fsync per flush blocked the serving thread for milliseconds, 20 times a
+    // second under steady reads.
+    withoutFsync(this.db, () =>
       this.db.transaction(() => {
         for (const a of entries) this.stmts.touch.run(a.at, a.seq, a.owner, a.id, a.seq);
-      })();
-    } finally {
-      this.stmts.strict.run();
-    }
+      })(),
+    );
   }
 
   /** The content of a cold file, refused unless it holds exactly `owner`'s fragment `id`. */
@@ -344,10 +337,6 @@ function prepareStatements(db: SqliteDatabase) {
     touch: db.prepare<[number, number, string, string, number]>(
       `UPDATE tier_fragments SET last_accessed_at = ?, access_seq = ? WHERE owner = ? AND id = ? AND access_seq < ?`,
     ),
-    /** Commits without an fsync (WAL: durable against a crash of the process, not of the machine). */
-    relaxed: db.prepare("PRAGMA synchronous = NORMAL"),
-    /** The connection's setting (openSqliteDatabase), which every other store on it commits with. */
-    strict: db.prepare("PRAGMA synchronous = FULL"),
   };
 }
 
