@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { createAcmsClient } from "../src/client/create-acms-client.js";
-import { generateKey, hashKey } from "../src/server/key-ring.js";
+import { generateKey, hashKey } from "../src/application/access/key-ring.js";
 import { median } from "./bench-timing.js";
 
 const exec = promisify(execFile);

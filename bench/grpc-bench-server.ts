@@ -7,10 +7,10 @@
  * server serves before that), `"vectors"` with the time at which the vectors were loaded (likewise) and its
  * resident set size then, and exits on `"stop"`.
  */
-import { createBackends } from "../src/server/composition-root.js";
-import { loadConfig } from "../src/server/config.js";
-import { KeyRing } from "../src/server/key-ring.js";
-import { startServer } from "../src/server/server.js";
+import { createBackends } from "../src/server/composition/composition-root.js";
+import { loadConfig } from "../src/server/composition/config.js";
+import { KeyRing } from "../src/application/access/key-ring.js";
+import { startServer } from "../src/server/composition/server.js";
 import { startPlainServer } from "./plain-grpc-server.js";
 
 const [role, path, extra] = process.argv.slice(2);

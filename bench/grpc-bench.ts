@@ -35,13 +35,13 @@ import {
   Tier,
 } from "../gen/acms/v1/tiers_pb.js";
 import { HealthCheckRequestSchema } from "../gen/grpc/health/v1/health_pb.js";
-import { openSqliteDatabase } from "../src/adapters/sqlite/sqlite-database.js";
+import { openSqliteDatabase } from "../src/adapters/shared/sqlite-database.js";
 import { SqliteDocumentStore } from "../src/adapters/sqlite/sqlite-document-store.js";
 import { SqliteRegistryStore } from "../src/adapters/sqlite/sqlite-registry-store.js";
-import { SqliteFileTierStore } from "../src/adapters/tiers/sqlite-file-tier-store.js";
+import { SqliteFileTierStore } from "../src/adapters/sqlite/sqlite-file-tier-store.js";
 import { newUlid } from "../src/domain/ulid-id.js";
-import { generateKey, hashKey } from "../src/server/key-ring.js";
-import { TierService } from "../src/application/tier-service.js";
+import { generateKey, hashKey } from "../src/application/access/key-ring.js";
+import { TierService } from "../src/application/tiers/tier-service.js";
 import { prng } from "../test/support/prng.js";
 import { viewOver } from "../test/support/view-over.js";
 import { compilePrograms } from "../scripts/build.mjs";

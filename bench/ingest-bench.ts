@@ -12,10 +12,10 @@ import { ingestDirectory, type IngestOptions } from "../src/cli/ingest-directory
 import type { IngestProgress } from "../src/cli/ingest-progress.js";
 import { contentHash } from "../src/cli/ingest-state.js";
 import { decodeText, walkFiles } from "../src/cli/walk-files.js";
-import { loadConfig } from "../src/server/config.js";
-import { createBackends } from "../src/server/composition-root.js";
-import { generateKey, hashKey, KeyRing } from "../src/server/key-ring.js";
-import { startServer } from "../src/server/server.js";
+import { loadConfig } from "../src/server/composition/config.js";
+import { createBackends } from "../src/server/composition/composition-root.js";
+import { generateKey, hashKey, KeyRing } from "../src/application/access/key-ring.js";
+import { startServer } from "../src/server/composition/server.js";
 
 const silent: IngestProgress = { start: () => undefined, update: () => undefined, note: () => undefined, stop: () => undefined };
 const WORDS = "alpha beta gamma delta scope tier chunk token index search vector graph river cloud stone forest".split(" ");

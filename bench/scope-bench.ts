@@ -4,15 +4,15 @@
  * scope's view is answered synchronously, with no await on the store).
  * BENCH_SCALE grows the registry (default 5,000 resources in a 4-ary DAG, plus a second project).
  */
-import { openSqliteDatabase } from "../src/adapters/sqlite/sqlite-database.js";
+import { openSqliteDatabase } from "../src/adapters/shared/sqlite-database.js";
 import { SqliteRegistryStore } from "../src/adapters/sqlite/sqlite-registry-store.js";
 import { SqliteScopeStore } from "../src/adapters/sqlite/sqlite-scope-store.js";
 import type { ResourceScope } from "../src/domain/scope.js";
 import { resolveScopeResources } from "../src/domain/scope-resolution.js";
 import { createScopedBackendView } from "../src/domain/scoped-backend-view.js";
 import { newUlid } from "../src/domain/ulid-id.js";
-import { resolveView } from "../src/server/access-check.js";
-import { ScopeViewCache } from "../src/server/scope-view-cache.js";
+import { resolveView } from "../src/server/access/access-check.js";
+import { ScopeViewCache } from "../src/server/access/scope-view-cache.js";
 import { createPrincipal } from "../src/domain/principal.js";
 import { formatMs } from "./bench-timing.js";
 

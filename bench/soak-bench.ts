@@ -30,11 +30,11 @@ import { RegistryService } from "../gen/acms/v1/registry_pb.js";
 import { ScopeService } from "../gen/acms/v1/scope_pb.js";
 import { TextBackendService } from "../gen/acms/v1/text_pb.js";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
-import { createBackends } from "../src/server/composition-root.js";
-import { loadConfig } from "../src/server/config.js";
-import { generateKey, hashKey, KeyRing } from "../src/server/key-ring.js";
-import { startServer, type AcmsServer } from "../src/server/server.js";
-import { RequestLog } from "../src/server/request-log.js";
+import { createBackends } from "../src/server/composition/composition-root.js";
+import { loadConfig } from "../src/server/composition/config.js";
+import { generateKey, hashKey, KeyRing } from "../src/application/access/key-ring.js";
+import { startServer, type AcmsServer } from "../src/server/composition/server.js";
+import { RequestLog } from "../src/server/observability/request-log.js";
 import { formatMs, percentile } from "./bench-timing.js";
 import type { SoakAttack, SoakAttackerArgs } from "./soak-attacker.js";
 

@@ -16,17 +16,17 @@ import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-no
 import { RegistryService } from "../gen/acms/v1/registry_pb.js";
 import { ScopeService } from "../gen/acms/v1/scope_pb.js";
 import { ContextTierService, Tier } from "../gen/acms/v1/tiers_pb.js";
-import { MemoryTierStore } from "../src/adapters/tiers/memory-tier-store.js";
-import { SqliteFileTierStore } from "../src/adapters/tiers/sqlite-file-tier-store.js";
-import { openSqliteDatabase } from "../src/adapters/sqlite/sqlite-database.js";
+import { MemoryTierStore } from "../src/adapters/memory/memory-tier-store.js";
+import { SqliteFileTierStore } from "../src/adapters/sqlite/sqlite-file-tier-store.js";
+import { openSqliteDatabase } from "../src/adapters/shared/sqlite-database.js";
 import type { TierBudgets } from "../src/domain/tier-policy.js";
 import { newUlid } from "../src/domain/ulid-id.js";
 import type { TierStore } from "../src/ports/tier-store.js";
-import { createBackends } from "../src/server/composition-root.js";
-import { loadConfig } from "../src/server/config.js";
-import { generateKey, hashKey, KeyRing } from "../src/server/key-ring.js";
-import { startServer } from "../src/server/server.js";
-import { TierService } from "../src/application/tier-service.js";
+import { createBackends } from "../src/server/composition/composition-root.js";
+import { loadConfig } from "../src/server/composition/config.js";
+import { generateKey, hashKey, KeyRing } from "../src/application/access/key-ring.js";
+import { startServer } from "../src/server/composition/server.js";
+import { TierService } from "../src/application/tiers/tier-service.js";
 import { viewOver } from "../test/support/view-over.js";
 
 const PHASES = ["store", "get", "demote", "promote", "evict", "metrics"] as const;

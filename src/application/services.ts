@@ -1,11 +1,11 @@
 import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
-import type { Indexer } from "./indexer.js";
+import type { Indexer } from "./indexing/indexer.js";
 import type { FetchAnswer } from "./rag/fetch-content.js";
 import type { HybridSearchFields } from "./rag/hybrid-request.js";
 import type { HybridAnswer } from "./rag/hybrid-search.js";
-import type { TextAnswer, TextSearchRequest } from "./text-search.js";
-import type { TierService } from "./tier-service.js";
-import type { VectorAnswer, VectorSearchRequest } from "./vector-search.js";
+import type { TextAnswer, TextSearchRequest } from "./search/text-search.js";
+import type { TierService } from "./tiers/tier-service.js";
+import type { VectorAnswer, VectorSearchRequest } from "./search/vector-search.js";
 
 /**
  * The use cases one server offers, each bound to the adapters the composition root picked: what the

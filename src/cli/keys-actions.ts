@@ -1,4 +1,4 @@
-import { generateKey, hashKey } from "../server/key-ring.js";
+import { generateKey, hashKey } from "../application/access/key-ring.js";
 import type { CliIo } from "./cli-io.js";
 import { CliUsageError } from "./cli-usage-error.js";
 import { defaultKeysFile, readKeysFileEntries, validatePrincipal, writeKeysFileEntries } from "./keys-file.js";

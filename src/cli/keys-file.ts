@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { readKeysJson, type KeyEntry } from "../server/key-ring.js";
+import { readKeysJson, type KeyEntry } from "../application/access/key-ring.js";
 import { CliUsageError } from "./cli-usage-error.js";
 
 /** The keys file used when neither `--file` nor `ACMS_KEYS_FILE` names one: inside the default data directory. */

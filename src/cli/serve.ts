@@ -1,11 +1,11 @@
 import { existsSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname } from "node:path";
-import { isLoopback, loadConfig, type Config } from "../server/config.js";
-import { createBackends } from "../server/composition-root.js";
-import { generateKey, hashKey, KeyRing, parseKeyEntries, readKeysFile, type KeyEntry } from "../server/key-ring.js";
-import { RequestLog } from "../server/request-log.js";
-import { startServer, type AcmsServer } from "../server/server.js";
+import { isLoopback, loadConfig, type Config } from "../server/composition/config.js";
+import { createBackends } from "../server/composition/composition-root.js";
+import { generateKey, hashKey, KeyRing, parseKeyEntries, readKeysFile, type KeyEntry } from "../application/access/key-ring.js";
+import { RequestLog } from "../server/observability/request-log.js";
+import { startServer, type AcmsServer } from "../server/composition/server.js";
 import { formatCliError } from "./cli-error.js";
 import { CliUsageError } from "./cli-usage-error.js";
 import { processIo, type CliIo } from "./cli-io.js";

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { relativeAssetPath } from "../../src/server/console-assets.js";
+import { relativeAssetPath } from "../../src/server/console/console-assets.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
 /** A GET (or another method) over plain HTTP/1.1 with the path sent exactly as written, no normalisation. */

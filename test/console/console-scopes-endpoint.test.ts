@@ -1,7 +1,7 @@
 import http from "node:http";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
-import type { ConsoleScopesPage } from "../../src/server/console-scopes-endpoint.js";
+import type { ConsoleScopesPage } from "../../src/server/console/console-scopes-endpoint.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
 /** A request over plain HTTP/1.1, as the browser makes it, with the headers given. */

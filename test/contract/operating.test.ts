@@ -5,8 +5,8 @@ import { Code } from "@connectrpc/connect";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import { ContextTierService, Tier } from "../../gen/acms/v1/tiers_pb.js";
-import { loadConfig } from "../../src/server/config.js";
-import { generateKey, hashKey, readKeysFile } from "../../src/server/key-ring.js";
+import { loadConfig } from "../../src/server/composition/config.js";
+import { generateKey, hashKey, readKeysFile } from "../../src/application/access/key-ring.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { CONTRACT_ENV, expectCode, expectViolation, startContractServer } from "./contract-fixture.js";
 

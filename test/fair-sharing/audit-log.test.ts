@@ -10,7 +10,7 @@ import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import { TextBackendService } from "../../gen/acms/v1/text_pb.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
-import type { AuditEntry } from "../../src/server/audit-log.js";
+import type { AuditEntry } from "../../src/server/observability/audit-log.js";
 import { CONTRACT_ENV, expectCode, seedWorld, type ContractWorld } from "../contract/contract-fixture.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 

@@ -7,7 +7,7 @@ import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { preventedLeaks } from "../../src/domain/leak-guard.js";
 import { graphIri } from "../../src/domain/uko-uri.js";
-import type { Backends } from "../../src/server/backends.js";
+import type { Backends } from "../../src/server/composition/backends.js";
 import { failure } from "../support/call-failure.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { withScopedRouterTransport } from "../support/with-scoped-router-transport.js";

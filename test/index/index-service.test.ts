@@ -4,7 +4,7 @@ import { TextBackendService } from "../../gen/acms/v1/text_pb.js";
 import { TermKind } from "../../gen/acms/v1/graph_pb.js";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { preventedLeaks } from "../../src/domain/leak-guard.js";
-import { MAX_DOCUMENT_BYTES } from "../../src/application/upsert-validation.js";
+import { MAX_DOCUMENT_BYTES } from "../../src/application/indexing/upsert-validation.js";
 import { badFields, expectCode } from "../support/call-failure.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { doc, makeResource, makeScope, upsert } from "./index-fixture.js";

@@ -1,4 +1,4 @@
-import { KeyedSerialQueue } from "../../src/application/keyed-serial-queue.js";
+import { KeyedSerialQueue } from "../../src/application/shared/keyed-serial-queue.js";
 
 /** A task that records its start and end and finishes when `release` is called. */
 function gated(log: string[], name: string): { task: () => Promise<string>; release: () => void } {

@@ -14,7 +14,7 @@ import {
   type ServerReflectionRequest,
   type ServerReflectionResponse,
 } from "../../gen/grpc/reflection/v1/reflection_pb.js";
-import { generateKey, hashKey } from "../../src/server/key-ring.js";
+import { generateKey, hashKey } from "../../src/application/access/key-ring.js";
 import { startTestServer } from "../support/test-server.js";
 import { GrpcJsGenericClient as Client, grpcFailure } from "./grpc-js-generic-client.js";
 

@@ -11,10 +11,10 @@ import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
-import { createBackends } from "../../src/server/composition-root.js";
-import { loadConfig } from "../../src/server/config.js";
-import { KeyRing } from "../../src/server/key-ring.js";
-import { startServer } from "../../src/server/server.js";
+import { createBackends } from "../../src/server/composition/composition-root.js";
+import { loadConfig } from "../../src/server/composition/config.js";
+import { KeyRing } from "../../src/application/access/key-ring.js";
+import { startServer } from "../../src/server/composition/server.js";
 import { quietLog } from "../support/quiet-log.js";
 
 type Status = (service: string) => Promise<ServingStatus>;

@@ -2,7 +2,7 @@ import { Code, createClient, createRouterTransport } from "@connectrpc/connect";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { healthRoutes } from "../../src/server/routes/health-routes.js";
-import { ServingState } from "../../src/server/serving-state.js";
+import { ServingState } from "../../src/server/observability/serving-state.js";
 
 describe("health routes (in-memory router)", () => {
   function setup() {

@@ -5,7 +5,7 @@ import * as grpc from "@grpc/grpc-js";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import type { CliIo } from "../../src/cli/cli-io.js";
 import { runServe, type RunningServe } from "../../src/cli/serve.js";
-import { generateKey, hashKey } from "../../src/server/key-ring.js";
+import { generateKey, hashKey } from "../../src/application/access/key-ring.js";
 import { GrpcJsGenericClient as Client, grpcFailure } from "./grpc-js-generic-client.js";
 
 /** A CliIo that captures output, with `env` as the whole environment. */

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import pg from "pg";
 import type { CliIo } from "../../src/cli/cli-io.js";
 import { runServe } from "../../src/cli/serve.js";
-import { loadConfig } from "../../src/server/config.js";
+import { loadConfig } from "../../src/server/composition/config.js";
 import { freshPostgresDatabase } from "../support/engines/postgres.js";
 
 function captureIo(env: Record<string, string>): CliIo & { out: string; err: string } {

@@ -13,7 +13,7 @@ import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import { TextBackendService as TextService } from "../../gen/acms/v1/text_pb.js";
 import { VectorBackendService as VectorService } from "../../gen/acms/v1/vector_pb.js";
-import { generateKey, hashKey } from "../../src/server/key-ring.js";
+import { generateKey, hashKey } from "../../src/application/access/key-ring.js";
 import { authInterceptor } from "../support/test-server.js";
 import { freshPostgresDatabase } from "../support/engines/postgres.js";
 

@@ -23,7 +23,7 @@ import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { ScopeViolationSchema } from "../../gen/acms/v1/errors_pb.js";
 import { doc, upsert } from "../index/index-fixture.js";
 import { newUlid } from "../../src/domain/ulid-id.js";
-import { PROTOCOL_SNIFF_TIMEOUT_MS } from "../../src/server/listener.js";
+import { PROTOCOL_SNIFF_TIMEOUT_MS } from "../../src/server/transport/listener.js";
 import { globProblem } from "../../src/domain/path-filter.js";
 import { inspectSparqlQuery, MAX_SPARQL_NESTING } from "../../src/domain/inspect-sparql-query.js";
 import { assertCode, CONTRACT_ENV, drain, EX, PROTOCOLS, seedWorld, type ContractWorld } from "../contract/contract-fixture.js";

@@ -10,10 +10,10 @@ import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import type { ResourceScope } from "../../src/domain/scope.js";
 import { newUlid } from "../../src/domain/ulid-id.js";
 import type { ScopePage, ScopeStore } from "../../src/ports/scope-store.js";
-import { createBackends } from "../../src/server/composition-root.js";
-import { loadConfig } from "../../src/server/config.js";
-import { generateKey, hashKey, KeyRing } from "../../src/server/key-ring.js";
-import { createRoutes, type ServerDeps } from "../../src/server/server.js";
+import { createBackends } from "../../src/server/composition/composition-root.js";
+import { loadConfig } from "../../src/server/composition/config.js";
+import { generateKey, hashKey, KeyRing } from "../../src/application/access/key-ring.js";
+import { createRoutes, type ServerDeps } from "../../src/server/composition/server.js";
 import { failure } from "../support/call-failure.js";
 import { authInterceptor } from "../support/test-server.js";
 

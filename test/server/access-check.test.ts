@@ -3,13 +3,13 @@ import { RefKind } from "../../gen/acms/v1/options_pb.js";
 import { InvalidArgumentError, NotFoundError, FailedPreconditionError, ScopeViolationError, UnauthenticatedError } from "../../src/domain/errors.js";
 import type { ResourceScope } from "../../src/domain/scope.js";
 import { createScopedBackendView } from "../../src/domain/scoped-backend-view.js";
-import { authenticate, checkPrincipalRefs, checkScopedRefs, resolveView } from "../../src/server/access-check.js";
-import { hashKey, KeyRing } from "../../src/server/key-ring.js";
+import { authenticate, checkPrincipalRefs, checkScopedRefs, resolveView } from "../../src/server/access/access-check.js";
+import { hashKey, KeyRing } from "../../src/application/access/key-ring.js";
 import { createPrincipal } from "../../src/domain/principal.js";
 import type { RegistryStore, ResourceRecord } from "../../src/ports/registry-store.js";
 import type { ScopeStore } from "../../src/ports/scope-store.js";
-import type { RequestRef } from "../../src/server/request-refs.js";
-import { ScopeViewCache } from "../../src/server/scope-view-cache.js";
+import type { RequestRef } from "../../src/server/access/request-refs.js";
+import { ScopeViewCache } from "../../src/server/access/scope-view-cache.js";
 
 const A = "01JAAAAAAAAAAAAAAAAAAAAAAA";
 const B = "01JBBBBBBBBBBBBBBBBBBBBBBB";

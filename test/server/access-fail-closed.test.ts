@@ -12,9 +12,9 @@ import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import { PermissionDeniedError } from "../../src/domain/errors.js";
 import type { RegistryStore } from "../../src/ports/registry-store.js";
 import type { ScopeStore } from "../../src/ports/scope-store.js";
-import { accessRuleOf } from "../../src/server/access-check.js";
-import { createAccessInterceptor } from "../../src/server/access-interceptor.js";
-import { generateKey, hashKey, KeyRing } from "../../src/server/key-ring.js";
+import { accessRuleOf } from "../../src/server/access/access-check.js";
+import { createAccessInterceptor } from "../../src/server/access/access-interceptor.js";
+import { generateKey, hashKey, KeyRing } from "../../src/application/access/key-ring.js";
 import { failure } from "../support/call-failure.js";
 import { authInterceptor } from "../support/test-server.js";
 

@@ -1,4 +1,4 @@
-import { CloseStack } from "../../src/server/close-stack.js";
+import { CloseStack } from "../../src/server/composition/close-stack.js";
 
 describe("CloseStack", () => {
   it("closes the last pushed first, every one even after a failure, then throws the first failure; once", async () => {

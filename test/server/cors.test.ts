@@ -1,7 +1,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
-import { loadConfig } from "../../src/server/config.js";
+import { loadConfig } from "../../src/server/composition/config.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
 const APP = "http://app.example.test:8080";

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { lockDataDir } from "../../src/server/data-dir-lock.js";
+import { lockDataDir } from "../../src/server/composition/data-dir-lock.js";
 import { startTestServer } from "../support/test-server.js";
 
 describe("data directory lock", () => {

@@ -12,13 +12,13 @@ import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
-import type { MemoryBm25TextBackend } from "../../src/adapters/memory-bm25/memory-bm25-text-backend.js";
+import type { MemoryBm25TextBackend } from "../../src/adapters/memory/bm25/memory-bm25-text-backend.js";
 import type { OxigraphGraphBackend } from "../../src/adapters/oxigraph/oxigraph-graph-backend.js";
 import { UnavailableError } from "../../src/domain/errors.js";
-import { createBackends } from "../../src/server/composition-root.js";
-import { loadConfig } from "../../src/server/config.js";
-import { KeyRing } from "../../src/server/key-ring.js";
-import { startServer } from "../../src/server/server.js";
+import { createBackends } from "../../src/server/composition/composition-root.js";
+import { loadConfig } from "../../src/server/composition/config.js";
+import { KeyRing } from "../../src/application/access/key-ring.js";
+import { startServer } from "../../src/server/composition/server.js";
 import { quietLog } from "../support/quiet-log.js";
 import { testView } from "../text/text-corpus.js";
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { CliIo } from "../../src/cli/cli-io.js";
 import { runServe } from "../../src/cli/serve.js";
-import { loadConfig } from "../../src/server/config.js";
+import { loadConfig } from "../../src/server/composition/config.js";
 import { DuckDbDatabase } from "../../src/adapters/duckdb/duckdb-database.js";
 
 function captureIo(env: Record<string, string>): CliIo & { out: string; err: string } {

@@ -8,7 +8,7 @@ import { Code } from "@connectrpc/connect";
 import { durationMs } from "@bufbuild/protobuf/wkt";
 import { RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { ResourceExhaustedError } from "../../src/domain/errors.js";
-import { toConnectError } from "../../src/server/error-mapping.js";
+import { toConnectError } from "../../src/server/transport/error-mapping.js";
 
 describe("RESOURCE_EXHAUSTED on the wire", () => {
   test("a domain error with a retry delay carries RetryInfo with that delay", () => {

@@ -8,11 +8,11 @@ import { createServer } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PartitionedVectorBackend } from "../../src/adapters/memory-vector/partitioned-vector-backend.js";
-import { TierService } from "../../src/application/tier-service.js";
+import { PartitionedVectorBackend } from "../../src/adapters/memory/vectors/partitioned-vector-backend.js";
+import { TierService } from "../../src/application/tiers/tier-service.js";
 import { UnavailableError } from "../../src/domain/errors.js";
-import { createBackends } from "../../src/server/composition-root.js";
-import { loadConfig } from "../../src/server/config.js";
+import { createBackends } from "../../src/server/composition/composition-root.js";
+import { loadConfig } from "../../src/server/composition/config.js";
 import { testView } from "../text/text-corpus.js";
 
 let dataDir: string;

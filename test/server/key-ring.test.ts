@@ -1,5 +1,5 @@
-import { generateKey, hashKey, KeyRing, parseKeyEntries } from "../../src/server/key-ring.js";
-import { isLoopback, loadConfig } from "../../src/server/config.js";
+import { generateKey, hashKey, KeyRing, parseKeyEntries } from "../../src/application/access/key-ring.js";
+import { isLoopback, loadConfig } from "../../src/server/composition/config.js";
 
 describe("key ring", () => {
   it("authenticates by hash only", () => {

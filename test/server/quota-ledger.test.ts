@@ -1,4 +1,4 @@
-import { DEFAULT_QUOTA_LIMITS, QuotaLedger, type QuotaRefusal } from "../../src/server/quota-ledger.js";
+import { DEFAULT_QUOTA_LIMITS, QuotaLedger, type QuotaRefusal } from "../../src/server/quotas/quota-ledger.js";
 
 describe("QuotaLedger", () => {
   it("keeps each principal's concurrency and rate apart, and says when to retry", () => {

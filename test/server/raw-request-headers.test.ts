@@ -1,5 +1,5 @@
 import type http2 from "node:http2";
-import { RawRequestHeaders } from "../../src/server/grpc/raw-request-headers.js";
+import { RawRequestHeaders } from "../../src/server/transport/grpc/raw-request-headers.js";
 
 /** Node's HTTP/2 header object for a gRPC call (null prototype, pseudo-headers, a repeated header as an array). */
 function raw(): http2.IncomingHttpHeaders {

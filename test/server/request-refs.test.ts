@@ -5,7 +5,7 @@ import { UpsertDocumentsRequestSchema } from "../../gen/acms/v1/index_pb.js";
 import { StoreFragmentRequestSchema, GetForActorRequestSchema } from "../../gen/acms/v1/tiers_pb.js";
 import { ResolveScopeRequestSchema } from "../../gen/acms/v1/scope_pb.js";
 import { SearchRequestSchema } from "../../gen/acms/v1/text_pb.js";
-import { collectRefs } from "../../src/server/request-refs.js";
+import { collectRefs } from "../../src/server/access/request-refs.js";
 
 describe("collectRefs", () => {
   it("finds singular, repeated and nested marked fields with their paths", () => {

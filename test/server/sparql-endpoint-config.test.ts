@@ -1,4 +1,4 @@
-import { loadConfig } from "../../src/server/config.js";
+import { loadConfig } from "../../src/server/composition/config.js";
 
 describe("ACMS_SPARQL_* configuration", () => {
   it("is absent without ACMS_SPARQL_QUERY_URL: the embedded graph runs", () => {

@@ -1,4 +1,4 @@
-import type { AcmsServer } from "../../src/server/server.js";
+import type { AcmsServer } from "../../src/server/composition/server.js";
 import { startRoundRobinProxy, type RoundRobinProxy } from "./round-robin-proxy.js";
 
 /** Replica servers seen as one: the proxy's address, and the replicas behind it. */

@@ -1,6 +1,6 @@
 import http from "node:http";
 import http2 from "node:http2";
-import { listen, type Listener } from "../../src/server/listener.js";
+import { listen, type Listener } from "../../src/server/transport/listener.js";
 import { startRoundRobinProxy, type RoundRobinProxy } from "./round-robin-proxy.js";
 
 /**

@@ -1,7 +1,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
-import { routeByPreface } from "../../src/server/route-by-preface.js";
+import { routeByPreface } from "../../src/server/transport/route-by-preface.js";
 
 /** A listening round-robin proxy: where clients connect, and how to stop it. */
 export interface RoundRobinProxy {

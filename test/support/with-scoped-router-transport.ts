@@ -5,11 +5,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
-import type { Backends } from "../../src/server/backends.js";
-import { createBackends } from "../../src/server/composition-root.js";
-import { loadConfig } from "../../src/server/config.js";
-import { generateKey, hashKey, KeyRing } from "../../src/server/key-ring.js";
-import { createRoutes } from "../../src/server/server.js";
+import type { Backends } from "../../src/server/composition/backends.js";
+import { createBackends } from "../../src/server/composition/composition-root.js";
+import { loadConfig } from "../../src/server/composition/config.js";
+import { generateKey, hashKey, KeyRing } from "../../src/application/access/key-ring.js";
+import { createRoutes } from "../../src/server/composition/server.js";
 import { authInterceptor } from "./test-server.js";
 
 /**

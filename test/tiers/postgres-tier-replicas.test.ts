@@ -1,6 +1,6 @@
 import { openPostgresPool, type PostgresPool } from "../../src/adapters/postgres/postgres-pool.js";
 import { PostgresTierStore } from "../../src/adapters/postgres/postgres-tier-store.js";
-import { TierService } from "../../src/application/tier-service.js";
+import { TierService } from "../../src/application/tiers/tier-service.js";
 import type { TierName } from "../../src/domain/tier-fragment.js";
 import type { TierBudgets } from "../../src/domain/tier-policy.js";
 import { openTestPostgres, type PostgresTestDatabase } from "../support/engines/postgres-harness.js";

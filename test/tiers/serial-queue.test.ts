@@ -1,4 +1,4 @@
-import { SerialQueue } from "../../src/application/serial-queue.js";
+import { SerialQueue } from "../../src/application/shared/serial-queue.js";
 
 describe("SerialQueue", () => {
   test("runs tasks one at a time in call order, and a failure does not stop the ones behind it", async () => {

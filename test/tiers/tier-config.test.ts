@@ -1,4 +1,4 @@
-import { loadConfig } from "../../src/server/config.js";
+import { loadConfig } from "../../src/server/composition/config.js";
 
 describe("tier budgets from the environment", () => {
   test("default to 8000 hot tokens, 500 warm and 5000 cold fragments", () => {

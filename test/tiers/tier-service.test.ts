@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqliteDatabase } from "../../src/adapters/sqlite/sqlite-database.js";
-import { MemoryTierStore } from "../../src/adapters/tiers/memory-tier-store.js";
-import { SqliteFileTierStore } from "../../src/adapters/tiers/sqlite-file-tier-store.js";
+import { openSqliteDatabase } from "../../src/adapters/shared/sqlite-database.js";
+import { MemoryTierStore } from "../../src/adapters/memory/memory-tier-store.js";
+import { SqliteFileTierStore } from "../../src/adapters/sqlite/sqlite-file-tier-store.js";
 import {
   AlreadyExistsError,
   FailedPreconditionError,
@@ -15,7 +15,7 @@ import { LruTierPolicy, type TierBudgets, type TierEntry } from "../../src/domai
 import { fragmentKey, type TierName } from "../../src/domain/tier-fragment.js";
 import { countTokens } from "../../src/domain/token-count.js";
 import { isUlid, newUlid } from "../../src/domain/ulid-id.js";
-import { TierService, type FragmentInput } from "../../src/application/tier-service.js";
+import { TierService, type FragmentInput } from "../../src/application/tiers/tier-service.js";
 import { prose, scopeView } from "./tier-fixtures.js";
 
 const R1 = newUlid();

@@ -1,9 +1,9 @@
 import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MemoryTierStore } from "../../src/adapters/tiers/memory-tier-store.js";
-import { SqliteFileTierStore } from "../../src/adapters/tiers/sqlite-file-tier-store.js";
-import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/sqlite/sqlite-database.js";
+import { MemoryTierStore } from "../../src/adapters/memory/memory-tier-store.js";
+import { SqliteFileTierStore } from "../../src/adapters/sqlite/sqlite-file-tier-store.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/shared/sqlite-database.js";
 import type { TierStore } from "../../src/ports/tier-store.js";
 import { OWNER, record, runTierStoreSuite } from "./tier-store-suite.js";
 

@@ -24,7 +24,7 @@ import type {
   GraphTriple,
   GraphTriplesResult,
 } from "../../ports/graph-backend.js";
-import { openSqliteDatabase, type SqliteDatabase } from "../sqlite/sqlite-database.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../shared/sqlite-database.js";
 import { FairQueue } from "./fair-queue.js";
 import { OXIGRAPH_WORKER_SOURCE } from "./oxigraph-worker-source.js";
 

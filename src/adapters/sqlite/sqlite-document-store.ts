@@ -12,8 +12,8 @@ import type {
 } from "../../ports/document-store.js";
 import type { VectorEntry } from "../../ports/vector-backend.js";
 import { formatUkoUri } from "../../domain/uko-uri.js";
-import { openSqliteReader, type SqliteDatabase } from "./sqlite-database.js";
-import { withoutFsync } from "./without-fsync.js";
+import { openSqliteReader, type SqliteDatabase } from "../shared/sqlite-database.js";
+import { withoutFsync } from "../shared/without-fsync.js";
 
 /** Every retained chunk version with an embedding, in key order (`iterateVectors`). */
 const VECTORS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key

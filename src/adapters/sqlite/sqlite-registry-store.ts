@@ -4,7 +4,7 @@ import { assertProjectName } from "../../domain/project-name.js";
 import { assertAlias } from "../../domain/resource-alias.js";
 import { isUlid, newUlid, resourceIdProblem } from "../../domain/ulid-id.js";
 import type { LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
-import type { SqliteDatabase } from "./sqlite-database.js";
+import type { SqliteDatabase } from "../shared/sqlite-database.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS registry_projects (

@@ -10,7 +10,7 @@ import {
   toStoredScopeRow,
   type StoredScopeRow,
 } from "../../ports/stored-scopes.js";
-import type { SqliteDatabase } from "./sqlite-database.js";
+import type { SqliteDatabase } from "../shared/sqlite-database.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS scopes (

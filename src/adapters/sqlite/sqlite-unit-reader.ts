@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import { isVersionVisible } from "../../domain/temporal-filter.js";
 import type { ChunkSnapshot, ChunkText, UnitAddress, UnitReader, UnitRecord, UnitVisibility } from "../../ports/unit-reader.js";
-import type { SqliteDatabase } from "./sqlite-database.js";
+import type { SqliteDatabase } from "../shared/sqlite-database.js";
 
 interface VersionRow {
   doc_key: number;

@@ -8,8 +8,8 @@ import type { GraphBackend } from "../../ports/graph-backend.js";
 import type { TextBackend } from "../../ports/text-backend.js";
 import type { UnitAddress, UnitReader } from "../../ports/unit-reader.js";
 import type { VectorBackend } from "../../ports/vector-backend.js";
-import { searchText } from "../text-search.js";
-import { searchVectors } from "../vector-search.js";
+import { searchText } from "../search/text-search.js";
+import { searchVectors } from "../search/vector-search.js";
 import { findGraphEvidence, type GraphUnit } from "./graph-evidence.js";
 import { checkHybridRequest, type HybridPlan, type HybridSearchFields, type RagSource } from "./hybrid-request.js";
 

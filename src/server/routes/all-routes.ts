@@ -1,5 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import type { RouteDeps } from "../server-deps.js";
+import type { RouteDeps } from "../composition/server-deps.js";
 import { healthRoutes } from "./health-routes.js";
 import { reflectionRoutes } from "./reflection-routes.js";
 import { registryRoutes } from "./registry-routes.js";

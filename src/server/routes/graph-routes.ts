@@ -11,11 +11,11 @@ import { guardResults } from "../../domain/leak-guard.js";
 import { resolveDepth } from "../../domain/request-limits.js";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import type { GraphBackend, GraphQueryOptions, GraphQueryResult, GraphTriplesResult } from "../../ports/graph-backend.js";
-import { principalKey } from "../context-keys.js";
-import { viewOf } from "../handler-context.js";
-import { setStreamAnswerHeaders } from "../stream-answer-headers.js";
-import { toWireRow, toWireTriple } from "../rdf-output.js";
-import type { RouteDeps } from "../server-deps.js";
+import { principalKey } from "../access/context-keys.js";
+import { viewOf } from "../access/handler-context.js";
+import { setStreamAnswerHeaders } from "./stream-answer-headers.js";
+import { toWireRow, toWireTriple } from "./rdf-output.js";
+import type { RouteDeps } from "../composition/server-deps.js";
 
 /** Traverse's depth when the request has none. */
 export const DEFAULT_TRAVERSE_DEPTH = 2;

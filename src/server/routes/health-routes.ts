@@ -7,7 +7,7 @@ import {
   HealthListResponseSchema,
   type HealthCheckResponse,
 } from "../../../gen/grpc/health/v1/health_pb.js";
-import type { ServingState } from "../serving-state.js";
+import type { ServingState } from "../observability/serving-state.js";
 
 /** Resolves at the next change of `state` (a service ready, draining) or when the call is cancelled. */
 function changedOrCancelled(state: ServingState, signal: AbortSignal): Promise<void> {

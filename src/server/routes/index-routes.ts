@@ -3,11 +3,11 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { IndexService, type UpsertDocumentsResponseSchema } from "../../../gen/acms/v1/index_pb.js";
 import { InvalidArgumentError } from "../../domain/errors.js";
 import type { UpsertOutcome } from "../../ports/document-store.js";
-import { principalOf } from "../handler-context.js";
-import { toRdfTriples } from "../triple-input.js";
-import type { Indexer } from "../../application/indexer.js";
-import type { UpsertMessage } from "../../application/upsert-validation.js";
-import type { RouteDeps } from "../server-deps.js";
+import { principalOf } from "../access/handler-context.js";
+import { toRdfTriples } from "./triple-input.js";
+import type { Indexer } from "../../application/indexing/indexer.js";
+import type { UpsertMessage } from "../../application/indexing/upsert-validation.js";
+import type { RouteDeps } from "../composition/server-deps.js";
 import { decodeDocumentSlices } from "./decode-document-slices.js";
 import { upsertDocumentsWireMethod } from "./upsert-wire-method.js";
 

@@ -8,12 +8,12 @@ import {
   Source,
   type HybridResult,
 } from "../../../gen/acms/v1/rag_pb.js";
-import { principalKey } from "../context-keys.js";
-import { viewOf } from "../handler-context.js";
+import { principalKey } from "../access/context-keys.js";
+import { viewOf } from "../access/handler-context.js";
 import { SOURCE_OF, type RagSource } from "../../application/rag/hybrid-request.js";
 import type { HybridResultRecord } from "../../application/rag/hybrid-search.js";
-import type { RouteDeps } from "../server-deps.js";
-import { setStreamAnswerHeaders } from "../stream-answer-headers.js";
+import type { RouteDeps } from "../composition/server-deps.js";
+import { setStreamAnswerHeaders } from "./stream-answer-headers.js";
 
 function toHybridResult(r: HybridResultRecord): HybridResult {
   return create(HybridResultSchema, {

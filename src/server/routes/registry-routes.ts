@@ -13,10 +13,10 @@ import {
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError, type FieldViolation } from "../../domain/errors.js";
 import { assertProjectName, projectNameProblem } from "../../domain/project-name.js";
 import type { LinkRecord, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
-import { resourceVisibility, type ResourceVisibility } from "../resource-visibility.js";
-import { principalOf } from "../handler-context.js";
+import { resourceVisibility, type ResourceVisibility } from "../../application/registry/resource-visibility.js";
+import { principalOf } from "../access/handler-context.js";
 import type { Principal } from "../../domain/principal.js";
-import type { RouteDeps } from "../server-deps.js";
+import type { RouteDeps } from "../composition/server-deps.js";
 
 /** The longest `alias_or_id` looked up. */
 const MAX_ALIAS_OR_ID = 128;

@@ -8,9 +8,9 @@ import { projectNameProblem } from "../../domain/project-name.js";
 import { TEMPORAL_SCOPES, type ResourceScope, type TemporalScope } from "../../domain/scope.js";
 import { narrowScopeResources, resolveScopeResources } from "../../domain/scope-resolution.js";
 import { isUlid, newUlid, resourceIdProblem } from "../../domain/ulid-id.js";
-import { resourceVisibility } from "../resource-visibility.js";
-import { principalOf, viewOf } from "../handler-context.js";
-import type { RouteDeps } from "../server-deps.js";
+import { resourceVisibility } from "../../application/registry/resource-visibility.js";
+import { principalOf, viewOf } from "../access/handler-context.js";
+import type { RouteDeps } from "../composition/server-deps.js";
 
 /** Caps on list sizes, so one request cannot make a scope arbitrarily expensive to resolve or store. */
 export const SCOPE_LIMITS = { maxProjects: 256, maxResourceNames: 1024, maxGlobs: 256, maxDenyIds: 4096 } as const;

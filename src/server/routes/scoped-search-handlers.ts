@@ -1,8 +1,8 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
-import { viewOf } from "../handler-context.js";
-import type { HitRecord } from "../../application/hydrate-hits.js";
-import { setStreamAnswerHeaders } from "../stream-answer-headers.js";
+import { viewOf } from "../access/handler-context.js";
+import type { HitRecord } from "../../application/search/hydrate-hits.js";
+import { setStreamAnswerHeaders } from "./stream-answer-headers.js";
 
 /** A scoped search answer as text and similarity search return it. */
 interface ScopedSearchAnswer {

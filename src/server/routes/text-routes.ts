@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
-import type { TextSearchRequest } from "../../application/text-search.js";
+import type { TextSearchRequest } from "../../application/search/text-search.js";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { TextBackendService, TextResultSchema } from "../../../gen/acms/v1/text_pb.js";
-import type { RouteDeps } from "../server-deps.js";
+import type { RouteDeps } from "../composition/server-deps.js";
 import { scopedSearchHandlers } from "./scoped-search-handlers.js";
 
 /**

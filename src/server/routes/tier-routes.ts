@@ -10,10 +10,10 @@ import {
 import type { ActorRole } from "../../domain/actor-role.js";
 import { InvalidArgumentError } from "../../domain/errors.js";
 import type { TierName } from "../../domain/tier-fragment.js";
-import { viewOf } from "../handler-context.js";
+import { viewOf } from "../access/handler-context.js";
 import { fragmentToWire, WIRE_TIER } from "./fragment-to-wire.js";
-import type { RouteDeps } from "../server-deps.js";
-import type { Displacement } from "../../application/tier-service.js";
+import type { RouteDeps } from "../composition/server-deps.js";
+import type { Displacement } from "../../application/tiers/tier-service.js";
 
 const TIER_OF: Partial<Record<Tier, TierName>> = { [Tier.HOT]: "hot", [Tier.WARM]: "warm", [Tier.COLD]: "cold" };
 const ROLE_OF: Partial<Record<Role, ActorRole>> = {

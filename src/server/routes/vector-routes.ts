@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
-import type { VectorSearchRequest } from "../../application/vector-search.js";
+import type { VectorSearchRequest } from "../../application/search/vector-search.js";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { VectorBackendService, VectorResultSchema } from "../../../gen/acms/v1/vector_pb.js";
-import type { RouteDeps } from "../server-deps.js";
+import type { RouteDeps } from "../composition/server-deps.js";
 import { scopedSearchHandlers } from "./scoped-search-handlers.js";
 
 /**

@@ -1,0 +1,216 @@
+import type { ChunkingOptions } from "../../domain/chunking.js";
+import type { RdfTriple } from "../../domain/rdf-term.js";
+import { validateDocumentPath } from "../../domain/document-path.js";
+import { nextSliceSize } from "../../domain/next-slice-size.js";
+import { InvalidArgumentError, NotFoundError, UnimplementedError, type FieldViolation } from "../../domain/errors.js";
+import type { DeleteOutcome, DocumentStore, UpsertOutcome, VectorChanges } from "../../ports/document-store.js";
+import type { GraphBackend } from "../../ports/graph-backend.js";
+import type { RegistryStore } from "../../ports/registry-store.js";
+import type { VectorBackend } from "../../ports/vector-backend.js";
+import type { Principal } from "../../domain/principal.js";
+import type { VectorEntry } from "../../ports/vector-backend.js";
+import { KeyedSerialQueue } from "../shared/keyed-serial-queue.js";
+import { validateUpsertMessage, type UpsertMessage } from "./upsert-validation.js";
+
+/**
+ * How long one slice of vector additions (by an upload or an incremental Rebuild) may hold the event loop,
+ * in milliseconds. Once the in-memory backend keeps an HNSW graph (of the resource, or store-wide), each
+ * call inserts into it synchronously at a cost per row that varies by orders of magnitude (well under
+ * 0.1 ms on an idle machine, 1.5-3.5 ms per row of 64 dimensions measured under a load average of 20, more
+ * for near-duplicate vectors), so no fixed slice size is right: a fixed 256 held the loop 0.5-0.9 s under
+ * load, while slices of 16-64 made a 20,000-vector upload several times slower where rows are cheap (a
+ * fixed cost per call). Slices are sized from the time the previous one took (see nextSliceSize).
+ */
+export const VECTOR_SLICE_BUDGET_MS = 10;
+
+/** The first slice of a batch of vector additions: small, as the cost per row is not known yet. */
+const VECTOR_SLICE_FIRST = 16;
+
+/** The largest slice of vector additions (where rows are cheap, as without any graph). */
+const VECTOR_SLICE_MAX = 4096;
+
+/** What the write pipeline runs on. */
+export interface IndexerDeps {
+  documents: DocumentStore;
+  registry: RegistryStore;
+  vector?: VectorBackend;
+  graph?: GraphBackend;
+  embeddingDim: number;
+  chunking?: ChunkingOptions;
+  /** The clock stamping versions (ms since epoch); tests pass a fake one. */
+  now?: () => number;
+}
+
+/** What one Rebuild did. */
+export interface RebuildOutcome {
+  generation: bigint;
+  resourcesRebuilt: number;
+  documentsReindexed: number;
+}
+
+/**
+ * The write pipeline behind IndexService: validates a request, commits it to the document store in one
+ * transaction (which also updates the FTS5 rows), then applies the committed vector changes to the vector
+ * backend. The store is the source of truth: a vector backend that missed a change is repaired by Rebuild.
+ *
+ * Store writes and the vector changes they return run in a serialised section per resource (a
+ * KeyedSerialQueue): with an asynchronous store, two writes of one document could otherwise commit in one
+ * order and have their vector changes applied in the other (a superseded version left live in the vector
+ * index). Writes of different resources run concurrently (their changes commute), so one tenant's large
+ * upload does not hold another tenant's writes: the store interleaves them a slice at a time. Validation
+ * and the registry look-ups run before the section, concurrently.
+ *
+ * A message's vectors are added a slice per event-loop turn (see addInSlices): while the store holds the message
+ * staged (see UpsertHooks.beforePublish), so the publish shows its text and vectors at once, or after the
+ * commit for a store that writes in one step. Supersessions follow the publish at once (UpsertHooks.afterPublish)
+ * or the commit; removals follow the commit.
+ */
+export class Indexer {
+  private readonly now: () => number;
+  private readonly writes = new KeyedSerialQueue();
+
+  constructor(private readonly deps: IndexerDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** One UpsertDocuments message: all of it is written, or (on any invalid field) none of it. */
+  async upsert(msg: UpsertMessage): Promise<UpsertOutcome> {
+    await this.requireResource(msg.resourceId);
+    const docs = await validateUpsertMessage(msg, { embeddingDim: this.deps.embeddingDim, chunking: this.deps.chunking });
+    return this.writes.run(msg.resourceId, async () => {
+      const vector = this.deps.vector;
+      let staged: readonly VectorEntry[] | undefined;
+      let supersededAtPublish = false;
+      let outcome: UpsertOutcome;
+      try {
+        outcome = await this.deps.documents.upsertDocuments(msg.resourceId, docs, this.now(), {
+          beforePublish: async (added) => {
+            staged = added;
+            if (vector) await addInSlices(vector, added);
+          },
+          afterPublish: (superseded, at) => {
+            supersededAtPublish = true;
+            if (vector && superseded.length > 0) vector.supersede(superseded, at);
+          },
+        });
+      } catch (err) {
+        // Never published: the entries added for it go (their chunks are gone too). Published, its chunks stay.
+        if (vector && staged && staged.length > 0 && !supersededAtPublish) vector.remove(staged.map((e) => e.chunkKey));
+        throw err;
+      }
+      if (vector && staged === undefined) await addInSlices(vector, outcome.vectors.added);
+      this.applyRetirements(supersededAtPublish ? { ...outcome.vectors, superseded: [] } : outcome.vectors);
+      return outcome;
+    });
+  }
+
+  /** Deletes (supersedes) the live documents at `paths`; paths without a live document count nothing. */
+  async delete(resourceId: string, paths: readonly string[]): Promise<DeleteOutcome> {
+    await this.requireResource(resourceId);
+    if (paths.length === 0) throw InvalidArgumentError.field("paths", "must not be empty");
+    const violations: FieldViolation[] = [];
+    paths.forEach((p, i) => {
+      const why = validateDocumentPath(p);
+      if (why) violations.push({ field: `paths[${i}]`, description: why });
+    });
+    if (violations.length > 0) throw new InvalidArgumentError(violations);
+    return this.writes.run(resourceId, async () => {
+      const outcome = await this.deps.documents.deleteDocuments(resourceId, paths, this.now());
+      this.applyRetirements(outcome.vectors);
+      return outcome;
+    });
+  }
+
+  /**
+   * Writes triples (already checked and converted from the wire by the caller) into the resource's
+   * named graph, replacing its triples when `replace`.
+   */
+  async putTriples(resourceId: string, triples: readonly RdfTriple[], replace: boolean): Promise<{ count: number; generation: bigint }> {
+    await this.requireResource(resourceId);
+    if (triples.length === 0 && !replace) throw InvalidArgumentError.field("triples", "must not be empty (unless replace clears the graph)");
+    const graph = this.deps.graph;
+    if (!graph) throw new UnimplementedError("no graph backend is configured on this server");
+    const count = await graph.putTriples(resourceId, triples, replace);
+    return { count, generation: await this.deps.documents.bumpGeneration() };
+  }
+
+  /**
+   * Re-indexes resources from their stored documents. `ids` empty means every resource `principal` may
+   * write (owned by a project its key allows). Nothing of it is one long step: the store re-indexes a
+   * resource in slices (see DocumentStore.reindexResource), and the vectors follow, inside the write
+   * section so no other write interleaves. Incremental (`full` false) re-upserts the stored vectors,
+   * a slice per event-loop turn, dropping nothing (re-upserting what is held is invisible
+   * to searches). Full replaces the resource's vectors through `replaceResource`, which builds them
+   * aside and swaps them in at once, so no search sees the resource empty or half loaded.
+   * Triples are not derived from documents and are left alone.
+   */
+  async rebuild(principal: Principal, ids: readonly string[], full: boolean): Promise<RebuildOutcome> {
+    const targets = ids.length > 0 ? [...new Set(ids)] : await this.writableResources(principal);
+    for (const id of targets) await this.requireResource(id);
+    let documentsReindexed = 0;
+    let generation = await this.deps.documents.generation();
+    for (const id of targets) {
+      const outcome = await this.writes.run(id, async () => {
+        const reindexed = await this.deps.documents.reindexResource(id, full);
+        const vector = this.deps.vector;
+        if (vector && full) await vector.replaceResource(id, reindexed.vectors);
+        else if (vector) await addInSlices(vector, reindexed.vectors);
+        return reindexed;
+      });
+      documentsReindexed += outcome.documents;
+      generation = outcome.generation;
+      await yieldToEventLoop();
+    }
+    return { generation, resourcesRebuilt: targets.length, documentsReindexed };
+  }
+
+  /**
+   * The resources `principal` may write: owned by a project its key allows. A resource another tenant owns
+   * and merely linked into one of those projects is readable there, never the caller's to rebuild.
+   */
+  private async writableResources(principal: Principal): Promise<string[]> {
+    const ids = new Set<string>();
+    for (const project of await this.deps.registry.listProjects()) {
+      if (!principal.allowsProject(project.name)) continue;
+      for (const r of await this.deps.registry.listResources(project.name)) if (principal.allowsProject(r.ownerProject)) ids.add(r.id);
+    }
+    return [...ids].sort();
+  }
+
+  private async requireResource(resourceId: string): Promise<void> {
+    if (resourceId.length === 0) throw InvalidArgumentError.field("resource_id", "must not be empty");
+    if (!(await this.deps.registry.getResource(resourceId))) throw new NotFoundError(`resource ${resourceId} not found`);
+  }
+
+  /**
+   * Applies a committed write's supersessions and removals, after its additions: a version added and
+   * superseded (or dropped) by the same message, as when one message names a path twice, must end
+   * superseded (or gone), not live.
+   */
+  private applyRetirements(changes: VectorChanges): void {
+    const vector = this.deps.vector;
+    if (!vector) return;
+    if (changes.superseded.length > 0) vector.supersede(changes.superseded, changes.at);
+    if (changes.removed.length > 0) vector.remove(changes.removed);
+  }
+}
+
+/**
+ * Adds entries to the vector backend a slice per event-loop turn, each slice sized to take about
+ * VECTOR_SLICE_BUDGET_MS (see nextSliceSize).
+ */
+async function addInSlices(vector: VectorBackend, entries: readonly VectorEntry[]): Promise<void> {
+  let size = VECTOR_SLICE_FIRST;
+  for (let i = 0; i < entries.length; ) {
+    if (i > 0) await yieldToEventLoop();
+    const slice = i === 0 && entries.length <= size ? entries : entries.slice(i, i + size);
+    const started = performance.now();
+    vector.upsert(slice);
+    size = nextSliceSize(size, slice.length, performance.now() - started, VECTOR_SLICE_BUDGET_MS, VECTOR_SLICE_MAX);
+    i += slice.length;
+  }
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

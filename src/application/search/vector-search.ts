@@ -1,0 +1,85 @@
+import { UnimplementedError } from "../../domain/errors.js";
+import { guardResults } from "../../domain/leak-guard.js";
+import { requireEmbedding, resolveCount, resolveMinScore } from "../../domain/request-limits.js";
+import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
+import { isVersionVisible } from "../../domain/temporal-filter.js";
+import type { DocumentStore } from "../../ports/document-store.js";
+import type { VectorBackend } from "../../ports/vector-backend.js";
+import { hydrateHits, type HitRecord } from "./hydrate-hits.js";
+
+/** A scoped similarity answer. */
+export interface VectorAnswer {
+  /** Scores are cosine similarities, in [0, 1]. */
+  results: HitRecord[];
+  /** False when an approximate index or the re-fetch limit may have cut the answer short. */
+  exhaustive: boolean;
+  /** The index generation when the search started. */
+  generation: bigint;
+}
+
+/** The fields of a similarity search request (SimilaritySearch and SimilaritySearchStream). */
+export interface VectorSearchRequest {
+  embedding: readonly number[];
+  topK?: number;
+  minScore?: number;
+}
+
+/** What a similarity search runs on. */
+export interface VectorSearchDeps {
+  /** Absent when no vector backend is configured: every call is UNIMPLEMENTED. */
+  vector?: VectorBackend;
+  /** Hydrates hits and names the generation searched. */
+  documents: Pick<DocumentStore, "getChunks" | "generation">;
+  embeddingDim: number;
+  maxResultsCap: number;
+  recentWindowMs: number;
+  now?: () => number;
+}
+
+/** The default `top_k`. */
+export const DEFAULT_TOP_K = 20;
+
+/**
+ * How far the backend's k may grow while de-duplicating versions: several versions of one chunk (under
+ * `recent` or `all` scopes) share a UKO URI and count once, so the backend is asked again for more
+ * neighbours, up to this multiple of top_k.
+ */
+const MAX_REFETCH_FACTOR = 16;
+
+/**
+ * A scoped similarity search as SimilaritySearch and SimilaritySearchStream (and hybrid search) answer
+ * it: checks the request (`embedding` of the deployment's dimension, `top_k` in 1..cap, `min_score` in
+ * [0, 1]), asks the vector backend for the nearest in-scope chunk versions, hydrates text and metadata
+ * from the document store, keeps one result per UKO URI (its best version), orders by cosine descending
+ * then UKO URI, and passes everything through the leak guard.
+ */
+export async function searchVectors(
+  deps: VectorSearchDeps,
+  view: ScopedBackendView,
+  req: VectorSearchRequest,
+  signal?: AbortSignal,
+): Promise<VectorAnswer> {
+  const vector = deps.vector;
+  if (!vector) throw new UnimplementedError("no vector backend is configured on this server");
+  const query = requireEmbedding("embedding", req.embedding, deps.embeddingDim);
+  const topK = resolveCount("top_k", req.topK, DEFAULT_TOP_K, deps.maxResultsCap);
+  const minScore = resolveMinScore("min_score", req.minScore);
+  const generation = await deps.documents.generation();
+  const now = (deps.now ?? Date.now)();
+  const maxFetch = topK * MAX_REFETCH_FACTOR + 1;
+  // One more than asked, so a full page tells whether top_k cut the answer short (exhaustive).
+  let fetch = view.temporalScope === "current" ? topK + 1 : Math.min(topK * 2 + 1, maxFetch);
+  for (;;) {
+    const answer = await vector.search(view, query, { topK: fetch, minScore, now, recentWindowMs: deps.recentWindowMs, signal });
+    signal?.throwIfAborted();
+    const ordered = await hydrateHits(deps.documents, answer.hits, (chunk) =>
+      isVersionVisible(view.temporalScope, chunk.supersededAt, now, deps.recentWindowMs),
+    );
+    const backendExhausted = answer.hits.length < fetch;
+    if (ordered.length >= topK || backendExhausted || fetch >= maxFetch) {
+      const results = guardResults(view, ordered.slice(0, topK), "vector");
+      return { results, exhaustive: answer.exhaustive && backendExhausted && ordered.length <= topK, generation };
+    }
+    fetch = Math.min(fetch * 4, maxFetch);
+  }
+}

@@ -1,0 +1,275 @@
+import { mkdirSync } from "node:fs";
+import { Indexer } from "../../application/indexing/indexer.js";
+import { fetchContent } from "../../application/rag/fetch-content.js";
+import { hybridSearch } from "../../application/rag/hybrid-search.js";
+import type { Services } from "../../application/services.js";
+import { searchText } from "../../application/search/text-search.js";
+import { TierService } from "../../application/tiers/tier-service.js";
+import { searchVectors } from "../../application/search/vector-search.js";
+import { UnavailableError, UnimplementedError } from "../../domain/errors.js";
+import type { TextBackend } from "../../ports/text-backend.js";
+import { MemoryBm25TextBackend, type ChunkTextSource } from "../../adapters/memory/bm25/memory-bm25-text-backend.js";
+import { loadVectors } from "../../adapters/memory/vectors/load-vectors.js";
+import { PartitionedVectorBackend } from "../../adapters/memory/vectors/partitioned-vector-backend.js";
+import { OxigraphGraphBackend } from "../../adapters/oxigraph/oxigraph-graph-backend.js";
+import { DuckDbDatabase } from "../../adapters/duckdb/duckdb-database.js";
+import { DuckDbDocumentStore } from "../../adapters/duckdb/duckdb-document-store.js";
+import { DuckDbUnitReader } from "../../adapters/duckdb/duckdb-unit-reader.js";
+import { DuckDbVectorBackend } from "../../adapters/duckdb/duckdb-vector-backend.js";
+import { openPostgres } from "../../adapters/postgres/open-postgres.js";
+import { Fts5TextBackend } from "../../adapters/sqlite/fts5-text-backend.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../../adapters/shared/sqlite-database.js";
+import { SqliteDocumentStore } from "../../adapters/sqlite/sqlite-document-store.js";
+import { SqliteRegistryStore } from "../../adapters/sqlite/sqlite-registry-store.js";
+import { SqliteScopeStore } from "../../adapters/sqlite/sqlite-scope-store.js";
+import { SqliteUnitReader } from "../../adapters/sqlite/sqlite-unit-reader.js";
+import { SqliteFileTierStore } from "../../adapters/sqlite/sqlite-file-tier-store.js";
+import { openSparqlEndpointGraph } from "../../adapters/sparql-endpoint/open-sparql-endpoint-graph.js";
+import type { GraphBackend } from "../../ports/graph-backend.js";
+import type { Backends } from "./backends.js";
+import { CloseStack } from "./close-stack.js";
+import type { Config } from "./config.js";
+import { lockDataDir } from "./data-dir-lock.js";
+
+// The composition root: the one place that picks adapters (from config) and builds the application
+// services over them. External engines plug in here, chosen by config.
+
+/** How `createBackends` opens the adapters. */
+export interface CreateBackendsOptions {
+  /**
+   * Hold the background loads (the embedded vectors' read, the graph store's first worker, the DuckDB
+   * keyword index's build) until `Backends.startLoads` is called: `startServer` calls it once listening,
+   * so the time to listening and the memory then do not grow with the data held. Searches wait, and vector
+   * writes queue (keyword index changes are held) from the start all the same. Default false: the loads
+   * start at once (tools and tests that use the backends bare).
+   */
+  deferLoads?: boolean;
+}
+
+/**
+ * A gate the deferred loads wait on: open at once unless `deferred`. `cancel` (backends closed before it
+ * opened) fails the waiting load instead, so nothing waits on it forever; after `open` it does nothing.
+ */
+function loadGate(deferred: boolean): { opened: Promise<void>; open(): void; cancel(): void } {
+  if (!deferred) return { opened: Promise.resolve(), open: () => undefined, cancel: () => undefined };
+  let open!: () => void;
+  let cancel!: () => void;
+  const opened = new Promise<void>((resolve, reject) => {
+    open = resolve;
+    cancel = () => reject(new UnavailableError("the backends were closed before loading"));
+  });
+  opened.catch(() => undefined);
+  return { opened, open, cancel };
+}
+
+/** `entries` read only once `gate` has opened (so the state read is no older than that). */
+async function* readAfter<T>(gate: Promise<void>, entries: () => AsyncIterable<T>): AsyncIterable<T> {
+  await gate;
+  yield* entries();
+}
+
+/**
+ * Opens the adapters config asks for under a locked data directory: the embedded default (SQLite,
+ * in-process vectors, Oxigraph) for now, with the keyword index chosen by `config.keywordIndex`. When a
+ * step fails, everything opened before it is closed again (the lock last) before the error is thrown.
+ */
+export async function createBackends(config: Config, opts: CreateBackendsOptions = {}): Promise<Backends> {
+  mkdirSync(config.dataDir, { recursive: true });
+  const opened = new CloseStack();
+  opened.push(lockDataDir(config.dataDir), (lock) => lock.release());
+  const deferLoads = opts.deferLoads ?? false;
+  try {
+    if (config.postgresUrl !== undefined) return await openOnPostgres(config, config.postgresUrl, opened, deferLoads);
+    if (config.duckdbPath !== undefined) return await openOnDuckDb(config, config.duckdbPath, opened, deferLoads);
+    return await openEmbedded(config, opened, deferLoads);
+  } catch (err) {
+    // The failed step's error is the one to report: a close failing behind it would only hide it.
+    await opened.closeAll().catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * The keyword search backend: the store's native index (FTS5, PostgreSQL) when the adapter declares one
+ * (`hasNativeKeywordSearch`) and config does not ask for the in-memory index, else the in-memory BM25
+ * fallback built from the stored chunk texts (same tokenizer, BM25 and order as FTS5).
+ */
+function chooseTextBackend(native: TextBackend | undefined, source: ChunkTextSource, choice: Config["keywordIndex"]): TextBackend {
+  if (native && native.hasNativeKeywordSearch && choice === "native") return native;
+  return new MemoryBm25TextBackend(source);
+}
+
+/** The registry, scopes and tiers in the data directory's SQLite file (the embedded default, and beside DuckDB). */
+async function openSqliteCatalog(config: Config, db: SqliteDatabase, opened: CloseStack): Promise<Pick<Backends, "registry" | "scopes" | "tiers">> {
+  const tiers = opened.push(
+    await TierService.open(new SqliteFileTierStore(db, `${config.dataDir}/cold`), {
+      budgets: config.tiers,
+      summaryTokens: config.tiers.summaryTokens,
+    }),
+    (t) => t.close(),
+  );
+  const registry = opened.push(new SqliteRegistryStore(db), (r) => r.close());
+  const scopes = opened.push(new SqliteScopeStore(db), (s) => s.close());
+  return { registry, scopes, tiers };
+}
+
+async function openEmbedded(config: Config, opened: CloseStack, deferLoads: boolean): Promise<Backends> {
+  const db = opened.push(openSqliteDatabase(`${config.dataDir}/acms.db`), (d) => d.close());
+  const { registry, scopes, tiers } = await openSqliteCatalog(config, db, opened);
+  const documents = new SqliteDocumentStore(db);
+  const units = new SqliteUnitReader(db);
+  const text = chooseTextBackend(new Fts5TextBackend(db), { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
+  const vector = opened.push(new PartitionedVectorBackend({ dimension: config.embeddingDim, graphDir: `${config.dataDir}/vectors` }), (v) => v.close());
+  // Loads in the background (health says NOT_SERVING for vectors meanwhile): start-up does not wait for
+  // the vectors held. Writes from here on are queued and replayed after the rows read, which start once
+  // the gate opens (deferLoads: once the server listens).
+  const gate = opened.push(loadGate(deferLoads), (g) => g.cancel());
+  const vectorReady = loadVectors(vector, readAfter(gate.opened, () => documents.iterateVectors()));
+  // Whoever starts a server watches it (health); a bare set of backends (tools, tests) may close first.
+  vectorReady.catch(() => undefined);
+  const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads, opened);
+  return {
+    startLoads() {
+      gate.open();
+      beginLoading?.();
+    },
+    registry,
+    scopes,
+    tiers,
+    documents,
+    text,
+    vector,
+    vectorReady,
+    graph,
+    graphEngine,
+    graphReady,
+    units,
+    close: () => opened.closeAll(),
+  };
+}
+
+/**
+ * The graph: on the SPARQL endpoint when ACMS_SPARQL_QUERY_URL is set, else the embedded Oxigraph (loading
+ * in the background; with `deferLoad`, from `beginLoading` on). Pushed onto `opened`.
+ */
+async function openGraph(
+  config: Config,
+  deferLoad: boolean,
+  opened: CloseStack,
+): Promise<{ graph: GraphBackend; graphEngine: string; graphReady?: Promise<void>; beginLoading?: () => void }> {
+  if (config.sparqlEndpoint) {
+    const { graph, description } = await openSparqlEndpointGraph(config.sparqlEndpoint);
+    return { graph: opened.push(graph, (g) => g.close()), graphEngine: description };
+  }
+  const path = `${config.dataDir}/graph.db`;
+  const graph = opened.push(OxigraphGraphBackend.start({ path, ...config.graph, deferLoad }), (g) => g.close());
+  const graphReady = graph.whenReady();
+  // Whoever starts a server watches it (health); a bare set of backends (tools, tests) may close first.
+  graphReady.catch(() => undefined);
+  return { graph, graphEngine: `Oxigraph (embedded, ${path})`, graphReady, beginLoading: () => graph.beginLoading() };
+}
+
+/** ACMS_POSTGRES_URL: every PostgreSQL adapter (openPostgres); the graph and cold files stay under the data directory. */
+async function openOnPostgres(config: Config, postgresUrl: string, opened: CloseStack, deferLoads: boolean): Promise<Backends> {
+  const pg = opened.push(await openPostgres({ postgresUrl, embeddingDim: config.embeddingDim, dataDir: config.dataDir }), (p) => p.close());
+  const tiers = opened.push(await TierService.open(pg.tierStore, { budgets: config.tiers, summaryTokens: config.tiers.summaryTokens }), (t) => t.close());
+  const { documents, units } = pg;
+  const text = chooseTextBackend(pg.text, { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
+  const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads, opened);
+  return {
+    startLoads: beginLoading,
+    registry: pg.registry,
+    scopes: pg.scopes,
+    tiers,
+    documents,
+    text,
+    vector: pg.vector,
+    graph,
+    graphEngine,
+    graphReady,
+    units,
+    close: () => opened.closeAll(),
+  };
+}
+
+/**
+ * ACMS_DUCKDB_PATH: documents, chunks and vectors in the DuckDB file (vector search in SQL), keyword
+ * search on the in-memory BM25 loaded from it in the background and kept current from its commits; registry,
+ * scopes and the tier catalogue stay in SQLite under the data directory, the graph where config says.
+ */
+async function openOnDuckDb(config: Config, duckdbPath: string, opened: CloseStack, deferLoads: boolean): Promise<Backends> {
+  const db = opened.push(openSqliteDatabase(`${config.dataDir}/acms.db`), (d) => d.close());
+  const duck = opened.push(await DuckDbDatabase.open({ path: duckdbPath, dimension: config.embeddingDim }), (d) => d.close());
+  const { registry, scopes, tiers } = await openSqliteCatalog(config, db, opened);
+  const text = new MemoryBm25TextBackend({ generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, { incremental: true });
+  const documents = new DuckDbDocumentStore(duck, { onChunkTexts: (changes) => text.apply(changes) });
+  const units = new DuckDbUnitReader(duck);
+  // Built in the background (health says NOT_SERVING for keyword search meanwhile; a search that comes
+  // anyway waits for the build), so start-up does not wait for the chunks held. Commits from here on are
+  // held by the index and applied after the snapshot, which is read once the gate opens (deferLoads:
+  // once the server listens); those the snapshot already holds are skipped by generation.
+  const gate = loadGate(deferLoads);
+  const startBuild = gate.opened.then(() => text.load());
+  // A failed start-up build is not final (each keyword search tries again): readiness follows the first
+  // build that succeeds, so health turns SERVING with it. It fails only when the backends close before the
+  // start-up build began.
+  const textReady = gate.opened.then(() =>
+    startBuild.catch((err: unknown) => {
+      process.stderr.write(`acms: the keyword index could not be built at start (each keyword search tries again): ${err instanceof Error ? err.message : String(err)}\n`);
+      return text.whenBuilt();
+    }),
+  );
+  // Whoever starts a server watches it (health); a bare set of backends (tools, tests) may close first.
+  textReady.catch(() => undefined);
+  // At close the gate is cancelled first (a build not yet started fails), then a running one is let finish
+  // before DuckDB closes under its read.
+  opened.push(startBuild, (build) => build.catch(() => undefined));
+  opened.push(gate, (g) => g.cancel());
+  const vector = new DuckDbVectorBackend(duck, { ownWrites: false });
+  const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads, opened);
+  return {
+    startLoads() {
+      gate.open();
+      beginLoading?.();
+    },
+    registry,
+    scopes,
+    tiers,
+    documents,
+    text,
+    textReady,
+    vector,
+    graph,
+    graphEngine,
+    graphReady,
+    units,
+    close: () => opened.closeAll(),
+  };
+}
+
+/**
+ * Builds every application service over `backends` with the limits of `config`: one bundle per server
+ * (the indexer's write section is per bundle). An absent optional backend makes the services that need
+ * it answer UNIMPLEMENTED.
+ */
+export function createServices(config: Config, backends: Backends): Services {
+  const { documents, registry, text, vector, graph, units } = backends;
+  const limits = { maxResultsCap: config.maxResultsCap, recentWindowMs: config.recentWindowMs };
+  const indexer = new Indexer({ documents, registry, vector, graph, embeddingDim: config.embeddingDim });
+  const textDeps = { ...limits, text, documents };
+  const vectorDeps = { ...limits, vector, documents, embeddingDim: config.embeddingDim };
+  const hybridDeps = { ...limits, documents, text, vector, graph, units, embeddingDim: config.embeddingDim, sparqlTimeoutMs: config.sparqlTimeoutMs };
+  const fetchDeps = units && { units, maxUris: config.maxResultsCap, maxAnswerBytes: config.maxMessageBytes, recentWindowMs: config.recentWindowMs };
+  return {
+    indexer,
+    searchText: (view, req, signal) => searchText(textDeps, view, req, signal),
+    searchVectors: (view, req, signal) => searchVectors(vectorDeps, view, req, signal),
+    hybridSearch: (view, req, signal, tenant) => hybridSearch(hybridDeps, view, req, signal, tenant),
+    async fetchContent(view, uris) {
+      if (!fetchDeps) throw new UnimplementedError("no document reader is configured on this server");
+      return fetchContent(fetchDeps, view, uris);
+    },
+    tiers: backends.tiers,
+    indexGeneration: () => documents.generation(),
+  };
+}

@@ -1,0 +1,35 @@
+import type { Services } from "../../application/services.js";
+import type { Backends } from "./backends.js";
+import type { Config } from "./config.js";
+import type { InternalErrorSink } from "../transport/error-mapping.js";
+import type { KeyRing } from "../../application/access/key-ring.js";
+import type { ServingState } from "../observability/serving-state.js";
+import type { AuditLog } from "../observability/audit-log.js";
+import type { RequestLog } from "../observability/request-log.js";
+import type { ServerMetrics } from "../observability/server-metrics.js";
+
+/** What `createRoutes` and `startServer` need: the config, the key ring and the backends. */
+export interface ServerDeps {
+  config: Config;
+  keys: KeyRing;
+  backends: Backends;
+  onInternalError?: InternalErrorSink;
+  /** Health's source of truth; `startServer` makes one when absent and drains it on close. */
+  serving?: ServingState;
+  /** Where refused calls are recorded; `startServer` opens `config.auditLog` when this is absent. */
+  audit?: AuditLog;
+  /** Call and internal-error logs; absent: JSON lines on stderr at `config.logLevel`. */
+  log?: RequestLog;
+  /** Prometheus metrics fed by every call; `startServer` makes them when `config.metricsPort` is set. */
+  metrics?: ServerMetrics;
+}
+
+/**
+ * What the route modules get: the server's deps with the application services the composition root
+ * built over its backends. Kept apart from server.ts so the route modules and the server do not import
+ * each other.
+ */
+export interface RouteDeps extends ServerDeps {
+  services: Services;
+  serving: ServingState;
+}

@@ -1,0 +1,145 @@
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import { GraphBackendService } from "../../../gen/acms/v1/graph_pb.js";
+import { RagService } from "../../../gen/acms/v1/rag_pb.js";
+import { TextBackendService } from "../../../gen/acms/v1/text_pb.js";
+import { VectorBackendService } from "../../../gen/acms/v1/vector_pb.js";
+import { createAccessInterceptor } from "../access/access-interceptor.js";
+import { COMPRESS_MIN_BYTES } from "../transport/compression-policy.js";
+import { withConsole } from "../console/console-assets.js";
+import { CONSOLE_SCOPES_PATH, createConsoleScopesEndpoint } from "../console/console-scopes-endpoint.js";
+import { withCors } from "../transport/cors.js";
+import { createGrpcStreamHandler } from "../transport/grpc/grpc-stream-handler.js";
+import { recordingRoutes, type MethodRegistry } from "../transport/grpc/method-registry.js";
+import { listen, type Listener } from "../transport/listener.js";
+import { createQuotaInterceptor } from "../quotas/quota-interceptor.js";
+import { createAuditInterceptor } from "../observability/audit-interceptor.js";
+import { AuditLog } from "../observability/audit-log.js";
+import { createNodeHandler } from "../transport/node-handler.js";
+import { createMetricsInterceptor } from "../observability/metrics-interceptor.js";
+import { listenMetrics, type MetricsListener } from "../observability/metrics-listener.js";
+import { createRequestLogInterceptor } from "../observability/request-log-interceptor.js";
+import { RequestLog } from "../observability/request-log.js";
+import { ServerMetrics } from "../observability/server-metrics.js";
+import { ServingState } from "../observability/serving-state.js";
+import { createServices } from "./composition-root.js";
+import type { ServerDeps } from "./server-deps.js";
+
+export type { ServerDeps } from "./server-deps.js";
+import { allRoutes, AUTHENTICATED_SERVICES, PUBLIC_SERVICES } from "../routes/all-routes.js";
+import { indexBinaryRoutes } from "../routes/index-routes.js";
+
+/** A running ACMS server. */
+export interface AcmsServer {
+  readonly port: number;
+  readonly url: string;
+  /** Where Prometheus scrapes (`http://host:port/metrics`); undefined when ACMS_METRICS_PORT is unset. */
+  readonly metricsUrl?: string;
+  /** Graceful stop: refuse new calls, finish in-flight ones, close the backends. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** The router-wide interceptors and routes, for the real server and for in-memory router transports. */
+export function createRoutes(deps: ServerDeps): {
+  routes: (router: ConnectRouter) => void;
+  /** Routes serving some of `routes`' methods in the binary protocols (createNodeHandler's `binaryRoutes`). */
+  binaryRoutes: (router: ConnectRouter) => void;
+  interceptors: Interceptor[];
+} {
+  const log = deps.log ?? new RequestLog(deps.config.logLevel);
+  const access = createAccessInterceptor({
+    keys: deps.keys,
+    scopes: deps.backends.scopes,
+    registry: deps.backends.registry,
+    publicServices: PUBLIC_SERVICES,
+    authenticatedServices: AUTHENTICATED_SERVICES,
+    onInternalError: deps.onInternalError ?? log.internalError,
+  });
+  // Outermost first: the log sees the final code, metrics see every refusal already translated by access, the
+  // audit log records refusals; quotas come after access: they are kept per principal, which access names.
+  const interceptors: Interceptor[] = [
+    createRequestLogInterceptor(log),
+    ...(deps.metrics ? [createMetricsInterceptor(deps.metrics)] : []),
+    ...(deps.audit ? [createAuditInterceptor(deps.audit)] : []),
+    access,
+    createQuotaInterceptor(deps.config.quotas),
+  ];
+  const services = createServices(deps.config, deps.backends);
+  const routeDeps = { ...deps, services, serving: deps.serving ?? new ServingState() };
+  return { routes: allRoutes(routeDeps), binaryRoutes: indexBinaryRoutes(routeDeps), interceptors };
+}
+
+/**
+ * Starts the server on `config.host:config.port` (port 0 picks a free one), serving gRPC, gRPC-Web and
+ * Connect on one port. Unary and server-streaming gRPC calls take the fast path (createGrpcStreamHandler:
+ * the same handlers and interceptors on Node's HTTP/2 streams); everything else goes through Connect.
+ * @example const server = await startServer({ config, keys, backends }); await server.close();
+ */
+export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
+  const metricsPort = serverDeps.config.metricsPort;
+  const audit = serverDeps.audit ?? (serverDeps.config.auditLog ? AuditLog.open(serverDeps.config.auditLog) : undefined);
+  const deps = {
+    ...serverDeps,
+    serving: serverDeps.serving ?? new ServingState(),
+    audit,
+    metrics: serverDeps.metrics ?? (metricsPort !== undefined ? new ServerMetrics(serverDeps.backends) : undefined),
+  };
+  if (deps.backends.graphReady) {
+    deps.serving.waitFor([GraphBackendService.typeName, RagService.typeName], deps.backends.graphReady, (err) => {
+      if (deps.serving.serving) process.stderr.write(`acms: the graph store could not be loaded (graph calls answer UNAVAILABLE): ${err instanceof Error ? err.message : String(err)}\n`);
+    });
+  }
+  if (deps.backends.vectorReady) {
+    deps.serving.waitFor([VectorBackendService.typeName, RagService.typeName], deps.backends.vectorReady, (err) => {
+      if (deps.serving.serving) process.stderr.write(`acms: the vectors could not be loaded (vector search answers UNAVAILABLE): ${err instanceof Error ? err.message : String(err)}\n`);
+    });
+  }
+  if (deps.backends.textReady) {
+    deps.serving.waitFor([TextBackendService.typeName, RagService.typeName], deps.backends.textReady, (err) => {
+      if (deps.serving.serving) process.stderr.write(`acms: the keyword index could not be loaded: ${err instanceof Error ? err.message : String(err)}\n`);
+    });
+  }
+  const { routes, binaryRoutes, interceptors } = createRoutes(deps);
+  const methods: MethodRegistry = new Map();
+  const handler = createNodeHandler({
+    routes: recordingRoutes(routes, methods),
+    binaryRoutes,
+    interceptors,
+    readMaxBytes: deps.config.maxMessageBytes,
+    jsonReadMaxBytes: deps.config.maxJsonMessageBytes,
+    writeMaxBytes: deps.config.maxMessageBytes,
+    compressMinBytes: COMPRESS_MIN_BYTES,
+  });
+  let listener: Listener;
+  let metricsListener: MetricsListener | undefined;
+  try {
+    const grpc = createGrpcStreamHandler({ methods, interceptors, maxMessageBytes: deps.config.maxMessageBytes, compressMinBytes: COMPRESS_MIN_BYTES });
+    const consoleApi = { [CONSOLE_SCOPES_PATH]: createConsoleScopesEndpoint({ keys: deps.keys, scopes: deps.backends.scopes }) };
+    listener = await listen(withConsole(withCors(handler, deps.config.corsOrigins), deps.config.consoleDir, consoleApi), deps.config.host, deps.config.port, deps.config.connections, grpc);
+    if (deps.metrics && metricsPort !== undefined) {
+      metricsListener = await listenMetrics(deps.metrics.registry, deps.config.host, metricsPort).catch(async (err: unknown) => {
+        await listener.close(0);
+        throw err;
+      });
+    }
+  } catch (err) {
+    await deps.backends.close();
+    await audit?.close();
+    throw err;
+  }
+  // Only now, and on the next turn (the caller reports listening first): loading the data held must not
+  // delay listening nor weigh on the process until then.
+  setImmediate(() => deps.backends.startLoads?.());
+  const hostForUrl = listener.host.includes(":") ? `[${listener.host}]` : listener.host;
+  return {
+    port: listener.port,
+    url: `http://${hostForUrl}:${listener.port}`,
+    metricsUrl: metricsListener ? `http://${hostForUrl}:${metricsListener.port}/metrics` : undefined,
+    async close(graceMs) {
+      deps.serving.startDraining();
+      await listener.close(graceMs);
+      await metricsListener?.close();
+      await deps.backends.close();
+      if (!serverDeps.audit) await audit?.close();
+    },
+  };
+}
