@@ -22,7 +22,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { PartitionedVectorBackend } from "../src/adapters/memory/vectors/partitioned-vector-backend.js";
+import { PartitionedVectorBackend } from "../src/adapters/shared/vectors/partitioned-vector-backend.js";
 import { ensureVectorTable, PgvectorBackend } from "../src/adapters/postgres/pgvector-backend.js";
 import { PostgresDocumentStore } from "../src/adapters/postgres/postgres-document-store.js";
 import { migrate } from "../src/adapters/postgres/postgres-migrations.js";

@@ -12,9 +12,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MemoryBm25TextBackend } from "../src/adapters/memory/bm25/memory-bm25-text-backend.js";
-import { loadVectors } from "../src/adapters/memory/vectors/load-vectors.js";
-import { PartitionedVectorBackend } from "../src/adapters/memory/vectors/partitioned-vector-backend.js";
+import { MemoryBm25TextBackend } from "../src/adapters/shared/bm25/memory-bm25-text-backend.js";
+import { loadVectors } from "../src/adapters/shared/vectors/load-vectors.js";
+import { PartitionedVectorBackend } from "../src/adapters/shared/vectors/partitioned-vector-backend.js";
 import { OxigraphGraphBackend } from "../src/adapters/oxigraph/oxigraph-graph-backend.js";
 import { openSqliteDatabase } from "../src/adapters/shared/sqlite-database.js";
 import { SqliteDocumentStore } from "../src/adapters/sqlite/sqlite-document-store.js";

@@ -12,7 +12,7 @@
  * the load average (the figures are ratios measured in the same run, on 2 shared cores).
  */
 import { loadavg } from "node:os";
-import { EXACT_SCAN_THRESHOLD, PARTITION_GRAPH_MIN_ROWS, PartitionedVectorBackend, STORE_GRAPH_MIN_SHARE } from "../src/adapters/memory/vectors/partitioned-vector-backend.js";
+import { EXACT_SCAN_THRESHOLD, PARTITION_GRAPH_MIN_ROWS, PartitionedVectorBackend, STORE_GRAPH_MIN_SHARE } from "../src/adapters/shared/vectors/partitioned-vector-backend.js";
 import type { VectorEntry, VectorSearchOptions } from "../src/ports/vector-backend.js";
 import { gaussian, prng } from "../test/support/prng.js";
 import { viewOver } from "../test/support/view-over.js";

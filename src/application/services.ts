@@ -1,4 +1,7 @@
 import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
+import type { GraphQueries } from "./graph/graph-queries.js";
+import type { ResourceRegistry } from "./registry/resource-registry.js";
+import type { ScopeResolver } from "./scopes/scope-resolver.js";
 import type { Indexer } from "./indexing/indexer.js";
 import type { FetchAnswer } from "./rag/fetch-content.js";
 import type { HybridSearchFields } from "./rag/hybrid-request.js";
@@ -10,9 +13,15 @@ import type { VectorAnswer, VectorSearchRequest } from "./search/vector-search.j
 /**
  * The use cases one server offers, each bound to the adapters the composition root picked: what the
  * route modules call (they translate the wire and nothing else). Built once per server by
- * `createServices` (src/server/composition-root.ts); a test builds its own over any adapters.
+ * `createServices` (src/server/composition/composition-root.ts); a test builds its own over any adapters.
  */
 export interface Services {
+  /** Projects, resources, links and aliases as the calling principal may see them. */
+  registry: ResourceRegistry;
+  /** Resolving, reading and narrowing scopes. */
+  scopes: ScopeResolver;
+  /** Scoped SPARQL, triples by subject and traversal (UNIMPLEMENTED without a graph backend). */
+  graph: GraphQueries;
   /** Writes: documents, deletions, triples, rebuilds. */
   indexer: Indexer;
   /** Scoped keyword search. */

@@ -1,11 +1,6 @@
-import { existsSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:net";
-import { dirname } from "node:path";
-import { isLoopback, loadConfig, type Config } from "../server/composition/config.js";
-import { createBackends } from "../server/composition/composition-root.js";
-import { generateKey, hashKey, KeyRing, parseKeyEntries, readKeysFile, type KeyEntry } from "../application/access/key-ring.js";
-import { RequestLog } from "../server/observability/request-log.js";
-import { startServer, type AcmsServer } from "../server/composition/server.js";
+import type { Config } from "../server/composition/config.js";
+import type { AcmsServer } from "../server/composition/server.js";
+import { StartRefusal, startAcms } from "../server/composition/start-acms.js";
 import { formatCliError } from "./cli-error.js";
 import { CliUsageError } from "./cli-usage-error.js";
 import { processIo, type CliIo } from "./cli-io.js";
@@ -101,100 +96,22 @@ function namingFlags(message: string, flags: ServeFlags): string {
   });
 }
 
-/** The configured keys: from ACMS_KEYS_FILE, or inline JSON in ACMS_KEYS (never both). */
-function configuredKeys(config: Config, env: NodeJS.ProcessEnv): KeyEntry[] {
-  const inline = env.ACMS_KEYS && env.ACMS_KEYS.trim().length > 0 ? env.ACMS_KEYS : undefined;
-  if (config.keysFile && inline) throw new CliUsageError("set ACMS_KEYS_FILE (--keys-file) or ACMS_KEYS, not both");
-  if (config.keysFile) return readKeysFile(config.keysFile);
-  if (!inline) return [];
-  let json: unknown;
-  try {
-    json = JSON.parse(inline);
-  } catch (err) {
-    throw new CliUsageError(`ACMS_KEYS is not valid JSON: ${(err as Error).message}`);
-  }
-  return parseKeyEntries(json, "ACMS_KEYS");
-}
-
-function describeListenError(err: unknown, config: Config): Error {
-  const code = (err as NodeJS.ErrnoException).code;
-  const where = `${config.host}:${config.port}`;
-  if (code === "EADDRINUSE") return new Error(`cannot listen on ${where}: the port is already in use (set --port or ACMS_PORT)`);
-  if (code === "EACCES") return new Error(`cannot listen on ${where}: permission denied`);
-  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND") return new Error(`cannot listen on ${where}: no such local address`);
-  return err instanceof Error ? err : new Error(String(err));
-}
-
 /**
- * Refuses a data directory that cannot be one (itself, or the nearest existing ancestor, is a file) in one
- * line, before anything is created: mkdir would otherwise fail with a raw EEXIST or ENOTDIR.
- */
-function checkDataDir(dataDir: string, flags: ServeFlags): void {
-  let path = dataDir;
-  while (!existsSync(path)) {
-    const up = dirname(path);
-    if (up === path) return;
-    path = up;
-  }
-  if (statSync(path).isDirectory()) return;
-  const what = path === dataDir ? "is a file, not a directory" : `cannot be created: ${path} is a file`;
-  throw new CliUsageError(namingFlags(`the data directory ACMS_DATA_DIR ${dataDir} ${what}`, flags));
-}
-
-/**
- * Fails fast, with the one-line listen error, when the port is taken: checked before the data directory
- * and the backends are created, so a failed start leaves nothing behind. Port 0 is always free.
- */
-async function checkPortFree(config: Config): Promise<void> {
-  if (config.port === 0) return;
-  await new Promise<void>((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", (err) => reject(describeListenError(err, config)));
-    probe.listen({ host: config.host, port: config.port, exclusive: true }, () => probe.close(() => resolve()));
-  });
-}
-
-/**
- * Starts the service: configuration from the environment (flags override it), keys from ACMS_KEYS_FILE or
- * ACMS_KEYS. With no keys it serves a newcomer on loopback only with a generated admin key printed once,
- * and refuses any other address (an open server must never run without keys). Throws an Error with a
- * one-line message on any bad setting.
+ * `acms serve`: the flags over the environment, handed to the composition root (startAcms), then the
+ * start-up lines (a generated admin key printed once) and the signal handlers. Throws an Error with a
+ * one-line message on any bad setting (a CliUsageError naming the flag when a flag set it).
  * @example const running = await runServe({ port: "0", dataDir: "/tmp/acms", handleSignals: false }); await running.stop();
  */
 export async function runServe(options: ServeOptions = {}): Promise<RunningServe> {
   const io = options.io ?? processIo();
-  const env = envWithFlags(io.env, options);
-  let config: Config;
+  let started;
   try {
-    config = loadConfig(env);
+    started = await startAcms(envWithFlags(io.env, options), { stderr: io.stderr });
   } catch (err) {
-    throw new CliUsageError(namingFlags((err as Error).message, options));
+    if (err instanceof StartRefusal) throw new CliUsageError(err.namesSetting ? namingFlags(err.message, options) : err.message);
+    throw err;
   }
-  let entries = configuredKeys(config, env);
-  let generatedKey: string | undefined;
-  if (entries.length === 0) {
-    if (!isLoopback(config.host)) {
-      throw new CliUsageError(
-        `refusing to listen on ${config.host} without API keys: set ACMS_KEYS_FILE (see README, "API keys") or listen on 127.0.0.1`,
-      );
-    }
-    generatedKey = generateKey();
-    entries = [{ name: "admin", key_sha256: hashKey(generatedKey), projects: ["*/*"], write: true }];
-  }
-
-  checkDataDir(config.dataDir, options);
-  await checkPortFree(config);
-  const createdDataDir = !existsSync(config.dataDir);
-  const backends = await createBackends(config, { deferLoads: true });
-  let server: AcmsServer;
-  try {
-    server = await startServer({ config, keys: new KeyRing(entries), backends, log: new RequestLog(config.logLevel, io.stderr) });
-  } catch (err) {
-    // Lost a race for the port after the check (startServer has closed the backends): a data directory this
-    // run created holds nothing yet, so it goes too.
-    if (createdDataDir) rmSync(config.dataDir, { recursive: true, force: true });
-    throw describeListenError(err, config);
-  }
+  const { server, config, generatedKey, graphEngine } = started;
 
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= server.close(options.graceMs ?? DEFAULT_GRACE_MS));
@@ -211,7 +128,7 @@ export async function runServe(options: ServeOptions = {}): Promise<RunningServe
     out(`acms: send it as the header   authorization: Bearer ${generatedKey}`);
     out(`acms: e.g.  npx buf curl --protocol grpc --http2-prior-knowledge --reflect-header '*' -H "authorization: Bearer ${generatedKey}" --list-services ${server.url}`);
   }
-  if (backends.graphEngine) out(`acms: graph engine: ${backends.graphEngine}`);
+  if (graphEngine) out(`acms: graph engine: ${graphEngine}`);
   out(`acms: listening on ${server.url} (gRPC, gRPC-Web and Connect; h2c and HTTP/1.1), data in ${config.dataDir}`);
   if (server.metricsUrl) out(`acms: Prometheus metrics at ${server.metricsUrl}`);
 

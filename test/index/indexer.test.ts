@@ -7,7 +7,7 @@ import { TermKind, TripleSchema } from "../../gen/acms/v1/graph_pb.js";
 import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/shared/sqlite-database.js";
 import { SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { SqliteRegistryStore } from "../../src/adapters/sqlite/sqlite-registry-store.js";
-import { PartitionedVectorBackend } from "../../src/adapters/memory/vectors/partitioned-vector-backend.js";
+import { PartitionedVectorBackend } from "../../src/adapters/shared/vectors/partitioned-vector-backend.js";
 import { InvalidArgumentError, NotFoundError, UnimplementedError } from "../../src/domain/errors.js";
 import type { RdfTriple } from "../../src/domain/rdf-term.js";
 import type { GraphBackend } from "../../src/ports/graph-backend.js";

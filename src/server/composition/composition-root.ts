@@ -2,15 +2,18 @@ import { mkdirSync } from "node:fs";
 import { Indexer } from "../../application/indexing/indexer.js";
 import { fetchContent } from "../../application/rag/fetch-content.js";
 import { hybridSearch } from "../../application/rag/hybrid-search.js";
+import { GraphQueries } from "../../application/graph/graph-queries.js";
+import { ResourceRegistry } from "../../application/registry/resource-registry.js";
+import { ScopeResolver } from "../../application/scopes/scope-resolver.js";
 import type { Services } from "../../application/services.js";
 import { searchText } from "../../application/search/text-search.js";
 import { TierService } from "../../application/tiers/tier-service.js";
 import { searchVectors } from "../../application/search/vector-search.js";
 import { UnavailableError, UnimplementedError } from "../../domain/errors.js";
 import type { TextBackend } from "../../ports/text-backend.js";
-import { MemoryBm25TextBackend, type ChunkTextSource } from "../../adapters/memory/bm25/memory-bm25-text-backend.js";
-import { loadVectors } from "../../adapters/memory/vectors/load-vectors.js";
-import { PartitionedVectorBackend } from "../../adapters/memory/vectors/partitioned-vector-backend.js";
+import { MemoryBm25TextBackend, type ChunkTextSource } from "../../adapters/shared/bm25/memory-bm25-text-backend.js";
+import { loadVectors } from "../../adapters/shared/vectors/load-vectors.js";
+import { PartitionedVectorBackend } from "../../adapters/shared/vectors/partitioned-vector-backend.js";
 import { OxigraphGraphBackend } from "../../adapters/oxigraph/oxigraph-graph-backend.js";
 import { DuckDbDatabase } from "../../adapters/duckdb/duckdb-database.js";
 import { DuckDbDocumentStore } from "../../adapters/duckdb/duckdb-document-store.js";
@@ -253,7 +256,7 @@ async function openOnDuckDb(config: Config, duckdbPath: string, opened: CloseSta
  * it answer UNIMPLEMENTED.
  */
 export function createServices(config: Config, backends: Backends): Services {
-  const { documents, registry, text, vector, graph, units } = backends;
+  const { documents, registry, scopes, text, vector, graph, units } = backends;
   const limits = { maxResultsCap: config.maxResultsCap, recentWindowMs: config.recentWindowMs };
   const indexer = new Indexer({ documents, registry, vector, graph, embeddingDim: config.embeddingDim });
   const textDeps = { ...limits, text, documents };
@@ -261,6 +264,9 @@ export function createServices(config: Config, backends: Backends): Services {
   const hybridDeps = { ...limits, documents, text, vector, graph, units, embeddingDim: config.embeddingDim, sparqlTimeoutMs: config.sparqlTimeoutMs };
   const fetchDeps = units && { units, maxUris: config.maxResultsCap, maxAnswerBytes: config.maxMessageBytes, recentWindowMs: config.recentWindowMs };
   return {
+    registry: new ResourceRegistry(registry),
+    scopes: new ScopeResolver(registry, scopes),
+    graph: new GraphQueries({ graph, sparqlTimeoutMs: config.sparqlTimeoutMs, indexGeneration: () => documents.generation() }),
     indexer,
     searchText: (view, req, signal) => searchText(textDeps, view, req, signal),
     searchVectors: (view, req, signal) => searchVectors(vectorDeps, view, req, signal),

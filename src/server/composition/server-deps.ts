@@ -25,11 +25,13 @@ export interface ServerDeps {
 }
 
 /**
- * What the route modules get: the server's deps with the application services the composition root
- * built over its backends. Kept apart from server.ts so the route modules and the server do not import
- * each other.
+ * What the route modules get: the config, the application services the composition root built over its
+ * backends, and health's state. Never the backends: a route translates the wire and calls a service, so
+ * every front end reaches the data through the same use cases. Kept apart from server.ts so the route
+ * modules and the server do not import each other.
  */
-export interface RouteDeps extends ServerDeps {
+export interface RouteDeps {
+  config: Config;
   services: Services;
   serving: ServingState;
 }

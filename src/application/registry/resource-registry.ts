@@ -1,0 +1,130 @@
+import { AlreadyExistsError, InvalidArgumentError, NotFoundError, type FieldViolation } from "../../domain/errors.js";
+import type { Principal } from "../../domain/principal.js";
+import { assertProjectName, projectNameProblem } from "../../domain/project-name.js";
+import type { LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
+import { resourceVisibility, type ResourceVisibility } from "./resource-visibility.js";
+
+/** The longest `alias_or_id` looked up. */
+const MAX_ALIAS_OR_ID = 128;
+
+/**
+ * A resource as one principal may see it: links into projects the key does not allow, parents the key
+ * cannot see, and an owner project the key does not allow (left empty) are left out, so a listing never
+ * reveals another tenant's projects or ids.
+ */
+export interface VisibleResource {
+  id: string;
+  /** Empty when the key does not allow the owner project. */
+  ownerProject: string;
+  kind: string;
+  parentIds: string[];
+  metadata: Record<string, string>;
+  /** The alias in the project it was asked through. */
+  alias: string;
+  links: LinkRecord[];
+  createdAt: Date;
+}
+
+async function visibleResource(r: ResourceRecord, alias: string, principal: Principal, visible: ResourceVisibility): Promise<VisibleResource> {
+  return {
+    id: r.id,
+    ownerProject: principal.allowsProject(r.ownerProject) ? r.ownerProject : "",
+    kind: r.kind,
+    parentIds: await visible.filter(r.parentIds),
+    metadata: r.metadata,
+    alias,
+    links: r.links.filter((l) => principal.allowsProject(l.project)),
+    createdAt: r.createdAt,
+  };
+}
+
+/**
+ * The answer to an explicit RegisterResource `id` taken by a resource the key cannot see. ALREADY_EXISTS
+ * would confirm another tenant's resource id; this is INVALID_ARGUMENT on `id`, the code and field of any id
+ * that cannot be used (a malformed one too), with a message that says nothing of why. Ids the caller can see
+ * stay ALREADY_EXISTS: nothing to hide, and the clearer answer.
+ */
+function unusableId(id: string): InvalidArgumentError {
+  return InvalidArgumentError.field("id", `"${id.slice(0, 80)}" cannot be used as a resource id: choose another ULID or leave it empty to have one assigned`);
+}
+
+/**
+ * The registry use cases: projects, resources, links and aliases, as one principal may see them. The
+ * front ends have authenticated the key, refused writes by read-only keys and checked every project and
+ * parent/resource id against the key's projects; these add existence, uniqueness and shape rules.
+ * @example const resource = await registry.registerResource(principal, { id: "", project: "local/api", alias: "docs", kind: "docs", parentIds: [], metadata: {} });
+ */
+export class ResourceRegistry {
+  constructor(private readonly registry: RegistryStore) {}
+
+  createProject(name: string): Promise<ProjectRecord> {
+    return this.registry.createProject(name);
+  }
+
+  /** The projects the key allows. */
+  async listProjects(principal: Principal): Promise<ProjectRecord[]> {
+    return (await this.registry.listProjects()).filter((p) => principal.allowsProject(p.name));
+  }
+
+  async registerResource(principal: Principal, req: NewResource): Promise<VisibleResource> {
+    const registry = this.registry;
+    const visible = resourceVisibility(registry, principal);
+    if (req.id.length > 0 && (await registry.getResource(req.id)) && !(await visible(req.id))) throw unusableId(req.id);
+    let record: ResourceRecord;
+    try {
+      record = await registry.registerResource({
+        id: req.id,
+        project: req.project,
+        alias: req.alias,
+        kind: req.kind,
+        parentIds: req.parentIds,
+        metadata: req.metadata,
+      });
+    } catch (err) {
+      // Taken between the check and the write: answered as above when the caller cannot see the taker.
+      if (err instanceof AlreadyExistsError && req.id.length > 0 && (await registry.getResource(req.id)) && !(await visible(req.id))) {
+        throw unusableId(req.id);
+      }
+      throw err;
+    }
+    return visibleResource(record, req.alias, principal, visible);
+  }
+
+  async linkResource(link: LinkRecord): Promise<LinkRecord> {
+    assertProjectName("project", link.project);
+    return this.registry.linkResource({ project: link.project, resourceId: link.resourceId, alias: link.alias });
+  }
+
+  async listResources(principal: Principal, project: string): Promise<VisibleResource[]> {
+    assertProjectName("project", project);
+    const visible = resourceVisibility(this.registry, principal);
+    const records = await this.registry.listResources(project);
+    return Promise.all(records.map((r) => visibleResource(r, r.alias, principal, visible)));
+  }
+
+  /** The resource id behind an alias (or id) of `project` (NOT_FOUND when neither). */
+  async resolveAlias(project: string, aliasOrId: string): Promise<string> {
+    const violations: FieldViolation[] = [];
+    const projectProblem = projectNameProblem(project);
+    if (projectProblem) violations.push({ field: "project", description: projectProblem });
+    if (aliasOrId.length === 0) violations.push({ field: "alias_or_id", description: "empty: give an alias or a resource id" });
+    else if (aliasOrId.length > MAX_ALIAS_OR_ID) violations.push({ field: "alias_or_id", description: `longer than ${MAX_ALIAS_OR_ID} characters` });
+    if (violations.length > 0) throw new InvalidArgumentError(violations);
+    await this.requireProject(project);
+    const id = await this.registry.resolveAlias(project, aliasOrId);
+    if (!id) throw new NotFoundError(`no resource with alias or id "${aliasOrId}" in ${project}`);
+    return id;
+  }
+
+  /** One message per alias of `project` that is not unique. */
+  async validateAliases(project: string): Promise<string[]> {
+    assertProjectName("project", project);
+    return this.registry.duplicateAliases(project);
+  }
+
+  /** An empty project slips past the access checks (they skip empty refs), so the shape is checked here too. */
+  private async requireProject(name: string): Promise<void> {
+    assertProjectName("project", name);
+    if (!(await this.registry.getProject(name))) throw new NotFoundError(`project ${name} not found`);
+  }
+}
