@@ -14,9 +14,8 @@ import type {
 import type { ChunkText, ChunkTextChanges } from "../../ports/unit-reader.js";
 import type { VectorEntry } from "../../ports/vector-backend.js";
 import { keyList, numberOrNull, type DuckDbDatabase, type DuckDbTx, type DuckDbWriteTx } from "./duckdb-database.js";
+import { DEFAULT_RETAINED_VERSIONS } from "../shared/retention.js";
 
-/** Superseded versions kept per document by default (as the embedded store keeps). */
-export const DEFAULT_RETAINED_VERSIONS = 16;
 
 /** Options of the DuckDB document store. */
 export interface DuckDbDocumentStoreOptions {

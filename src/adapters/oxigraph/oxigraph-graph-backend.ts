@@ -26,9 +26,12 @@ import type {
 } from "../../ports/graph-backend.js";
 import { openSqliteDatabase, type SqliteDatabase } from "../shared/sqlite-database.js";
 import { FairQueue } from "./fair-queue.js";
-import { OXIGRAPH_WORKER_SOURCE } from "./oxigraph-worker-source.js";
+import { oxigraphWorkerSource, type OxigraphWorkerData, type WorkerError, type WorkerReply, type WorkerRequest, type WorkerRow, type WorkerWrite } from "./oxigraph-worker.js";
 
 export { MAX_SPARQL_LENGTH };
+
+/** The worker's program text, made once per process. */
+const WORKER_SOURCE = oxigraphWorkerSource();
 
 /** The default cap on rows or triples of one answer. */
 export const DEFAULT_GRAPH_MAX_RESULTS = 10_000;
@@ -66,24 +69,10 @@ export const DEFAULT_GRAPH_WORKERS = 2;
 export const DEFAULT_GRAPH_QUEUE_TIMEOUT_MS = 30_000;
 export const DEFAULT_GRAPH_MAX_QUEUED_PER_TENANT = 64;
 
-/** A stored triple: `[subjectKind, subject, predicate, objectKind, object, datatype, language]` (see the worker source). */
 type Statement = BetterSqlite3.Statement<unknown[]>;
 
-type Row = [number, string, string, number, string, string, string];
-
-type WorkerRequest =
-  | { type: "query"; sparql: string; form: string; defaultGraphs: string[]; namedGraphs: string[]; cap: number }
-  | { type: "traverse"; start: RdfTerm; depth: number; graphs: string[]; cap: number };
-
-interface WorkerError {
-  code: "syntax" | "query" | "unrepresentable" | "too_large" | "fatal";
-  message: string;
-}
-
-type WorkerReply =
-  | { type: "ready"; seq: number; size: number; source: "snapshot" | "sqlite" }
-  | { type: "result"; id: number; result: unknown }
-  | { type: "error"; id: number; error: WorkerError };
+/** A stored triple (see the worker module). */
+type Row = WorkerRow;
 
 interface Job {
   id: number;
@@ -271,7 +260,7 @@ export class OxigraphGraphBackend implements GraphBackend {
   private nextId = 0;
   private seq: number;
   private closed = false;
-  private readonly workerData: { oxigraphPath: string; sqlitePath: string; dbPath: string; snapshotPath: string };
+  private readonly workerData: OxigraphWorkerData;
   private readyWaiters: { resolve(): void; reject(err: Error): void }[] = [];
   private readonly cap: number;
   private readonly insertRow: Statement;
@@ -452,12 +441,12 @@ export class OxigraphGraphBackend implements GraphBackend {
     if (this.closed) throw new UnavailableError("the graph backend is closed");
   }
 
-  private postWrite(message: { type: "write" | "clear"; seq: number; graph: string; replace?: boolean; rows?: Row[] }): void {
+  private postWrite(message: WorkerWrite): void {
     for (const slot of [...this.slots, ...this.spares]) if (slot.state !== "dead") slot.worker.postMessage(message);
   }
 
   private spawn(): Slot {
-    const worker = new Worker(OXIGRAPH_WORKER_SOURCE, { eval: true, workerData: this.workerData });
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: this.workerData });
     const slot: Slot = { worker, state: "loading" };
     worker.on("message", (m: WorkerReply) => this.onMessage(slot, m));
     worker.on("error", (err: Error) => this.onWorkerFailure(slot, new UnavailableError(`the graph engine failed and is restarting: ${err.message}`)));

@@ -14,9 +14,8 @@ import type {
 import type { VectorEntry } from "../../ports/vector-backend.js";
 import { keywordBatch } from "./keyword-postings.js";
 import { inTransaction, type PostgresClient, type PostgresPool } from "./postgres-pool.js";
+import { DEFAULT_RETAINED_VERSIONS } from "../shared/retention.js";
 
-/** Superseded versions kept per document (as the embedded store): older ones are dropped on the next write. */
-export const DEFAULT_RETAINED_VERSIONS = 16;
 
 /** The channel every committed write notifies, with its generation as payload (read by other servers). */
 export const GENERATION_CHANNEL = "acms_index_generation";

@@ -14,13 +14,12 @@ import type { VectorEntry } from "../../ports/vector-backend.js";
 import { formatUkoUri } from "../../domain/uko-uri.js";
 import { openSqliteReader, type SqliteDatabase } from "../shared/sqlite-database.js";
 import { withoutFsync } from "../shared/without-fsync.js";
+import { DEFAULT_RETAINED_VERSIONS } from "../shared/retention.js";
 
 /** Every retained chunk version with an embedding, in key order (`iterateVectors`). */
 const VECTORS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
   WHERE c.embedding IS NOT NULL ORDER BY c.chunk_key`;
 
-/** Superseded versions kept per document by default; older ones are dropped when a newer write happens. */
-export const DEFAULT_RETAINED_VERSIONS = 16;
 
 /**
  * Chunks (with their documents) staged per transaction by default: some 10-20 ms of synchronous

@@ -11,23 +11,12 @@ import { TierService } from "../../application/tiers/tier-service.js";
 import { searchVectors } from "../../application/search/vector-search.js";
 import { UnavailableError, UnimplementedError } from "../../domain/errors.js";
 import type { TextBackend } from "../../ports/text-backend.js";
-import { MemoryBm25TextBackend, type ChunkTextSource } from "../../adapters/shared/bm25/memory-bm25-text-backend.js";
-import { loadVectors } from "../../adapters/shared/vectors/load-vectors.js";
-import { PartitionedVectorBackend } from "../../adapters/shared/vectors/partitioned-vector-backend.js";
-import { OxigraphGraphBackend } from "../../adapters/oxigraph/oxigraph-graph-backend.js";
-import { DuckDbDatabase } from "../../adapters/duckdb/duckdb-database.js";
-import { DuckDbDocumentStore } from "../../adapters/duckdb/duckdb-document-store.js";
-import { DuckDbUnitReader } from "../../adapters/duckdb/duckdb-unit-reader.js";
-import { DuckDbVectorBackend } from "../../adapters/duckdb/duckdb-vector-backend.js";
-import { openPostgres } from "../../adapters/postgres/open-postgres.js";
-import { Fts5TextBackend } from "../../adapters/sqlite/fts5-text-backend.js";
-import { openSqliteDatabase, type SqliteDatabase } from "../../adapters/shared/sqlite-database.js";
-import { SqliteDocumentStore } from "../../adapters/sqlite/sqlite-document-store.js";
-import { SqliteRegistryStore } from "../../adapters/sqlite/sqlite-registry-store.js";
-import { SqliteScopeStore } from "../../adapters/sqlite/sqlite-scope-store.js";
-import { SqliteUnitReader } from "../../adapters/sqlite/sqlite-unit-reader.js";
-import { SqliteFileTierStore } from "../../adapters/sqlite/sqlite-file-tier-store.js";
-import { openSparqlEndpointGraph } from "../../adapters/sparql-endpoint/open-sparql-endpoint-graph.js";
+import { openDuckDb } from "../../adapters/duckdb/index.js";
+import { openOxigraph } from "../../adapters/oxigraph/index.js";
+import { openPostgres } from "../../adapters/postgres/index.js";
+import { loadVectors, MemoryBm25TextBackend, PartitionedVectorBackend, type ChunkTextSource } from "../../adapters/shared/index.js";
+import { openSparqlEndpoint } from "../../adapters/sparql-endpoint/index.js";
+import { openSqlite, openSqliteCatalog, type SqliteCatalog } from "../../adapters/sqlite/index.js";
 import type { GraphBackend } from "../../ports/graph-backend.js";
 import type { Backends } from "./backends.js";
 import { CloseStack } from "./close-stack.js";
@@ -102,26 +91,21 @@ function chooseTextBackend(native: TextBackend | undefined, source: ChunkTextSou
   return new MemoryBm25TextBackend(source);
 }
 
-/** The registry, scopes and tiers in the data directory's SQLite file (the embedded default, and beside DuckDB). */
-async function openSqliteCatalog(config: Config, db: SqliteDatabase, opened: CloseStack): Promise<Pick<Backends, "registry" | "scopes" | "tiers">> {
-  const tiers = opened.push(
-    await TierService.open(new SqliteFileTierStore(db, `${config.dataDir}/cold`), {
-      budgets: config.tiers,
-      summaryTokens: config.tiers.summaryTokens,
-    }),
-    (t) => t.close(),
-  );
-  const registry = opened.push(new SqliteRegistryStore(db), (r) => r.close());
-  const scopes = opened.push(new SqliteScopeStore(db), (s) => s.close());
-  return { registry, scopes, tiers };
+/** The tier service over the catalogue's store, pushed onto `opened` (it closes the store). */
+async function openTiers(config: Config, catalog: SqliteCatalog, opened: CloseStack): Promise<TierService> {
+  return opened.push(await TierService.open(catalog.tierStore, { budgets: config.tiers, summaryTokens: config.tiers.summaryTokens }), (t) => t.close());
+}
+
+/** Where the embedded engine and the catalogue beside DuckDB keep their SQLite file and cold fragments. */
+function sqliteConfig(config: Config): { path: string; coldDir: string } {
+  return { path: `${config.dataDir}/acms.db`, coldDir: `${config.dataDir}/cold` };
 }
 
 async function openEmbedded(config: Config, opened: CloseStack, deferLoads: boolean): Promise<Backends> {
-  const db = opened.push(openSqliteDatabase(`${config.dataDir}/acms.db`), (d) => d.close());
-  const { registry, scopes, tiers } = await openSqliteCatalog(config, db, opened);
-  const documents = new SqliteDocumentStore(db);
-  const units = new SqliteUnitReader(db);
-  const text = chooseTextBackend(new Fts5TextBackend(db), { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
+  const sqlite = opened.push(openSqlite(sqliteConfig(config)), (e) => e.close());
+  const tiers = await openTiers(config, sqlite, opened);
+  const { registry, scopes, documents, units } = sqlite;
+  const text = chooseTextBackend(sqlite.text, { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
   const vector = opened.push(new PartitionedVectorBackend({ dimension: config.embeddingDim, graphDir: `${config.dataDir}/vectors` }), (v) => v.close());
   // Loads in the background (health says NOT_SERVING for vectors meanwhile): start-up does not wait for
   // the vectors held. Writes from here on are queued and replayed after the rows read, which start once
@@ -161,11 +145,11 @@ async function openGraph(
   opened: CloseStack,
 ): Promise<{ graph: GraphBackend; graphEngine: string; graphReady?: Promise<void>; beginLoading?: () => void }> {
   if (config.sparqlEndpoint) {
-    const { graph, description } = await openSparqlEndpointGraph(config.sparqlEndpoint);
+    const { graph, description } = await openSparqlEndpoint(config.sparqlEndpoint);
     return { graph: opened.push(graph, (g) => g.close()), graphEngine: description };
   }
   const path = `${config.dataDir}/graph.db`;
-  const graph = opened.push(OxigraphGraphBackend.start({ path, ...config.graph, deferLoad }), (g) => g.close());
+  const graph = opened.push(openOxigraph({ path, ...config.graph, deferLoad }), (g) => g.close());
   const graphReady = graph.whenReady();
   // Whoever starts a server watches it (health); a bare set of backends (tools, tests) may close first.
   graphReady.catch(() => undefined);
@@ -201,12 +185,12 @@ async function openOnPostgres(config: Config, postgresUrl: string, opened: Close
  * scopes and the tier catalogue stay in SQLite under the data directory, the graph where config says.
  */
 async function openOnDuckDb(config: Config, duckdbPath: string, opened: CloseStack, deferLoads: boolean): Promise<Backends> {
-  const db = opened.push(openSqliteDatabase(`${config.dataDir}/acms.db`), (d) => d.close());
-  const duck = opened.push(await DuckDbDatabase.open({ path: duckdbPath, dimension: config.embeddingDim }), (d) => d.close());
-  const { registry, scopes, tiers } = await openSqliteCatalog(config, db, opened);
+  const catalog = opened.push(openSqliteCatalog(sqliteConfig(config)), (c) => c.close());
   const text = new MemoryBm25TextBackend({ generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, { incremental: true });
-  const documents = new DuckDbDocumentStore(duck, { onChunkTexts: (changes) => text.apply(changes) });
-  const units = new DuckDbUnitReader(duck);
+  const duck = opened.push(await openDuckDb({ path: duckdbPath, dimension: config.embeddingDim, onChunkTexts: (changes) => text.apply(changes) }), (d) => d.close());
+  const { registry, scopes } = catalog;
+  const tiers = await openTiers(config, catalog, opened);
+  const { documents, units } = duck;
   // Built in the background (health says NOT_SERVING for keyword search meanwhile; a search that comes
   // anyway waits for the build), so start-up does not wait for the chunks held. Commits from here on are
   // held by the index and applied after the snapshot, which is read once the gate opens (deferLoads:
@@ -228,7 +212,7 @@ async function openOnDuckDb(config: Config, duckdbPath: string, opened: CloseSta
   // before DuckDB closes under its read.
   opened.push(startBuild, (build) => build.catch(() => undefined));
   opened.push(gate, (g) => g.cancel());
-  const vector = new DuckDbVectorBackend(duck, { ownWrites: false });
+  const vector = duck.vector;
   const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads, opened);
   return {
     startLoads() {
