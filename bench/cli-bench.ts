@@ -36,7 +36,11 @@ async function medianWall(rounds: number, args: string[], env: NodeJS.ProcessEnv
 
 async function healthStatus(url: string): Promise<string | undefined> {
   try {
-    const res = await fetch(`${url}/grpc.health.v1.Health/Check`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const res = await fetch(`${url}/grpc.health.v1.Health/Check`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     return ((await res.json()) as { status?: string }).status;
   } catch {
     return undefined;
@@ -121,7 +125,10 @@ export async function run(): Promise<void> {
         const { resource } = await client.registry.registerResource({ project: "bench/cli", alias: "docs", kind: "docs" });
         await client.index.upsertDocuments(
           (async function* () {
-            const documents = Array.from({ length: 50 }, (_, i) => ({ path: `d${i}.md`, content: `note ${i}: the river stone and the forest cloud, entry ${i}` }));
+            const documents = Array.from({ length: 50 }, (_, i) => ({
+              path: `d${i}.md`,
+              content: `note ${i}: the river stone and the forest cloud, entry ${i}`,
+            }));
             yield { resourceId: resource!.id, documents };
           })(),
         );
@@ -139,7 +146,9 @@ export async function run(): Promise<void> {
     const compiled = await startupMs(startupRounds, [BIN], env, work);
     const tsx = await startupMs(startupRounds, ["--import", "tsx", join(ROOT, "src", "cli", "main.ts")], env, work);
 
-    process.stdout.write(`CLI wall time, compiled (bin/acms.js), medians of ${rounds} runs; baseline node -e 0 = ${baseline.toFixed(0)} ms\n`);
+    process.stdout.write(
+      `CLI wall time, compiled (bin/acms.js), medians of ${rounds} runs; baseline node -e 0 = ${baseline.toFixed(0)} ms\n`,
+    );
     process.stdout.write(`${row("acms --help", help, baseline, GOAL_MS)}\n`);
     process.stdout.write(`${row("acms search text (50 docs, running server)", search, baseline, GOAL_MS)}\n`);
     process.stdout.write(`start-up to SERVING on an empty data dir, medians of ${startupRounds}\n`);

@@ -36,7 +36,11 @@ async function seed(t: TestServer, project: string, chunks: number, rand: () => 
   const registry = t.client(RegistryService, "admin");
   await registry.createProject({ name: project });
   const ids: string[] = [];
-  for (let r = 0; r < RESOURCES; r++) ids.push((await registry.registerResource({ project, alias: `r${r}`, kind: "docs", parentIds: r > 0 ? [ids[Math.floor((r - 1) / 4)]] : [] })).resource!.id);
+  for (let r = 0; r < RESOURCES; r++)
+    ids.push(
+      (await registry.registerResource({ project, alias: `r${r}`, kind: "docs", parentIds: r > 0 ? [ids[Math.floor((r - 1) / 4)]] : [] }))
+        .resource!.id,
+    );
   const perResource = Math.ceil(chunks / RESOURCES);
   async function* messages(r: number) {
     for (let from = 0; from < perResource; from += BATCH) {
@@ -70,7 +74,9 @@ function armSearchTiming(page: Page): Promise<void> {
     const w = window as unknown as Record<string, number | undefined>;
     w.__clickAt = undefined;
     w.__rowAt = undefined;
-    document.querySelector("form.search-form button[type=submit]")!.addEventListener("click", () => (w.__clickAt = performance.now()), { once: true, capture: true });
+    document
+      .querySelector("form.search-form button[type=submit]")!
+      .addEventListener("click", () => (w.__clickAt = performance.now()), { once: true, capture: true });
     const seen = new MutationObserver(() => {
       if (document.querySelector("#results-table tbody tr:nth-child(20)")) {
         w.__rowAt = performance.now();
@@ -84,19 +90,30 @@ function armSearchTiming(page: Page): Promise<void> {
 function readSearchTiming(page: Page): Promise<SearchSplit> {
   return page.evaluate(() => {
     const w = window as unknown as Record<string, number>;
-    const fetches = performance.getEntriesByType("resource").filter((e) => e.name.endsWith("/acms.v1.TextBackendService/Search")) as PerformanceResourceTiming[];
+    const fetches = performance
+      .getEntriesByType("resource")
+      .filter((e) => e.name.endsWith("/acms.v1.TextBackendService/Search")) as PerformanceResourceTiming[];
     const last = fetches[fetches.length - 1];
     return { network: last.responseEnd - w.__clickAt, render: w.__rowAt - last.responseEnd };
   });
 }
 
 /** Median times (ms) of the two console flows on `project` with `scopeId` in use. */
-async function flows(page: Page, t: TestServer, project: string, scopeId: string, query: string): Promise<{ load: number; search: number; network: number; render: number }> {
+async function flows(
+  page: Page,
+  t: TestServer,
+  project: string,
+  scopeId: string,
+  query: string,
+): Promise<{ load: number; search: number; network: number; render: number }> {
   await page.goto(`${t.server.url}/console/`);
-  await page.evaluate(([key, scope]) => {
-    sessionStorage.setItem("acms.console.key", key);
-    sessionStorage.setItem("acms.console.scope", scope);
-  }, [t.keys.admin, scopeId]);
+  await page.evaluate(
+    ([key, scope]) => {
+      sessionStorage.setItem("acms.console.key", key);
+      sessionStorage.setItem("acms.console.scope", scope);
+    },
+    [t.keys.admin, scopeId],
+  );
   const load: number[] = [];
   const search: number[] = [];
   const splits: SearchSplit[] = [];
@@ -120,7 +137,12 @@ async function flows(page: Page, t: TestServer, project: string, scopeId: string
     splits.push(await readSearchTiming(page));
     await page.locator("#results-table").evaluate((el) => el.remove());
   }
-  return { load: median(load), search: median(search), network: median(splits.map((x) => x.network)), render: median(splits.map((x) => x.render)) };
+  return {
+    load: median(load),
+    search: median(search),
+    network: median(splits.map((x) => x.network)),
+    render: median(splits.map((x) => x.render)),
+  };
 }
 
 /** Median time (ms) of the same Search called from Node, no browser: the server's share of the flow. */
@@ -140,22 +162,37 @@ export async function run(): Promise<void> {
   const scale = Number(process.env.BENCH_SCALE ?? "1") || 1;
   const big = Math.max(5000, Math.round(100_000 * scale));
   const buildDir = mkdtempSync(join(tmpdir(), "acms-console-bench-"));
-  execFileSync(process.execPath, [join(ROOT, "node_modules", "vite", "bin", "vite.js"), "build", "--config", "console/vite.config.ts", "--logLevel", "warn"], {
-    cwd: ROOT,
-    env: { ...process.env, ACMS_CONSOLE_OUT_DIR: buildDir },
-    stdio: "pipe",
-  });
+  execFileSync(
+    process.execPath,
+    [join(ROOT, "node_modules", "vite", "bin", "vite.js"), "build", "--config", "console/vite.config.ts", "--logLevel", "warn"],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ACMS_CONSOLE_OUT_DIR: buildDir },
+      stdio: "pipe",
+    },
+  );
   const t = await startTestServer({ env: { ACMS_CONSOLE_DIR: buildDir } });
   const browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   try {
     const rand = prng(42);
     const t0 = performance.now();
     const smallScope = await seed(t, "local/console-small", 1000, rand);
     const bigScope = await seed(t, "local/console-big", big, rand);
-    process.stdout.write(`indexed 1,000 + ${big.toLocaleString("en")} chunks over the API in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    process.stdout.write(
+      `indexed 1,000 + ${big.toLocaleString("en")} chunks over the API in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
+    );
     const page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
     // A common word (Zipf rank 3): at least 20 hits in either project.
     const query = syntheticWord(3);
@@ -163,7 +200,8 @@ export async function run(): Promise<void> {
     const large = await flows(page, t, "local/console-big", bigScope, query);
     const smallServer = await serverSearch(t, smallScope, query);
     const largeServer = await serverSearch(t, bigScope, query);
-    const row = (name: string, a: number, b: number) => process.stdout.write(`${name.padEnd(28)}${a.toFixed(0).padStart(9)} ms  ${b.toFixed(0).padStart(9)} ms  ${(b / a).toFixed(2)}x\n`);
+    const row = (name: string, a: number, b: number) =>
+      process.stdout.write(`${name.padEnd(28)}${a.toFixed(0).padStart(9)} ms  ${b.toFixed(0).padStart(9)} ms  ${(b / a).toFixed(2)}x\n`);
     process.stdout.write(`flow                        1,000 chunks  ${big.toLocaleString("en")} chunks  ratio\n`);
     row("projects page (load, DAG)", small.load, large.load);
     row("text search, 20 results", small.search, large.search);

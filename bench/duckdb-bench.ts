@@ -52,7 +52,13 @@ async function serverStart(env: Record<string, string>): Promise<{ seconds: numb
   const port = 20000 + Math.floor(Math.random() * 30000);
   const t0 = performance.now();
   const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve"], {
-    env: { ...process.env, ACMS_HOST: "127.0.0.1", ACMS_PORT: String(port), ACMS_KEYS: JSON.stringify([{ name: "b", key_sha256: "0".repeat(64), projects: ["*/*"], write: true }]), ...env },
+    env: {
+      ...process.env,
+      ACMS_HOST: "127.0.0.1",
+      ACMS_PORT: String(port),
+      ACMS_KEYS: JSON.stringify([{ name: "b", key_sha256: "0".repeat(64), projects: ["*/*"], write: true }]),
+      ...env,
+    },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";
@@ -60,7 +66,11 @@ async function serverStart(env: Record<string, string>): Promise<{ seconds: numb
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`server exited: ${stderr.slice(-500)}`);
-      const ok = await fetch(`http://127.0.0.1:${port}/grpc.health.v1.Health/Check`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })
+      const ok = await fetch(`http://127.0.0.1:${port}/grpc.health.v1.Health/Check`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      })
         .then((r) => r.json() as Promise<{ status?: string }>)
         .then((j) => j.status === "SERVING")
         .catch(() => false);
@@ -119,11 +129,20 @@ export async function run(): Promise<void> {
     const bulkStore = new DuckDbDocumentStore(bulk);
     const flat = messages.flatMap((m) => m.docs.map((d) => ({ id: m.id, d })));
     t0 = performance.now();
-    for (let i = 0; i < flat.length; i += 1000) await bulkStore.upsertDocuments("01JBULK0000000000000000000", flat.slice(i, i + 1000).map((x, j) => ({ ...x.d, path: `${i + j}.md` })), 1);
+    for (let i = 0; i < flat.length; i += 1000)
+      await bulkStore.upsertDocuments(
+        "01JBULK0000000000000000000",
+        flat.slice(i, i + 1000).map((x, j) => ({ ...x.d, path: `${i + j}.md` })),
+        1,
+      );
     const bulkRate = total / ((performance.now() - t0) / 1000);
     await bulk.close();
-    process.stdout.write(`ingest of ${total} chunks in ${resources} resources (${DIM}-d embeddings, ${Math.min(DOCS_PER_MESSAGE, perResource)} documents per message)\n`);
-    process.stdout.write(`  SQLite ${liteRate.toFixed(0)} chunks/s, DuckDB ${duckRate.toFixed(0)} chunks/s (DuckDB/SQLite ${(duckRate / liteRate).toFixed(2)}); DuckDB at 1,000 documents per message ${bulkRate.toFixed(0)} chunks/s (${(bulkRate / liteRate).toFixed(2)})\n`);
+    process.stdout.write(
+      `ingest of ${total} chunks in ${resources} resources (${DIM}-d embeddings, ${Math.min(DOCS_PER_MESSAGE, perResource)} documents per message)\n`,
+    );
+    process.stdout.write(
+      `  SQLite ${liteRate.toFixed(0)} chunks/s, DuckDB ${duckRate.toFixed(0)} chunks/s (DuckDB/SQLite ${(duckRate / liteRate).toFixed(2)}); DuckDB at 1,000 documents per message ${bulkRate.toFixed(0)} chunks/s (${(bulkRate / liteRate).toFixed(2)})\n`,
+    );
 
     // Vectors: DuckDB's exact SQL search against the embedded exact scan of the same vectors.
     const entries: VectorEntry[] = [];
@@ -146,25 +165,38 @@ export async function run(): Promise<void> {
       }
       const jsMs = median(await sampleTimes(ROUNDS, QUERIES, (i) => exact.search(v, vqueries[i], vopts)));
       const duckMs = median(await sampleTimes(ROUNDS, QUERIES, (i) => duckVectors.search(v, vqueries[i], vopts)));
-      process.stdout.write(`${String(size).padStart(5)}  ${(found / Math.max(1, want)).toFixed(3).padStart(9)}  ${jsMs.toFixed(3).padStart(12)}  ${duckMs.toFixed(3).padStart(10)}  ${(duckMs / jsMs).toFixed(2).padStart(9)}\n`);
+      process.stdout.write(
+        `${String(size).padStart(5)}  ${(found / Math.max(1, want)).toFixed(3).padStart(9)}  ${jsMs.toFixed(3).padStart(12)}  ${duckMs.toFixed(3).padStart(10)}  ${(duckMs / jsMs).toFixed(2).padStart(9)}\n`,
+      );
     }
     await exact.close();
 
     // Keywords: the in-memory BM25 loaded from DuckDB against FTS5.
-    memory = new MemoryBm25TextBackend({ generation: () => duckStore.generation(), snapshotChunks: () => reader.snapshotChunks() }, { incremental: true });
+    memory = new MemoryBm25TextBackend(
+      { generation: () => duckStore.generation(), snapshotChunks: () => reader.snapshotChunks() },
+      { incremental: true },
+    );
     t0 = performance.now();
     await memory.load();
     const loadMs = performance.now() - t0;
     const fts = new Fts5TextBackend(sqlite);
     const qrand = prng(7);
-    const queries = Array.from({ length: QUERIES }, () => `${syntheticWord(20 + Math.floor(qrand() * 400))} ${syntheticWord(5 + Math.floor(qrand() * 100))} ${syntheticWord(Math.floor(qrand() * 2000))}`);
+    const queries = Array.from(
+      { length: QUERIES },
+      () =>
+        `${syntheticWord(20 + Math.floor(qrand() * 400))} ${syntheticWord(5 + Math.floor(qrand() * 100))} ${syntheticWord(Math.floor(qrand() * 2000))}`,
+    );
     const topts = { maxResults: 20, now: 2, recentWindowMs: 0 };
-    process.stdout.write(`keywords (in-memory BM25 loaded from DuckDB in ${loadMs.toFixed(0)} ms)\nscope  FTS5 p50  memory p50  memory/FTS5\n`);
+    process.stdout.write(
+      `keywords (in-memory BM25 loaded from DuckDB in ${loadMs.toFixed(0)} ms)\nscope  FTS5 p50  memory p50  memory/FTS5\n`,
+    );
     for (const size of [1, 10, 1000]) {
       const v = view(ids.filter((_, i) => i % Math.floor(resources / size) === 0).slice(0, size));
       const ftsMs = median(await sampleTimes(ROUNDS, QUERIES, (i) => fts.search(v, queries[i], topts)));
       const memMs = median(await sampleTimes(ROUNDS, QUERIES, (i) => memory!.search(v, queries[i], topts)));
-      process.stdout.write(`${String(size).padStart(5)}  ${ftsMs.toFixed(3).padStart(8)}  ${memMs.toFixed(3).padStart(10)}  ${(memMs / ftsMs).toFixed(2).padStart(11)}\n`);
+      process.stdout.write(
+        `${String(size).padStart(5)}  ${ftsMs.toFixed(3).padStart(8)}  ${memMs.toFixed(3).padStart(10)}  ${(memMs / ftsMs).toFixed(2).padStart(11)}\n`,
+      );
     }
 
     // A server over the corpus on each: start-up time and RSS.
@@ -172,8 +204,12 @@ export async function run(): Promise<void> {
     await duck.close();
     const embedded = await serverStart({ ACMS_DATA_DIR: liteDir });
     const onDuck = await serverStart({ ACMS_DATA_DIR: duckDir, ACMS_DUCKDB_PATH: duckPath });
-    process.stdout.write(`server over ${total} chunks: start-up embedded ${embedded.seconds.toFixed(1)} s, DuckDB ${onDuck.seconds.toFixed(1)} s (ratio ${(onDuck.seconds / embedded.seconds).toFixed(2)})\n`);
-    process.stdout.write(`  RSS once serving: embedded ${embedded.rssMb.toFixed(0)} MB, DuckDB ${onDuck.rssMb.toFixed(0)} MB (ratio ${(onDuck.rssMb / embedded.rssMb).toFixed(2)}; DuckDB holds no vector in process, only the keyword index)\n`);
+    process.stdout.write(
+      `server over ${total} chunks: start-up embedded ${embedded.seconds.toFixed(1)} s, DuckDB ${onDuck.seconds.toFixed(1)} s (ratio ${(onDuck.seconds / embedded.seconds).toFixed(2)})\n`,
+    );
+    process.stdout.write(
+      `  RSS once serving: embedded ${embedded.rssMb.toFixed(0)} MB, DuckDB ${onDuck.rssMb.toFixed(0)} MB (ratio ${(onDuck.rssMb / embedded.rssMb).toFixed(2)}; DuckDB holds no vector in process, only the keyword index)\n`,
+    );
   } finally {
     rmSync(liteDir, { recursive: true, force: true });
     rmSync(duckDir, { recursive: true, force: true });

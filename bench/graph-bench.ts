@@ -34,8 +34,16 @@ function resourceTriples(r: number, people: number, rnd: () => number): RdfTripl
   const person = (i: number) => ({ kind: "iri" as const, value: `${EX}r${r}/p${i}` });
   const out: RdfTriple[] = [];
   for (let i = 0; i < people; i++) {
-    out.push({ subject: person(i), predicate: { kind: "iri", value: `${EX}name` }, object: { kind: "literal", value: `Person ${r}-${i}`, language: "en" } });
-    out.push({ subject: person(i), predicate: { kind: "iri", value: `${EX}age` }, object: { kind: "literal", value: String(18 + (i % 60)), datatype: XSD_INT } });
+    out.push({
+      subject: person(i),
+      predicate: { kind: "iri", value: `${EX}name` },
+      object: { kind: "literal", value: `Person ${r}-${i}`, language: "en" },
+    });
+    out.push({
+      subject: person(i),
+      predicate: { kind: "iri", value: `${EX}age` },
+      object: { kind: "literal", value: String(18 + (i % 60)), datatype: XSD_INT },
+    });
     for (let k = 0; k < 2; k++) {
       out.push({ subject: person(i), predicate: { kind: "iri", value: `${EX}knows` }, object: person(Math.floor(rnd() * people)) });
     }
@@ -76,7 +84,9 @@ export async function run(): Promise<void> {
     const writeMs = performance.now() - w0;
 
     const r0 = performance.now();
-    const quads = data.flatMap((d, r) => d.map((t) => quad(namedNode(t.subject.value), namedNode(t.predicate.value), toOx(t.object), namedNode(graphIri(ids[r])))));
+    const quads = data.flatMap((d, r) =>
+      d.map((t) => quad(namedNode(t.subject.value), namedNode(t.predicate.value), toOx(t.object), namedNode(graphIri(ids[r])))),
+    );
     const raw = new Store(quads);
     const rawLoadMs = performance.now() - r0;
 

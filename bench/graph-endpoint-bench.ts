@@ -43,9 +43,18 @@ function graphTriples(r: number, people: number, rnd: () => number): RdfTriple[]
   const person = (i: number) => ({ kind: "iri" as const, value: `${EX}r${r}/p${i}` });
   const out: RdfTriple[] = [];
   for (let i = 0; i < people; i++) {
-    out.push({ subject: person(i), predicate: { kind: "iri", value: `${EX}name` }, object: { kind: "literal", value: `Person ${r}-${i}`, language: "en" } });
-    out.push({ subject: person(i), predicate: { kind: "iri", value: `${EX}age` }, object: { kind: "literal", value: String(18 + (i % 60)), datatype: XSD_INT } });
-    for (let k = 0; k < 2; k++) out.push({ subject: person(i), predicate: { kind: "iri", value: `${EX}knows` }, object: person(Math.floor(rnd() * people)) });
+    out.push({
+      subject: person(i),
+      predicate: { kind: "iri", value: `${EX}name` },
+      object: { kind: "literal", value: `Person ${r}-${i}`, language: "en" },
+    });
+    out.push({
+      subject: person(i),
+      predicate: { kind: "iri", value: `${EX}age` },
+      object: { kind: "literal", value: String(18 + (i % 60)), datatype: XSD_INT },
+    });
+    for (let k = 0; k < 2; k++)
+      out.push({ subject: person(i), predicate: { kind: "iri", value: `${EX}knows` }, object: person(Math.floor(rnd() * people)) });
   }
   return out;
 }
@@ -136,7 +145,12 @@ export async function run(): Promise<void> {
     await queryable(endpoint, ids);
     const epLoad = performance.now() - t1;
     const t2 = performance.now();
-    const reopened = await SparqlEndpointGraphBackend.open({ queryUrl: virtuoso.authQueryUrl, updateUrl: virtuoso.authQueryUrl, user: virtuoso.user, password: virtuoso.password });
+    const reopened = await SparqlEndpointGraphBackend.open({
+      queryUrl: virtuoso.authQueryUrl,
+      updateUrl: virtuoso.authQueryUrl,
+      user: virtuoso.user,
+      password: virtuoso.password,
+    });
     await queryable(reopened, ids);
     const epStart = performance.now() - t2;
     await reopened.close();
@@ -156,14 +170,26 @@ export async function run(): Promise<void> {
     ];
     const url = new URL(virtuoso.authQueryUrl);
     const runs = 9;
-    process.stdout.write("query | scope | Oxigraph backend | endpoint backend | raw endpoint POST | endpoint/Oxigraph | service overhead (backend/raw)\n");
+    process.stdout.write(
+      "query | scope | Oxigraph backend | endpoint backend | raw endpoint POST | endpoint/Oxigraph | service overhead (backend/raw)\n",
+    );
     for (const [qname, q] of queries) {
       for (const [sname, scope] of scopes) {
         const view = viewOf(scope);
         const graphs = scope.map(graphIri);
-        const body = [`query=${encodeURIComponent(q)}`, ...graphs.map((g) => `default-graph-uri=${encodeURIComponent(g)}`), ...graphs.map((g) => `named-graph-uri=${encodeURIComponent(g)}`)].join("&");
+        const body = [
+          `query=${encodeURIComponent(q)}`,
+          ...graphs.map((g) => `default-graph-uri=${encodeURIComponent(g)}`),
+          ...graphs.map((g) => `named-graph-uri=${encodeURIComponent(g)}`),
+        ].join("&");
         const rawOnce = async () => {
-          const res = await raw.send({ url, body, accept: "application/sparql-results+json", kind: "query", deadline: Date.now() + 600_000 });
+          const res = await raw.send({
+            url,
+            body,
+            accept: "application/sparql-results+json",
+            kind: "query",
+            deadline: Date.now() + 600_000,
+          });
           res.message.setEncoding("utf8");
           let text = "";
           for await (const chunk of res.message) text += chunk as string;
@@ -173,7 +199,9 @@ export async function run(): Promise<void> {
         const ox = await timed(runs, () => store.query(view, q, OPTS));
         const ep = await timed(runs, () => endpoint.query(view, q, OPTS));
         const base = await timed(runs, rawOnce);
-        process.stdout.write(`${qname} | ${sname} | ${formatMs(ox)} | ${formatMs(ep)} | ${formatMs(base)} | ${(ep / ox).toFixed(2)}x | ${(ep / base).toFixed(2)}x\n`);
+        process.stdout.write(
+          `${qname} | ${sname} | ${formatMs(ox)} | ${formatMs(ep)} | ${formatMs(base)} | ${(ep / ox).toFixed(2)}x | ${(ep / base).toFixed(2)}x\n`,
+        );
       }
     }
     for (const [sname, scope] of scopes) {

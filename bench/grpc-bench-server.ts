@@ -20,7 +20,13 @@ async function start(): Promise<{ port: number; close(): Promise<void> | void; g
   // The rate quota's checks run on every call, as deployed, but its limits are raised past what the load
   // generator can send: the plain server has no quota, and the default (1,000 calls/s, burst 2,000) refused
   // part of the tier runs on a quiet machine, which answers faster than that.
-  const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: path, ACMS_QUOTA_RATE: "1000000", ACMS_QUOTA_BURST: "10000000" });
+  const config = loadConfig({
+    ACMS_HOST: "127.0.0.1",
+    ACMS_PORT: "0",
+    ACMS_DATA_DIR: path,
+    ACMS_QUOTA_RATE: "1000000",
+    ACMS_QUOTA_BURST: "10000000",
+  });
   const backends = await createBackends(config, { deferLoads: true });
   const { graphReady, vectorReady } = backends;
   const server = await startServer({
@@ -37,7 +43,8 @@ process.on("message", async (msg: string) => {
   if (msg === "cpu") process.send!({ cpu: process.cpuUsage() });
   if (msg === "memory") process.send!({ rss: process.memoryUsage().rss });
   if (msg === "graph") await server.graphReady?.then(() => process.send!({ ms: performance.now() }));
-  if (msg === "vectors") await (server.vectorReady ?? Promise.resolve()).then(() => process.send!({ ms: performance.now(), rss: process.memoryUsage().rss }));
+  if (msg === "vectors")
+    await (server.vectorReady ?? Promise.resolve()).then(() => process.send!({ ms: performance.now(), rss: process.memoryUsage().rss }));
   if (msg === "stop") {
     await server.close();
     process.exit(0);

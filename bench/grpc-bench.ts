@@ -106,7 +106,10 @@ class Child {
 
 /** A server child: its address and its own CPU clock. */
 class ServerProcess {
-  constructor(readonly child: Child, readonly address: string) {}
+  constructor(
+    readonly child: Child,
+    readonly address: string,
+  ) {}
 
   static async start(programs: string, args: string[], execArgv: string[] = []): Promise<ServerProcess> {
     const { child, hello } = await Child.fork(join(programs, "grpc-bench-server.mjs"), args, execArgv);
@@ -140,7 +143,13 @@ async function measure(load: Child, server: ServerProcess, job: Omit<LoadJob, "a
 
 function medianOf(runs: Measured[]): Measured {
   const pick = (f: (m: Measured) => number) => median(runs.map(f));
-  return { callsPerSecond: pick((m) => m.callsPerSecond), p50: pick((m) => m.p50), p99: pick((m) => m.p99), cpuPerCall: pick((m) => m.cpuPerCall), errors: 0 };
+  return {
+    callsPerSecond: pick((m) => m.callsPerSecond),
+    p50: pick((m) => m.p50),
+    p99: pick((m) => m.p99),
+    cpuPerCall: pick((m) => m.cpuPerCall),
+    errors: 0,
+  };
 }
 
 function row(label: string, m: Measured): string {
@@ -254,7 +263,15 @@ async function tierInProcess(calls: (op: TierOp) => number, concurrency: number)
       summaryTokens: 32,
     });
     const view = viewOver([], { scopeId: newUlid(), owner: "bench", projectNames: [TIER_FRAGMENT.project], createdAt: new Date() });
-    const store = (id: string) => tiers.storeFragment(view, { id, content: TIER_FRAGMENT.content, tier: undefined, projectName: TIER_FRAGMENT.project, resourceId: "", metadata: {} });
+    const store = (id: string) =>
+      tiers.storeFragment(view, {
+        id,
+        content: TIER_FRAGMENT.content,
+        tier: undefined,
+        projectName: TIER_FRAGMENT.project,
+        resourceId: "",
+        metadata: {},
+      });
     await store(TIER_FRAGMENT.id);
     const ops: Record<TierOp, () => Promise<unknown>> = {
       get: () => tiers.getFragment(view, TIER_FRAGMENT.id),
@@ -294,11 +311,17 @@ export async function run(): Promise<void> {
     await compileChildren(programs, ["grpc-bench-server", "grpc-load-generator"]);
     const t0 = performance.now();
     const { all, one } = await buildCorpus(dataDir, resources);
-    process.stdout.write(`corpus: ${resources * CHUNKS_PER_RESOURCE} chunks in ${resources} resources (${((performance.now() - t0) / 1000).toFixed(1)} s); ${calls} calls per run, medians of ${ROUNDS} runs\n`);
+    process.stdout.write(
+      `corpus: ${resources * CHUNKS_PER_RESOURCE} chunks in ${resources} resources (${((performance.now() - t0) / 1000).toFixed(1)} s); ${calls} calls per run, medians of ${ROUNDS} runs\n`,
+    );
 
     const key = generateKey();
     const profileDir = process.env.BENCH_GRPC_CPU_PROF;
-    const service = await ServerProcess.start(programs, ["service", dataDir, hashKey(key)], profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []);
+    const service = await ServerProcess.start(
+      programs,
+      ["service", dataDir, hashKey(key)],
+      profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
+    );
     started.push(service.child);
     const plain = await ServerProcess.start(programs, ["plain", join(dataDir, "acms.db"), one]);
     started.push(plain.child);
@@ -320,26 +343,32 @@ export async function run(): Promise<void> {
     const searchPath = "/acms.v1.TextBackendService/Search";
     const search = bytes(SearchRequestSchema, { query, maxResults: 20 });
     const auth = { authorization: `Bearer ${key}`, "acms-scope": oneScope };
-    const searchRatios = !parts.has("search") ? undefined : (await compare(
-      `Search, 1-resource scope (${CHUNKS_PER_RESOURCE} chunks), "${query}", 20 results`,
-      load,
-      service,
-      plain,
-      { kind: "unary", path: searchPath, request: search, metadata: auth },
-      { kind: "unary", path: searchPath, request: search, metadata: {} },
-      calls,
-    )).ratios;
+    const searchRatios = !parts.has("search")
+      ? undefined
+      : (
+          await compare(
+            `Search, 1-resource scope (${CHUNKS_PER_RESOURCE} chunks), "${query}", 20 results`,
+            load,
+            service,
+            plain,
+            { kind: "unary", path: searchPath, request: search, metadata: auth },
+            { kind: "unary", path: searchPath, request: search, metadata: {} },
+            calls,
+          )
+        ).ratios;
     const healthPath = "/grpc.health.v1.Health/Check";
     const health = bytes(HealthCheckRequestSchema, { service: "" });
-    const healthRun = !parts.has("health") ? undefined : await compare(
-      "Health Check",
-      load,
-      service,
-      plain,
-      { kind: "unary", path: healthPath, request: health, metadata: {} },
-      { kind: "unary", path: healthPath, request: health, metadata: {} },
-      calls * 2,
-    );
+    const healthRun = !parts.has("health")
+      ? undefined
+      : await compare(
+          "Health Check",
+          load,
+          service,
+          plain,
+          { kind: "unary", path: healthPath, request: health, metadata: {} },
+          { kind: "unary", path: healthPath, request: health, metadata: {} },
+          calls * 2,
+        );
 
     if (parts.has("stream")) {
       const streamQuery = `${syntheticWord(0)} ${syntheticWord(1)} ${syntheticWord(2)}`;
@@ -349,8 +378,24 @@ export async function run(): Promise<void> {
       const unaryRuns: Measured[] = [];
       const streamRuns: Measured[] = [];
       for (let round = 0; round < ROUNDS; round++) {
-        unaryRuns.push(await measure(load, service, { kind: "unary", path: searchPath, request: bytes(SearchRequestSchema, { query: streamQuery, maxResults: STREAM_RESULTS }), metadata: allAuth, ...sizes }));
-        streamRuns.push(await measure(load, service, { kind: "stream", path: "/acms.v1.TextBackendService/SearchStream", request: bytes(SearchStreamRequestSchema, { query: streamQuery, maxResults: STREAM_RESULTS }), metadata: allAuth, ...sizes }));
+        unaryRuns.push(
+          await measure(load, service, {
+            kind: "unary",
+            path: searchPath,
+            request: bytes(SearchRequestSchema, { query: streamQuery, maxResults: STREAM_RESULTS }),
+            metadata: allAuth,
+            ...sizes,
+          }),
+        );
+        streamRuns.push(
+          await measure(load, service, {
+            kind: "stream",
+            path: "/acms.v1.TextBackendService/SearchStream",
+            request: bytes(SearchStreamRequestSchema, { query: streamQuery, maxResults: STREAM_RESULTS }),
+            metadata: allAuth,
+            ...sizes,
+          }),
+        );
       }
       const unary = medianOf(unaryRuns);
       const stream = { ...medianOf(streamRuns), firstP50: median(streamRuns.map((r) => r.firstP50!)), messages: streamRuns[0].messages! };
@@ -368,25 +413,33 @@ export async function run(): Promise<void> {
       const { plain: plainHealth, service: serviceHealth } = healthRun;
       // GetFragment at TIER_CONCURRENCY is the headline figure (the most calls); the others are smaller, a store being an fsync.
       const tierCalls = (op: TierOp, concurrency = TIER_CONCURRENCY) =>
-        op === "get" && concurrency === TIER_CONCURRENCY ? calls * 2 : op === "store" ? Math.max(60, Math.round(calls / 5)) : Math.max(150, Math.round(calls / 2));
+        op === "get" && concurrency === TIER_CONCURRENCY
+          ? calls * 2
+          : op === "store"
+            ? Math.max(60, Math.round(calls / 5))
+            : Math.max(150, Math.round(calls / 2));
       const tierRequests: Record<TierOp, string> = {
         get: bytes(GetFragmentRequestSchema, { fragmentId: TIER_FRAGMENT.id }),
-        store: bytes(StoreFragmentRequestSchema, { fragment: { fragmentId: TIER_STORED, content: TIER_FRAGMENT.content, projectName: TIER_FRAGMENT.project, tier: Tier.HOT } }),
+        store: bytes(StoreFragmentRequestSchema, {
+          fragment: { fragmentId: TIER_STORED, content: TIER_FRAGMENT.content, projectName: TIER_FRAGMENT.project, tier: Tier.HOT },
+        }),
         metrics: bytes(GetMetricsRequestSchema, {}),
         view: bytes(GetForActorRequestSchema, { role: Role.REVIEWER }),
       };
       const tierOverGrpc = async (op: TierOp, concurrency: number): Promise<Measured> => {
         const runs: Measured[] = [];
         for (let round = 0; round < ROUNDS; round++) {
-          runs.push(await measure(load, service, {
-            kind: "unary",
-            path: `/acms.v1.ContextTierService/${TIER_RPC[op]}`,
-            request: tierRequests[op],
-            metadata: auth,
-            concurrency,
-            calls: tierCalls(op, concurrency),
-            warmup: op === "store" ? 20 : Math.max(100, Math.round(tierCalls(op, concurrency) / 4)),
-          }));
+          runs.push(
+            await measure(load, service, {
+              kind: "unary",
+              path: `/acms.v1.ContextTierService/${TIER_RPC[op]}`,
+              request: tierRequests[op],
+              metadata: auth,
+              concurrency,
+              calls: tierCalls(op, concurrency),
+              warmup: op === "store" ? 20 : Math.max(100, Math.round(tierCalls(op, concurrency) / 4)),
+            }),
+          );
         }
         return medianOf(runs);
       };
@@ -407,7 +460,8 @@ export async function run(): Promise<void> {
       );
       for (const op of TIER_OPS) {
         const m = await tierOverGrpc(op, TIER_CONCURRENCY);
-        if (op === "get") tierGet = { inProcess: m.callsPerSecond / inProcessMany.get, plain: m.callsPerSecond / plainHealth[at].callsPerSecond };
+        if (op === "get")
+          tierGet = { inProcess: m.callsPerSecond / inProcessMany.get, plain: m.callsPerSecond / plainHealth[at].callsPerSecond };
         process.stdout.write(
           `  ${TIER_RPC[op].padEnd(13)} ${TIER_CONCURRENCY} callers: in process ${Math.round(inProcessMany[op])}/s (1 caller ${Math.round(inProcessOne[op])}/s); ` +
             `gRPC ${row("", m).trim()}: ${ratio(m.callsPerSecond, inProcessMany[op])} in process, ` +
@@ -417,11 +471,9 @@ export async function run(): Promise<void> {
       }
     }
     const fmt = (rs: number[]) => rs.map((r) => r.toFixed(2)).join(" / ");
-    const summary = [
-      searchRatios ? `Search ${fmt(searchRatios)}` : "",
-      healthRun ? `Health ${fmt(healthRun.ratios)}` : "",
-    ].filter(Boolean);
-    if (summary.length > 0) process.stdout.write(`summary: service/plain throughput at concurrency ${CONCURRENCIES.join(" / ")}: ${summary.join(", ")}\n`);
+    const summary = [searchRatios ? `Search ${fmt(searchRatios)}` : "", healthRun ? `Health ${fmt(healthRun.ratios)}` : ""].filter(Boolean);
+    if (summary.length > 0)
+      process.stdout.write(`summary: service/plain throughput at concurrency ${CONCURRENCIES.join(" / ")}: ${summary.join(", ")}\n`);
     if (tierGet) {
       process.stdout.write(
         `summary: tier GetFragment through gRPC at ${TIER_CONCURRENCY} callers: ${tierGet.inProcess.toFixed(2)}x in process, ${tierGet.plain.toFixed(2)}x the plain trivial handler\n`,

@@ -131,8 +131,7 @@ if (process.send) {
     if (msg === "stop") {
       for (const c of clients.values()) c.close();
       process.exit(0);
-    }
-    else {
+    } else {
       runJob(msg.job).then(
         (result) => process.send!({ result }),
         (err: unknown) => process.send!({ error: String(err) }),

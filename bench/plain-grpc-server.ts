@@ -32,13 +32,31 @@ export const PLAIN_SEARCH_SQL = `SELECT c.resource_id, c.path, c.chunk_index, c.
 export async function startPlainServer(dbPath: string, resourceIds: readonly string[]): Promise<{ port: number; close(): void }> {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   const search = db.prepare<[string, number], PlainRow>(PLAIN_SEARCH_SQL);
-  const healthAnswer = Buffer.from(toBinary(HealthCheckResponseSchema, create(HealthCheckResponseSchema, { status: HealthCheckResponse_ServingStatus.SERVING })));
+  const healthAnswer = Buffer.from(
+    toBinary(HealthCheckResponseSchema, create(HealthCheckResponseSchema, { status: HealthCheckResponse_ServingStatus.SERVING })),
+  );
   const server = new grpc.Server();
   const raw = { serialize: (b: Buffer) => b, deserialize: (b: Buffer) => b };
   server.addService(
     {
-      Search: { path: "/acms.v1.TextBackendService/Search", requestStream: false, responseStream: false, requestSerialize: raw.serialize, requestDeserialize: raw.deserialize, responseSerialize: raw.serialize, responseDeserialize: raw.deserialize },
-      Check: { path: "/grpc.health.v1.Health/Check", requestStream: false, responseStream: false, requestSerialize: raw.serialize, requestDeserialize: raw.deserialize, responseSerialize: raw.serialize, responseDeserialize: raw.deserialize },
+      Search: {
+        path: "/acms.v1.TextBackendService/Search",
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: raw.serialize,
+        requestDeserialize: raw.deserialize,
+        responseSerialize: raw.serialize,
+        responseDeserialize: raw.deserialize,
+      },
+      Check: {
+        path: "/grpc.health.v1.Health/Check",
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: raw.serialize,
+        requestDeserialize: raw.deserialize,
+        responseSerialize: raw.serialize,
+        responseDeserialize: raw.deserialize,
+      },
     },
     {
       Search: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {

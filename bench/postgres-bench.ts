@@ -68,7 +68,13 @@ async function serverStart(env: Record<string, string>): Promise<{ seconds: numb
   const port = 20000 + Math.floor(Math.random() * 30000);
   const t0 = performance.now();
   const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve"], {
-    env: { ...process.env, ACMS_HOST: "127.0.0.1", ACMS_PORT: String(port), ACMS_KEYS: JSON.stringify([{ name: "b", key_sha256: "0".repeat(64), projects: ["*/*"], write: true }]), ...env },
+    env: {
+      ...process.env,
+      ACMS_HOST: "127.0.0.1",
+      ACMS_PORT: String(port),
+      ACMS_KEYS: JSON.stringify([{ name: "b", key_sha256: "0".repeat(64), projects: ["*/*"], write: true }]),
+      ...env,
+    },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";
@@ -76,7 +82,11 @@ async function serverStart(env: Record<string, string>): Promise<{ seconds: numb
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`server exited: ${stderr.slice(-500)}`);
-      const ok = await fetch(`http://127.0.0.1:${port}/grpc.health.v1.Health/Check`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })
+      const ok = await fetch(`http://127.0.0.1:${port}/grpc.health.v1.Health/Check`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      })
         .then((r) => r.json() as Promise<{ status?: string }>)
         .then((j) => j.status === "SERVING")
         .catch(() => false);
@@ -114,7 +124,9 @@ async function relevance(clusterUrl: string, sqlitePath: string, scale: number):
     const rids = Array.from({ length: 10 }, (_, i) => syntheticUlid(900_000 + i));
     for (const store of stores) {
       for (let i = 0; i < col.documents.length; i += 50) {
-        const docs = col.documents.slice(i, i + 50).map((d) => ({ path: `docs/${d.id}.md`, content: d.text, metadata: {}, chunks: [{ text: d.text }] }));
+        const docs = col.documents
+          .slice(i, i + 50)
+          .map((d) => ({ path: `docs/${d.id}.md`, content: d.text, metadata: {}, chunks: [{ text: d.text }] }));
         await store.upsertDocuments(rids[(i / 50) % rids.length], docs, 1);
       }
     }
@@ -127,7 +139,9 @@ async function relevance(clusterUrl: string, sqlitePath: string, scale: number):
     for (const q of col.queries) {
       const lists = [];
       // A public collection's query may be refused by a text backend's checks (it is counted, scored 0 on both).
-      const answers = await Promise.all(engines.map((engine) => engine.search(v, q.text, { maxResults: 10, now: 2, recentWindowMs: 0 }).catch(() => undefined)));
+      const answers = await Promise.all(
+        engines.map((engine) => engine.search(v, q.text, { maxResults: 10, now: 2, recentWindowMs: 0 }).catch(() => undefined)),
+      );
       if (answers.some((a) => a === undefined)) {
         refused += 1;
         continue;
@@ -143,7 +157,17 @@ async function relevance(clusterUrl: string, sqlitePath: string, scale: number):
       differ += 1;
       // Only ties: the same scores position by position, and each score's documents the same set.
       const sameScores = x.length === y.length && x.every((h, i) => h.score === y[i].score);
-      const groups = (l: typeof x) => new Map([...new Set(l.map((h) => h.score))].map((s) => [s, l.filter((h) => h.score === s).map((h) => h.id).sort().join()]));
+      const groups = (l: typeof x) =>
+        new Map(
+          [...new Set(l.map((h) => h.score))].map((s) => [
+            s,
+            l
+              .filter((h) => h.score === s)
+              .map((h) => h.id)
+              .sort()
+              .join(),
+          ]),
+        );
       const gx = groups(x);
       const gy = groups(y);
       // The last score group may be cut at 10 differently: compare all but it.
@@ -204,12 +228,20 @@ export async function run(): Promise<void> {
     t0 = performance.now();
     for (const m of messages) await pgStore.upsertDocuments(m.id, m.docs, 1);
     const pgRate = total / ((performance.now() - t0) / 1000);
-    process.stdout.write(`ingest of ${total} chunks in ${resources} resources (${DIM}-d embeddings, ${DOCS_PER_MESSAGE} documents per message)\n`);
-    process.stdout.write(`  SQLite ${liteRate.toFixed(0)} chunks/s, PostgreSQL ${pgRate.toFixed(0)} chunks/s (PostgreSQL/SQLite ${(pgRate / liteRate).toFixed(2)})\n`);
+    process.stdout.write(
+      `ingest of ${total} chunks in ${resources} resources (${DIM}-d embeddings, ${DOCS_PER_MESSAGE} documents per message)\n`,
+    );
+    process.stdout.write(
+      `  SQLite ${liteRate.toFixed(0)} chunks/s, PostgreSQL ${pgRate.toFixed(0)} chunks/s (PostgreSQL/SQLite ${(pgRate / liteRate).toFixed(2)})\n`,
+    );
 
     // Scoped BM25.
     const qrand = prng(7);
-    const queries = Array.from({ length: QUERIES }, () => `${syntheticWord(20 + Math.floor(qrand() * 400))} ${syntheticWord(5 + Math.floor(qrand() * 100))} ${syntheticWord(Math.floor(qrand() * 2000))}`);
+    const queries = Array.from(
+      { length: QUERIES },
+      () =>
+        `${syntheticWord(20 + Math.floor(qrand() * 400))} ${syntheticWord(5 + Math.floor(qrand() * 100))} ${syntheticWord(Math.floor(qrand() * 2000))}`,
+    );
     const text = new PostgresTextBackend(pool);
     const rawLite = sqlite.prepare(rankedSearchSql("current"));
     const rawPg = postgresRankedSql("current");
@@ -218,13 +250,17 @@ export async function run(): Promise<void> {
       const scopeIds = ids.filter((_, i) => i % Math.floor(resources / size) === 0).slice(0, size);
       const v = view(scopeIds);
       const rids = JSON.stringify(v.resourceIds);
-      const liteMs = await timeEach(queries, (q) => rawLite.all({ match: scopedMatch(q, v.resourceIds), rids, cutoff: 0, limit: 20, offset: 0 }));
+      const liteMs = await timeEach(queries, (q) =>
+        rawLite.all({ match: scopedMatch(q, v.resourceIds), rids, cutoff: 0, limit: 20, offset: 0 }),
+      );
       const rawMs = await timeEach(queries, (q) => {
         const p = phraseParams(q)!;
         return pool.query(rawPg, [p.phrase, p.offset, p.term, v.resourceIds, 21, 0]);
       });
       const adapterMs = await timeEach(queries, (q) => text.search(v, q, { maxResults: 20, now: 2, recentWindowMs: 0 }));
-      process.stdout.write(`${String(size).padStart(5)}  ${rawMs.toFixed(3).padStart(15)}  ${(adapterMs / rawMs).toFixed(2).padStart(11)}  ${(rawMs / liteMs).toFixed(2).padStart(15)}\n`);
+      process.stdout.write(
+        `${String(size).padStart(5)}  ${rawMs.toFixed(3).padStart(15)}  ${(adapterMs / rawMs).toFixed(2).padStart(11)}  ${(rawMs / liteMs).toFixed(2).padStart(15)}\n`,
+      );
     }
 
     await relevance(cluster.url, join(dataDir, "relevance.db"), scale);
@@ -258,7 +294,9 @@ export async function run(): Promise<void> {
         found += got.hits.filter((h) => keys.has(h.chunkKey)).length;
         want += ref.hits.length;
       }
-      process.stdout.write(`${String(size).padStart(5)}  ${(found / Math.max(1, want)).toFixed(3).padStart(9)}  ${(median(fTimes) / median(eTimes)).toFixed(2).padStart(18)}\n`);
+      process.stdout.write(
+        `${String(size).padStart(5)}  ${(found / Math.max(1, want)).toFixed(3).padStart(9)}  ${(median(fTimes) / median(eTimes)).toFixed(2).padStart(18)}\n`,
+      );
     }
     await follower.close();
 
@@ -306,8 +344,12 @@ export async function run(): Promise<void> {
     const pgDir = mkdtempSync(join(tmpdir(), "acms-bench-pg-serve-"));
     const onPg = await serverStart({ ACMS_DATA_DIR: pgDir, ACMS_POSTGRES_URL: url });
     rmSync(pgDir, { recursive: true, force: true });
-    process.stdout.write(`server over ${total} chunks: start-up embedded ${embedded.seconds.toFixed(1)} s, PostgreSQL ${onPg.seconds.toFixed(1)} s (ratio ${(onPg.seconds / embedded.seconds).toFixed(2)})\n`);
-    process.stdout.write(`  RSS once serving: embedded ${embedded.rssMb.toFixed(0)} MB, PostgreSQL ${onPg.rssMb.toFixed(0)} MB (ratio ${(onPg.rssMb / embedded.rssMb).toFixed(2)}; without pgvector both hold every vector in process)\n`);
+    process.stdout.write(
+      `server over ${total} chunks: start-up embedded ${embedded.seconds.toFixed(1)} s, PostgreSQL ${onPg.seconds.toFixed(1)} s (ratio ${(onPg.seconds / embedded.seconds).toFixed(2)})\n`,
+    );
+    process.stdout.write(
+      `  RSS once serving: embedded ${embedded.rssMb.toFixed(0)} MB, PostgreSQL ${onPg.rssMb.toFixed(0)} MB (ratio ${(onPg.rssMb / embedded.rssMb).toFixed(2)}; without pgvector both hold every vector in process)\n`,
+    );
   } finally {
     stopPostgresCluster(cluster);
     rmSync(dataDir, { recursive: true, force: true });

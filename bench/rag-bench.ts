@@ -66,22 +66,46 @@ export async function run(): Promise<void> {
       const res = resources[d % RESOURCES];
       const path = `docs/d${d}.md`;
       const texts = Array.from({ length: CHUNKS_PER_DOC }, () => Array.from({ length: WORDS_PER_CHUNK }, () => word(r)).join(" "));
-      await documents.upsertDocuments(res, [{ path, content: texts.join("\n"), metadata: {}, chunks: texts.map((text) => ({ text, embedding: vectorOf(r) })) }], 1_000);
+      await documents.upsertDocuments(
+        res,
+        [{ path, content: texts.join("\n"), metadata: {}, chunks: texts.map((text) => ({ text, embedding: vectorOf(r) })) }],
+        1_000,
+      );
       const node = { kind: "iri" as const, value: `http://example.org/topic/${d}` };
       const list = triplesByResource.get(res) ?? [];
       list.push(
-        { subject: node, predicate: { kind: "iri", value: "http://www.w3.org/2000/01/rdf-schema#label" }, object: { kind: "literal", value: `${word(r)} ${word(r)}` } },
-        { subject: node, predicate: { kind: "iri", value: "http://example.org/describes" }, object: { kind: "iri", value: formatUkoUri(res, path) } },
+        {
+          subject: node,
+          predicate: { kind: "iri", value: "http://www.w3.org/2000/01/rdf-schema#label" },
+          object: { kind: "literal", value: `${word(r)} ${word(r)}` },
+        },
+        {
+          subject: node,
+          predicate: { kind: "iri", value: "http://example.org/describes" },
+          object: { kind: "iri", value: formatUkoUri(res, path) },
+        },
       );
       triplesByResource.set(res, list);
     }
     for (const [res, triples] of triplesByResource) await graph.putTriples(res, triples, true);
     await loadVectors(vector, documents.iterateVectors());
-    process.stdout.write(`corpus: ${chunks} chunks in ${docs} documents, ${RESOURCES} resources, ${docs * 2} triples (${((performance.now() - t0) / 1000).toFixed(1)} s to load)\n`);
+    process.stdout.write(
+      `corpus: ${chunks} chunks in ${docs} documents, ${RESOURCES} resources, ${docs * 2} triples (${((performance.now() - t0) / 1000).toFixed(1)} s to load)\n`,
+    );
 
     const view = viewOver(resources, { scopeId: "01JBENCH000000000000000000", owner: "bench", projectNames: ["local/bench"] });
     const text = new Fts5TextBackend(db);
-    const deps: HybridSearchDeps = { documents, text, vector, graph, units, embeddingDim: DIM, maxResultsCap: 1000, recentWindowMs: 60_000, sparqlTimeoutMs: 10_000 };
+    const deps: HybridSearchDeps = {
+      documents,
+      text,
+      vector,
+      graph,
+      units,
+      embeddingDim: DIM,
+      maxResultsCap: 1000,
+      recentWindowMs: 60_000,
+      sparqlTimeoutMs: 10_000,
+    };
     const qr = prng(7);
     const queries = Array.from({ length: QUERIES }, () => ({
       query: `${word(qr)} ${syntheticWord(Math.floor(qr() * 200))}`,
@@ -94,11 +118,19 @@ export async function run(): Promise<void> {
     // Warm up every path once (statements prepared, graph worker loaded).
     await hybridSearch(deps, view, req(0));
 
-    const textMs = await sampleTimes(ROUNDS, QUERIES, (q) => searchText({ ...limits, text, documents }, view, { query: queries[q].query, maxResults: plan.depth }));
-    const vectorMs = await sampleTimes(ROUNDS, QUERIES, (q) =>
-      searchVectors({ ...limits, vector, documents, embeddingDim: DIM }, view, { embedding: queries[q].embedding, topK: plan.depth, minScore: 0 }),
+    const textMs = await sampleTimes(ROUNDS, QUERIES, (q) =>
+      searchText({ ...limits, text, documents }, view, { query: queries[q].query, maxResults: plan.depth }),
     );
-    const graphMs = await sampleTimes(ROUNDS, QUERIES, (q) => findGraphEvidence(graph, view, queries[q].query, { depth: plan.depth, timeoutMs: 10_000 }));
+    const vectorMs = await sampleTimes(ROUNDS, QUERIES, (q) =>
+      searchVectors({ ...limits, vector, documents, embeddingDim: DIM }, view, {
+        embedding: queries[q].embedding,
+        topK: plan.depth,
+        minScore: 0,
+      }),
+    );
+    const graphMs = await sampleTimes(ROUNDS, QUERIES, (q) =>
+      findGraphEvidence(graph, view, queries[q].query, { depth: plan.depth, timeoutMs: 10_000 }),
+    );
     const hybridMs = await sampleTimes(ROUNDS, QUERIES, (q) => hybridSearch(deps, view, req(q)));
 
     const [mt, mv, mg, mh] = [median(textMs), median(vectorMs), median(graphMs), median(hybridMs)];
@@ -106,7 +138,9 @@ export async function run(): Promise<void> {
     process.stdout.write(`top_k ${plan.topK}, each source ${plan.depth} deep; medians over ${QUERIES * ROUNDS} queries:\n`);
     process.stdout.write(`  text ${mt.toFixed(2)} ms, vector ${mv.toFixed(2)} ms, graph ${mg.toFixed(2)} ms, sum ${sum.toFixed(2)} ms\n`);
     process.stdout.write(`  hybrid ${mh.toFixed(2)} ms\n`);
-    process.stdout.write(`  hybrid / sum of sources: ${(mh / sum).toFixed(2)}x;  hybrid / slowest source: ${(mh / Math.max(mt, mv, mg)).toFixed(2)}x\n`);
+    process.stdout.write(
+      `  hybrid / sum of sources: ${(mh / sum).toFixed(2)}x;  hybrid / slowest source: ${(mh / Math.max(mt, mv, mg)).toFixed(2)}x\n`,
+    );
 
     const memory = new MemoryBm25TextBackend({ generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() });
     const buildStart = performance.now();
@@ -115,7 +149,9 @@ export async function run(): Promise<void> {
     const opts = { maxResults: plan.depth, now: 2_000, recentWindowMs: 60_000 };
     const ftsMs = await sampleTimes(ROUNDS, QUERIES, (q) => text.search(view, queries[q].query, opts));
     const memMs = await sampleTimes(ROUNDS, QUERIES, (q) => memory.search(view, queries[q].query, opts));
-    process.stdout.write(`keyword fallback: in-memory BM25 ${median(memMs).toFixed(2)} ms vs FTS5 ${median(ftsMs).toFixed(2)} ms per query (${(median(memMs) / median(ftsMs)).toFixed(2)}x); index build ${buildMs.toFixed(0)} ms\n`);
+    process.stdout.write(
+      `keyword fallback: in-memory BM25 ${median(memMs).toFixed(2)} ms vs FTS5 ${median(ftsMs).toFixed(2)} ms per query (${(median(memMs) / median(ftsMs)).toFixed(2)}x); index build ${buildMs.toFixed(0)} ms\n`,
+    );
   } finally {
     await graph.close();
     await vector.close();

@@ -83,7 +83,10 @@ export async function run(): Promise<void> {
     const refusals: Array<[string, () => Promise<unknown>]> = [
       [`FetchContent with ${n} URIs refused`, () => rag.fetchContent({ ukoUris: uris })],
       [`ResolveScope with ${n} projects refused`, () => scopes.resolveScope({ projects })],
-      [`RegisterResource with ${n} parents refused`, () => registry.registerResource({ project: "local/bench", alias: "many", kind: "repo", parentIds: parents })],
+      [
+        `RegisterResource with ${n} parents refused`,
+        () => registry.registerResource({ project: "local/bench", alias: "many", kind: "repo", parentIds: parents }),
+      ],
       ["a 1 MiB keyword query refused", () => text.search({ query: bigQuery })],
       ["a pathological glob refused", () => scopes.resolveScope({ projects: ["local/bench"], includePaths: ["*{a,b}*{a,b}*{a,b}*c"] })],
       ["SPARQL nested 5000 deep refused", () => graph.sparqlQuery({ query: nested })],
@@ -129,7 +132,11 @@ export async function run(): Promise<void> {
     const s = await startTestServer();
     try {
       if (keepAlive) {
-        const res = await fetch(`${s.server.url}/grpc.health.v1.Health/Check`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+        const res = await fetch(`${s.server.url}/grpc.health.v1.Health/Check`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: "{}",
+        });
         await res.json();
       } else {
         const sessionManager = new Http2SessionManager(s.server.url);
@@ -145,5 +152,7 @@ export async function run(): Promise<void> {
   };
   const bare = median([await closeMs(false), await closeMs(false), await closeMs(false)]);
   const idle = median([await closeMs(true), await closeMs(true), await closeMs(true)]);
-  process.stdout.write(`close with an idle keep-alive connection: ${formatMs(idle, 1)} (${(idle / bare).toFixed(1)}x a close with none, ${formatMs(bare, 1)})\n`);
+  process.stdout.write(
+    `close with an idle keep-alive connection: ${formatMs(idle, 1)} (${(idle / bare).toFixed(1)}x a close with none, ${formatMs(bare, 1)})\n`,
+  );
 }

@@ -12,7 +12,10 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const only = (process.env.BENCH_ONLY ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+const only = (process.env.BENCH_ONLY ?? "")
+  .split(",")
+  .map((s) => s.trim())
+  .filter(Boolean);
 const jobs = Math.max(1, Math.floor(Number(process.env.BENCH_JOBS ?? "1")) || 1);
 /** The longest benchmarks at CI's scale (0.01), started first when several run at a time so none starts last. */
 const LONGEST_FIRST = ["postgres", "grpc", "duckdb", "startup", "soak", "console", "cli"];
@@ -56,7 +59,8 @@ function runInChild(name: string): Promise<boolean> {
     child.on("close", (code, signal) => {
       process.stdout.write(Buffer.concat(out));
       // Exit status 1 is a failure the child reported itself (runHere); anything else it could not report.
-      if (code !== 0 && code !== 1) process.stdout.write(`${name}: failed: its process exited with ${signal ?? code}\n${took(name, started)}`);
+      if (code !== 0 && code !== 1)
+        process.stdout.write(`${name}: failed: its process exited with ${signal ?? code}\n${took(name, started)}`);
       resolve(code === 0);
     });
   });

@@ -50,7 +50,8 @@ export async function run(): Promise<void> {
     const parentIds = i === 0 ? [] : [ids[Math.floor((i - 1) / 4)]];
     ids.push((await registry.registerResource({ id: "", project: "bench/big", alias: `r${i}`, kind: "repo", parentIds, metadata: {} })).id);
   }
-  for (let i = 0; i < n / 10; i++) await registry.registerResource({ id: "", project: "bench/side", alias: `s${i}`, kind: "docs", parentIds: [], metadata: {} });
+  for (let i = 0; i < n / 10; i++)
+    await registry.registerResource({ id: "", project: "bench/side", alias: `s${i}`, kind: "docs", parentIds: [], metadata: {} });
   db.exec("COMMIT");
   const principal = createPrincipal("bench", ["bench/*"], false);
   const visible = async (id: string) => (await registry.getResource(id))?.links.some((l) => principal.allowsProject(l.project)) ?? false;

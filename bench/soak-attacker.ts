@@ -35,11 +35,14 @@ export interface SoakAttackerArgs {
   embeddingDim: number;
 }
 
-const bearer = (key: string | undefined, scopeId?: string): Interceptor => (next) => async (req) => {
-  if (key) req.header.set("authorization", `Bearer ${key}`);
-  if (scopeId) req.header.set("acms-scope", scopeId);
-  return next(req);
-};
+const bearer =
+  (key: string | undefined, scopeId?: string): Interceptor =>
+  (next) =>
+  async (req) => {
+    if (key) req.header.set("authorization", `Bearer ${key}`);
+    if (scopeId) req.header.set("acms-scope", scopeId);
+    return next(req);
+  };
 
 async function main(): Promise<void> {
   const a = JSON.parse(process.argv[2]) as SoakAttackerArgs;
@@ -77,10 +80,15 @@ async function main(): Promise<void> {
   const attacks: Record<SoakAttack, () => Promise<unknown>> = {
     "sparql-bomb": () => hammer(2, () => graph.sparqlQuery({ query: `SELECT * WHERE { ${"€".repeat(64 * 1024 - 64)} }` })),
     globs: async () => {
-      const { scope } = await scopes.resolveScope({ projects: [a.project], includePaths: ["{a,aa}".repeat(30) + "b", "{a,aa}".repeat(30) + "*c"] });
+      const { scope } = await scopes.resolveScope({
+        projects: [a.project],
+        includePaths: ["{a,aa}".repeat(30) + "b", "{a,aa}".repeat(30) + "*c"],
+      });
       const text = client(TextBackendService, scope!.scopeId);
       await hammer(2, async () => {
-        await scopes.resolveScope({ projects: [a.project], includePaths: ["+(a*)"] }).catch((e: unknown) => note(`extglob:${Code[ConnectError.from(e).code]}`));
+        await scopes
+          .resolveScope({ projects: [a.project], includePaths: ["+(a*)"] })
+          .catch((e: unknown) => note(`extglob:${Code[ConnectError.from(e).code]}`));
         await text.search({ query: "soak" });
       });
     },
@@ -100,7 +108,11 @@ async function main(): Promise<void> {
       for (const s of sockets) s.destroy();
     },
     "slow-sparql": () =>
-      hammer(8, () => graph.sparqlQuery({ query: `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 12 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(" ")} }` })),
+      hammer(8, () =>
+        graph.sparqlQuery({
+          query: `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 12 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(" ")} }`,
+        }),
+      ),
     quota: () => {
       const registry = client(RegistryService);
       return hammer(50, () => registry.listProjects({}));

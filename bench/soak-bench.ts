@@ -43,11 +43,14 @@ const VICTIMS = 3;
 const UPLOAD_DOCS = 20_000;
 /** The vector dimension of the upload-vectors attack. */
 const EMBEDDING_DIM = 64;
-const bearer = (key: string | undefined, scopeId?: string): Interceptor => (next) => async (req) => {
-  if (key) req.header.set("authorization", `Bearer ${key}`);
-  if (scopeId) req.header.set("acms-scope", scopeId);
-  return next(req);
-};
+const bearer =
+  (key: string | undefined, scopeId?: string): Interceptor =>
+  (next) =>
+  async (req) => {
+    if (key) req.header.set("authorization", `Bearer ${key}`);
+    if (scopeId) req.header.set("acms-scope", scopeId);
+    return next(req);
+  };
 
 interface Tenant {
   name: string;
@@ -78,7 +81,10 @@ export async function run(): Promise<void> {
   const phaseMs = Math.max(1000, Math.round(10_000 * scale));
   const docs = Math.max(20, Math.round(400 * scale));
   const uploadDocs = Math.max(2000, Math.round(UPLOAD_DOCS * Math.min(1, scale)));
-  const only = (process.env.SOAK_ONLY ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+  const only = (process.env.SOAK_ONLY ?? "")
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean);
   const dataDir = mkdtempSync(join(tmpdir(), "acms-soak-"));
   const names = [...Array.from({ length: VICTIMS }, (_, i) => `victim${i}`), "attacker"];
   const keys = Object.fromEntries(names.map((n) => [n, generateKey()]));
@@ -124,7 +130,10 @@ export async function run(): Promise<void> {
           yield {
             resourceId,
             documents: [
-              ...Array.from({ length: docs }, (_, i) => ({ path: `docs/page-${i}.md`, content: `soak page ${i} about retry and backoff number ${i % 7}` })),
+              ...Array.from({ length: docs }, (_, i) => ({
+                path: `docs/page-${i}.md`,
+                content: `soak page ${i} about retry and backoff number ${i % 7}`,
+              })),
               ...long.map((path) => ({ path, content: "soak long name" })),
             ],
           };
@@ -195,7 +204,16 @@ export async function run(): Promise<void> {
 
     /** Runs the victims' load and health probes for one phase while `attack` runs in its own process. */
     async function phase(attack?: SoakAttack): Promise<Phase> {
-      const out: Phase = { latencies: [], errors: 0, calls: 0, writes: [], writeErrors: 0, health: [], loopDelayMax: 0, attacker: new Map() };
+      const out: Phase = {
+        latencies: [],
+        errors: 0,
+        calls: 0,
+        writes: [],
+        writeErrors: 0,
+        health: [],
+        loopDelayMax: 0,
+        attacker: new Map(),
+      };
       const attacking = attack ? await startAttacker(attack) : undefined;
       const loopDelay = monitorEventLoopDelay({ resolution: 10 });
       loopDelay.enable();
@@ -208,7 +226,10 @@ export async function run(): Promise<void> {
           try {
             await index.upsertDocuments(
               (async function* () {
-                yield { resourceId: tenant.resource, documents: [{ path: `notes/${n % 50}.md`, content: `soak note ${n} about retry and backoff` }] };
+                yield {
+                  resourceId: tenant.resource,
+                  documents: [{ path: `notes/${n % 50}.md`, content: `soak note ${n} about retry and backoff` }],
+                };
               })(),
             );
           } catch {
@@ -232,7 +253,10 @@ export async function run(): Promise<void> {
             await sleep(5);
           }
         };
-        return [loop(() => text.search({ query: "retry backoff", maxResults: 10 })), loop(() => graph.sparqlQuery({ query: "SELECT ?s ?o WHERE { ?s ?p ?o } LIMIT 5" }))];
+        return [
+          loop(() => text.search({ query: "retry backoff", maxResults: 10 })),
+          loop(() => graph.sparqlQuery({ query: "SELECT ?s ?o WHERE { ?s ?p ?o } LIMIT 5" })),
+        ];
       });
       const probes = (async () => {
         while (running()) {
@@ -280,14 +304,31 @@ export async function run(): Promise<void> {
     };
     row("no attacker (baseline)", baseline);
     for (const [name, attack] of attacks) if (only.length === 0 || only.includes(attack)) row(name, await phase(attack));
-    const head = ["phase", "victims p50", "victims p99", "p99 / baseline", "victim errors", "writes p50", "writes p99", "writes p99 / baseline", "health p99", "health worst (/ baseline p99)", "loop delay max (/ baseline)", "attacker got"];
+    const head = [
+      "phase",
+      "victims p50",
+      "victims p99",
+      "p99 / baseline",
+      "victim errors",
+      "writes p50",
+      "writes p99",
+      "writes p99 / baseline",
+      "health p99",
+      "health worst (/ baseline p99)",
+      "loop delay max (/ baseline)",
+      "attacker got",
+    ];
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
     const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join("  ");
-    process.stdout.write(`${VICTIMS} victim tenants (text search + SPARQL loops, and a loop of one-document writes each), phases of ${phaseMs} ms\n${line(head)}\n`);
+    process.stdout.write(
+      `${VICTIMS} victim tenants (text search + SPARQL loops, and a loop of one-document writes each), phases of ${phaseMs} ms\n${line(head)}\n`,
+    );
     for (const r of rows) process.stdout.write(`${line(r)}\n`);
     const rssAfter = process.memoryUsage().rss;
     process.stdout.write("(the attacker runs in its own process; the victims' load and the server share this one)\n");
-    process.stdout.write(`memory (rss, server and victims' load in one process): ${(rssBefore / 2 ** 20).toFixed(0)} MiB before, ${(rssAfter / 2 ** 20).toFixed(0)} MiB after\n`);
+    process.stdout.write(
+      `memory (rss, server and victims' load in one process): ${(rssBefore / 2 ** 20).toFixed(0)} MiB before, ${(rssAfter / 2 ** 20).toFixed(0)} MiB after\n`,
+    );
   } finally {
     for (const s of sessions) s.abort();
     await server.close(2000);

@@ -59,7 +59,10 @@ async function fill(dataDir: string, chunks: number): Promise<void> {
       const triples = Array.from({ length: perResource }, (_, d) => ({
         subject: { kind: "iri" as const, value: `uko://${id}/docs/${d}.md` },
         predicate: { kind: "iri" as const, value: d % 2 === 0 ? "http://example.org/mentions" : "http://example.org/title" },
-        object: d % 2 === 0 ? { kind: "iri" as const, value: `uko://${id}/docs/${(d * 7) % perResource}.md` } : { kind: "literal" as const, value: `chunk ${d} of resource ${r}` },
+        object:
+          d % 2 === 0
+            ? { kind: "iri" as const, value: `uko://${id}/docs/${(d * 7) % perResource}.md` }
+            : { kind: "literal" as const, value: `chunk ${d} of resource ${r}` },
       }));
       await graph.putTriples(id, triples, false);
     }
@@ -150,7 +153,9 @@ export async function run(): Promise<void> {
       rmSync(warm, { recursive: true, force: true });
     }
     let base: Start | undefined;
-    process.stdout.write(`start-up to listening, fresh process (compiled as npm run build compiles), ${DIM}-dimension embeddings in ${RESOURCES} resources\n`);
+    process.stdout.write(
+      `start-up to listening, fresh process (compiled as npm run build compiles), ${DIM}-dimension embeddings in ${RESOURCES} resources\n`,
+    );
     for (const chunks of [0, Math.round(full / 10), full]) {
       const dataDir = mkdtempSync(join(tmpdir(), "acms-startup-bench-"));
       try {
@@ -167,7 +172,9 @@ export async function run(): Promise<void> {
             `every service SERVING at ${seconds(serving)} (${(serving / baseServing).toFixed(2)}x empty)\n`,
         );
         if (dev) {
-          process.stdout.write(`  compiled against tsx (empty directory): listening ${seconds(best.ms)} against ${seconds(dev.ms)} (${(dev.ms / best.ms).toFixed(2)}x faster compiled)\n`);
+          process.stdout.write(
+            `  compiled against tsx (empty directory): listening ${seconds(best.ms)} against ${seconds(dev.ms)} (${(dev.ms / best.ms).toFixed(2)}x faster compiled)\n`,
+          );
         }
         if (chunks === full) {
           const graphDir = join(dataDir, "bench-vectors");

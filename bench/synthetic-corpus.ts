@@ -23,5 +23,9 @@ export function zipfRank(rand: () => number, vocabulary: number): number {
 
 /** The `i`-th benchmark resource id, a 26-character Crockford base-32 string as resource ids are. */
 export function syntheticUlid(i: number): string {
-  return `01J${i.toString(32).toUpperCase().replace(/[ILOU]/g, "X").padStart(23, "0")}`;
+  return `01J${i
+    .toString(32)
+    .toUpperCase()
+    .replace(/[ILOU]/g, "X")
+    .padStart(23, "0")}`;
 }

@@ -53,7 +53,11 @@ export async function run(): Promise<void> {
   process.stdout.write(`indexed ${resources * perResource} chunks in ${resources} resources in ${loadSeconds.toFixed(1)} s\n`);
 
   const qrand = prng(7);
-  const queries = Array.from({ length: QUERIES }, () => `${syntheticWord(20 + Math.floor(qrand() * 400))} ${syntheticWord(5 + Math.floor(qrand() * 100))} ${syntheticWord(Math.floor(qrand() * 2000))}`);
+  const queries = Array.from(
+    { length: QUERIES },
+    () =>
+      `${syntheticWord(20 + Math.floor(qrand() * 400))} ${syntheticWord(5 + Math.floor(qrand() * 100))} ${syntheticWord(Math.floor(qrand() * 2000))}`,
+  );
   const raw = db.prepare(rankedSearchSql("current"));
   const deps = { text: backend, documents: store, maxResultsCap: 1000, recentWindowMs: 0 };
 

@@ -37,8 +37,10 @@ const ROOMY: TierBudgets = { maxTokensHot: 100_000_000, maxDecisionsWarm: 10_000
 const CONCURRENCY = 16;
 
 function text(i: number): string {
-  return `Step ${i}: the executor refactored module ${i % 97} and the reviewer asked for tests of case ${i % 13}; ` +
-    `the plan keeps budgets within limits while context for ${i % 7} roles stays findable after a restart.`;
+  return (
+    `Step ${i}: the executor refactored module ${i % 97} and the reviewer asked for tests of case ${i % 13}; ` +
+    `the plan keeps budgets within limits while context for ${i % 7} roles stays findable after a restart.`
+  );
 }
 
 /** `n` calls of `op` (given 0 to n - 1) with CONCURRENCY in flight; calls per second. */
@@ -57,7 +59,8 @@ const VIEW = viewOver([], { scopeId: newUlid(), owner: "bench", projectNames: ["
 async function inProcess(store: TierStore, n: number, budgets: TierBudgets = ROOMY): Promise<Rates> {
   const tiers = await TierService.open(store, { budgets, summaryTokens: 32 });
   const id = (i: number) => `f-${i}`;
-  const put = (i: number) => tiers.storeFragment(VIEW, { id: id(i), content: text(i), tier: undefined, projectName: "bench/tiers", resourceId: "", metadata: {} });
+  const put = (i: number) =>
+    tiers.storeFragment(VIEW, { id: id(i), content: text(i), tier: undefined, projectName: "bench/tiers", resourceId: "", metadata: {} });
   const rates = {
     store: await timed(n, put),
     get: await timed(n, (i) => tiers.getFragment(VIEW, id(i))),
@@ -104,7 +107,9 @@ async function overGrpc(n: number): Promise<Rates> {
     const c: Client<typeof ContextTierService> = createClient(ContextTierService, transport(scopeId));
     const id = (i: number) => `g-${i}`;
     return {
-      store: await timed(n, (i) => c.storeFragment({ fragment: { fragmentId: id(i), content: text(i), projectName: "bench/tiers", tier: Tier.HOT } })),
+      store: await timed(n, (i) =>
+        c.storeFragment({ fragment: { fragmentId: id(i), content: text(i), projectName: "bench/tiers", tier: Tier.HOT } }),
+      ),
       get: await timed(n, (i) => c.getFragment({ fragmentId: id(i) })),
       demote: await timed(n, (i) => c.demoteFragment({ fragmentId: id(i) })),
       promote: await timed(n, (i) => c.promoteFragment({ fragmentId: id(i) })),
@@ -148,10 +153,22 @@ export async function run(): Promise<void> {
         `gRPC ${fmt(grpc[p])} (${(grpc[p] / base[p]).toFixed(2)}x in process)\n`,
     );
   }
-  const full: TierBudgets = { maxTokensHot: 2000, maxDecisionsWarm: Math.max(10, Math.round(n / 8)), maxDecisionsCold: Math.max(10, Math.round(n / 4)) };
+  const full: TierBudgets = {
+    maxTokensHot: 2000,
+    maxDecisionsWarm: Math.max(10, Math.round(n / 8)),
+    maxDecisionsCold: Math.max(10, Math.round(n / 4)),
+  };
   const steady = await durableStore(async (store) => {
     const tiers = await TierService.open(store, { budgets: full, summaryTokens: 32 });
-    const put = (i: number) => tiers.storeFragment(VIEW, { id: `s-${i}`, content: text(i), tier: undefined, projectName: "bench/tiers", resourceId: "", metadata: {} });
+    const put = (i: number) =>
+      tiers.storeFragment(VIEW, {
+        id: `s-${i}`,
+        content: text(i),
+        tier: undefined,
+        projectName: "bench/tiers",
+        resourceId: "",
+        metadata: {},
+      });
     // Fill every tier first, so each measured store displaces one fragment down each tier and deletes one from cold.
     for (let i = 0; i < full.maxDecisionsWarm + full.maxDecisionsCold + 100; i++) await put(-1 - i);
     const rate = await timed(n, put);

@@ -12,7 +12,12 @@
  * the load average (the figures are ratios measured in the same run, on 2 shared cores).
  */
 import { loadavg } from "node:os";
-import { EXACT_SCAN_THRESHOLD, PARTITION_GRAPH_MIN_ROWS, PartitionedVectorBackend, STORE_GRAPH_MIN_SHARE } from "../src/adapters/shared/vectors/partitioned-vector-backend.js";
+import {
+  EXACT_SCAN_THRESHOLD,
+  PARTITION_GRAPH_MIN_ROWS,
+  PartitionedVectorBackend,
+  STORE_GRAPH_MIN_SHARE,
+} from "../src/adapters/shared/vectors/partitioned-vector-backend.js";
 import type { VectorEntry, VectorSearchOptions } from "../src/ports/vector-backend.js";
 import { gaussian, prng } from "../test/support/prng.js";
 import { viewOver } from "../test/support/view-over.js";
@@ -48,7 +53,8 @@ function rows(count: number, rnd: () => number, resource: string, firstKey: numb
   }));
 }
 
-const benchView = (resourceIds: string[]) => viewOver(resourceIds, { scopeId: "01JBENCHSCOPE0000000000000", owner: "bench", projectNames: ["bench/vectors"] });
+const benchView = (resourceIds: string[]) =>
+  viewOver(resourceIds, { scopeId: "01JBENCHSCOPE0000000000000", owner: "bench", projectNames: ["bench/vectors"] });
 
 /** Runs the vector benchmark and prints its figures. */
 export async function run(): Promise<void> {
@@ -105,7 +111,9 @@ export async function run(): Promise<void> {
     ["100 resources (the largest)", Array.from({ length: 100 }, (_, i) => resourceId(i))],
     [`${RESOURCES} resources (all)`, Array.from({ length: RESOURCES }, (_, i) => resourceId(i))],
   ];
-  process.stdout.write("scope                          in-scope  exact p50   exact p95   service p50  service p95  recall@10  p50 speed-up  approximate\n");
+  process.stdout.write(
+    "scope                          in-scope  exact p50   exact p95   service p50  service p95  recall@10  p50 speed-up  approximate\n",
+  );
   for (const [label, ids] of scopes) {
     const view = benchView(ids);
     const inScope = ids.reduce((a, id) => a + sizes[Number(id.slice(8))], 0);
@@ -155,7 +163,12 @@ export async function run(): Promise<void> {
   for (const size of [256, 1024, 4096, ...(scale >= 0.5 ? [16384] : [])]) {
     const data = rows(size, trnd, resourceId(0), 1);
     const scan = new PartitionedVectorBackend({ dimension: DIM, exactThreshold: Number.MAX_SAFE_INTEGER });
-    const int8 = new PartitionedVectorBackend({ dimension: DIM, exactThreshold: 0, graphMinRows: Number.MAX_SAFE_INTEGER, storeGraph: false });
+    const int8 = new PartitionedVectorBackend({
+      dimension: DIM,
+      exactThreshold: 0,
+      graphMinRows: Number.MAX_SAFE_INTEGER,
+      storeGraph: false,
+    });
     const graph = new PartitionedVectorBackend({ dimension: DIM, exactThreshold: 0, storeGraph: false });
     scan.replaceAll(data);
     int8.replaceAll(data);

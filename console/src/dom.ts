@@ -69,7 +69,10 @@ export function debounce<A extends unknown[]>(fn: (...args: A) => void, ms: numb
 
 /** Non-empty trimmed lines of a textarea: one allow/deny entry or glob per line. */
 export function lines(text: string): string[] {
-  return text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  return text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
 }
 
 /** `1 result`, `3 results`: a count with its noun, so headings read right at one. */

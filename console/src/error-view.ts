@@ -32,12 +32,29 @@ export function errorView(err: unknown): HTMLElement {
       { class: "error", role: "alert" },
       h("h3", {}, `${Code[err.code] ?? "Error"}`),
       h("p", {}, err.rawMessage),
-      fields.length > 0 ? h("ul", {}, fields.map((f) => h("li", {}, h("code", {}, f.field), ": ", f.description))) : null,
+      fields.length > 0
+        ? h(
+            "ul",
+            {},
+            fields.map((f) => h("li", {}, h("code", {}, f.field), ": ", f.description)),
+          )
+        : null,
     );
   }
-  return h("section", { class: "error", role: "alert" }, h("h3", {}, "Error"), h("p", {}, err instanceof Error ? err.message : String(err)));
+  return h(
+    "section",
+    { class: "error", role: "alert" },
+    h("h3", {}, "Error"),
+    h("p", {}, err instanceof Error ? err.message : String(err)),
+  );
 }
 
 function list(items: readonly string[]): HTMLElement | string {
-  return items.length === 0 ? "none" : h("ul", { class: "plain" }, items.map((i) => h("li", {}, h("code", {}, i))));
+  return items.length === 0
+    ? "none"
+    : h(
+        "ul",
+        { class: "plain" },
+        items.map((i) => h("li", {}, h("code", {}, i))),
+      );
 }

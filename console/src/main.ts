@@ -31,7 +31,16 @@ function render(): void {
     return;
   }
   const page = currentPage();
-  replace(nav, h("ul", {}, Object.entries(PAGES).map(([name, p]) => h("li", {}, h("a", { href: `#${name}`, "aria-current": name === page ? "page" : undefined }, p.title)))));
+  replace(
+    nav,
+    h(
+      "ul",
+      {},
+      Object.entries(PAGES).map(([name, p]) =>
+        h("li", {}, h("a", { href: `#${name}`, "aria-current": name === page ? "page" : undefined }, p.title)),
+      ),
+    ),
+  );
   renderSession();
   document.title = `${PAGES[page].title} · ACMS console`;
   void PAGES[page].render(main);
@@ -43,7 +52,18 @@ function renderSession(): void {
     session,
     h("span", { class: "hint", id: "scope-in-use" }, scope ? h("span", {}, "scope in use ", h("code", {}, scope)) : "no scope in use"),
     " ",
-    h("button", { type: "button", onclick: () => { signOut(); window.location.hash = ""; render(); } }, "Forget key"),
+    h(
+      "button",
+      {
+        type: "button",
+        onclick: () => {
+          signOut();
+          window.location.hash = "";
+          render();
+        },
+      },
+      "Forget key",
+    ),
   );
 }
 

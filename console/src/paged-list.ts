@@ -7,7 +7,11 @@ export const PAGE_SIZE = 50;
  * Renders `items` a page at a time with Previous/Next buttons, so a long list (a project's resources,
  * a result set) never puts thousands of rows into the DOM at once. A list of one page shows no pager.
  */
-export function pagedList<T>(items: readonly T[], render: (item: T, index: number) => Child, opts: { label: string; container?: "tbody" | "ul"; pageSize?: number }): { body: HTMLElement; pager: HTMLElement } {
+export function pagedList<T>(
+  items: readonly T[],
+  render: (item: T, index: number) => Child,
+  opts: { label: string; container?: "tbody" | "ul"; pageSize?: number },
+): { body: HTMLElement; pager: HTMLElement } {
   const size = opts.pageSize ?? PAGE_SIZE;
   const pages = Math.max(1, Math.ceil(items.length / size));
   const body = h(opts.container ?? "ul", { class: opts.container === "tbody" ? "" : "plain" });
@@ -18,7 +22,10 @@ export function pagedList<T>(items: readonly T[], render: (item: T, index: numbe
   const show = (p: number) => {
     page = Math.min(Math.max(0, p), pages - 1);
     const start = page * size;
-    replace(body, items.slice(start, start + size).map((item, i) => render(item, start + i)));
+    replace(
+      body,
+      items.slice(start, start + size).map((item, i) => render(item, start + i)),
+    );
     status.textContent = items.length === 0 ? "nothing to show" : `${start + 1}-${Math.min(start + size, items.length)} of ${items.length}`;
     prev.disabled = page === 0;
     next.disabled = page >= pages - 1;

@@ -66,7 +66,10 @@ export const STORED_PAGE_SIZE = 20;
 export async function storedScopes(pageToken: string): Promise<{ scopes: StoredScope[]; nextPageToken: string }> {
   const query = new URLSearchParams({ page_size: String(STORED_PAGE_SIZE) });
   if (pageToken !== "") query.set("page_token", pageToken);
-  const res = await fetch(`${window.location.origin}/console/api/scopes?${query}`, { headers: { authorization: `Bearer ${getKey() ?? ""}` }, cache: "no-store" });
+  const res = await fetch(`${window.location.origin}/console/api/scopes?${query}`, {
+    headers: { authorization: `Bearer ${getKey() ?? ""}` },
+    cache: "no-store",
+  });
   const body = (await res.json().catch(() => ({}))) as { scopes?: StoredScope[]; nextPageToken?: string; message?: string };
   if (!res.ok) throw new Error(`Listing the stored scopes failed (${res.status}): ${body.message ?? res.statusText}`);
   return { scopes: body.scopes ?? [], nextPageToken: body.nextPageToken ?? "" };

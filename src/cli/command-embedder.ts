@@ -59,7 +59,9 @@ export function createCommandEmbedder(command: string, opts: CommandEmbedderOpti
     const input = texts.map((t) => `${JSON.stringify(t)}\n`).join("");
     const lines = (await runOnce(command, input, opts.env ?? process.env)).split("\n").filter((l) => l.trim().length > 0);
     if (lines.length !== texts.length) {
-      throw new CliUsageError(`--embed-command answered ${lines.length} line${lines.length === 1 ? "" : "s"} for ${texts.length} chunk texts (one JSON array per line, in order)`);
+      throw new CliUsageError(
+        `--embed-command answered ${lines.length} line${lines.length === 1 ? "" : "s"} for ${texts.length} chunk texts (one JSON array per line, in order)`,
+      );
     }
     return lines.map((line, i) => {
       let value: unknown;
@@ -68,16 +70,24 @@ export function createCommandEmbedder(command: string, opts: CommandEmbedderOpti
       } catch {
         throw new CliUsageError(`--embed-command answer ${i + 1} is not JSON: ${line.slice(0, 80)}`);
       }
-      if (!Array.isArray(value) || value.length === 0) throw new CliUsageError(`--embed-command answer ${i + 1} is not a non-empty JSON array of numbers`);
+      if (!Array.isArray(value) || value.length === 0)
+        throw new CliUsageError(`--embed-command answer ${i + 1} is not a non-empty JSON array of numbers`);
       const bad = value.findIndex((x) => typeof x !== "number" || !Number.isFinite(x));
-      if (bad >= 0) throw new CliUsageError(`--embed-command answer ${i + 1} holds a value that is not a finite number at index ${bad}: ${JSON.stringify(value[bad])}`);
+      if (bad >= 0)
+        throw new CliUsageError(
+          `--embed-command answer ${i + 1} holds a value that is not a finite number at index ${bad}: ${JSON.stringify(value[bad])}`,
+        );
       const vector = value as number[];
       if (dimension === undefined) dimension = vector.length;
       if (vector.length !== dimension) {
-        const expected = opts.dimension !== undefined ? `the server's dimension ${dimension} (--embedding-dim)` : `${dimension} like the answers before it`;
+        const expected =
+          opts.dimension !== undefined
+            ? `the server's dimension ${dimension} (--embedding-dim)`
+            : `${dimension} like the answers before it`;
         throw new CliUsageError(`--embed-command answer ${i + 1} has ${vector.length} dimensions, expected ${expected}`);
       }
-      if (vector.every((x) => x === 0)) throw new CliUsageError(`--embed-command answer ${i + 1} is the zero vector, which has no direction to compare`);
+      if (vector.every((x) => x === 0))
+        throw new CliUsageError(`--embed-command answer ${i + 1} is the zero vector, which has no direction to compare`);
       return vector;
     });
   };

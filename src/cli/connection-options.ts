@@ -75,16 +75,23 @@ export async function openClient(conn: Connection): Promise<AcmsClient> {
 }
 
 /** Runs `run` with the command's connection, turning any failure into one line on stderr (see `runGuarded`). */
-function guardedAction(io: CliIo, run: (conn: Connection, cmd: Command, args: unknown[]) => Promise<void>): (...args: unknown[]) => Promise<void> {
+function guardedAction(
+  io: CliIo,
+  run: (conn: Connection, cmd: Command, args: unknown[]) => Promise<void>,
+): (...args: unknown[]) => Promise<void> {
   return async (...args: unknown[]) => {
     const cmd = args[args.length - 1] as Command;
     let url: string | undefined;
     const { runGuarded } = await import("./cli-error.js");
-    await runGuarded(io, () => url, async () => {
-      const conn = connectionOf(cmd, io);
-      url = conn.url;
-      await run(conn, cmd, args.slice(0, -2));
-    });
+    await runGuarded(
+      io,
+      () => url,
+      async () => {
+        const conn = connectionOf(cmd, io);
+        url = conn.url;
+        await run(conn, cmd, args.slice(0, -2));
+      },
+    );
   };
 }
 
@@ -95,7 +102,10 @@ function guardedAction(io: CliIo, run: (conn: Connection, cmd: Command, args: un
  * non-zero exit status.
  * @example cmd.action(connectedAction(io, async () => (await import("./search-actions.js")).searchText));
  */
-export function connectedAction<A extends unknown[]>(io: CliIo, load: () => Promise<ConnectedBody<A>>): (...args: unknown[]) => Promise<void> {
+export function connectedAction<A extends unknown[]>(
+  io: CliIo,
+  load: () => Promise<ConnectedBody<A>>,
+): (...args: unknown[]) => Promise<void> {
   return guardedAction(io, async (conn, cmd, args) => {
     const [body, client] = await Promise.all([load(), openClient(conn)]);
     try {

@@ -26,7 +26,14 @@ export function truncate(text: string, max: number): string {
 export function snippet(content: string, query: string, max = 80): string {
   const flat = content.replace(/\s+/g, " ").trim();
   if (flat.length <= max) return flat;
-  const words = [...new Set(query.toLowerCase().split(/[^\p{L}\p{N}_]+/u).filter((w) => w.length >= 3))];
+  const words = [
+    ...new Set(
+      query
+        .toLowerCase()
+        .split(/[^\p{L}\p{N}_]+/u)
+        .filter((w) => w.length >= 3),
+    ),
+  ];
   const hits: { at: number; word: number }[] = [];
   const lower = flat.toLowerCase();
   words.forEach((w, word) => {

@@ -8,7 +8,7 @@ import type { ConnectedBody } from "./connection-options.js";
 import { ingestDirectory, type IngestEmbedding, type IngestSummary } from "./ingest-directory.js";
 import { createIngestProgress } from "./ingest-progress.js";
 import { defaultStatePath } from "./ingest-state.js";
-import { DEFAULT_EMBED_BATCH, DEFAULT_MAX_FILE_BYTES } from "./ingest.js";
+import { DEFAULT_EMBED_BATCH, DEFAULT_MAX_FILE_BYTES } from "./ingest-defaults.js";
 import { parseIntFlag } from "./parse-numbers.js";
 
 /** The largest --max-file-bytes: the server refuses documents over 4 MiB. */
@@ -46,10 +46,7 @@ function describe(s: IngestSummary, dir: string, maxFileBytes: number): string {
 }
 
 /** The client-side embedding `--embed-command` asks for, its flags checked; undefined without it. */
-function embeddingOf(
-  io: CliIo,
-  o: { embedCommand?: string; embedBatchSize?: string; embeddingDim?: string },
-): IngestEmbedding | undefined {
+function embeddingOf(io: CliIo, o: { embedCommand?: string; embedBatchSize?: string; embeddingDim?: string }): IngestEmbedding | undefined {
   if (o.embedCommand === undefined) {
     if (o.embedBatchSize !== undefined) throw new CliUsageError("--embed-batch-size needs --embed-command");
     return undefined;

@@ -98,7 +98,10 @@ type UpsertInit = MessageInitShape<typeof UpsertDocumentsRequestSchema>;
 function throwIfDimensionRefused(err: ConnectError): void {
   const said = [err.rawMessage, ...findFieldViolations(err).map((f) => f.description)].join("\n");
   const m = /must have (\d+) dimensions \(the deployment's\), got (\d+)/.exec(said);
-  if (m) throw new CliUsageError(`--embed-command gives ${m[2]}-dimensional embeddings, the server's dimension is ${m[1]} (its ACMS_EMBEDDING_DIM)`);
+  if (m)
+    throw new CliUsageError(
+      `--embed-command gives ${m[2]}-dimensional embeddings, the server's dimension is ${m[1]} (its ACMS_EMBEDDING_DIM)`,
+    );
 }
 
 /** Finds the resource behind `alias` in `project`, creating the project and registering the resource when missing. */
@@ -308,7 +311,9 @@ export async function ingestDirectory(client: AcmsClient, opts: IngestOptions, p
   if (opts.prune && !summary.interrupted) {
     const present = new Set(walk.files.map((f) => f.path));
     for (const f of walk.tooLarge) present.add(f.path);
-    const gone = Object.keys(state.files).filter((p) => !present.has(p)).sort();
+    const gone = Object.keys(state.files)
+      .filter((p) => !present.has(p))
+      .sort();
     for (let i = 0; i < gone.length; i += 500) {
       const paths = gone.slice(i, i + 500);
       const res = await client.index.deleteDocuments({ resourceId, paths });

@@ -1,11 +1,7 @@
 import { Command } from "commander";
 import type { CliIo } from "./cli-io.js";
 import { addConnectionOptions, connectedAction } from "./connection-options.js";
-
-/** Files above this size are skipped unless --max-file-bytes says otherwise. */
-export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
-/** Chunk texts per run of --embed-command unless --embed-batch-size says otherwise. */
-export const DEFAULT_EMBED_BATCH = 64;
+import { DEFAULT_EMBED_BATCH, DEFAULT_MAX_FILE_BYTES } from "./ingest-defaults.js";
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
@@ -30,11 +26,12 @@ export function ingestCommand(io: CliIo, opts: { handleSignals?: boolean } = {})
       .option("--prune", "delete documents an earlier run of this folder sent whose files are gone")
       .option("--force", "re-send every file, ignoring what earlier runs recorded")
       .option("--state-file <path>", "where to record finished files (default: under ~/.cache/acms/ingest)")
-      .option("--embed-command <cmd>", "embed each chunk with your own program: chunk texts as JSON lines on stdin, one JSON array per line on stdout (README)")
+      .option(
+        "--embed-command <cmd>",
+        "embed each chunk with your own program: chunk texts as JSON lines on stdin, one JSON array per line on stdout (README)",
+      )
       .option("--embed-batch-size <n>", `chunk texts per run of --embed-command (default ${DEFAULT_EMBED_BATCH})`)
       .option("--embedding-dim <n>", "the server's vector dimension, to check answers before sending (env ACMS_EMBEDDING_DIM)"),
     { scoped: false },
-  ).action(
-    connectedAction(io, async () => (await import("./ingest-action.js")).ingest(io, opts)),
-  );
+  ).action(connectedAction(io, async () => (await import("./ingest-action.js")).ingest(io, opts)));
 }

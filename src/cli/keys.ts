@@ -2,13 +2,23 @@ import { Command } from "commander";
 import type { CliIo } from "./cli-io.js";
 
 function collect(value: string, previous: string[]): string[] {
-  return [...previous, ...value.split(",").map((s) => s.trim()).filter((s) => s.length > 0)];
+  return [
+    ...previous,
+    ...value
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0),
+  ];
 }
 
 /** Runs a keys body from `keys-actions.ts` (loaded only then), any failure one line on stderr. */
 async function guarded(io: CliIo, body: (actions: typeof import("./keys-actions.js")) => void): Promise<void> {
   const [{ runGuarded }, actions] = await Promise.all([import("./cli-error.js"), import("./keys-actions.js")]);
-  await runGuarded(io, () => undefined, async () => body(actions));
+  await runGuarded(
+    io,
+    () => undefined,
+    async () => body(actions),
+  );
 }
 
 /**

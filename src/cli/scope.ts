@@ -5,7 +5,13 @@ import { addConnectionOptions, connectedAction } from "./connection-options.js";
 const actions = () => import("./scope-actions.js");
 
 function collect(value: string, previous: string[]): string[] {
-  return [...previous, ...value.split(",").map((s) => s.trim()).filter((s) => s.length > 0)];
+  return [
+    ...previous,
+    ...value
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0),
+  ];
 }
 
 /**
@@ -42,8 +48,11 @@ export function scopeCommand(io: CliIo): Command {
     { scoped: true },
   ).action(connectedAction(io, async () => (await actions()).narrowScope(io)));
 
-  addConnectionOptions(scope.command("show").description("show a stored scope").argument("[scope-id]", "the scope (default --scope / ACMS_SCOPE)"), {
-    scoped: true,
-  }).action(connectedAction(io, async () => (await actions()).showScope(io)));
+  addConnectionOptions(
+    scope.command("show").description("show a stored scope").argument("[scope-id]", "the scope (default --scope / ACMS_SCOPE)"),
+    {
+      scoped: true,
+    },
+  ).action(connectedAction(io, async () => (await actions()).showScope(io)));
   return scope;
 }

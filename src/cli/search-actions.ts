@@ -19,7 +19,11 @@ function termText(t: Term | undefined): string {
     case TermKind.BLANK:
       return `_:${t.value}`;
     case TermKind.LITERAL:
-      return t.language ? `"${t.value}"@${t.language}` : t.datatype && !t.datatype.endsWith("#string") ? `"${t.value}"^^<${t.datatype}>` : `"${t.value}"`;
+      return t.language
+        ? `"${t.value}"@${t.language}`
+        : t.datatype && !t.datatype.endsWith("#string")
+          ? `"${t.value}"^^<${t.datatype}>`
+          : `"${t.value}"`;
     default:
       return t.value;
   }
@@ -77,7 +81,13 @@ export const searchGraph =
     const width = outputWidth(io);
     if (res.variables.length > 0) {
       const rows = res.rows.map((r) => res.variables.map((v) => termText(r.bindings[v])));
-      io.stdout.write(formatTable(res.variables.map((v) => `?${v}`), rows, width));
+      io.stdout.write(
+        formatTable(
+          res.variables.map((v) => `?${v}`),
+          rows,
+          width,
+        ),
+      );
       io.stdout.write(`${res.rows.length} row${res.rows.length === 1 ? "" : "s"}\n`);
     } else if (res.triples.length > 0) {
       const rows = res.triples.map((t) => [termText(t.subject), termText(t.predicate), termText(t.object)]);

@@ -121,12 +121,14 @@ export async function runServe(options: ServeOptions = {}): Promise<RunningServe
   const out = (line: string) => io.stdout.write(`${line}\n`);
   if (generatedKey) {
     out("acms: no API keys configured (ACMS_KEYS_FILE or ACMS_KEYS), so this run serves loopback only");
-    out("acms: with a one-time admin key (principal \"admin\", every project, write). It changes on every start:");
+    out('acms: with a one-time admin key (principal "admin", every project, write). It changes on every start:');
     out("");
     out(`    ${generatedKey}`);
     out("");
     out(`acms: send it as the header   authorization: Bearer ${generatedKey}`);
-    out(`acms: e.g.  npx buf curl --protocol grpc --http2-prior-knowledge --reflect-header '*' -H "authorization: Bearer ${generatedKey}" --list-services ${server.url}`);
+    out(
+      `acms: e.g.  npx buf curl --protocol grpc --http2-prior-knowledge --reflect-header '*' -H "authorization: Bearer ${generatedKey}" --list-services ${server.url}`,
+    );
   }
   if (graphEngine) out(`acms: graph engine: ${graphEngine}`);
   out(`acms: listening on ${server.url} (gRPC, gRPC-Web and Connect; h2c and HTTP/1.1), data in ${config.dataDir}`);

@@ -69,7 +69,11 @@ export const storeFragment =
     const f = res.fragment;
     io.stdout.write(`stored ${f?.fragmentId} in ${tierName(f?.tier ?? Tier.UNSPECIFIED)} (${f?.tokenCount ?? 0} tokens)\n`);
     for (const d of res.displaced) {
-      io.stdout.write(d.evicted ? `  evicted ${d.fragmentId} from ${tierName(d.fromTier)}\n` : `  moved ${d.fragmentId} ${tierName(d.fromTier)} -> ${tierName(d.toTier)}\n`);
+      io.stdout.write(
+        d.evicted
+          ? `  evicted ${d.fragmentId} from ${tierName(d.fromTier)}\n`
+          : `  moved ${d.fragmentId} ${tierName(d.fromTier)} -> ${tierName(d.toTier)}\n`,
+      );
     }
   };
 
@@ -102,7 +106,13 @@ export const listFragments =
       io.stdout.write("no fragments\n");
       return;
     }
-    const rows = res.fragments.map((f) => [f.fragmentId, tierName(f.tier), f.projectName, String(f.tokenCount), (f.summary || f.content).replace(/\s+/g, " ")]);
+    const rows = res.fragments.map((f) => [
+      f.fragmentId,
+      tierName(f.tier),
+      f.projectName,
+      String(f.tokenCount),
+      (f.summary || f.content).replace(/\s+/g, " "),
+    ]);
     io.stdout.write(formatTable(["FRAGMENT", "TIER", "PROJECT", "TOKENS", "CONTENT"], rows, outputWidth(io)));
   };
 
@@ -122,7 +132,5 @@ export const fragmentMetrics =
       ["cold", String(m.coldPopulation), String(m.coldTokens), String(m.coldHits), "-"],
     ];
     io.stdout.write(formatTable(["TIER", "FRAGMENTS", "TOKENS", "HITS", "MISSES"], rows));
-    io.stdout.write(
-      `promotions ${m.promotions}, demotions ${m.demotions}, evictions ${m.evictions}, misses ${m.misses}\n`,
-    );
+    io.stdout.write(`promotions ${m.promotions}, demotions ${m.demotions}, evictions ${m.evictions}, misses ${m.misses}\n`);
   };

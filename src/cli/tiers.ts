@@ -40,7 +40,12 @@ export function tiersCommand(io: CliIo): Command {
       .command("list")
       .description("the fragments an actor sees (strategist: hot+warm+cold, executor: hot+warm, reviewer: hot)")
       .option("--role <role>", "strategist, executor or reviewer", "strategist")
-      .option("--project <name>", "only these projects (repeatable; default every project of the scope)", (v: string, p: string[]) => [...p, v], []),
+      .option(
+        "--project <name>",
+        "only these projects (repeatable; default every project of the scope)",
+        (v: string, p: string[]) => [...p, v],
+        [],
+      ),
     { scoped: true },
   ).action(connectedAction(io, async () => (await actions()).listFragments(io)));
 

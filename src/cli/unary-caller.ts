@@ -1,10 +1,21 @@
 import http from "node:http";
-import { create, fromBinary, toBinary, type DescMessage, type DescMethodUnary, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import {
+  create,
+  fromBinary,
+  toBinary,
+  type DescMessage,
+  type DescMethodUnary,
+  type MessageInitShape,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeFromHttpStatus, errorFromJsonBytes, protocolVersion } from "@connectrpc/connect/protocol-connect";
 
 /** Makes one unary call of a method; the lean client of a one-call command (see `unaryCaller`). */
-export type UnaryCaller = <I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, input: MessageInitShape<I>) => Promise<MessageShape<O>>;
+export type UnaryCaller = <I extends DescMessage, O extends DescMessage>(
+  method: DescMethodUnary<I, O>,
+  input: MessageInitShape<I>,
+) => Promise<MessageShape<O>>;
 
 /** Node's `http` module, or `https` for an https URL (loaded only then: it costs a one-call command ~20 ms). */
 async function moduleFor(url: URL): Promise<Pick<typeof http, "request">> {

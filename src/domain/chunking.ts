@@ -70,7 +70,12 @@ export function chunkText(text: string, opts: ChunkingOptions = DEFAULT_CHUNKING
       count += pieces[j].tokens;
       j += 1;
     }
-    chunks.push(pieces.slice(i, j).map((p) => p.text).join(""));
+    chunks.push(
+      pieces
+        .slice(i, j)
+        .map((p) => p.text)
+        .join(""),
+    );
     if (j >= pieces.length) break;
     let k = j;
     let overlap = 0;

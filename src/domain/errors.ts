@@ -50,7 +50,10 @@ export class InvalidArgumentError extends AcmsError {
 /** A request named something outside the call's scope (or the key's projects). */
 export class ScopeViolationError extends AcmsError {
   readonly kind = "scope_violation" as const;
-  constructor(message: string, readonly info: ScopeViolationInfo) {
+  constructor(
+    message: string,
+    readonly info: ScopeViolationInfo,
+  ) {
     super(message);
   }
 }

@@ -67,7 +67,8 @@ export function extractiveSummary(content: string, targetTokens: number): string
   while (countTokens(summary) > targetTokens && chosen.length > 1) {
     let worst = 0;
     for (let i = 1; i < chosen.length; i++) {
-      if (chosen[i].score < chosen[worst].score || (chosen[i].score === chosen[worst].score && chosen[i].index > chosen[worst].index)) worst = i;
+      if (chosen[i].score < chosen[worst].score || (chosen[i].score === chosen[worst].score && chosen[i].index > chosen[worst].index))
+        worst = i;
     }
     chosen.splice(worst, 1);
     summary = chosen.map((c) => c.sentence).join(" ");

@@ -38,7 +38,9 @@ export function guardFragments<T extends FragmentOwner>(
     if (isFragmentVisible(view, f)) kept.push(f);
     else {
       counter.prevented += 1;
-      process.stderr.write(`acms: prevented leak: ${source} returned fragment ${f.id} of ${f.projectName || "(no project)"} outside scope ${view.scopeId}\n`);
+      process.stderr.write(
+        `acms: prevented leak: ${source} returned fragment ${f.id} of ${f.projectName || "(no project)"} outside scope ${view.scopeId}\n`,
+      );
     }
   }
   return kept;

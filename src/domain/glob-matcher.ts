@@ -148,7 +148,9 @@ class Parser {
       const ch = c[this.i];
       if (inBraces && (ch === "," || ch === "}")) break;
       if ((ch === "+" || ch === "@" || ch === "!" || ch === "*" || ch === "?") && c[this.i + 1] === "(") {
-        throw new GlobSyntaxError(`extglob groups such as '${ch}(...)' are not supported; use {a,b} for alternatives, or escape the '(' (\\() to match it`);
+        throw new GlobSyntaxError(
+          `extglob groups such as '${ch}(...)' are not supported; use {a,b} for alternatives, or escape the '(' (\\() to match it`,
+        );
       }
       if (ch === "(" || ch === ")" || ch === "|") {
         throw new GlobSyntaxError(`'${ch}' must be escaped (\\${ch}) to match it; use {a,b} for alternatives`);

@@ -20,7 +20,16 @@ const READ_FORMS: ReadonlySet<string> = new Set(["SELECT", "ASK", "CONSTRUCT", "
 
 /** Keywords that only SPARQL Update uses. */
 const UPDATE_KEYWORDS: ReadonlySet<string> = new Set([
-  "INSERT", "DELETE", "LOAD", "CLEAR", "CREATE", "DROP", "COPY", "MOVE", "ADD", "WITH",
+  "INSERT",
+  "DELETE",
+  "LOAD",
+  "CLEAR",
+  "CREATE",
+  "DROP",
+  "COPY",
+  "MOVE",
+  "ADD",
+  "WITH",
 ]);
 
 const FIELD = "query";

@@ -21,8 +21,10 @@ export function metadataViolations(field: string, metadata: Readonly<Record<stri
   for (const [k, v] of entries) {
     const at = `${field}[${k.slice(0, 64)}]`;
     if (k.length === 0) out.push({ field: at, description: "the key is empty" });
-    else if (k.length > METADATA_LIMITS.maxKeyLength) out.push({ field: at, description: `the key is longer than ${METADATA_LIMITS.maxKeyLength} characters` });
-    if (v.length > METADATA_LIMITS.maxValueLength) out.push({ field: at, description: `the value is longer than ${METADATA_LIMITS.maxValueLength} characters` });
+    else if (k.length > METADATA_LIMITS.maxKeyLength)
+      out.push({ field: at, description: `the key is longer than ${METADATA_LIMITS.maxKeyLength} characters` });
+    if (v.length > METADATA_LIMITS.maxValueLength)
+      out.push({ field: at, description: `the value is longer than ${METADATA_LIMITS.maxValueLength} characters` });
   }
   return out;
 }

@@ -41,10 +41,13 @@ export function resourceRequestViolations(req: ResourceRequest): FieldViolation[
   const aliasWhy = aliasProblem(req.alias);
   if (aliasWhy) out.push({ field: "alias", description: aliasWhy });
   if (req.kind.trim().length === 0) out.push({ field: "kind", description: "the kind is empty (e.g. repo, docs, dataset)" });
-  else if (req.kind.length > RESOURCE_LIMITS.maxKindLength) out.push({ field: "kind", description: `the kind is longer than ${RESOURCE_LIMITS.maxKindLength} characters` });
+  else if (req.kind.length > RESOURCE_LIMITS.maxKindLength)
+    out.push({ field: "kind", description: `the kind is longer than ${RESOURCE_LIMITS.maxKindLength} characters` });
   else if (hasControlChar(req.kind)) out.push({ field: "kind", description: "the kind contains control characters" });
-  if (req.id.length > 0 && !isUlid(req.id)) out.push({ field: "id", description: `"${req.id.slice(0, 80)}" is not a ULID (leave it empty to have one assigned)` });
-  if (req.parentIds.length > RESOURCE_LIMITS.maxParents) out.push({ field: "parent_ids", description: `more than ${RESOURCE_LIMITS.maxParents} parents` });
+  if (req.id.length > 0 && !isUlid(req.id))
+    out.push({ field: "id", description: `"${req.id.slice(0, 80)}" is not a ULID (leave it empty to have one assigned)` });
+  if (req.parentIds.length > RESOURCE_LIMITS.maxParents)
+    out.push({ field: "parent_ids", description: `more than ${RESOURCE_LIMITS.maxParents} parents` });
   req.parentIds.forEach((p, i) => {
     const problem = resourceIdProblem(p);
     if (problem) out.push({ field: `parent_ids[${i}]`, description: problem });

@@ -22,7 +22,18 @@ interface Rule {
   when?: Condition;
 }
 
-const A = 0x61, E = 0x65, I = 0x69, L = 0x6c, O = 0x6f, S = 0x73, T = 0x74, U = 0x75, W = 0x77, X = 0x78, Y = 0x79, Z = 0x7a;
+const A = 0x61,
+  E = 0x65,
+  I = 0x69,
+  L = 0x6c,
+  O = 0x6f,
+  S = 0x73,
+  T = 0x74,
+  U = 0x75,
+  W = 0x77,
+  X = 0x78,
+  Y = 0x79,
+  Z = 0x7a;
 
 const bytesOf = (s: string): Bytes => Array.from(s, (c) => c.charCodeAt(0));
 
@@ -76,24 +87,57 @@ const rule = (suffix: string, to: string, when?: Condition): Rule => ({ suffix: 
 const STEP_1B: Rule[] = [rule("eed", "ee", mGt0), rule("ed", "", hasVowel), rule("ing", "", hasVowel)];
 const STEP_1B2: Rule[] = [rule("at", "ate"), rule("bl", "ble"), rule("iz", "ize")];
 const STEP_2: Rule[] = [
-  rule("ational", "ate", mGt0), rule("tional", "tion", mGt0),
-  rule("enci", "ence", mGt0), rule("anci", "ance", mGt0),
+  rule("ational", "ate", mGt0),
+  rule("tional", "tion", mGt0),
+  rule("enci", "ence", mGt0),
+  rule("anci", "ance", mGt0),
   rule("izer", "ize", mGt0),
   rule("logi", "log", mGt0),
-  rule("bli", "ble", mGt0), rule("alli", "al", mGt0), rule("entli", "ent", mGt0), rule("eli", "e", mGt0), rule("ousli", "ous", mGt0),
-  rule("ization", "ize", mGt0), rule("ation", "ate", mGt0), rule("ator", "ate", mGt0),
-  rule("alism", "al", mGt0), rule("iveness", "ive", mGt0), rule("fulness", "ful", mGt0), rule("ousness", "ous", mGt0),
-  rule("aliti", "al", mGt0), rule("iviti", "ive", mGt0), rule("biliti", "ble", mGt0),
+  rule("bli", "ble", mGt0),
+  rule("alli", "al", mGt0),
+  rule("entli", "ent", mGt0),
+  rule("eli", "e", mGt0),
+  rule("ousli", "ous", mGt0),
+  rule("ization", "ize", mGt0),
+  rule("ation", "ate", mGt0),
+  rule("ator", "ate", mGt0),
+  rule("alism", "al", mGt0),
+  rule("iveness", "ive", mGt0),
+  rule("fulness", "ful", mGt0),
+  rule("ousness", "ous", mGt0),
+  rule("aliti", "al", mGt0),
+  rule("iviti", "ive", mGt0),
+  rule("biliti", "ble", mGt0),
 ];
 const STEP_3: Rule[] = [
-  rule("ical", "ic", mGt0), rule("ness", "", mGt0), rule("icate", "ic", mGt0), rule("iciti", "ic", mGt0),
-  rule("ful", "", mGt0), rule("ative", "", mGt0), rule("alize", "al", mGt0),
+  rule("ical", "ic", mGt0),
+  rule("ness", "", mGt0),
+  rule("icate", "ic", mGt0),
+  rule("iciti", "ic", mGt0),
+  rule("ful", "", mGt0),
+  rule("ative", "", mGt0),
+  rule("alize", "al", mGt0),
 ];
 const STEP_4: Rule[] = [
-  rule("al", "", mGt1), rule("ance", "", mGt1), rule("ence", "", mGt1), rule("er", "", mGt1), rule("ic", "", mGt1),
-  rule("able", "", mGt1), rule("ible", "", mGt1), rule("ant", "", mGt1), rule("ement", "", mGt1), rule("ment", "", mGt1),
-  rule("ent", "", mGt1), rule("ion", "", mGt1AndSOrT), rule("ou", "", mGt1), rule("ism", "", mGt1), rule("ate", "", mGt1),
-  rule("iti", "", mGt1), rule("ous", "", mGt1), rule("ive", "", mGt1), rule("ize", "", mGt1),
+  rule("al", "", mGt1),
+  rule("ance", "", mGt1),
+  rule("ence", "", mGt1),
+  rule("er", "", mGt1),
+  rule("ic", "", mGt1),
+  rule("able", "", mGt1),
+  rule("ible", "", mGt1),
+  rule("ant", "", mGt1),
+  rule("ement", "", mGt1),
+  rule("ment", "", mGt1),
+  rule("ent", "", mGt1),
+  rule("ion", "", mGt1AndSOrT),
+  rule("ou", "", mGt1),
+  rule("ism", "", mGt1),
+  rule("ate", "", mGt1),
+  rule("iti", "", mGt1),
+  rule("ous", "", mGt1),
+  rule("ive", "", mGt1),
+  rule("ize", "", mGt1),
 ];
 
 function endsWith(w: Bytes, suffix: Bytes): boolean {

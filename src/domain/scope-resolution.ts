@@ -61,7 +61,8 @@ export function resolveResourceName(
 ): string[] | FieldViolation {
   const shown = name.length > 80 ? `${name.slice(0, 80)}…` : name;
   if (name.length === 0) return { field, description: "the resource name is empty" };
-  if (name.length > MAX_RESOURCE_NAME_LENGTH) return { field, description: `the resource name is longer than ${MAX_RESOURCE_NAME_LENGTH} characters` };
+  if (name.length > MAX_RESOURCE_NAME_LENGTH)
+    return { field, description: `the resource name is longer than ${MAX_RESOURCE_NAME_LENGTH} characters` };
   if (isUlid(name)) {
     return candidates.has(name) ? [name] : { field, description: `resource ${name} is not in the scope's projects` };
   }
@@ -72,7 +73,8 @@ export function resolveResourceName(
     if (!isProjectName(project) || alias.length === 0) {
       return { field, description: `"${shown}" is not a resource name: expected a ULID, an alias or namespace/project:alias` };
     }
-    if (!projects.has(project)) return { field, description: `"${shown}" names project ${project}, which is not one of the scope's projects` };
+    if (!projects.has(project))
+      return { field, description: `"${shown}" names project ${project}, which is not one of the scope's projects` };
     const hit = (idsByAlias.get(alias) ?? []).find((l) => l.project === project);
     return hit ? [hit.resourceId] : { field, description: `no resource has alias "${alias}" in ${project}` };
   }
@@ -159,7 +161,9 @@ export async function narrowScopeResources(input: NarrowingInput): Promise<Scope
   if (sameProjects) kept = parent;
   else {
     const childProjects = new Set(input.childProjects);
-    const linked = [...new Set(input.childLinks.filter((l) => childProjects.has(l.project) && parent.has(l.resourceId)).map((l) => l.resourceId))];
+    const linked = [
+      ...new Set(input.childLinks.filter((l) => childProjects.has(l.project) && parent.has(l.resourceId)).map((l) => l.resourceId)),
+    ];
     kept = input.expandDescendants ? new Set([...(await input.withDescendants(linked))].filter((id) => parent.has(id))) : new Set(linked);
   }
   const deniedSeeds = input.denyResourceIds.filter((id) => parent.has(id));

@@ -36,7 +36,9 @@ export function scopeSparqlDataset(inspection: SparqlQueryInspection, view: Scop
     const parts: string[] = [];
     if (outsideIds.length > 0) parts.push(`graphs of resources not in scope: ${outsideIds.map((id) => `<${graphIri(id)}>`).join(", ")}`);
     if (foreign.length > 0) {
-      parts.push(`${foreign.map((iri) => `<${iri}>`).join(", ")} ${foreign.length === 1 ? "is not a resource graph" : "are not resource graphs"} (uko://<resource-ulid>/)`);
+      parts.push(
+        `${foreign.map((iri) => `<${iri}>`).join(", ")} ${foreign.length === 1 ? "is not a resource graph" : "are not resource graphs"} (uko://<resource-ulid>/)`,
+      );
     }
     const reason = `the query names ${parts.join("; ")}`;
     throw scopeViolation({

@@ -7,9 +7,30 @@
  * moved there is summarised on the way in.
  */
 export const TIERS = [
-  { name: "hot", budget: "tokens", budgetKey: "maxTokensHot", storage: "memory, written through to the tier store", inMemory: true, summarised: false },
-  { name: "warm", budget: "fragments", budgetKey: "maxDecisionsWarm", storage: "the tier store's database (SQLite)", inMemory: false, summarised: false },
-  { name: "cold", budget: "fragments", budgetKey: "maxDecisionsCold", storage: "files under the data directory", inMemory: false, summarised: true },
+  {
+    name: "hot",
+    budget: "tokens",
+    budgetKey: "maxTokensHot",
+    storage: "memory, written through to the tier store",
+    inMemory: true,
+    summarised: false,
+  },
+  {
+    name: "warm",
+    budget: "fragments",
+    budgetKey: "maxDecisionsWarm",
+    storage: "the tier store's database (SQLite)",
+    inMemory: false,
+    summarised: false,
+  },
+  {
+    name: "cold",
+    budget: "fragments",
+    budgetKey: "maxDecisionsCold",
+    storage: "files under the data directory",
+    inMemory: false,
+    summarised: true,
+  },
 ] as const;
 
 /** Where a fragment lives: one of TIERS. */

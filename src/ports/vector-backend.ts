@@ -73,7 +73,8 @@ export function checkReplacement(resourceId: string, entries: readonly VectorEnt
 /** The precondition of `upsert` every backend checks before it writes anything: each entry has the backend's dimension. */
 export function checkDimensions(entries: readonly VectorEntry[], dimension: number): void {
   for (const e of entries) {
-    if (e.vector.length !== dimension) throw new RangeError(`entry ${e.chunkKey} has ${e.vector.length} dimensions, the backend ${dimension}`);
+    if (e.vector.length !== dimension)
+      throw new RangeError(`entry ${e.chunkKey} has ${e.vector.length} dimensions, the backend ${dimension}`);
   }
 }
 

@@ -72,7 +72,10 @@ describe("acms keys", () => {
     ]);
     expect(readFileSync(file, "utf8")).not.toContain(key!);
 
-    const second = await runCli(["keys", "create", "--name", "ci", "--projects", "local/*,other/x", "--write", "--file", file, "--json"], env);
+    const second = await runCli(
+      ["keys", "create", "--name", "ci", "--projects", "local/*,other/x", "--write", "--file", file, "--json"],
+      env,
+    );
     expect(second.code).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ name: "ci", projects: ["local/*", "other/x"], write: true });
 
@@ -140,10 +143,15 @@ describe("acms ingest, scope, search, fetch, tiers on a folder of 2000 files", (
   }, 90_000);
 
   test("a second run sends nothing: every file is unchanged", async () => {
-    const run = await runCli(["ingest", docs, "--project", "local/cli", "--alias", "docs", "--exclude", "drafts/**", "--max-file-bytes", "100000"], env);
+    const run = await runCli(
+      ["ingest", docs, "--project", "local/cli", "--alias", "docs", "--exclude", "drafts/**", "--max-file-bytes", "100000"],
+      env,
+    );
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`ingested ${docs} into local/cli:docs (resource ${resourceId})`);
-    expect(run.stdout).toMatch(/files: 2013 found, 0 sent, skipped: 2005 unchanged since the last run, 5 binary, 3 over 100000 bytes, 1 with unusable names/);
+    expect(run.stdout).toMatch(
+      /files: 2013 found, 0 sent, skipped: 2005 unchanged since the last run, 5 binary, 3 over 100000 bytes, 1 with unusable names/,
+    );
   }, 60_000);
 
   test("scope resolve, show and narrow", async () => {
@@ -183,7 +191,9 @@ describe("acms ingest, scope, search, fetch, tiers on a folder of 2000 files", (
     expect(table.code).toBe(0);
     const lines = table.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^RANK\s+SCORE\s+UKO_URI\s+SNIPPET$/);
-    expect(lines[1]).toMatch(new RegExp(`^1\\s+[01]\\.\\d{4}\\s+uko://${resourceId}/guide/flux-capacitor\\.md#0\\s+.*flux capacitor calibration`, "i"));
+    expect(lines[1]).toMatch(
+      new RegExp(`^1\\s+[01]\\.\\d{4}\\s+uko://${resourceId}/guide/flux-capacitor\\.md#0\\s+.*flux capacitor calibration`, "i"),
+    );
     // The gitignored copy under build/ was never ingested.
     expect(table.stdout).not.toContain("build/out.md");
 
@@ -201,7 +211,9 @@ describe("acms ingest, scope, search, fetch, tiers on a folder of 2000 files", (
     const hybrid = await runCli(["search", "hybrid", "flux capacitor calibration", "--scope", scopeId, "-k", "2"], env);
     expect(hybrid.code).toBe(0);
     expect(hybrid.stdout.split("\n")[1]).toMatch(new RegExp(`^1\\s+[01]\\.\\d{4}\\s+uko://${resourceId}/guide/flux-capacitor\\.md#0`));
-    const json = JSON.parse((await runCli(["search", "hybrid", "flux capacitor", "--scope", scopeId, "--sources", "text", "--json"], env)).stdout);
+    const json = JSON.parse(
+      (await runCli(["search", "hybrid", "flux capacitor", "--scope", scopeId, "--sources", "text", "--json"], env)).stdout,
+    );
     expect(json.results[0].contributions[0]).toMatchObject({ source: "SOURCE_TEXT", rank: 1 });
 
     const acms = createAcmsClient({ baseUrl: t.server.url, apiKey: t.keys.writer });
@@ -209,7 +221,9 @@ describe("acms ingest, scope, search, fetch, tiers on a folder of 2000 files", (
       const iri = (v: string) => ({ kind: TermKind.IRI, value: v });
       await acms.index.putTriples({
         resourceId,
-        triples: [{ subject: iri("urn:doc:flux"), predicate: iri("urn:p:mentions"), object: { kind: TermKind.LITERAL, value: "gigawatts" } }],
+        triples: [
+          { subject: iri("urn:doc:flux"), predicate: iri("urn:p:mentions"), object: { kind: TermKind.LITERAL, value: "gigawatts" } },
+        ],
       });
     } finally {
       acms.close();
@@ -217,7 +231,7 @@ describe("acms ingest, scope, search, fetch, tiers on a folder of 2000 files", (
     const select = await runCli(["search", "graph", "SELECT ?s ?o WHERE { ?s <urn:p:mentions> ?o }", "--scope", scopeId], env);
     expect(select.code).toBe(0);
     expect(select.stdout).toMatch(/^\?s\s+\?o\n<urn:doc:flux>\s+"gigawatts"\n1 row\n$/);
-    const ask = await runCli(["search", "graph", "ASK { ?s <urn:p:mentions> \"gigawatts\" }", "--scope", scopeId], env);
+    const ask = await runCli(["search", "graph", 'ASK { ?s <urn:p:mentions> "gigawatts" }', "--scope", scopeId], env);
     expect(ask.stdout).toBe("true\n");
     const update = await runCli(["search", "graph", "DELETE WHERE { ?s ?p ?o }", "--scope", scopeId], env);
     expect(update.code).toBe(1);
@@ -278,7 +292,7 @@ describe("acms ingest, scope, search, fetch, tiers on a folder of 2000 files", (
     expect(down.code).toBe(1);
     expect(expectOneErrorLine(down.stderr, "unavailable")).toContain("cannot reach the server at http://127.0.0.1:1");
 
-    const badEmbedding = await runCli(["search", "vector", "--scope", scopeId, "--embedding", "[1, \"x\"]"], env);
+    const badEmbedding = await runCli(["search", "vector", "--scope", scopeId, "--embedding", '[1, "x"]'], env);
     expect(badEmbedding.code).toBe(1);
     expectOneErrorLine(badEmbedding.stderr, "invalid_argument");
   });
@@ -303,12 +317,29 @@ describe("acms ingest, scope, search, fetch, tiers on a folder of 2000 files", (
 
   test("tiers store, get, list and metrics", async () => {
     const stored = await runCli(
-      ["tiers", "store", "--scope", scopeId, "--project", "local/cli", "--content", "remember the flux capacitor", "--meta", "kind=note", "--json"],
+      [
+        "tiers",
+        "store",
+        "--scope",
+        scopeId,
+        "--project",
+        "local/cli",
+        "--content",
+        "remember the flux capacitor",
+        "--meta",
+        "kind=note",
+        "--json",
+      ],
       env,
     );
     expect(stored.code).toBe(0);
     const fragment = JSON.parse(stored.stdout).fragment;
-    expect(fragment).toMatchObject({ content: "remember the flux capacitor", tier: "TIER_HOT", projectName: "local/cli", metadata: { kind: "note" } });
+    expect(fragment).toMatchObject({
+      content: "remember the flux capacitor",
+      tier: "TIER_HOT",
+      projectName: "local/cli",
+      metadata: { kind: "note" },
+    });
 
     const got = await runCli(["tiers", "get", fragment.fragmentId, "--scope", scopeId], env);
     expect(got.stdout).toContain(`fragment ${fragment.fragmentId}`);
@@ -322,7 +353,10 @@ describe("acms ingest, scope, search, fetch, tiers on a folder of 2000 files", (
     expect(metrics.code).toBe(0);
     expect(metrics.stdout).toMatch(/^hot\s+1\s+\d+\s+1\s+0$/m);
 
-    const badTier = await runCli(["tiers", "store", "--scope", scopeId, "--project", "local/cli", "--content", "x", "--tier", "lukewarm"], env);
+    const badTier = await runCli(
+      ["tiers", "store", "--scope", scopeId, "--project", "local/cli", "--content", "x", "--tier", "lukewarm"],
+      env,
+    );
     expect(badTier.code).toBe(1);
     expectOneErrorLine(badTier.stderr, "invalid_argument");
 

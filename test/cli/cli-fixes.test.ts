@@ -56,7 +56,11 @@ describe("the CLI finds the server from ACMS_HOST and ACMS_PORT when ACMS_URL is
 
   test("a wildcard ACMS_HOST is dialled on loopback; ACMS_URL wins over both", async () => {
     const { ACMS_URL: _unset, ...rest } = env;
-    const wildcard = await runCli(["scope", "show", scopeId, "--json"], { ...rest, ACMS_HOST: "0.0.0.0", ACMS_PORT: String(t.server.port) });
+    const wildcard = await runCli(["scope", "show", scopeId, "--json"], {
+      ...rest,
+      ACMS_HOST: "0.0.0.0",
+      ACMS_PORT: String(t.server.port),
+    });
     expect(wildcard.code).toBe(0);
     const both = await runCli(["scope", "show", scopeId, "--json"], { ...env, ACMS_PORT: "1" });
     expect(both.code).toBe(0);
@@ -90,12 +94,18 @@ describe("scope narrow --deny takes the names scope resolve --exclude takes", ()
 
   test("the result equals scope resolve --exclude with the same names", async () => {
     const narrowed = await runCli(["scope", "narrow", "--scope", scopeId, "--deny", "local/fix-a:shared,web", "--json"], env);
-    const resolved = await runCli(["scope", "resolve", "--project", "local/fix-a,local/fix-b", "--exclude", "local/fix-a:shared,web", "--json"], env);
+    const resolved = await runCli(
+      ["scope", "resolve", "--project", "local/fix-a,local/fix-b", "--exclude", "local/fix-a:shared,web", "--json"],
+      env,
+    );
     expect(resourcesOf(narrowed.stdout)).toEqual(resourcesOf(resolved.stdout));
   });
 
   test("unknown and malformed names fail in one line naming each, and nothing is narrowed", async () => {
-    const run = await runCli(["scope", "narrow", "--scope", scopeId, "--deny", "nope", "--deny", "local/fix-a:missing", "--deny", "local/zzz:api"], env);
+    const run = await runCli(
+      ["scope", "narrow", "--scope", scopeId, "--deny", "nope", "--deny", "local/fix-a:missing", "--deny", "local/zzz:api"],
+      env,
+    );
     expect(run.code).toBe(1);
     const lines = run.stderr.trimEnd().split("\n");
     expect(lines).toHaveLength(1);
@@ -125,7 +135,9 @@ describe("acms serve fails cleanly before creating anything", () => {
       () => undefined,
       (e: unknown) => e,
     );
-    expect(formatCliError(inside)).toBe(`acms: invalid_argument: the data directory ACMS_DATA_DIR ${join(file, "sub")} cannot be created: ${file} is a file`);
+    expect(formatCliError(inside)).toBe(
+      `acms: invalid_argument: the data directory ACMS_DATA_DIR ${join(file, "sub")} cannot be created: ${file} is a file`,
+    );
   });
 
   test("a busy port fails in one line and leaves no data directory behind", async () => {
@@ -138,7 +150,9 @@ describe("acms serve fails cleanly before creating anything", () => {
         () => undefined,
         (e: unknown) => e,
       );
-      expect(formatCliError(err)).toBe(`acms: error: cannot listen on 127.0.0.1:${port}: the port is already in use (set --port or ACMS_PORT)`);
+      expect(formatCliError(err)).toBe(
+        `acms: error: cannot listen on 127.0.0.1:${port}: the port is already in use (set --port or ACMS_PORT)`,
+      );
       expect(existsSync(join(work, "never-created"))).toBe(false);
     } finally {
       await new Promise<void>((resolve) => busy.close(() => resolve()));

@@ -34,7 +34,10 @@ function stages(): Map<string, { from: string; copies: Array<{ from?: string; sr
  */
 describe("Dockerfile", () => {
   const s = stages();
-  const ignored = read(".dockerignore").split("\n").map((l) => l.trim()).filter(Boolean);
+  const ignored = read(".dockerignore")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
   /** Whether .dockerignore keeps `path` out of the build context (a later `!path` re-includes it). */
   const excluded = (path: string) => {
     let out = false;

@@ -1,7 +1,14 @@
 import { formatTable, snippet, truncate } from "../../src/cli/format-table.js";
 
 test("formatTable aligns columns and cuts the last one to the width", () => {
-  const out = formatTable(["RANK", "URI", "SNIPPET"], [["1", "uko://a/x.md", "y".repeat(100)], ["10", "uko://a/long-name.md", "short"]], 60);
+  const out = formatTable(
+    ["RANK", "URI", "SNIPPET"],
+    [
+      ["1", "uko://a/x.md", "y".repeat(100)],
+      ["10", "uko://a/long-name.md", "short"],
+    ],
+    60,
+  );
   const lines = out.trimEnd().split("\n");
   expect(lines[0]).toBe("RANK  URI                   SNIPPET");
   expect(lines[1]).toMatch(/^1     uko:\/\/a\/x\.md          y+…$/);

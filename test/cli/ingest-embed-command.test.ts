@@ -12,7 +12,8 @@ const exec = promisify(execFile);
 const EMBEDDER = join(__dirname, "..", "fixtures", "hashing-embedder.js");
 const DIM = 16;
 /** The command line of the test's embedding program, with `args` after the dimension. */
-const embedCmd = (dim: number, ...args: string[]) => [process.execPath, EMBEDDER, String(dim), ...args].map((a) => JSON.stringify(a)).join(" ");
+const embedCmd = (dim: number, ...args: string[]) =>
+  [process.execPath, EMBEDDER, String(dim), ...args].map((a) => JSON.stringify(a)).join(" ");
 
 let t: TestServer;
 let work: string;
@@ -49,7 +50,17 @@ async function queryVector(text: string, file: string): Promise<number[]> {
 /** Stderr without the progress summary a non-terminal gets (`ingest: 3/3 files, ...`). */
 const errorLines = (stderr: string) => stderr.split("\n").filter((l) => l.length > 0 && !l.startsWith("ingest: "));
 
-const ingestArgs = (dir: string, alias: string, ...more: string[]) => ["ingest", dir, "--project", "local/embed", "--alias", alias, "--state-file", join(work, `${alias}.state.json`), ...more];
+const ingestArgs = (dir: string, alias: string, ...more: string[]) => [
+  "ingest",
+  dir,
+  "--project",
+  "local/embed",
+  "--alias",
+  alias,
+  "--state-file",
+  join(work, `${alias}.state.json`),
+  ...more,
+];
 
 describe("acms ingest --embed-command", () => {
   let scopeId: string;
@@ -104,10 +115,25 @@ describe("acms ingest --embed-command", () => {
   });
 
   test.each([
-    ["a dimension other than the server's", embedCmd(8), [], /--embed-command gives 8-dimensional embeddings, the server's dimension is 16/],
-    ["a dimension other than --embedding-dim", embedCmd(8), ["--embedding-dim", "16"], /answer 1 has 8 dimensions, expected the server's dimension 16/],
+    [
+      "a dimension other than the server's",
+      embedCmd(8),
+      [],
+      /--embed-command gives 8-dimensional embeddings, the server's dimension is 16/,
+    ],
+    [
+      "a dimension other than --embedding-dim",
+      embedCmd(8),
+      ["--embedding-dim", "16"],
+      /answer 1 has 8 dimensions, expected the server's dimension 16/,
+    ],
     ["one answer too few", embedCmd(DIM, "--mode", "drop-one"), [], /answered 0 lines for 1 chunk texts/],
-    ["a value that is not a finite number", embedCmd(DIM, "--mode", "nan"), [], /answer 1 holds a value that is not a finite number at index 0: "NaN"/],
+    [
+      "a value that is not a finite number",
+      embedCmd(DIM, "--mode", "nan"),
+      [],
+      /answer 1 holds a value that is not a finite number at index 0: "NaN"/,
+    ],
     ["a program that fails", embedCmd(DIM, "--mode", "fail"), [], /--embed-command exited with status 3: model weights not found/],
   ])("refuses %s in one line and sends nothing", async (_what, command, extra, message) => {
     const name = `bad-${Math.random().toString(36).slice(2, 8)}`;

@@ -63,7 +63,13 @@ test("an interrupted ingest resumes without resending confirmed files, and --pru
   const resumed = await runCli(["ingest", dir, "--project", "local/resume", "--alias", "docs", "--state-file", statePath, "--json"], env);
   expect(resumed.code).toBe(0);
   const second = JSON.parse(resumed.stdout);
-  expect(second).toMatchObject({ resourceId: first.resourceId, createdResource: false, filesUnchanged: 20, filesSent: 280, interrupted: false });
+  expect(second).toMatchObject({
+    resourceId: first.resourceId,
+    createdResource: false,
+    filesUnchanged: 20,
+    filesSent: 280,
+    interrupted: false,
+  });
 
   // Every file is searchable once, whichever run sent it.
   const { scope } = await client.scope.resolveScope({ projects: ["local/resume"] });
@@ -77,7 +83,10 @@ test("an interrupted ingest resumes without resending confirmed files, and --pru
   unlinkSync(join(dir, "d0", "f0.txt"));
   unlinkSync(join(dir, "d3", "f150.txt"));
   writeFileSync(join(dir, "d1", "f1.txt"), "file 1 now says something else: zchanged1q\n");
-  const pruned = await runCli(["ingest", dir, "--project", "local/resume", "--alias", "docs", "--state-file", statePath, "--prune", "--json"], env);
+  const pruned = await runCli(
+    ["ingest", dir, "--project", "local/resume", "--alias", "docs", "--state-file", statePath, "--prune", "--json"],
+    env,
+  );
   expect(pruned.code).toBe(0);
   expect(JSON.parse(pruned.stdout)).toMatchObject({ filesSent: 1, filesUnchanged: 297, documentsDeleted: 2 });
   const after = client.withScope((await client.scope.resolveScope({ projects: ["local/resume"] })).scope!.scopeId);

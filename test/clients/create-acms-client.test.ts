@@ -93,10 +93,14 @@ test("gRPC over HTTP/1.1 is refused up front", () => {
 });
 
 test("the example program runs against the real server", async () => {
-  const { stdout } = await exec(process.execPath, ["--import", "tsx", join(ROOT, "examples/typescript-client.ts"), "onboarding checklist"], {
-    env: { ...process.env, ACMS_URL: t.server.url, ACMS_API_KEY: t.keys.writer, ACMS_PROJECT: "local/client" },
-    cwd: ROOT,
-  });
+  const { stdout } = await exec(
+    process.execPath,
+    ["--import", "tsx", join(ROOT, "examples/typescript-client.ts"), "onboarding checklist"],
+    {
+      env: { ...process.env, ACMS_URL: t.server.url, ACMS_API_KEY: t.keys.writer, ACMS_PROJECT: "local/client" },
+      cwd: ROOT,
+    },
+  );
   expect(stdout).toMatch(/^scope [0-9A-Z]{26}: 1 resources in local\/client$/m);
   expect(stdout).toMatch(/^text search: onboarding\.md/m);
   expect(stdout).toMatch(/^stored note [0-9A-Z]{26} \(\d+ tokens\)$/m);

@@ -75,7 +75,10 @@ test("a Go module in an empty folder requires acms/clients/go (a replace to this
     copyFileSync(join(ROOT, "clients/go/examples/agent/main.go"), join(user, "main.go"));
     // The client's own requirements (Debian's versions), then the client itself, replaced by this checkout.
     const requires = /^require \(\n([\s\S]*?)^\)/m.exec(readFileSync(join(ROOT, "clients/go/go.mod"), "utf8"))![1];
-    writeFileSync(join(user, "go.mod"), `module example.com/agent\n\ngo 1.19\n\nrequire (\n\tacms/clients/go v0.0.0\n${requires})\n\nreplace acms/clients/go => ${join(ROOT, "clients/go")}\n`);
+    writeFileSync(
+      join(user, "go.mod"),
+      `module example.com/agent\n\ngo 1.19\n\nrequire (\n\tacms/clients/go v0.0.0\n${requires})\n\nreplace acms/clients/go => ${join(ROOT, "clients/go")}\n`,
+    );
     await exec("bash", [join(ROOT, "clients/go/vendor-debian.sh"), user]);
     const env = { ...process.env, GO111MODULE: "on", GOFLAGS: "-mod=vendor", GOPROXY: "off", GOPATH: join(user, ".gopath") };
     // -trimpath: the vendored grpc and protobuf sources sit in a fresh folder each run, and without it their folder
@@ -97,7 +100,9 @@ test("a Go module in an empty folder requires acms/clients/go (a replace to this
 }, 600_000);
 
 test("the Go example fails with one line on a wrong key", async () => {
-  const failed = await exec(agent, [], { env: { PATH: process.env.PATH, ACMS_URL: t.server.url, ACMS_API_KEY: "acms_wrong", ACMS_PROJECT: "local/goagent" } }).then(
+  const failed = await exec(agent, [], {
+    env: { PATH: process.env.PATH, ACMS_URL: t.server.url, ACMS_API_KEY: "acms_wrong", ACMS_PROJECT: "local/goagent" },
+  }).then(
     () => undefined,
     (err: { code: number; stderr: string }) => err,
   );

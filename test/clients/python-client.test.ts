@@ -17,9 +17,15 @@ let work: string;
 let PYTHON: string;
 
 const DOCS = [
-  { path: "onboarding.md", content: "# Onboarding\n\nNew engineers start with the onboarding checklist: laptop, accounts, and a buddy for the first week." },
+  {
+    path: "onboarding.md",
+    content: "# Onboarding\n\nNew engineers start with the onboarding checklist: laptop, accounts, and a buddy for the first week.",
+  },
   { path: "deploy.md", content: "# Deploying\n\nDeploys run from the release pipeline after review; roll back with the previous tag." },
-  { path: "oncall.md", content: "# On-call\n\nThe on-call engineer answers pages within fifteen minutes and writes a short incident note." },
+  {
+    path: "oncall.md",
+    content: "# On-call\n\nThe on-call engineer answers pages within fifteen minutes and writes a short incident note.",
+  },
   { path: "style.md", content: "# Code style\n\nFormat with the project formatter; name files after their main export." },
 ];
 
@@ -47,11 +53,20 @@ afterAll(async () => {
 });
 
 function pythonEnv(project = "local/pyagent"): NodeJS.ProcessEnv {
-  return { ...process.env, ACMS_URL: t.server.url, ACMS_API_KEY: t.keys.writer, ACMS_PROJECT: project, ACMS_OUTSIDE_PROJECT: "other/secret" };
+  return {
+    ...process.env,
+    ACMS_URL: t.server.url,
+    ACMS_API_KEY: t.keys.writer,
+    ACMS_PROJECT: project,
+    ACMS_OUTSIDE_PROJECT: "other/secret",
+  };
 }
 
 test("the Python wrapper sets the headers and decodes ScopeViolation and BadRequest details", async () => {
-  const { stdout } = await exec(PYTHON, [join(ROOT, "test/clients/python_client_check.py")], { env: pythonEnv("local/pycheck"), cwd: work });
+  const { stdout } = await exec(PYTHON, [join(ROOT, "test/clients/python_client_check.py")], {
+    env: pythonEnv("local/pycheck"),
+    cwd: work,
+  });
   expect(stdout).not.toMatch(/^FAILED /m);
   expect(stdout).toContain("ok scope violation names the offender");
   expect(stdout).toContain("ok invalid argument names the field");
@@ -60,7 +75,10 @@ test("the Python wrapper sets the headers and decodes ScopeViolation and BadRequ
 
 test("the example agent resolves a scope, searches, fetches in order and keeps notes in the tiers", async () => {
   // Run from outside the repository: acms_client can only come from the venv.
-  const { stdout } = await exec(PYTHON, [join(ROOT, "clients/python/examples/example_agent.py"), "onboarding checklist"], { env: pythonEnv(), cwd: work });
+  const { stdout } = await exec(PYTHON, [join(ROOT, "clients/python/examples/example_agent.py"), "onboarding checklist"], {
+    env: pythonEnv(),
+    cwd: work,
+  });
   const lines = stdout.trimEnd().split("\n");
   expect(lines[0]).toMatch(/^scope [0-9A-Z]{26}: 1 resources in local\/pyagent$/);
   expect(stdout).toMatch(/^hybrid search 'onboarding checklist': [1-5] results$/m);

@@ -53,7 +53,13 @@ test("the installed package's type hints check the example agent and catch a mis
   expect(agent).toEqual({ code: 0, stdout: expect.stringContaining("Success: no issues found") });
   writeFileSync(
     join(work, "misuse.py"),
-    ["from acms_client import AcmsClient", "", "def scope_number(acms: AcmsClient) -> int:", "    return acms.resolve_scope(['local/acms']).scope_id", ""].join("\n"),
+    [
+      "from acms_client import AcmsClient",
+      "",
+      "def scope_number(acms: AcmsClient) -> int:",
+      "    return acms.resolve_scope(['local/acms']).scope_id",
+      "",
+    ].join("\n"),
   );
   const misuse = await mypy(join(work, "misuse.py"));
   expect(misuse.code).toBe(1);

@@ -41,7 +41,15 @@ beforeAll(async () => {
   mkdirSync(pageDir);
   copyFileSync(join(FIXTURES, "browser-page.js"), join(pkg.appDir, "browser-page.js"));
   // Bundled the way a web app bundles its dependencies: from the installed package, for the browser.
-  await build({ entryPoints: [join(pkg.appDir, "browser-page.js")], absWorkingDir: pkg.appDir, bundle: true, format: "esm", platform: "browser", outfile: join(pageDir, "bundle.js"), logLevel: "silent" });
+  await build({
+    entryPoints: [join(pkg.appDir, "browser-page.js")],
+    absWorkingDir: pkg.appDir,
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    outfile: join(pageDir, "bundle.js"),
+    logLevel: "silent",
+  });
   writeFileSync(join(pageDir, "index.html"), '<!doctype html><title>acms page</title><script type="module" src="/bundle.js"></script>');
   allowedPage = await servePage(pageDir);
   otherPage = await servePage(pageDir);
@@ -71,23 +79,27 @@ afterAll(async () => {
   if (pkg) rmSync(pkg.workDir, { recursive: true, force: true });
 });
 
-test.each(["grpc", "connect"])("plain node calls the real server over %s and decodes a ScopeViolation", async (protocol) => {
-  copyFileSync(join(FIXTURES, "call-server.mjs"), join(pkg.appDir, "call-server.mjs"));
-  const { stdout } = await exec(process.execPath, ["call-server.mjs", protocol], {
-    cwd: pkg.appDir,
-    env: { PATH: process.env.PATH, ACMS_URL: t.server.url, ACMS_API_KEY: t.keys.writer, ACMS_PROJECT: "local/tspkg" },
-  });
-  const out = JSON.parse(stdout);
-  expect(out).toMatchObject({
-    protocol,
-    serving: true,
-    paths: ["onboarding.md"],
-    refusedCode: "PermissionDenied",
-    violation: { typeName: "acms.v1.ScopeViolation", resourceIds: ["01ARZ3NDEKTSV4RRFFQ69G5FAV"], scopeProjectNames: ["local/tspkg"] },
-    badFields: ["query"],
-  });
-  expect(out.scopeId).toMatch(/^[0-9A-Z]{26}$/);
-}, 60_000);
+test.each(["grpc", "connect"])(
+  "plain node calls the real server over %s and decodes a ScopeViolation",
+  async (protocol) => {
+    copyFileSync(join(FIXTURES, "call-server.mjs"), join(pkg.appDir, "call-server.mjs"));
+    const { stdout } = await exec(process.execPath, ["call-server.mjs", protocol], {
+      cwd: pkg.appDir,
+      env: { PATH: process.env.PATH, ACMS_URL: t.server.url, ACMS_API_KEY: t.keys.writer, ACMS_PROJECT: "local/tspkg" },
+    });
+    const out = JSON.parse(stdout);
+    expect(out).toMatchObject({
+      protocol,
+      serving: true,
+      paths: ["onboarding.md"],
+      refusedCode: "PermissionDenied",
+      violation: { typeName: "acms.v1.ScopeViolation", resourceIds: ["01ARZ3NDEKTSV4RRFFQ69G5FAV"], scopeProjectNames: ["local/tspkg"] },
+      badFields: ["query"],
+    });
+    expect(out.scopeId).toMatch(/^[0-9A-Z]{26}$/);
+  },
+  60_000,
+);
 
 /** What the page left in window.acmsResults, and what Chromium logged on its console meanwhile. */
 async function openPage(page: http.Server): Promise<{ results: Record<string, unknown>[]; console: string[] }> {

@@ -99,10 +99,20 @@ describe("console assets at /console", () => {
     expect(r.status).not.toBe(200);
     expect(r.headers["content-security-policy"]).toBeUndefined();
     const health = await new Promise<number>((resolve, reject) => {
-      const req = http.request({ host: "127.0.0.1", port: t.server.port, path: "/grpc.health.v1.Health/Check", method: "POST", headers: { "content-type": "application/json" }, agent: false }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = http.request(
+        {
+          host: "127.0.0.1",
+          port: t.server.port,
+          path: "/grpc.health.v1.Health/Check",
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          agent: false,
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on("error", reject);
       req.end("{}");
     });
@@ -114,7 +124,8 @@ describe("console assets at /console", () => {
     expect(relativeAssetPath("/")).toBe("");
     expect(relativeAssetPath("/assets/a.js")).toBe("assets/a.js");
     expect(relativeAssetPath("/a%20b.txt")).toBe("a b.txt");
-    for (const bad of ["/..", "/a/../b", "/./a", "/a//b", "/a\\b", "/%2e%2e", "/a%00", "x", "/%E0%A4%A"]) expect(relativeAssetPath(bad)).toBeUndefined();
+    for (const bad of ["/..", "/a/../b", "/./a", "/a//b", "/a\\b", "/%2e%2e", "/a%00", "x", "/%E0%A4%A"])
+      expect(relativeAssetPath(bad)).toBeUndefined();
   });
 });
 

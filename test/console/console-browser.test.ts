@@ -40,7 +40,8 @@ describe("operator's console in Chromium", () => {
     // local/api: a monorepo with two children and a grandchild under both (a DAG, not a tree).
     ids.mono = await makeResource(t, "writer", "local/api", "monorepo");
     const reg = t.client(RegistryService, "writer");
-    const child = async (alias: string, parents: string[]) => (await reg.registerResource({ project: "local/api", alias, kind: "docs", parentIds: parents })).resource!.id;
+    const child = async (alias: string, parents: string[]) =>
+      (await reg.registerResource({ project: "local/api", alias, kind: "docs", parentIds: parents })).resource!.id;
     ids.docs = await child("api-docs", [ids.mono]);
     ids.src = await child("api-src", [ids.mono]);
     ids.shared = await child("shared-schemas", [ids.docs, ids.src]);
@@ -50,26 +51,49 @@ describe("operator's console in Chromium", () => {
       {
         resourceId: ids.docs,
         documents: [
-          doc("guide/retry.md", "Retry failed requests with exponential backoff.", { chunks: [{ text: "Retry failed requests with exponential backoff.", embedding: [1, 0, 0, 0] }] }),
-          doc("guide/cache.md", "Cache invalidation is hard; retry later.", { chunks: [{ text: "Cache invalidation is hard; retry later.", embedding: [0, 1, 0, 0] }] }),
+          doc("guide/retry.md", "Retry failed requests with exponential backoff.", {
+            chunks: [{ text: "Retry failed requests with exponential backoff.", embedding: [1, 0, 0, 0] }],
+          }),
+          doc("guide/cache.md", "Cache invalidation is hard; retry later.", {
+            chunks: [{ text: "Cache invalidation is hard; retry later.", embedding: [0, 1, 0, 0] }],
+          }),
         ],
       },
-      { resourceId: ids.shared, documents: [doc("schema/user.json", "user schema with retry policy", { chunks: [{ text: "user schema with retry policy", embedding: [0.8, 0.2, 0, 0] }] })] },
-      { resourceId: ids.web, documents: [doc("app.tsx", "frontend retry button", { chunks: [{ text: "frontend retry button", embedding: [1, 0, 0, 0] }] })] },
+      {
+        resourceId: ids.shared,
+        documents: [
+          doc("schema/user.json", "user schema with retry policy", {
+            chunks: [{ text: "user schema with retry policy", embedding: [0.8, 0.2, 0, 0] }],
+          }),
+        ],
+      },
+      {
+        resourceId: ids.web,
+        documents: [doc("app.tsx", "frontend retry button", { chunks: [{ text: "frontend retry button", embedding: [1, 0, 0, 0] }] })],
+      },
     ]);
     const iri = (value: string) => ({ kind: TermKind.IRI, value });
     await t.client(IndexService, "writer").putTriples({
       resourceId: ids.docs,
       triples: [
-        { subject: iri("http://example.org/Backoff"), predicate: iri("http://www.w3.org/2000/01/rdf-schema#label"), object: { kind: TermKind.LITERAL, value: "Exponential Backoff", language: "en" } },
-        { subject: iri("http://example.org/Backoff"), predicate: iri("http://example.org/describedBy"), object: iri(`uko://${ids.docs}/guide/retry.md`) },
+        {
+          subject: iri("http://example.org/Backoff"),
+          predicate: iri("http://www.w3.org/2000/01/rdf-schema#label"),
+          object: { kind: TermKind.LITERAL, value: "Exponential Backoff", language: "en" },
+        },
+        {
+          subject: iri("http://example.org/Backoff"),
+          predicate: iri("http://example.org/describedBy"),
+          object: iri(`uko://${ids.docs}/guide/retry.md`),
+        },
       ],
       replace: true,
     });
     // Tier state of local/api: two hot fragments, one read twice (hits) and one id that misses.
     const { scope } = await t.client(ScopeService, "writer").resolveScope({ projects: ["local/api"] });
     const tiers = t.client(ContextTierService, "writer", scope!.scopeId);
-    const a = (await tiers.storeFragment({ fragment: { content: "plan: retry with backoff", tier: Tier.HOT, projectName: "local/api" } })).fragment!;
+    const a = (await tiers.storeFragment({ fragment: { content: "plan: retry with backoff", tier: Tier.HOT, projectName: "local/api" } }))
+      .fragment!;
     await tiers.storeFragment({ fragment: { content: "decision: cache for 60 s", tier: Tier.WARM, projectName: "local/api" } });
     await tiers.getFragment({ fragmentId: a.fragmentId });
     await tiers.getFragment({ fragmentId: a.fragmentId });
@@ -77,7 +101,16 @@ describe("operator's console in Chromium", () => {
     mkdirSync(SHOTS, { recursive: true });
     browser = await chromium.launch({
       executablePath: "/usr/bin/chromium",
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
     page = await browser.newPage({ viewport: { width: 1366, height: 800 } });
     page.on("console", (m) => {
@@ -113,7 +146,9 @@ describe("operator's console in Chromium", () => {
   test("projects page draws the parent DAG and the aliases per project", async () => {
     await page.getByRole("heading", { name: /Parent DAG of local\/api \(4 resources\)/ }).waitFor();
     const rows = page.locator(".tree-row");
-    const drawn = await rows.evaluateAll((els) => els.map((e) => `${e.getAttribute("data-depth")}:${e.querySelector("strong")?.textContent}${e.querySelector(".repeat") ? "*" : ""}`));
+    const drawn = await rows.evaluateAll((els) =>
+      els.map((e) => `${e.getAttribute("data-depth")}:${e.querySelector("strong")?.textContent}${e.querySelector(".repeat") ? "*" : ""}`),
+    );
     expect(drawn).toEqual(["0:monorepo", "1:api-docs", "2:shared-schemas", "1:api-src", "2:shared-schemas*"]);
     const docsRow = page.locator("#resources-table tbody tr", { has: page.locator("th", { hasText: "api-docs" }) });
     await expect(docsRow.textContent()).resolves.toContain("local/web: backend-docs");
@@ -126,7 +161,8 @@ describe("operator's console in Chromium", () => {
   test("long lists are paged: a project of 120 resources puts 50 rows at a time into the page", async () => {
     const reg = t.client(RegistryService, "writer");
     await reg.createProject({ name: "local/big" });
-    for (let i = 0; i < 120; i += 1) await reg.registerResource({ project: "local/big", alias: `r${String(i).padStart(3, "0")}`, kind: "dataset" });
+    for (let i = 0; i < 120; i += 1)
+      await reg.registerResource({ project: "local/big", alias: `r${String(i).padStart(3, "0")}`, kind: "dataset" });
     await page.reload();
     await page.getByLabel(/Project \(/).selectOption("local/big");
     await page.getByRole("heading", { name: /Parent DAG of local\/big \(120 resources\)/ }).waitFor();
@@ -163,14 +199,18 @@ describe("operator's console in Chromium", () => {
     await page.getByLabel("Deny resources (one per line)").fill("api-src");
     // api-src is denied with its descendants: shared-schemas goes too, although api-docs is its other parent.
     await page.getByRole("heading", { name: "Resolved scope: 2 resources" }).waitFor();
-    expect(await page.locator("#resolved-resources li").allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining("local/api:monorepo"), expect.stringContaining("local/api:api-docs")]));
+    expect(await page.locator("#resolved-resources li").allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringContaining("local/api:monorepo"), expect.stringContaining("local/api:api-docs")]),
+    );
     const denied = await page.locator("#resolved-scope-id").textContent();
     await page.getByLabel("Deny resources (one per line)").fill("");
     await page.getByLabel("Allow resources (one per line: ULID, alias or namespace/project:alias; empty = all)").fill("api-docs");
     // api-docs with its descendant shared-schemas: the same count as before, so wait for the new scope id.
     await page.waitForFunction((before) => document.querySelector("#resolved-scope-id")?.textContent !== before, denied);
     await page.getByRole("heading", { name: "Resolved scope: 2 resources" }).waitFor();
-    expect(await page.locator("#resolved-resources li").allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining("local/api:api-docs"), expect.stringContaining("local/api:shared-schemas")]));
+    expect(await page.locator("#resolved-resources li").allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringContaining("local/api:api-docs"), expect.stringContaining("local/api:shared-schemas")]),
+    );
     await page.getByRole("button", { name: "Use this scope" }).click();
     const scopeId = await page.locator("#resolved-scope-id").textContent();
     expect(await page.evaluate(() => sessionStorage.getItem("acms.console.scope"))).toBe(scopeId);
@@ -209,7 +249,9 @@ describe("operator's console in Chromium", () => {
     await page.getByRole("heading", { name: "Resolved scope: 2 resources" }).waitFor();
     await expect(page.getByLabel("Deny resources (one per line)").inputValue()).resolves.toBe("api-src");
     await expect(page.getByLabel("local/api").isChecked()).resolves.toBe(true);
-    expect(await page.locator("#resolved-resources li").allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining("local/api:monorepo"), expect.stringContaining("local/api:api-docs")]));
+    expect(await page.locator("#resolved-resources li").allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringContaining("local/api:monorepo"), expect.stringContaining("local/api:api-docs")]),
+    );
     await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe("resolved-h");
   });
 
@@ -239,7 +281,10 @@ describe("operator's console in Chromium", () => {
 
     await page.getByRole("radio", { name: "text" }).check();
     await page.getByRole("button", { name: "Search", exact: true }).click();
-    await page.locator("#results-table .contributions li", { hasText: /^text: rank 1,/ }).first().waitFor();
+    await page
+      .locator("#results-table .contributions li", { hasText: /^text: rank 1,/ })
+      .first()
+      .waitFor();
     await expect(page.locator("#results-table .contributions li", { hasText: "vector" }).count()).resolves.toBe(0);
 
     await page.getByRole("radio", { name: "vector" }).check();

@@ -5,7 +5,12 @@ import type { ConsoleScopesPage } from "../../src/server/console/console-scopes-
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
 /** A request over plain HTTP/1.1, as the browser makes it, with the headers given. */
-function get(port: number, path: string, headers: Record<string, string> = {}, method = "GET"): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function get(
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+  method = "GET",
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: "127.0.0.1", port, path, method, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
@@ -41,7 +46,11 @@ describe("GET /console/api/scopes", () => {
     await t.client(RegistryService, "other").registerResource({ project: "other/app", alias: "app", kind: "code" });
     // Interleaved, so an owner's scopes are not simply a run of neighbouring ids.
     for (let i = 0; i < 3; i++) {
-      for (const [who, project] of [["writer", "local/api"], ["reader", "local/api"], ["other", "other/app"]] as const) {
+      for (const [who, project] of [
+        ["writer", "local/api"],
+        ["reader", "local/api"],
+        ["other", "other/app"],
+      ] as const) {
         if (who === "other" && i > 0) continue;
         const { scope } = await t.client(ScopeService, who).resolveScope({ projects: [project], includePaths: [`p${i}/**`] });
         made[who].push(scope!.scopeId);
@@ -58,7 +67,14 @@ describe("GET /console/api/scopes", () => {
     expect(page.scopes.map((s) => s.scopeId)).toEqual([...made.writer].sort().reverse());
     expect(page.nextPageToken).toBe("");
     const newest = page.scopes[0];
-    expect(newest).toMatchObject({ projectNames: ["local/api"], resourceCount: 1, temporalScope: "current", includePaths: ["p2/**"], expandDescendants: true, parentScopeId: "" });
+    expect(newest).toMatchObject({
+      projectNames: ["local/api"],
+      resourceCount: 1,
+      temporalScope: "current",
+      includePaths: ["p2/**"],
+      expandDescendants: true,
+      parentScopeId: "",
+    });
     expect(Number.isNaN(Date.parse(newest.createdAt))).toBe(false);
     expect((await list("reader")).scopes.map((s) => s.scopeId)).toEqual([...made.reader].sort().reverse());
     expect((await list("other")).scopes.map((s) => s.scopeId)).toEqual(made.other);
@@ -82,7 +98,12 @@ describe("GET /console/api/scopes", () => {
   });
 
   test("refused without a valid key: missing, malformed or unknown is 401 and lists nothing", async () => {
-    const attempts: Record<string, string>[] = [{}, { authorization: "Basic abc" }, { authorization: "Bearer acms_not-a-key" }, { authorization: `Bearer ${t.keys.writer}x` }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { authorization: "Basic abc" },
+      { authorization: "Bearer acms_not-a-key" },
+      { authorization: `Bearer ${t.keys.writer}x` },
+    ];
     for (const headers of attempts) {
       const r = await get(t.server.port, "/console/api/scopes", headers);
       expect(r.status).toBe(401);

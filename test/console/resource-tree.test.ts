@@ -1,7 +1,8 @@
 import { resourceTree, type TreeResource } from "../../console/src/resource-tree.js";
 
 const r = (id: string, parentIds: string[] = [], alias = id): TreeResource => ({ id, alias, kind: "repo", parentIds });
-const drawn = (rows: ReturnType<typeof resourceTree>) => rows.map((row) => `${"  ".repeat(row.depth)}${row.resource.alias}${row.repeated ? "*" : ""}`);
+const drawn = (rows: ReturnType<typeof resourceTree>) =>
+  rows.map((row) => `${"  ".repeat(row.depth)}${row.resource.alias}${row.repeated ? "*" : ""}`);
 
 describe("resourceTree (the console's DAG drawing)", () => {
   test("children under their parents by alias; a shared child is expanded once and marked where repeated", () => {

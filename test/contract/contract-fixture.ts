@@ -166,28 +166,49 @@ export async function seedWorld(t: TestServer): Promise<ContractWorld> {
     {
       resourceId: core,
       documents: [
-        doc("src/retry.ts", "retry with exponential backoff zebra", { chunks: [{ text: "retry with exponential backoff zebra", embedding: [1, 0, 0, 0] }] }),
+        doc("src/retry.ts", "retry with exponential backoff zebra", {
+          chunks: [{ text: "retry with exponential backoff zebra", embedding: [1, 0, 0, 0] }],
+        }),
         doc("src/twin-a.md", "identical twin words quokka", { chunks: [{ text: "identical twin words quokka", embedding: [0, 1, 0, 0] }] }),
         doc("src/twin-b.md", "identical twin words quokka", { chunks: [{ text: "identical twin words quokka", embedding: [0, 1, 0, 0] }] }),
         doc("src/opposite.md", "opposite direction west", { chunks: [{ text: "opposite direction west", embedding: [-1, 0, 0, 0] }] }),
         doc("secret/keys.md", "secret zebra keys", { chunks: [{ text: "secret zebra keys", embedding: [0.8, 0, 0.6, 0] }] }),
       ],
     },
-    { resourceId: lib, documents: [doc("lib/util.md", "utility zebra helpers", { chunks: [{ text: "utility zebra helpers", embedding: [0.6, 0.8, 0, 0] }] })] },
+    {
+      resourceId: lib,
+      documents: [
+        doc("lib/util.md", "utility zebra helpers", { chunks: [{ text: "utility zebra helpers", embedding: [0.6, 0.8, 0, 0] }] }),
+      ],
+    },
     {
       resourceId: guide,
-      documents: Array.from({ length: guidePages }, (_, i) => doc(`guide/page-${String(i).padStart(2, "0")}.md`, `common guide page number ${i}`)),
+      documents: Array.from({ length: guidePages }, (_, i) =>
+        doc(`guide/page-${String(i).padStart(2, "0")}.md`, `common guide page number ${i}`),
+      ),
     },
     {
       resourceId: bulk,
       documents: Array.from({ length: guidePages }, (_, i) =>
-        doc(`bulk/item-${String(i).padStart(2, "0")}.md`, `bulk item ${i}`, { chunks: [{ text: `bulk item ${i}`, embedding: [0, 0, 0.01 * i, 1] }] }),
+        doc(`bulk/item-${String(i).padStart(2, "0")}.md`, `bulk item ${i}`, {
+          chunks: [{ text: `bulk item ${i}`, embedding: [0, 0, 0.01 * i, 1] }],
+        }),
       ),
     },
-    { resourceId: web, documents: [doc("web/ui.md", "zebra frontend quokka", { chunks: [{ text: "zebra frontend quokka", embedding: [1, 0, 0, 0] }] })] },
+    {
+      resourceId: web,
+      documents: [doc("web/ui.md", "zebra frontend quokka", { chunks: [{ text: "zebra frontend quokka", embedding: [1, 0, 0, 0] }] })],
+    },
   ]);
   await upsert(t, "other", [
-    { resourceId: foreign, documents: [doc("x.md", "zebra quokka foreign secrets common", { chunks: [{ text: "zebra quokka foreign secrets common", embedding: [1, 0, 0, 0] }] })] },
+    {
+      resourceId: foreign,
+      documents: [
+        doc("x.md", "zebra quokka foreign secrets common", {
+          chunks: [{ text: "zebra quokka foreign secrets common", embedding: [1, 0, 0, 0] }],
+        }),
+      ],
+    },
   ]);
   const index = t.client(IndexService, "writer");
   await index.putTriples({
@@ -249,7 +270,13 @@ export async function startCustomServer(change: (backends: Backends) => void): P
     keys[p.name] = key;
     return { name: p.name, key_sha256: hashKey(key), projects: p.projects, write: p.write };
   });
-  const config = loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ...(await engineEnv(dataDir)), ...CONTRACT_ENV });
+  const config = loadConfig({
+    ACMS_HOST: "127.0.0.1",
+    ACMS_PORT: "0",
+    ACMS_DATA_DIR: dataDir,
+    ...(await engineEnv(dataDir)),
+    ...CONTRACT_ENV,
+  });
   const backends: Backends = await createBackends(config);
   change(backends);
   const server = await startServer({ config, keys: new KeyRing(entries), backends, onInternalError: () => undefined, log: quietLog() });
@@ -259,7 +286,12 @@ export async function startCustomServer(change: (backends: Backends) => void): P
     client(service, principal, scopeId, protocol = "connect") {
       const sessionManager = new Http2SessionManager(server.url);
       sessions.push(sessionManager);
-      const base = { baseUrl: server.url, httpVersion: "2" as const, sessionManager, interceptors: [authInterceptor(keys[principal], scopeId)] };
+      const base = {
+        baseUrl: server.url,
+        httpVersion: "2" as const,
+        sessionManager,
+        interceptors: [authInterceptor(keys[principal], scopeId)],
+      };
       const transport: Transport = protocol === "grpc" ? createGrpcTransport(base) : createConnectTransport(base);
       return createClient(service, transport);
     },

@@ -56,7 +56,9 @@ describe("Errors", () => {
   describe.each(PROTOCOLS)("a request names a resource, project or path outside the call's scope (%s)", (protocol) => {
     test("a project: PERMISSION_DENIED + ScopeViolation (offenders in project_names, the scope's in scope_project_names)", async () => {
       const scopes = t.client(ScopeService, "writer", w.apiScope, protocol);
-      const { err, violation } = await expectViolation(scopes.validateProjectScope({ requestedProjects: ["local/api", "local/frontend", "other/x"] }));
+      const { err, violation } = await expectViolation(
+        scopes.validateProjectScope({ requestedProjects: ["local/api", "local/frontend", "other/x"] }),
+      );
       expect(violation.projectNames).toEqual(["local/frontend", "other/x"]);
       expect(violation.scopeProjectNames).toEqual(["local/api"]);
       expect(violation.resourceIds).toEqual([]);
@@ -66,7 +68,9 @@ describe("Errors", () => {
 
     test("a resource: PERMISSION_DENIED + ScopeViolation (offenders in resource_ids), existing or not, same message shape", async () => {
       const scopes = t.client(ScopeService, "writer", w.apiScope, protocol);
-      const { violation } = await expectViolation(scopes.validateResourceScope({ requestedResourceIds: [w.core, w.web, w.foreign, GHOST] }));
+      const { violation } = await expectViolation(
+        scopes.validateResourceScope({ requestedResourceIds: [w.core, w.web, w.foreign, GHOST] }),
+      );
       expect([...violation.resourceIds].sort()).toEqual([w.web, w.foreign, GHOST].sort());
       expect(violation.scopeProjectNames).toEqual(["local/api"]);
       expect(violation.projectNames).toEqual([]);
@@ -91,7 +95,9 @@ describe("Errors", () => {
 
   describe("the scope's effective resource set is empty (everything denied) while it had resources", () => {
     test.each(PROTOCOLS)("PERMISSION_DENIED + ScopeViolation on every scoped RPC that uses it (%s)", async (protocol) => {
-      const { scope } = await t.client(ScopeService, "writer").resolveScope({ projects: ["local/api"], excludeResources: ["core", "guide"] });
+      const { scope } = await t
+        .client(ScopeService, "writer")
+        .resolveScope({ projects: ["local/api"], excludeResources: ["core", "guide"] });
       expect(scope!.resourceIds).toEqual([]);
       const id = scope!.scopeId;
       const calls: Promise<unknown>[] = [
@@ -123,19 +129,38 @@ describe("Errors", () => {
     });
 
     test("max_results <= 0", async () => {
-      await expectBadField(t.client(TextBackendService, "writer", w.apiScope, protocol).search({ query: "zebra", maxResults: 0 }), "max_results");
+      await expectBadField(
+        t.client(TextBackendService, "writer", w.apiScope, protocol).search({ query: "zebra", maxResults: 0 }),
+        "max_results",
+      );
     });
 
     test("empty embedding (SimilaritySearch and its stream)", async () => {
       await expectBadField(t.client(VectorBackendService, "writer", w.apiScope, protocol).similaritySearch({ embedding: [] }), "embedding");
-      await expectBadField(drain(t.client(VectorBackendService, "writer", w.apiScope, protocol).similaritySearchStream({ embedding: [] })), "embedding");
+      await expectBadField(
+        drain(t.client(VectorBackendService, "writer", w.apiScope, protocol).similaritySearchStream({ embedding: [] })),
+        "embedding",
+      );
     });
 
     test("wrong embedding dimension (search and upload)", async () => {
-      await expectBadField(t.client(VectorBackendService, "writer", w.apiScope, protocol).similaritySearch({ embedding: [1, 0, 0] }), "embedding");
-      await expectBadField(t.client(VectorBackendService, "writer", w.apiScope, protocol).similaritySearch({ embedding: [1, 0, 0, 0, 0] }), "embedding");
-      await expectBadField(t.client(RagService, "writer", w.apiScope, protocol).hybridSearch({ query: "zebra", embedding: [1, 0] }), "embedding");
-      const err = await failure(upsert(t, "writer", [{ resourceId: w.guide, documents: [doc("bad/dim.md", "bad", { chunks: [{ text: "bad", embedding: [1, 0] }] })] }]));
+      await expectBadField(
+        t.client(VectorBackendService, "writer", w.apiScope, protocol).similaritySearch({ embedding: [1, 0, 0] }),
+        "embedding",
+      );
+      await expectBadField(
+        t.client(VectorBackendService, "writer", w.apiScope, protocol).similaritySearch({ embedding: [1, 0, 0, 0, 0] }),
+        "embedding",
+      );
+      await expectBadField(
+        t.client(RagService, "writer", w.apiScope, protocol).hybridSearch({ query: "zebra", embedding: [1, 0] }),
+        "embedding",
+      );
+      const err = await failure(
+        upsert(t, "writer", [
+          { resourceId: w.guide, documents: [doc("bad/dim.md", "bad", { chunks: [{ text: "bad", embedding: [1, 0] }] })] },
+        ]),
+      );
       assertCode(err, Code.InvalidArgument);
       expect(err.rawMessage).toMatch(/embedding/);
     });
@@ -145,16 +170,30 @@ describe("Errors", () => {
     });
 
     test("bad glob", async () => {
-      await expectBadField(t.client(ScopeService, "writer", undefined, protocol).resolveScope({ projects: ["local/api"], excludePaths: ["/abs/**"] }), "exclude_paths");
+      await expectBadField(
+        t.client(ScopeService, "writer", undefined, protocol).resolveScope({ projects: ["local/api"], excludePaths: ["/abs/**"] }),
+        "exclude_paths",
+      );
     });
 
     test("bad project name (CreateProject, ResolveScope, ValidateProjectScope, StoreFragment, GetForActor)", async () => {
       for (const name of ["Local/API", "local", "local/api/extra", "-x/y", "local/"]) {
         await expectBadField(t.client(RegistryService, "writer", undefined, protocol).createProject({ name }), "name");
         await expectBadField(t.client(ScopeService, "writer", undefined, protocol).resolveScope({ projects: [name] }), "projects");
-        await expectBadField(t.client(ScopeService, "writer", w.apiScope, protocol).validateProjectScope({ requestedProjects: [name] }), "requested_projects");
-        await expectBadField(t.client(ContextTierService, "writer", w.apiScope, protocol).storeFragment({ fragment: { content: "x", tier: Tier.HOT, projectName: name } }), "fragment.project_name");
-        await expectBadField(t.client(ContextTierService, "writer", w.apiScope, protocol).getForActor({ role: Role.REVIEWER, projectNames: [name] }), "project_names");
+        await expectBadField(
+          t.client(ScopeService, "writer", w.apiScope, protocol).validateProjectScope({ requestedProjects: [name] }),
+          "requested_projects",
+        );
+        await expectBadField(
+          t
+            .client(ContextTierService, "writer", w.apiScope, protocol)
+            .storeFragment({ fragment: { content: "x", tier: Tier.HOT, projectName: name } }),
+          "fragment.project_name",
+        );
+        await expectBadField(
+          t.client(ContextTierService, "writer", w.apiScope, protocol).getForActor({ role: Role.REVIEWER, projectNames: [name] }),
+          "project_names",
+        );
       }
     });
 
@@ -173,16 +212,20 @@ describe("Errors", () => {
         "documents",
       );
       await expectBadField(
-        t.client(ContextTierService, "writer", w.apiScope, protocol).storeFragment({ fragment: { content: "y".repeat(300 * 1024), tier: Tier.COLD, projectName: "local/api" } }),
+        t
+          .client(ContextTierService, "writer", w.apiScope, protocol)
+          .storeFragment({ fragment: { content: "y".repeat(300 * 1024), tier: Tier.COLD, projectName: "local/api" } }),
         "fragment.content",
       );
     });
-
   });
 
   describe("a message over the transport limit (ACMS_MAX_MESSAGE_BYTES, 16 MiB)", () => {
     test("Connect: refused cleanly with RESOURCE_EXHAUSTED, and the server keeps serving", async () => {
-      const err = await expectCode(t.client(TextBackendService, "writer", w.apiScope).search({ query: "q".repeat(17 * 1024 * 1024) }), Code.ResourceExhausted);
+      const err = await expectCode(
+        t.client(TextBackendService, "writer", w.apiScope).search({ query: "q".repeat(17 * 1024 * 1024) }),
+        Code.ResourceExhausted,
+      );
       expect(err.rawMessage).not.toMatch(/\n\s+at /);
       await t.client(TextBackendService, "writer", w.apiScope).search({ query: "zebra" });
     });
@@ -218,20 +261,24 @@ describe("Errors", () => {
         delete b.units;
       });
       await s.client(RegistryService, "writer").createProject({ name: "local/api" });
-      resourceId = (await s.client(RegistryService, "writer").registerResource({ project: "local/api", alias: "core", kind: "repo" })).resource!.id;
+      resourceId = (await s.client(RegistryService, "writer").registerResource({ project: "local/api", alias: "core", kind: "repo" }))
+        .resource!.id;
       scopeId = (await s.client(ScopeService, "writer").resolveScope({ projects: ["local/api"] })).scope!.scopeId;
     });
     afterAll(async () => {
       await s.close();
     });
 
-    test.each(PROTOCOLS)("no vector backend: SimilaritySearch and its stream, HybridSearch asking for SOURCE_VECTOR (%s)", async (protocol) => {
-      const vector = s.client(VectorBackendService, "writer", scopeId, protocol);
-      await expectCode(vector.similaritySearch({ embedding: [1, 0, 0, 0] }), Code.Unimplemented);
-      await expectCode(drain(vector.similaritySearchStream({ embedding: [1, 0, 0, 0] })), Code.Unimplemented);
-      const rag = s.client(RagService, "writer", scopeId, protocol);
-      await expectCode(rag.hybridSearch({ query: "x", embedding: [1, 0, 0, 0], sources: [Source.VECTOR] }), Code.Unimplemented);
-    });
+    test.each(PROTOCOLS)(
+      "no vector backend: SimilaritySearch and its stream, HybridSearch asking for SOURCE_VECTOR (%s)",
+      async (protocol) => {
+        const vector = s.client(VectorBackendService, "writer", scopeId, protocol);
+        await expectCode(vector.similaritySearch({ embedding: [1, 0, 0, 0] }), Code.Unimplemented);
+        await expectCode(drain(vector.similaritySearchStream({ embedding: [1, 0, 0, 0] })), Code.Unimplemented);
+        const rag = s.client(RagService, "writer", scopeId, protocol);
+        await expectCode(rag.hybridSearch({ query: "x", embedding: [1, 0, 0, 0], sources: [Source.VECTOR] }), Code.Unimplemented);
+      },
+    );
 
     test.each(PROTOCOLS)("no graph backend: every graph RPC and PutTriples (%s)", async (protocol) => {
       const graph = s.client(GraphBackendService, "writer", scopeId, protocol);
@@ -242,15 +289,23 @@ describe("Errors", () => {
       await expectCode(
         s.client(IndexService, "writer", undefined, protocol).putTriples({
           resourceId,
-          triples: [{ subject: { kind: 1, value: `${EX}A` }, predicate: { kind: 1, value: `${EX}p` }, object: { kind: 1, value: `${EX}B` } }],
+          triples: [
+            { subject: { kind: 1, value: `${EX}A` }, predicate: { kind: 1, value: `${EX}p` }, object: { kind: 1, value: `${EX}B` } },
+          ],
         }),
         Code.Unimplemented,
       );
-      await expectCode(s.client(RagService, "writer", scopeId, protocol).hybridSearch({ query: "x", sources: [Source.GRAPH] }), Code.Unimplemented);
+      await expectCode(
+        s.client(RagService, "writer", scopeId, protocol).hybridSearch({ query: "x", sources: [Source.GRAPH] }),
+        Code.Unimplemented,
+      );
     });
 
     test.each(PROTOCOLS)("no document reader: FetchContent (%s)", async (protocol) => {
-      await expectCode(s.client(RagService, "writer", scopeId, protocol).fetchContent({ ukoUris: [`uko://${resourceId}/a.md`] }), Code.Unimplemented);
+      await expectCode(
+        s.client(RagService, "writer", scopeId, protocol).fetchContent({ ukoUris: [`uko://${resourceId}/a.md`] }),
+        Code.Unimplemented,
+      );
     });
 
     test("what is configured keeps working: keyword search and hybrid search over the sources that apply", async () => {
@@ -277,7 +332,9 @@ describe("Errors", () => {
           get(target, prop, receiver) {
             if (prop === "query") {
               return async () => {
-                throw new Error(`oxigraph exploded at /work/main/src/adapters/oxigraph/oxigraph-graph-backend.ts:42:7\n    at query (/work/main/node_modules/x.js:1:1)`);
+                throw new Error(
+                  `oxigraph exploded at /work/main/src/adapters/oxigraph/oxigraph-graph-backend.ts:42:7\n    at query (/work/main/node_modules/x.js:1:1)`,
+                );
               };
             }
             return Reflect.get(target, prop, receiver) as unknown;
@@ -346,7 +403,8 @@ describe("Errors", () => {
 
     test.each(PROTOCOLS)("is refused with DEADLINE_EXCEEDED and a plain message, and the server keeps serving (%s)", async (protocol) => {
       const graph = slow.client(GraphBackendService, "writer", scope, protocol);
-      const query = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o . ?p ?q ?r . ?s ?t ?u . ?v ?w ?x }";
+      const query =
+        "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o . ?p ?q ?r . ?s ?t ?u . ?v ?w ?x }";
       await expectCode(graph.sparqlQuery({ query }), Code.DeadlineExceeded);
       // the engine restarts after a runaway query (the budget includes waiting for it): it answers again
       let answered: boolean | undefined;
@@ -366,17 +424,30 @@ describe("Errors", () => {
 
   describe("messages are for people", () => {
     test.each(PROTOCOLS)("`Projects not in scope: local/frontend. Available: local/api` (%s)", async (protocol) => {
-      const { err } = await expectViolation(t.client(ScopeService, "writer", w.apiScope, protocol).validateProjectScope({ requestedProjects: ["local/frontend"] }));
+      const { err } = await expectViolation(
+        t.client(ScopeService, "writer", w.apiScope, protocol).validateProjectScope({ requestedProjects: ["local/frontend"] }),
+      );
       expect(err.rawMessage).toBe("Projects not in scope: local/frontend. Available: local/api");
-      const tier = await expectViolation(t.client(ContextTierService, "writer", w.apiScope, protocol).getForActor({ role: Role.STRATEGIST, projectNames: ["local/frontend"] }));
+      const tier = await expectViolation(
+        t
+          .client(ContextTierService, "writer", w.apiScope, protocol)
+          .getForActor({ role: Role.STRATEGIST, projectNames: ["local/frontend"] }),
+      );
       expect(tier.err.rawMessage).toBe("Projects not in scope: local/frontend. Available: local/api");
-      const narrow = await expectViolation(t.client(ScopeService, "writer", w.apiScope, protocol).narrowScope({ projects: ["local/frontend"] }));
+      const narrow = await expectViolation(
+        t.client(ScopeService, "writer", w.apiScope, protocol).narrowScope({ projects: ["local/frontend"] }),
+      );
       expect(narrow.err.rawMessage).toBe("Projects not in scope: local/frontend. Available: local/api");
     });
   });
 
   describe("never a stack trace on the wire; the server keeps serving after bad input", () => {
-    async function raw(path: string, body: BodyInit, contentType: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+    async function raw(
+      path: string,
+      body: BodyInit,
+      contentType: string,
+      headers: Record<string, string> = {},
+    ): Promise<{ status: number; text: string }> {
       const res = await fetch(`${t.server.url}${path}`, {
         method: "POST",
         headers: { "content-type": contentType, authorization: `Bearer ${t.keys.writer}`, "acms-scope": w.apiScope, ...headers },
@@ -418,7 +489,9 @@ describe("Errors", () => {
         t.client(ContextTierService, "writer", w.apiScope, protocol).evictLru({ tier: Tier.UNSPECIFIED, count: 1 }),
         t.client(ScopeService, "writer", undefined, protocol).getScope({ scopeId: "\u0000" }),
         t.client(RegistryService, "writer", undefined, protocol).registerResource({ project: "local/api", alias: "", kind: "" }),
-        t.client(RegistryService, "writer", undefined, protocol).registerResource({ project: "local/api", alias: "x", kind: "repo", id: "not-a-ulid" }),
+        t
+          .client(RegistryService, "writer", undefined, protocol)
+          .registerResource({ project: "local/api", alias: "x", kind: "repo", id: "not-a-ulid" }),
         t.client(IndexService, "writer", undefined, protocol).deleteDocuments({ resourceId: "nope", paths: ["a"] }),
       ];
       const wrong: string[] = [];

@@ -29,7 +29,9 @@ const ACMS: DescService[] = [
 
 /** The RPCs API.md says need `acms-scope`: every search, graph, RAG and tier RPC, and the scope validation RPCs (NarrowScope too). */
 const HEADER_SCOPED = new Set<string>([
-  ...[TextBackendService, VectorBackendService, GraphBackendService, RagService, ContextTierService].flatMap((s) => s.methods.map((m) => `${s.typeName}.${m.name}`)),
+  ...[TextBackendService, VectorBackendService, GraphBackendService, RagService, ContextTierService].flatMap((s) =>
+    s.methods.map((m) => `${s.typeName}.${m.name}`),
+  ),
   "acms.v1.ScopeService.NarrowScope",
   "acms.v1.ScopeService.ValidateProjectScope",
   "acms.v1.ScopeService.ValidateResourceScope",
@@ -54,7 +56,10 @@ describe("Headers", () => {
   });
 
   test("the proto marks exactly the RPCs API.md lists as scoped (search, graph, RAG, tier, NarrowScope, Validate*)", () => {
-    const marked = allMethods.filter((m) => getOption(m.method, access) === Access.SCOPED).map((m) => m.id).sort();
+    const marked = allMethods
+      .filter((m) => getOption(m.method, access) === Access.SCOPED)
+      .map((m) => m.id)
+      .sort();
     expect(marked).toEqual([...HEADER_SCOPED].sort());
   });
 
@@ -93,9 +98,17 @@ describe("Headers", () => {
       async function* req() {
         yield { messageRequest: { case: "listServices" as const, value: "" } };
       }
-      const err = await failure(callMethod(t.client(ServerReflection, undefined, undefined, protocol), ServerReflection.method.serverReflectionInfo, {}));
+      const err = await failure(
+        callMethod(t.client(ServerReflection, undefined, undefined, protocol), ServerReflection.method.serverReflectionInfo, {}),
+      );
       expect(Code[err.code]).toBe("Unauthenticated");
-      const alpha = await failure(callMethod(t.client(ServerReflectionV1alpha, undefined, undefined, protocol), ServerReflectionV1alpha.method.serverReflectionInfo, {}));
+      const alpha = await failure(
+        callMethod(
+          t.client(ServerReflectionV1alpha, undefined, undefined, protocol),
+          ServerReflectionV1alpha.method.serverReflectionInfo,
+          {},
+        ),
+      );
       expect(Code[alpha.code]).toBe("Unauthenticated");
       const ok = t.client(ServerReflection, "reader", undefined, protocol);
       const out = [];
@@ -138,7 +151,8 @@ describe("Headers", () => {
         const theirs = await failure(callMethod(t.client(service, "writer", w.otherScope, protocol), method));
         const unknown = await failure(callMethod(t.client(service, "writer", ghost, protocol), method));
         if (theirs.code !== Code.NotFound) wrong.push(`${id}: ${Code[theirs.code]} ${theirs.rawMessage}`);
-        else if (blankId(theirs.rawMessage, w.otherScope) !== blankId(unknown.rawMessage, ghost)) wrong.push(`${id}: "${theirs.rawMessage}" vs "${unknown.rawMessage}"`);
+        else if (blankId(theirs.rawMessage, w.otherScope) !== blankId(unknown.rawMessage, ghost))
+          wrong.push(`${id}: "${theirs.rawMessage}" vs "${unknown.rawMessage}"`);
         else if (theirs.details.length !== unknown.details.length) wrong.push(`${id}: details differ`);
       }
       expect(wrong).toEqual([]);

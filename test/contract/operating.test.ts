@@ -92,7 +92,11 @@ describe("ContextTierService budgets (ACMS_CONTEXT_MAX_*)", () => {
   let t: TestServer;
   let scopeId: string;
   beforeAll(async () => {
-    t = await startContractServer({ ACMS_CONTEXT_MAX_TOKENS_HOT: "40", ACMS_CONTEXT_MAX_DECISIONS_WARM: "2", ACMS_CONTEXT_MAX_DECISIONS_COLD: "2" });
+    t = await startContractServer({
+      ACMS_CONTEXT_MAX_TOKENS_HOT: "40",
+      ACMS_CONTEXT_MAX_DECISIONS_WARM: "2",
+      ACMS_CONTEXT_MAX_DECISIONS_COLD: "2",
+    });
     await t.client(RegistryService, "writer").createProject({ name: "local/api" });
     scopeId = (await t.client(ScopeService, "writer").resolveScope({ projects: ["local/api"] })).scope!.scopeId;
   });
@@ -103,7 +107,10 @@ describe("ContextTierService budgets (ACMS_CONTEXT_MAX_*)", () => {
   test("ACMS_CONTEXT_MAX_DECISIONS_WARM bounds the warm tier: a store over it displaces the least recently used", async () => {
     const tiers = t.client(ContextTierService, "writer", scopeId);
     const ids: string[] = [];
-    for (let i = 0; i < 2; i++) ids.push((await tiers.storeFragment({ fragment: { content: `warm ${i}`, tier: Tier.WARM, projectName: "local/api" } })).fragment!.fragmentId);
+    for (let i = 0; i < 2; i++)
+      ids.push(
+        (await tiers.storeFragment({ fragment: { content: `warm ${i}`, tier: Tier.WARM, projectName: "local/api" } })).fragment!.fragmentId,
+      );
     const third = await tiers.storeFragment({ fragment: { content: "warm 2", tier: Tier.WARM, projectName: "local/api" } });
     expect(third.displaced.map((d) => [d.fragmentId, d.fromTier])).toEqual([[ids[0], Tier.WARM]]);
     expect((await tiers.getMetrics({})).warmPopulation).toBe(2n);
@@ -111,14 +118,17 @@ describe("ContextTierService budgets (ACMS_CONTEXT_MAX_*)", () => {
 
   test("ACMS_CONTEXT_MAX_DECISIONS_COLD bounds the cold tier", async () => {
     const tiers = t.client(ContextTierService, "writer", scopeId);
-    for (let i = 0; i < 4; i++) await tiers.storeFragment({ fragment: { content: `cold ${i}`, tier: Tier.COLD, projectName: "local/api" } });
+    for (let i = 0; i < 4; i++)
+      await tiers.storeFragment({ fragment: { content: `cold ${i}`, tier: Tier.COLD, projectName: "local/api" } });
     expect((await tiers.getMetrics({})).coldPopulation).toBeLessThanOrEqual(2n);
   });
 
   test("ACMS_CONTEXT_MAX_TOKENS_HOT bounds the hot tier's tokens", async () => {
     const tiers = t.client(ContextTierService, "writer", scopeId);
     for (let i = 0; i < 6; i++) {
-      await tiers.storeFragment({ fragment: { content: `hot fragment number ${i} with a handful of words`, tier: Tier.HOT, projectName: "local/api" } });
+      await tiers.storeFragment({
+        fragment: { content: `hot fragment number ${i} with a handful of words`, tier: Tier.HOT, projectName: "local/api" },
+      });
     }
     const m = await tiers.getMetrics({});
     expect(m.hotTokens).toBeLessThanOrEqual(40n);

@@ -106,7 +106,9 @@ describe("Precise rules", () => {
     test("min_score absent means no threshold; present outside [0, 1] is INVALID_ARGUMENT naming min_score", async () => {
       const all = await t.client(VectorBackendService, "writer", w.apiScope, protocol).similaritySearch({ embedding: EAST });
       expect(all.results.length).toBeGreaterThan(1);
-      const high = await t.client(VectorBackendService, "writer", w.apiScope, protocol).similaritySearch({ embedding: EAST, minScore: 0.7 });
+      const high = await t
+        .client(VectorBackendService, "writer", w.apiScope, protocol)
+        .similaritySearch({ embedding: EAST, minScore: 0.7 });
       expect(high.results.length).toBeGreaterThan(0);
       expect(high.results.every((r) => r.score >= 0.7)).toBe(true);
       for (const minScore of [-0.1, 1.5, Number.NaN]) {
@@ -128,9 +130,13 @@ describe("Precise rules", () => {
       const reg = t.client(RegistryService, "writer");
       const a = (await reg.registerResource({ project: "local/api", alias: "twin-alias", kind: "repo" })).resource!.id;
       const f = (await reg.registerResource({ project: "local/frontend", alias: "twin-alias", kind: "repo" })).resource!.id;
-      const { scope } = await t.client(ScopeService, "writer").resolveScope({ projects: ["local/api", "local/frontend"], includeResources: ["twin-alias"] });
+      const { scope } = await t
+        .client(ScopeService, "writer")
+        .resolveScope({ projects: ["local/api", "local/frontend"], includeResources: ["twin-alias"] });
       expect([...scope!.resourceIds].sort()).toEqual([a, f].sort());
-      const { scope: one } = await t.client(ScopeService, "writer").resolveScope({ projects: ["local/api", "local/frontend"], includeResources: ["local/frontend:twin-alias"] });
+      const { scope: one } = await t
+        .client(ScopeService, "writer")
+        .resolveScope({ projects: ["local/api", "local/frontend"], includeResources: ["local/frontend:twin-alias"] });
       expect(one!.resourceIds).toEqual([f]);
     });
 
@@ -141,7 +147,9 @@ describe("Precise rules", () => {
       expect(deny!.resourceIds).not.toContain(w.core);
       expect(deny!.resourceIds).not.toContain(w.lib);
       expect(deny!.resourceIds).toContain(w.guide);
-      const { scope: both } = await t.client(ScopeService, "writer").resolveScope({ projects: ["local/api"], includeResources: ["core"], excludeResources: ["lib"] });
+      const { scope: both } = await t
+        .client(ScopeService, "writer")
+        .resolveScope({ projects: ["local/api"], includeResources: ["core"], excludeResources: ["lib"] });
       expect(both!.resourceIds).toEqual([w.core]);
     });
 
@@ -191,10 +199,14 @@ describe("Precise rules", () => {
 
   describe("NarrowScope", () => {
     test("projects not a subset of the parent's is PERMISSION_DENIED with a ScopeViolation naming them", async () => {
-      const { violation } = await expectViolation(t.client(ScopeService, "writer", w.apiScope).narrowScope({ projects: ["local/frontend"] }));
+      const { violation } = await expectViolation(
+        t.client(ScopeService, "writer", w.apiScope).narrowScope({ projects: ["local/frontend"] }),
+      );
       expect(violation.projectNames).toEqual(["local/frontend"]);
       expect(violation.scopeProjectNames).toEqual(["local/api"]);
-      const viaGrpc = await expectViolation(t.client(ScopeService, "writer", w.apiScope, "grpc").narrowScope({ projects: ["local/api", "local/frontend"] }));
+      const viaGrpc = await expectViolation(
+        t.client(ScopeService, "writer", w.apiScope, "grpc").narrowScope({ projects: ["local/api", "local/frontend"] }),
+      );
       expect(viaGrpc.violation.projectNames).toEqual(["local/frontend"]);
     });
 
@@ -233,7 +245,9 @@ describe("Precise rules", () => {
 
     test("a hybrid result's vector contribution carries the cosine too", async () => {
       const query = [1, 1, 0, 0];
-      const res = await t.client(RagService, "writer", w.apiScope).hybridSearch({ query: "zebra", embedding: query, sources: [Source.VECTOR] });
+      const res = await t
+        .client(RagService, "writer", w.apiScope)
+        .hybridSearch({ query: "zebra", embedding: query, sources: [Source.VECTOR] });
       const util = res.results.find((r) => r.path === "lib/util.md")!;
       const contribution = util.contributions.find((c) => c.source === Source.VECTOR)!;
       expect(contribution.score).toBeCloseTo(cosine(query, [0.6, 0.8, 0, 0]), 5);
@@ -245,9 +259,13 @@ describe("Precise rules", () => {
       const west = await t.client(VectorBackendService, "writer", w.apiScope).similaritySearch({ embedding: [-1, 0, 0, 0], topK: 1000 });
       expect(west.results.every((r) => r.score >= 0)).toBe(true);
       expect(west.results.map((r) => r.path)).not.toContain("src/retry.ts");
-      const stream = await drain(t.client(VectorBackendService, "writer", w.apiScope).similaritySearchStream({ embedding: EAST, topK: 1000 }));
+      const stream = await drain(
+        t.client(VectorBackendService, "writer", w.apiScope).similaritySearchStream({ embedding: EAST, topK: 1000 }),
+      );
       expect(stream.map((m) => m.result!.path)).not.toContain("src/opposite.md");
-      const hybrid = await t.client(RagService, "writer", w.apiScope).hybridSearch({ query: "west", embedding: EAST, sources: [Source.VECTOR] });
+      const hybrid = await t
+        .client(RagService, "writer", w.apiScope)
+        .hybridSearch({ query: "west", embedding: EAST, sources: [Source.VECTOR] });
       expect(hybrid.results.map((r) => r.path)).not.toContain("src/opposite.md");
     });
   });
@@ -277,21 +295,34 @@ describe("Precise rules", () => {
       expect(res.missing).toEqual([nowhere, badChunk]);
     });
 
-    test.each(PROTOCOLS)("a URI whose resource is not in the effective scope is PERMISSION_DENIED, whether or not it exists (%s)", async (protocol) => {
-      const rag = t.client(RagService, "writer", w.apiScope, protocol);
-      const foreign = await expectViolation(rag.fetchContent({ ukoUris: [`uko://${w.foreign}/x.md`] }));
-      expect(foreign.violation.resourceIds).toEqual([w.foreign]);
-      const ghost = await expectViolation(rag.fetchContent({ ukoUris: [`uko://${GHOST}/x.md`] }));
-      expect(ghost.violation.resourceIds).toEqual([GHOST]);
-      expect(ghost.err.rawMessage.split(GHOST).join("<id>")).toBe(foreign.err.rawMessage.split(w.foreign).join("<id>"));
-      const web = await expectViolation(rag.fetchContent({ ukoUris: [`uko://${w.core}/src/retry.ts`, `uko://${w.web}/web/ui.md`] }));
-      expect(web.violation.resourceIds).toEqual([w.web]);
-      await expectViolation(t.client(RagService, "writer", w.noSecretScope, protocol).fetchContent({ ukoUris: [`uko://${w.core}/secret/keys.md`] }));
-    });
+    test.each(PROTOCOLS)(
+      "a URI whose resource is not in the effective scope is PERMISSION_DENIED, whether or not it exists (%s)",
+      async (protocol) => {
+        const rag = t.client(RagService, "writer", w.apiScope, protocol);
+        const foreign = await expectViolation(rag.fetchContent({ ukoUris: [`uko://${w.foreign}/x.md`] }));
+        expect(foreign.violation.resourceIds).toEqual([w.foreign]);
+        const ghost = await expectViolation(rag.fetchContent({ ukoUris: [`uko://${GHOST}/x.md`] }));
+        expect(ghost.violation.resourceIds).toEqual([GHOST]);
+        expect(ghost.err.rawMessage.split(GHOST).join("<id>")).toBe(foreign.err.rawMessage.split(w.foreign).join("<id>"));
+        const web = await expectViolation(rag.fetchContent({ ukoUris: [`uko://${w.core}/src/retry.ts`, `uko://${w.web}/web/ui.md`] }));
+        expect(web.violation.resourceIds).toEqual([w.web]);
+        await expectViolation(
+          t.client(RagService, "writer", w.noSecretScope, protocol).fetchContent({ ukoUris: [`uko://${w.core}/secret/keys.md`] }),
+        );
+      },
+    );
 
     test("a malformed URI is INVALID_ARGUMENT naming uko_uris", async () => {
       const rag = t.client(RagService, "writer", w.apiScope);
-      for (const bad of ["", "http://x/y", `uko://not-a-ulid/x.md`, `uko://${w.core}`, `uko://${w.core}/x.md#-1`, `uko://${w.core}/x.md#abc`, `uko://${w.core}/../x.md`]) {
+      for (const bad of [
+        "",
+        "http://x/y",
+        `uko://not-a-ulid/x.md`,
+        `uko://${w.core}`,
+        `uko://${w.core}/x.md#-1`,
+        `uko://${w.core}/x.md#abc`,
+        `uko://${w.core}/../x.md`,
+      ]) {
         await expectBadField(rag.fetchContent({ ukoUris: [bad] }), "uko_uris");
       }
     });
@@ -337,7 +368,10 @@ describe("Precise rules", () => {
         `CONSTRUCT { ?s ?p ?o } FROM <uko://${w.foreign}/> WHERE { ?s ?p ?o }`,
       ];
       for (const q of queries) await expectCode(sparql(w.apiScope, q, protocol), Code.PermissionDenied);
-      await expectCode(drain(t.client(GraphBackendService, "writer", w.apiScope, protocol).sparqlQueryStream({ query: queries[0] })), Code.PermissionDenied);
+      await expectCode(
+        drain(t.client(GraphBackendService, "writer", w.apiScope, protocol).sparqlQueryStream({ query: queries[0] })),
+        Code.PermissionDenied,
+      );
     });
 
     test.each(PROTOCOLS)("updates, SERVICE and LOAD are INVALID_ARGUMENT (%s)", async (protocol) => {
@@ -353,7 +387,10 @@ describe("Precise rules", () => {
         `SELECT * WHERE { SERVICE SILENT <http://example.org/sparql> { ?s ?p ?o } }`,
       ];
       for (const q of queries) await expectCode(sparql(w.apiScope, q, protocol), Code.InvalidArgument);
-      await expectCode(drain(t.client(GraphBackendService, "writer", w.apiScope, protocol).sparqlQueryStream({ query: queries[0] })), Code.InvalidArgument);
+      await expectCode(
+        drain(t.client(GraphBackendService, "writer", w.apiScope, protocol).sparqlQueryStream({ query: queries[0] })),
+        Code.InvalidArgument,
+      );
       // the refused update did nothing
       const still = await sparql(w.apiScope, `ASK { <${EX}A> <${EX}p> <${EX}B> }`);
       expect(still.boolean).toBe(true);
@@ -366,7 +403,8 @@ describe("Precise rules", () => {
       try {
         const res = await t.client(GraphBackendService, "writer", w.apiScope).sparqlQuery({ query });
         const text = JSON.stringify(res.rows.map((r) => r.bindings)) + JSON.stringify(res.triples) + String(res.boolean);
-        if (text.includes("foreign secret") || text.includes(`${EX}F`) || text.includes(w.foreign) || res.boolean) return `leaked: ${query}`;
+        if (text.includes("foreign secret") || text.includes(`${EX}F`) || text.includes(w.foreign) || res.boolean)
+          return `leaked: ${query}`;
         return "clean";
       } catch (err) {
         const e = ConnectError.from(err);
@@ -404,7 +442,10 @@ describe("Precise rules", () => {
   describe("StoreFragment and GetForActor", () => {
     test("StoreFragment with an empty project_name is INVALID_ARGUMENT naming it", async () => {
       const tiers = t.client(ContextTierService, "writer", w.apiScope);
-      await expectBadField(tiers.storeFragment({ fragment: { content: "no project", tier: Tier.HOT, projectName: "" } }), "fragment.project_name");
+      await expectBadField(
+        tiers.storeFragment({ fragment: { content: "no project", tier: Tier.HOT, projectName: "" } }),
+        "fragment.project_name",
+      );
     });
 
     test("StoreFragment needs a project_name in scope and a resource_id in scope (PERMISSION_DENIED + ScopeViolation)", async () => {
@@ -412,16 +453,22 @@ describe("Precise rules", () => {
       const p = await expectViolation(tiers.storeFragment({ fragment: { content: "x", tier: Tier.HOT, projectName: "local/frontend" } }));
       expect(p.violation.projectNames).toEqual(["local/frontend"]);
       expect(p.err.rawMessage).toContain("Projects not in scope: local/frontend. Available: local/api");
-      const r = await expectViolation(tiers.storeFragment({ fragment: { content: "x", tier: Tier.HOT, projectName: "local/api", resourceId: w.web } }));
+      const r = await expectViolation(
+        tiers.storeFragment({ fragment: { content: "x", tier: Tier.HOT, projectName: "local/api", resourceId: w.web } }),
+      );
       expect(r.violation.resourceIds).toEqual([w.web]);
-      const ok = await tiers.storeFragment({ fragment: { content: "about core", tier: Tier.HOT, projectName: "local/api", resourceId: w.core } });
+      const ok = await tiers.storeFragment({
+        fragment: { content: "about core", tier: Tier.HOT, projectName: "local/api", resourceId: w.core },
+      });
       expect(ok.fragment!.resourceId).toBe(w.core);
     });
 
     test("GetForActor with no project_names means every project of the scope", async () => {
       const both = t.client(ContextTierService, "writer", w.bothScope);
-      const a = (await both.storeFragment({ fragment: { content: "api decision", tier: Tier.HOT, projectName: "local/api" } })).fragment!.fragmentId;
-      const f = (await both.storeFragment({ fragment: { content: "frontend decision", tier: Tier.HOT, projectName: "local/frontend" } })).fragment!.fragmentId;
+      const a = (await both.storeFragment({ fragment: { content: "api decision", tier: Tier.HOT, projectName: "local/api" } })).fragment!
+        .fragmentId;
+      const f = (await both.storeFragment({ fragment: { content: "frontend decision", tier: Tier.HOT, projectName: "local/frontend" } }))
+        .fragment!.fragmentId;
       const all = (await both.getForActor({ role: Role.STRATEGIST })).fragments.map((x) => x.fragmentId);
       expect(all).toEqual(expect.arrayContaining([a, f]));
       const onlyFrontend = (await both.getForActor({ role: Role.STRATEGIST, projectNames: ["local/frontend"] })).fragments;
@@ -430,7 +477,9 @@ describe("Precise rules", () => {
       const apiOnly = (await t.client(ContextTierService, "writer", w.apiScope).getForActor({ role: Role.STRATEGIST })).fragments;
       expect(apiOnly.map((x) => x.fragmentId)).toContain(a);
       expect(apiOnly.map((x) => x.fragmentId)).not.toContain(f);
-      await expectViolation(t.client(ContextTierService, "writer", w.apiScope).getForActor({ role: Role.STRATEGIST, projectNames: ["local/frontend"] }));
+      await expectViolation(
+        t.client(ContextTierService, "writer", w.apiScope).getForActor({ role: Role.STRATEGIST, projectNames: ["local/frontend"] }),
+      );
     });
   });
 
@@ -469,7 +518,9 @@ describe("Precise rules", () => {
       const before = (await t.client(TextBackendService, "writer", w.apiScope).search({ query: "zebra" })).indexGeneration;
       const sparql = (await t.client(GraphBackendService, "writer", w.apiScope).sparqlQuery({ query: "ASK { ?s ?p ?o }" })).indexGeneration;
       expect(sparql).toBe(before);
-      const { indexGeneration: written } = await upsert(t, "writer", [{ resourceId: w.lib, documents: [doc("lib/extra.md", "extra words")] }]);
+      const { indexGeneration: written } = await upsert(t, "writer", [
+        { resourceId: w.lib, documents: [doc("lib/extra.md", "extra words")] },
+      ]);
       expect(written).toBeGreaterThan(before);
       const after = (await t.client(TextBackendService, "writer", w.apiScope).search({ query: "zebra" })).indexGeneration;
       expect(after).toBe(written);

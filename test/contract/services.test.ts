@@ -84,30 +84,43 @@ describe("Services", () => {
       expect((await vector.similaritySearch({ embedding: [0, 0, 0, 1], topK: 4 })).exhaustive).toBe(false);
     });
 
-    test.each(PROTOCOLS)("streamed answers carry scope_id, exhaustive and index_generation too (acms-scope-id, acms-exhaustive, acms-index-generation headers) (%s)", async (protocol) => {
-      const missing: string[] = [];
-      const check = async (rpc: string, run: (onHeader: (h: Headers) => void) => AsyncIterable<unknown>) => {
-        let headers: Headers | undefined;
-        await drain(run((h) => (headers = h)));
-        const got = {
-          scope: headers?.get("acms-scope-id"),
-          exhaustive: headers?.get("acms-exhaustive"),
-          generation: headers?.get("acms-index-generation"),
+    test.each(PROTOCOLS)(
+      "streamed answers carry scope_id, exhaustive and index_generation too (acms-scope-id, acms-exhaustive, acms-index-generation headers) (%s)",
+      async (protocol) => {
+        const missing: string[] = [];
+        const check = async (rpc: string, run: (onHeader: (h: Headers) => void) => AsyncIterable<unknown>) => {
+          let headers: Headers | undefined;
+          await drain(run((h) => (headers = h)));
+          const got = {
+            scope: headers?.get("acms-scope-id"),
+            exhaustive: headers?.get("acms-exhaustive"),
+            generation: headers?.get("acms-index-generation"),
+          };
+          if (
+            got.scope !== w.apiScope ||
+            !["true", "false"].includes(got.exhaustive ?? "") ||
+            !/^[1-9][0-9]*$/.test(got.generation ?? "")
+          ) {
+            missing.push(`${rpc}: ${JSON.stringify(got)}`);
+          }
         };
-        if (got.scope !== w.apiScope || !["true", "false"].includes(got.exhaustive ?? "") || !/^[1-9][0-9]*$/.test(got.generation ?? "")) {
-          missing.push(`${rpc}: ${JSON.stringify(got)}`);
-        }
-      };
-      await check("SearchStream", (onHeader) => t.client(TextBackendService, "writer", w.apiScope, protocol).searchStream({ query: "zebra" }, { onHeader }));
-      await check("SimilaritySearchStream", (onHeader) =>
-        t.client(VectorBackendService, "writer", w.apiScope, protocol).similaritySearchStream({ embedding: [1, 0, 0, 0] }, { onHeader }),
-      );
-      await check("SparqlQueryStream", (onHeader) =>
-        t.client(GraphBackendService, "writer", w.apiScope, protocol).sparqlQueryStream({ query: "SELECT * WHERE { ?s ?p ?o }" }, { onHeader }),
-      );
-      await check("HybridSearchStream", (onHeader) => t.client(RagService, "writer", w.apiScope, protocol).hybridSearchStream({ query: "zebra" }, { onHeader }));
-      expect(missing).toEqual([]);
-    });
+        await check("SearchStream", (onHeader) =>
+          t.client(TextBackendService, "writer", w.apiScope, protocol).searchStream({ query: "zebra" }, { onHeader }),
+        );
+        await check("SimilaritySearchStream", (onHeader) =>
+          t.client(VectorBackendService, "writer", w.apiScope, protocol).similaritySearchStream({ embedding: [1, 0, 0, 0] }, { onHeader }),
+        );
+        await check("SparqlQueryStream", (onHeader) =>
+          t
+            .client(GraphBackendService, "writer", w.apiScope, protocol)
+            .sparqlQueryStream({ query: "SELECT * WHERE { ?s ?p ?o }" }, { onHeader }),
+        );
+        await check("HybridSearchStream", (onHeader) =>
+          t.client(RagService, "writer", w.apiScope, protocol).hybridSearchStream({ query: "zebra" }, { onHeader }),
+        );
+        expect(missing).toEqual([]);
+      },
+    );
   });
 
   describe("RegistryService (principals with write access)", () => {
@@ -153,7 +166,8 @@ describe("Services", () => {
       expect(a.kind).toBe("docs");
       expect(a.metadata).toEqual({ k: "v" });
       const chosen = "01J0000000000000000000000A";
-      const b = (await reg.registerResource({ project: "local/created", alias: "chosen", kind: "repo", id: chosen, parentIds: [a.id] })).resource!;
+      const b = (await reg.registerResource({ project: "local/created", alias: "chosen", kind: "repo", id: chosen, parentIds: [a.id] }))
+        .resource!;
       expect(b.id).toBe(chosen);
       expect(b.parentIds).toEqual([a.id]);
     });
@@ -195,9 +209,15 @@ describe("Services", () => {
     test("a resource owned by another tenant's project, linked into the writer's, cannot be written by the writer", async () => {
       await t.client(RegistryService, "admin").createProject({ name: "local/borrow" });
       await t.client(RegistryService, "admin").linkResource({ project: "local/borrow", resourceId: w.foreign, alias: "borrowed" });
-      const code = (p: Promise<unknown>) => p.then(() => "allowed", (e: unknown) => Code[ConnectError.from(e).code]);
+      const code = (p: Promise<unknown>) =>
+        p.then(
+          () => "allowed",
+          (e: unknown) => Code[ConnectError.from(e).code],
+        );
       const outcomes = {
-        UpsertDocuments: await code(upsert(t, "writer", [{ resourceId: w.foreign, documents: [doc("planted.md", "planted by another tenant")] }])),
+        UpsertDocuments: await code(
+          upsert(t, "writer", [{ resourceId: w.foreign, documents: [doc("planted.md", "planted by another tenant")] }]),
+        ),
         DeleteDocuments: await code(t.client(IndexService, "writer").deleteDocuments({ resourceId: w.foreign, paths: ["planted.md"] })),
         Rebuild: await code(t.client(IndexService, "writer").rebuild({ resourceIds: [w.foreign], fullRebuild: true })),
       };
@@ -207,7 +227,12 @@ describe("Services", () => {
     test("UpsertDocuments returns counts and an index_generation; without chunks the server chunks the content and stores no vectors", async () => {
       const res = await upsert(t, "writer", [
         { resourceId: w.guide, documents: [doc("upsert/plain.md", "plain capybara text without chunks")] },
-        { resourceId: w.guide, documents: [doc("upsert/vec.md", "capybara with a vector", { chunks: [{ text: "capybara with a vector", embedding: [0, 0, 1, 0] }] })] },
+        {
+          resourceId: w.guide,
+          documents: [
+            doc("upsert/vec.md", "capybara with a vector", { chunks: [{ text: "capybara with a vector", embedding: [0, 0, 1, 0] }] }),
+          ],
+        },
       ]);
       expect(res.documentsUpserted).toBe(2);
       expect(res.messagesReceived).toBe(2);
@@ -224,15 +249,25 @@ describe("Services", () => {
 
     test("DeleteDocuments returns the count", async () => {
       await upsert(t, "writer", [{ resourceId: w.guide, documents: [doc("del/a.md", "a"), doc("del/b.md", "b")] }]);
-      const res = await t.client(IndexService, "writer").deleteDocuments({ resourceId: w.guide, paths: ["del/a.md", "del/b.md", "del/none.md"] });
+      const res = await t
+        .client(IndexService, "writer")
+        .deleteDocuments({ resourceId: w.guide, paths: ["del/a.md", "del/b.md", "del/none.md"] });
       expect(res.count).toBe(2);
     });
 
     test("PutTriples returns the count", async () => {
-      const holder = (await t.client(RegistryService, "writer").registerResource({ project: "local/created", alias: "triples", kind: "graph" })).resource!.id;
+      const holder = (
+        await t.client(RegistryService, "writer").registerResource({ project: "local/created", alias: "triples", kind: "graph" })
+      ).resource!.id;
       const res = await t.client(IndexService, "writer").putTriples({
         resourceId: holder,
-        triples: [{ subject: { kind: TermKind.IRI, value: `${EX}G1` }, predicate: { kind: TermKind.IRI, value: `${EX}p` }, object: { kind: TermKind.LITERAL, value: "g" } }],
+        triples: [
+          {
+            subject: { kind: TermKind.IRI, value: `${EX}G1` },
+            predicate: { kind: TermKind.IRI, value: `${EX}p` },
+            object: { kind: TermKind.LITERAL, value: "g" },
+          },
+        ],
       });
       expect(res.count).toBe(1);
     });
@@ -283,13 +318,20 @@ describe("Services", () => {
         const { scope } = await t.client(ScopeService, "writer").resolveScope({ projects: ["local/api"], temporalScope });
         expect(scope!.temporalScope).toBe(temporalScope);
       }
-      await expectBadField(t.client(ScopeService, "writer").resolveScope({ projects: ["local/api"], temporalScope: "yesterday" }), "temporal_scope");
+      await expectBadField(
+        t.client(ScopeService, "writer").resolveScope({ projects: ["local/api"], temporalScope: "yesterday" }),
+        "temporal_scope",
+      );
     });
 
     test("expand_descendants defaults to true; false keeps only the named resources", async () => {
       const on = (await t.client(ScopeService, "writer").resolveScope({ projects: ["local/api"], includeResources: ["core"] })).scope!;
       expect([...on.resourceIds].sort()).toEqual([w.core, w.lib].sort());
-      const off = (await t.client(ScopeService, "writer").resolveScope({ projects: ["local/api"], includeResources: ["core"], expandDescendants: false })).scope!;
+      const off = (
+        await t
+          .client(ScopeService, "writer")
+          .resolveScope({ projects: ["local/api"], includeResources: ["core"], expandDescendants: false })
+      ).scope!;
       expect(off.resourceIds).toEqual([w.core]);
       expect(off.expandDescendants).toBe(false);
     });
@@ -323,7 +365,9 @@ describe("Services", () => {
     });
 
     test.each(PROTOCOLS)("NarrowScope (header scope) returns a new child scope with parent_scope_id (%s)", async (protocol) => {
-      const { scope } = await t.client(ScopeService, "writer", w.bothScope, protocol).narrowScope({ projects: ["local/api"], excludePaths: ["secret/**"] });
+      const { scope } = await t
+        .client(ScopeService, "writer", w.bothScope, protocol)
+        .narrowScope({ projects: ["local/api"], excludePaths: ["secret/**"] });
       expect(scope!.scopeId).not.toBe(w.bothScope);
       expect(scope!.parentScopeId).toBe(w.bothScope);
       expect(scope!.projectNames).toEqual(["local/api"]);
@@ -333,13 +377,16 @@ describe("Services", () => {
       expect(res.results.map((r) => r.path).sort()).toEqual(["lib/util.md", "src/retry.ts"]);
     });
 
-    test.each(PROTOCOLS)("ValidateProjectScope / ValidateResourceScope answer empty, or PERMISSION_DENIED + ScopeViolation (%s)", async (protocol) => {
-      const scopes = t.client(ScopeService, "writer", w.apiScope, protocol);
-      expect(await scopes.validateProjectScope({ requestedProjects: ["local/api"] })).toEqual(expect.objectContaining({}));
-      await scopes.validateResourceScope({ requestedResourceIds: [w.core, w.lib, w.guide] });
-      await expectViolation(scopes.validateProjectScope({ requestedProjects: ["local/frontend"] }));
-      await expectViolation(scopes.validateResourceScope({ requestedResourceIds: [w.web] }));
-    });
+    test.each(PROTOCOLS)(
+      "ValidateProjectScope / ValidateResourceScope answer empty, or PERMISSION_DENIED + ScopeViolation (%s)",
+      async (protocol) => {
+        const scopes = t.client(ScopeService, "writer", w.apiScope, protocol);
+        expect(await scopes.validateProjectScope({ requestedProjects: ["local/api"] })).toEqual(expect.objectContaining({}));
+        await scopes.validateResourceScope({ requestedResourceIds: [w.core, w.lib, w.guide] });
+        await expectViolation(scopes.validateProjectScope({ requestedProjects: ["local/frontend"] }));
+        await expectViolation(scopes.validateResourceScope({ requestedResourceIds: [w.web] }));
+      },
+    );
   });
 
   describe.each(PROTOCOLS)("TextBackendService (%s)", (protocol) => {
@@ -389,7 +436,9 @@ describe("Services", () => {
     });
 
     test("the path filters of the scope apply to vector results", async () => {
-      const res = await t.client(VectorBackendService, "writer", w.noSecretScope, protocol).similaritySearch({ embedding: [0.8, 0, 0.6, 0], topK: 1000 });
+      const res = await t
+        .client(VectorBackendService, "writer", w.noSecretScope, protocol)
+        .similaritySearch({ embedding: [0.8, 0, 0.6, 0], topK: 1000 });
       expect(res.results.map((r) => r.path)).not.toContain("secret/keys.md");
     });
   });
@@ -441,7 +490,10 @@ describe("Services", () => {
 
     test("GetTriples returns every in-scope triple with that subject", async () => {
       const res = await graph(w.apiScope).getTriples({ subject: `${EX}A` });
-      expect(res.triples.map((x) => `${termKey(x.predicate)} ${termKey(x.object)}`).sort()).toEqual([`IRI:${EX}p IRI:${EX}B`, `IRI:${RDFS_LABEL} LITERAL:Alpha zebra`]);
+      expect(res.triples.map((x) => `${termKey(x.predicate)} ${termKey(x.object)}`).sort()).toEqual([
+        `IRI:${EX}p IRI:${EX}B`,
+        `IRI:${RDFS_LABEL} LITERAL:Alpha zebra`,
+      ]);
       const both = await graph(w.bothScope).getTriples({ subject: `${EX}W` });
       expect(both.triples).toHaveLength(1);
       expect((await graph(w.apiScope).getTriples({ subject: `${EX}W` })).triples).toEqual([]);
@@ -516,7 +568,14 @@ describe("Services", () => {
   describe("ContextTierService", () => {
     test.each(PROTOCOLS)("StoreFragment returns the stored fragment (token_count, timestamps filled) (%s)", async (protocol) => {
       const tiers = t.client(ContextTierService, "writer", w.apiScope, protocol);
-      const { fragment, displaced } = await tiers.storeFragment({ fragment: { content: "we chose sqlite for the registry", tier: Tier.WARM, projectName: "local/api", metadata: { kind: "decision" } } });
+      const { fragment, displaced } = await tiers.storeFragment({
+        fragment: {
+          content: "we chose sqlite for the registry",
+          tier: Tier.WARM,
+          projectName: "local/api",
+          metadata: { kind: "decision" },
+        },
+      });
       expect(fragment!.fragmentId.length).toBeGreaterThan(0);
       expect(fragment!.tier).toBe(Tier.WARM);
       expect(fragment!.tokenCount).toBeGreaterThan(0);
@@ -528,7 +587,8 @@ describe("Services", () => {
 
     test("GetFragment returns the fragment; a hit or a miss counts in metrics", async () => {
       const tiers = t.client(ContextTierService, "writer", w.apiScope);
-      const id = (await tiers.storeFragment({ fragment: { content: "hot fact", tier: Tier.HOT, projectName: "local/api" } })).fragment!.fragmentId;
+      const id = (await tiers.storeFragment({ fragment: { content: "hot fact", tier: Tier.HOT, projectName: "local/api" } })).fragment!
+        .fragmentId;
       const m0 = await tiers.getMetrics({});
       expect((await tiers.getFragment({ fragmentId: id })).fragment!.content).toBe("hot fact");
       await expectCode(tiers.getFragment({ fragmentId: "no-such-fragment" }), Code.NotFound);
@@ -551,7 +611,8 @@ describe("Services", () => {
 
     test("EvictLru returns the evicted fragment ids", async () => {
       const tiers = t.client(ContextTierService, "writer", w.bothScope);
-      const id = (await tiers.storeFragment({ fragment: { content: "evict me", tier: Tier.COLD, projectName: "local/frontend" } })).fragment!.fragmentId;
+      const id = (await tiers.storeFragment({ fragment: { content: "evict me", tier: Tier.COLD, projectName: "local/frontend" } }))
+        .fragment!.fragmentId;
       const { fragmentIds } = await tiers.evictLru({ tier: Tier.COLD, count: 1000 });
       expect(fragmentIds).toContain(id);
       await expectCode(tiers.getFragment({ fragmentId: id }), Code.NotFound);
@@ -562,8 +623,14 @@ describe("Services", () => {
       const scope = (await t.client(ScopeService, "writer").resolveScope({ projects: ["local/roles"] })).scope!.scopeId;
       const tiers = t.client(ContextTierService, "writer", scope);
       const ids: Record<string, string> = {};
-      for (const [name, tier] of [["hot", Tier.HOT], ["warm", Tier.WARM], ["cold", Tier.COLD]] as const) {
-        ids[name] = (await tiers.storeFragment({ fragment: { content: `${name} fragment`, tier, projectName: "local/roles" } })).fragment!.fragmentId;
+      for (const [name, tier] of [
+        ["hot", Tier.HOT],
+        ["warm", Tier.WARM],
+        ["cold", Tier.COLD],
+      ] as const) {
+        ids[name] = (
+          await tiers.storeFragment({ fragment: { content: `${name} fragment`, tier, projectName: "local/roles" } })
+        ).fragment!.fragmentId;
       }
       const seen = async (role: Role) => (await tiers.getForActor({ role })).fragments.map((f) => f.fragmentId).sort();
       expect(await seen(Role.STRATEGIST)).toEqual([ids.hot, ids.warm, ids.cold].sort());
@@ -578,7 +645,11 @@ describe("Services", () => {
     });
 
     test("another tenant never sees, gets or evicts these fragments", async () => {
-      const mine = (await t.client(ContextTierService, "writer", w.apiScope).storeFragment({ fragment: { content: "private", tier: Tier.COLD, projectName: "local/api" } })).fragment!.fragmentId;
+      const mine = (
+        await t
+          .client(ContextTierService, "writer", w.apiScope)
+          .storeFragment({ fragment: { content: "private", tier: Tier.COLD, projectName: "local/api" } })
+      ).fragment!.fragmentId;
       const theirs = t.client(ContextTierService, "other", w.otherScope);
       await expectCode(theirs.getFragment({ fragmentId: mine }), Code.NotFound);
       expect((await theirs.getForActor({ role: Role.STRATEGIST })).fragments.map((f) => f.fragmentId)).not.toContain(mine);

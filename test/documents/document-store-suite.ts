@@ -49,7 +49,11 @@ function embedding(): Float32Array {
 }
 
 /** A document input; every chunk gets an embedding unless `embed` is false. */
-function doc(path: string, chunks: string[], over: { content?: string; metadata?: Record<string, string>; embed?: boolean } = {}): DocumentInputRecord {
+function doc(
+  path: string,
+  chunks: string[],
+  over: { content?: string; metadata?: Record<string, string>; embed?: boolean } = {},
+): DocumentInputRecord {
   return {
     path,
     content: over.content ?? chunks.join("\n"),
@@ -129,7 +133,13 @@ export function runDocumentStoreSuite(opts: DocumentStoreSuiteOptions): void {
       expect(out.vectors.removed).toEqual([]);
       expect(out.vectors.at).toBe(T0);
       expect(out.vectors.added.map((e) => ({ ...e, vector: [...e.vector] }))).toEqual(
-        a.chunks.map((c) => ({ chunkKey: expect.any(Number), resourceId: R1, path: "docs/a.md", supersededAt: null, vector: [...c.embedding!] })),
+        a.chunks.map((c) => ({
+          chunkKey: expect.any(Number),
+          resourceId: R1,
+          path: "docs/a.md",
+          supersededAt: null,
+          vector: [...c.embedding!],
+        })),
       );
       const [k0, k1] = out.vectors.added.map((e) => e.chunkKey);
       expect(k0).not.toBe(k1);
@@ -162,9 +172,10 @@ export function runDocumentStoreSuite(opts: DocumentStoreSuiteOptions): void {
       const got = await chunks([...old, fresh]);
       for (const k of old) expect(got.get(k)).toMatchObject({ supersededAt: T0 + 1_000, path: "a.md" });
       expect(got.get(fresh)).toMatchObject({ supersededAt: null, text: "second", chunkIndex: 0 });
-      expect((await vectors()).map((e) => [e.chunkKey, e.supersededAt]).sort((x, y) => Number(x[0]) - Number(y[0]))).toEqual(
-        [...sorted(old).map((k) => [k, T0 + 1_000]), [fresh, null]],
-      );
+      expect((await vectors()).map((e) => [e.chunkKey, e.supersededAt]).sort((x, y) => Number(x[0]) - Number(y[0]))).toEqual([
+        ...sorted(old).map((k) => [k, T0 + 1_000]),
+        [fresh, null],
+      ]);
     });
 
     test("a change of metadata alone, or of an embedding alone, is a change", async () => {
@@ -172,7 +183,11 @@ export function runDocumentStoreSuite(opts: DocumentStoreSuiteOptions): void {
       await store.upsertDocuments(R1, [base], T0);
       const meta = await store.upsertDocuments(R1, [{ ...base, metadata: { v: "2" } }], T0 + 1);
       expect(meta.documentsUpserted).toBe(1);
-      const emb = await store.upsertDocuments(R1, [{ ...base, metadata: { v: "2" }, chunks: [{ text: "same text", embedding: embedding() }] }], T0 + 2);
+      const emb = await store.upsertDocuments(
+        R1,
+        [{ ...base, metadata: { v: "2" }, chunks: [{ text: "same text", embedding: embedding() }] }],
+        T0 + 2,
+      );
       expect(emb.documentsUpserted).toBe(1);
       expect(emb.vectors.superseded).toEqual(meta.vectors.added.map((e) => e.chunkKey));
       const live = (await chunks(emb.vectors.added.map((e) => e.chunkKey))).get(emb.vectors.added[0].chunkKey);
@@ -184,7 +199,13 @@ export function runDocumentStoreSuite(opts: DocumentStoreSuiteOptions): void {
       const first = await store.upsertDocuments(R1, [a], T0);
       const before = await vectors();
       const again = await store.upsertDocuments(R1, [{ ...a, metadata: { y: "2", x: "1" } }], T0 + 5_000);
-      expect(again).toMatchObject({ documentsUpserted: 0, documentsUnchanged: 1, chunksIndexed: 0, vectorsIndexed: 0, generation: first.generation });
+      expect(again).toMatchObject({
+        documentsUpserted: 0,
+        documentsUnchanged: 1,
+        chunksIndexed: 0,
+        vectorsIndexed: 0,
+        generation: first.generation,
+      });
       expect(again.vectors).toMatchObject({ added: [], superseded: [], removed: [] });
       expect(await store.generation()).toBe(first.generation);
       expect(byKey(await vectors())).toEqual(byKey(before));
@@ -281,7 +302,9 @@ export function runDocumentStoreSuite(opts: DocumentStoreSuiteOptions): void {
       const seeded = await store.upsertDocuments(R1, [doc("a.md", ["original"])], T0);
       const original = seeded.vectors.added.map((e) => e.chunkKey);
       const before = await vectors();
-      const err = await rejection(() => store.upsertDocuments(R1, [doc("a.md", ["changed"]), doc("new.md", ["brand new"]), unreadable("bad.md")], T0 + 1_000));
+      const err = await rejection(() =>
+        store.upsertDocuments(R1, [doc("a.md", ["changed"]), doc("new.md", ["brand new"]), unreadable("bad.md")], T0 + 1_000),
+      );
       expect(err).toBeInstanceOf(Error);
       expect(await store.generation()).toBe(seeded.generation);
       expect(byKey(await vectors())).toEqual(byKey(before));
@@ -293,7 +316,11 @@ export function runDocumentStoreSuite(opts: DocumentStoreSuiteOptions): void {
     });
 
     test("incremental reindex never drops: every retained version is re-indexed and still served", async () => {
-      await store.upsertDocuments(R1, [doc("a.md", ["a first", "a first again"]), doc("b.md", ["b only"]), doc("c.md", ["no vectors"], { embed: false })], T0);
+      await store.upsertDocuments(
+        R1,
+        [doc("a.md", ["a first", "a first again"]), doc("b.md", ["b only"]), doc("c.md", ["no vectors"], { embed: false })],
+        T0,
+      );
       await store.upsertDocuments(R1, [doc("a.md", ["a second"])], T0 + 1_000);
       await store.deleteDocuments(R1, ["b.md"], T0 + 2_000);
       await store.upsertDocuments(R2, [doc("x.md", ["elsewhere"])], T0);
@@ -321,7 +348,9 @@ export function runDocumentStoreSuite(opts: DocumentStoreSuiteOptions): void {
       const search = async (q: string) => (await h.text!.search(view, q, searchOpts)).hits.map((x) => x.chunkKey);
       const ok = await store.upsertDocuments(R1, [doc("a.md", ["the zebra grazes"])], T0);
       expect(await search("zebra")).toEqual(ok.vectors.added.map((e) => e.chunkKey));
-      await rejection(() => store.upsertDocuments(R1, [doc("b.md", ["a quokka smiles"]), doc("a.md", ["the zebra sleeps"]), unreadable("bad.md")], T0 + 1));
+      await rejection(() =>
+        store.upsertDocuments(R1, [doc("b.md", ["a quokka smiles"]), doc("a.md", ["the zebra sleeps"]), unreadable("bad.md")], T0 + 1),
+      );
       expect(await search("quokka")).toEqual([]);
       expect(await search("sleeps")).toEqual([]);
       expect(await search("zebra")).toEqual(ok.vectors.added.map((e) => e.chunkKey));

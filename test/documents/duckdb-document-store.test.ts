@@ -42,10 +42,17 @@ describe("DuckDbDocumentStore specifics", () => {
     try {
       const store = new DuckDbDocumentStore(h.db);
       await store.upsertDocuments(R1, [doc("a.md", "alpha", [1, 0, 0, 0])], 1_000);
-      const count = () => h.db.read((tx) => tx.all("SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM chunks), (SELECT count(*) FROM chunk_vectors), (SELECT next_chunk_key FROM index_state)"));
+      const count = () =>
+        h.db.read((tx) =>
+          tx.all(
+            "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM chunks), (SELECT count(*) FROM chunk_vectors), (SELECT next_chunk_key FROM index_state)",
+          ),
+        );
       const before = await count();
       // The second document's embedding has the wrong dimension: DuckDB refuses it after the first was appended.
-      await expect(store.upsertDocuments(R1, [doc("a.md", "alpha two", [0, 1, 0, 0]), doc("b.md", "beta", [1, 2, 3])], 2_000)).rejects.toThrow();
+      await expect(
+        store.upsertDocuments(R1, [doc("a.md", "alpha two", [0, 1, 0, 0]), doc("b.md", "beta", [1, 2, 3])], 2_000),
+      ).rejects.toThrow();
       expect(await count()).toEqual(before);
       expect(await store.generation()).toBe(1n);
       const reader = new DuckDbUnitReader(h.db);
@@ -69,11 +76,13 @@ describe("DuckDbDocumentStore specifics", () => {
       const shape = (o: typeof embedded) => ({ ...o, vectors: { ...o.vectors, added: o.vectors.added.map((e) => e.path) } });
       expect(shape(onDuck)).toEqual(shape(embedded));
       const liteRows = sqlite.prepare("SELECT path, content, superseded_at FROM documents ORDER BY doc_key").all();
-      const duckRows = (await h.db.read((tx) => tx.all("SELECT path, content, superseded_at FROM documents ORDER BY doc_key"))).map((r) => ({
-        path: r[0],
-        content: r[1],
-        superseded_at: r[2] === null ? null : Number(r[2]),
-      }));
+      const duckRows = (await h.db.read((tx) => tx.all("SELECT path, content, superseded_at FROM documents ORDER BY doc_key"))).map(
+        (r) => ({
+          path: r[0],
+          content: r[1],
+          superseded_at: r[2] === null ? null : Number(r[2]),
+        }),
+      );
       expect(duckRows).toEqual(liteRows);
     } finally {
       sqlite.close();

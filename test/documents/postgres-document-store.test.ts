@@ -52,7 +52,9 @@ describe("PostgresDocumentStore across servers", () => {
     await store.upsertDocuments(R1, [{ path: "a.md", content: "alpha", metadata: {}, chunks: [{ text: "alpha" }] }], 1_000);
     const before = (await db.pool.query("SELECT generation::text, keyword_rows::int, keyword_tokens::int FROM index_state")).rows[0];
     // A trigger that fails on the second chunk insert of the message: the first document's rows are already written.
-    await db.pool.query(`CREATE FUNCTION fail_on_b() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.path = 'b.md' THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$`);
+    await db.pool.query(
+      `CREATE FUNCTION fail_on_b() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.path = 'b.md' THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$`,
+    );
     await db.pool.query("CREATE TRIGGER fail_on_b BEFORE INSERT ON chunks FOR EACH ROW EXECUTE FUNCTION fail_on_b()");
     await expect(
       store.upsertDocuments(
@@ -64,7 +66,9 @@ describe("PostgresDocumentStore across servers", () => {
         2_000,
       ),
     ).rejects.toThrow("boom");
-    expect((await db.pool.query("SELECT generation::text, keyword_rows::int, keyword_tokens::int FROM index_state")).rows[0]).toEqual(before);
+    expect((await db.pool.query("SELECT generation::text, keyword_rows::int, keyword_tokens::int FROM index_state")).rows[0]).toEqual(
+      before,
+    );
     const docs = await db.pool.query("SELECT path, content, superseded_at FROM documents ORDER BY doc_key");
     expect(docs.rows).toEqual([{ path: "a.md", content: "alpha", superseded_at: null }]);
     const { hits } = await new PostgresTextBackend(db.pool).search(testView([R1]), "two beta", opts);
@@ -74,8 +78,16 @@ describe("PostgresDocumentStore across servers", () => {
   test("term statistics stay exact through supersession, retention, deletion and re-indexing", async () => {
     const store = new PostgresDocumentStore(db.pool, { retainedVersions: 2 });
     for (let v = 0; v < 6; v++) {
-      await store.upsertDocuments(R1, [{ path: "a.md", content: `alpha v${v}`, metadata: {}, chunks: [{ text: `alpha beta v${v}` }, { text: "gamma" }] }], 1_000 + v);
-      await store.upsertDocuments(R1, [{ path: `b${v}.md`, content: "beta", metadata: {}, chunks: [{ text: "beta beta delta" }] }], 1_000 + v);
+      await store.upsertDocuments(
+        R1,
+        [{ path: "a.md", content: `alpha v${v}`, metadata: {}, chunks: [{ text: `alpha beta v${v}` }, { text: "gamma" }] }],
+        1_000 + v,
+      );
+      await store.upsertDocuments(
+        R1,
+        [{ path: `b${v}.md`, content: "beta", metadata: {}, chunks: [{ text: "beta beta delta" }] }],
+        1_000 + v,
+      );
     }
     await store.deleteDocuments(R1, ["b0.md", "b1.md"], 2_000);
     await store.reindexResource(R1, true);
@@ -114,7 +126,11 @@ describe("PostgresDocumentStore across servers", () => {
       const stores = pools.map((p) => new PostgresDocumentStore(p));
       const outcomes = await Promise.all(
         Array.from({ length: 30 }, (_, i) =>
-          stores[i % stores.length].upsertDocuments(R1, [{ path: `d${i}.md`, content: `doc ${i}`, metadata: {}, chunks: [{ text: `doc number ${i}` }] }], 1_000 + i),
+          stores[i % stores.length].upsertDocuments(
+            R1,
+            [{ path: `d${i}.md`, content: `doc ${i}`, metadata: {}, chunks: [{ text: `doc number ${i}` }] }],
+            1_000 + i,
+          ),
         ),
       );
       const generations = outcomes.map((o) => o.generation).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));

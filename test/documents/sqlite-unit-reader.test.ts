@@ -7,6 +7,12 @@ runUnitReaderSuite({
   name: "SQLite",
   create: () => {
     const db = openSqliteDatabase(":memory:");
-    return { store: new SqliteDocumentStore(db), reader: new SqliteUnitReader(db), close: () => { db.close(); } };
+    return {
+      store: new SqliteDocumentStore(db),
+      reader: new SqliteUnitReader(db),
+      close: () => {
+        db.close();
+      },
+    };
   },
 });

@@ -22,7 +22,12 @@ const R2 = "01JUN1T0000000000000000002";
 const T0 = 1_700_000_000_000;
 const WINDOW = 60_000;
 
-function doc(path: string, chunks: string[], metadata: Record<string, string> = { v: "1" }, content = chunks.join(" | ")): DocumentInputRecord {
+function doc(
+  path: string,
+  chunks: string[],
+  metadata: Record<string, string> = { v: "1" },
+  content = chunks.join(" | "),
+): DocumentInputRecord {
   return { path, content, metadata, chunks: chunks.map((text) => ({ text })) };
 }
 
@@ -88,7 +93,14 @@ export function runUnitReaderSuite(opts: UnitReaderSuiteOptions): void {
       ]);
       expect(whole).toEqual({ resourceId: R1, path: "a.md", content: "THE WHOLE DOCUMENT", metadata: { lang: "en" }, supersededAt: null });
       expect(whole!.chunkIndex).toBeUndefined();
-      expect(part).toEqual({ resourceId: R1, path: "a.md", chunkIndex: 0, content: "first part ", metadata: { lang: "en" }, supersededAt: null });
+      expect(part).toEqual({
+        resourceId: R1,
+        path: "a.md",
+        chunkIndex: 0,
+        content: "first part ",
+        metadata: { lang: "en" },
+        supersededAt: null,
+      });
     });
 
     test("current sees the live version only; recent also versions superseded within the window; all every retained one", async () => {
@@ -143,7 +155,10 @@ export function runUnitReaderSuite(opts: UnitReaderSuiteOptions): void {
         undefined,
       ]);
       // Within the window of the v3 change only: v2 is visible to recent, v1 (superseded earlier) is not.
-      const recent = await read([1, 2].map((chunkIndex) => ({ resourceId: R1, path: "a.md", chunkIndex })), { temporal: "recent", now: T0 + 2_500, recentWindowMs: 1_000 });
+      const recent = await read(
+        [1, 2].map((chunkIndex) => ({ resourceId: R1, path: "a.md", chunkIndex })),
+        { temporal: "recent", now: T0 + 2_500, recentWindowMs: 1_000 },
+      );
       expect(recent.map((u) => u?.content)).toEqual(["v2 one", undefined]);
     });
 
@@ -174,7 +189,14 @@ export function runUnitReaderSuite(opts: UnitReaderSuiteOptions): void {
         [R2, "b.md", 0, "four", T0 + 2_000],
       ]);
       const byStore = await store.getChunks(rows.map((c) => c.chunkKey));
-      for (const c of rows) expect(byStore.get(c.chunkKey)).toMatchObject({ resourceId: c.resourceId, path: c.path, chunkIndex: c.chunkIndex, text: c.text, supersededAt: c.supersededAt });
+      for (const c of rows)
+        expect(byStore.get(c.chunkKey)).toMatchObject({
+          resourceId: c.resourceId,
+          path: c.path,
+          chunkIndex: c.chunkIndex,
+          text: c.text,
+          supersededAt: c.supersededAt,
+        });
     });
 
     test("a snapshot is consistent with its generation: it holds a write exactly when its generation includes it", async () => {

@@ -29,7 +29,10 @@ it("alternatives that a regex matcher backtracks on filter long file names at on
   const scopes = t.client(ScopeService, "writer");
   const health = t.client(Health, undefined, undefined, "grpc");
   for (const k of [30, 60, 150]) {
-    const { scope } = await scopes.resolveScope({ projects: ["local/api"], includePaths: ["{a,aa}".repeat(k) + "b", `${"{a,aa}".repeat(20)}*c`] });
+    const { scope } = await scopes.resolveScope({
+      projects: ["local/api"],
+      includePaths: ["{a,aa}".repeat(k) + "b", `${"{a,aa}".repeat(20)}*c`],
+    });
     const text = t.client(TextBackendService, "writer", scope!.scopeId);
     const search = text.search({ query: "globbomb" });
     const checks = await healthChecksWhile(health, search);

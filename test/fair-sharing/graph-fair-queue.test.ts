@@ -62,7 +62,9 @@ it("a tenant's queries waiting past the tenant's queue cap are RESOURCE_EXHAUSTE
       (e: unknown) => ConnectError.from(e),
     ),
   );
-  const first = await Promise.race(flood.map((p) => p.then((e) => (e?.code === Code.ResourceExhausted ? e : new Promise<never>(() => undefined)))));
+  const first = await Promise.race(
+    flood.map((p) => p.then((e) => (e?.code === Code.ResourceExhausted ? e : new Promise<never>(() => undefined)))),
+  );
   assertCode(first, Code.ResourceExhausted);
   expect(first.rawMessage).toMatch(/waiting/);
   expect(first.findDetails(RetryInfoSchema).length).toBe(1);

@@ -48,7 +48,13 @@ it("health and another tenant's small write are answered while a 20,000-document
     const stagedRows = () => (db.prepare("SELECT count(*) AS n FROM documents WHERE staged IS NOT NULL").get() as { n: number }).n;
     // Every tenth document brings an embedding (distinct ones): the vectors are added while the message is staged.
     const documents = Array.from({ length: N }, (_, i) =>
-      doc(`bulk/${i}.md`, `bulk document ${i}`, i % 10 === 0 ? { chunks: [{ text: `bulk ${i}`, embedding: [1 + Math.sin(i), 1 + Math.cos(i * 0.7), 1 + Math.sin(i * 1.3), 1] }] } : {}),
+      doc(
+        `bulk/${i}.md`,
+        `bulk document ${i}`,
+        i % 10 === 0
+          ? { chunks: [{ text: `bulk ${i}`, embedding: [1 + Math.sin(i), 1 + Math.cos(i * 0.7), 1 + Math.sin(i * 1.3), 1] }] }
+          : {},
+      ),
     );
     let bigSettled = false;
     const upload = t
@@ -93,10 +99,22 @@ it("health and other tenants' searches are answered while a message replacing 20
   try {
     const count = (sql: string) => (db.prepare(`SELECT count(*) AS n FROM ${sql}`).get() as { n: number }).n;
     expect(count(`documents WHERE resource_id = '${big}' AND superseded_at IS NULL`)).toBe(N);
-    await t.client(IndexService, "other").upsertDocuments(oneMessage({ resourceId: small, documents: [doc("pin.md", "pinned vector", { chunks: [{ text: "pinned vector", embedding: [0, 0, 1, 0] }] })] }));
+    await t.client(IndexService, "other").upsertDocuments(
+      oneMessage({
+        resourceId: small,
+        documents: [doc("pin.md", "pinned vector", { chunks: [{ text: "pinned vector", embedding: [0, 0, 1, 0] }] })],
+      }),
+    );
     const scope = await makeScope(t, "other", { projects: ["other/small"] });
     const documents = Array.from({ length: N }, (_, i) =>
-      doc(`bulk/${i}.md`, `rev${i}x`, { chunks: [{ text: `rev${i}x`, ...(i % 8 === 0 ? { embedding: [1 + Math.sin(i), 1 + Math.cos(i * 0.7), 1 + Math.sin(i * 1.3), 0.5 + (i % 7) / 7] } : {}) }] }),
+      doc(`bulk/${i}.md`, `rev${i}x`, {
+        chunks: [
+          {
+            text: `rev${i}x`,
+            ...(i % 8 === 0 ? { embedding: [1 + Math.sin(i), 1 + Math.cos(i * 0.7), 1 + Math.sin(i * 1.3), 0.5 + (i % 7) / 7] } : {}),
+          },
+        ],
+      }),
     );
     let settled = false;
     const upload = t
@@ -139,7 +157,9 @@ it("health and other tenants' searches are answered while a message replacing 20
 }, 300_000);
 
 it("decodes a message's documents over several event-loop turns", async () => {
-  const encoded = Array.from({ length: 4096 }, (_, i) => toBinary(DocumentInputSchema, create(DocumentInputSchema, { path: `d/${i}.md`, content: `doc ${i}` })));
+  const encoded = Array.from({ length: 4096 }, (_, i) =>
+    toBinary(DocumentInputSchema, create(DocumentInputSchema, { path: `d/${i}.md`, content: `doc ${i}` })),
+  );
   let turns = 0;
   let done = false;
   const ticking = (async () => {
@@ -168,7 +188,14 @@ it("a document entry that does not decode is INVALID_ARGUMENT naming it, and not
   // Over the wire: a raw gRPC body with one valid and one malformed document.
   const header = (field: number, len: number) => Buffer.from([(field << 3) | 2, len]);
   const resourceId = Buffer.from(small);
-  const body = Buffer.concat([header(1, resourceId.length), resourceId, header(2, good.length), Buffer.from(good), header(2, bad.length), bad]);
+  const body = Buffer.concat([
+    header(1, resourceId.length),
+    resourceId,
+    header(2, good.length),
+    Buffer.from(good),
+    header(2, bad.length),
+    bad,
+  ]);
   const raw = await rawGrpcUpsert(body);
   expect(raw.status).toBe(String(Code.InvalidArgument));
   expect(decodeURIComponent(raw.message)).toMatch(/documents\[1\]/);
@@ -179,13 +206,22 @@ it("Connect JSON uploads keep working on the generated type's route", async () =
   try {
     const json = createClient(
       IndexService,
-      createConnectTransport({ baseUrl: t.server.url, httpVersion: "2", sessionManager, useBinaryFormat: false, interceptors: [authInterceptor(t.keys.other)] }),
+      createConnectTransport({
+        baseUrl: t.server.url,
+        httpVersion: "2",
+        sessionManager,
+        useBinaryFormat: false,
+        interceptors: [authInterceptor(t.keys.other)],
+      }),
     );
     const out = await json.upsertDocuments(oneMessage({ resourceId: small, documents: [doc("json.md", "sent as JSON")] }));
     expect(out.documentsUpserted).toBe(1);
     await expectBadField(json.upsertDocuments(oneMessage({ resourceId: small, documents: [doc("", "no path")] })), "documents[0].path");
     // The wire route refuses a resource outside the key's projects exactly as the generated route does.
-    await expectCode(t.client(IndexService, "other").upsertDocuments(oneMessage({ resourceId: big, documents: [doc("x.md", "x")] })), Code.PermissionDenied);
+    await expectCode(
+      t.client(IndexService, "other").upsertDocuments(oneMessage({ resourceId: big, documents: [doc("x.md", "x")] })),
+      Code.PermissionDenied,
+    );
     await expectCode(json.upsertDocuments(oneMessage({ resourceId: big, documents: [doc("x.md", "x")] })), Code.PermissionDenied);
   } finally {
     sessionManager.abort();
@@ -198,7 +234,13 @@ it("a JSON message past ACMS_MAX_JSON_MESSAGE_BYTES (1 MiB) is RESOURCE_EXHAUSTE
   try {
     const json = createClient(
       IndexService,
-      createConnectTransport({ baseUrl: t.server.url, httpVersion: "2", sessionManager, useBinaryFormat: false, interceptors: [authInterceptor(t.keys.other)] }),
+      createConnectTransport({
+        baseUrl: t.server.url,
+        httpVersion: "2",
+        sessionManager,
+        useBinaryFormat: false,
+        interceptors: [authInterceptor(t.keys.other)],
+      }),
     );
     const filler = "lorem ipsum dolor sit amet ".repeat(150);
     const many = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => doc(`${prefix}/${i}.md`, `${prefix} ${i} ${filler}`));
@@ -214,7 +256,9 @@ it("a JSON message past ACMS_MAX_JSON_MESSAGE_BYTES (1 MiB) is RESOURCE_EXHAUSTE
       for (let i = 0; i < docs.length; i += 150) yield { resourceId: small, documents: docs.slice(i, i + 150) };
     }
     expect((await json.upsertDocuments(slices())).documentsUpserted).toBe(600);
-    const binary = await t.client(IndexService, "other", undefined, "grpc").upsertDocuments(oneMessage({ resourceId: small, documents: many(600, "proto") }));
+    const binary = await t
+      .client(IndexService, "other", undefined, "grpc")
+      .upsertDocuments(oneMessage({ resourceId: small, documents: many(600, "proto") }));
     expect(binary.documentsUpserted).toBe(600);
     const scope = await makeScope(t, "other", { projects: ["other/small"] });
     const found = await t.client(TextBackendService, "other", scope).search({ query: "huge" });

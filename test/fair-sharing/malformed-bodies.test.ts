@@ -125,7 +125,14 @@ describe.each([
     md.set("acms-scope", w.apiScope);
     try {
       const code = await new Promise<grpc.status>((resolve) => {
-        client.makeUnaryRequest(SEARCH, (b: Buffer) => b, (b: Buffer) => b, bad, md, (err) => resolve(err ? err.code : grpc.status.OK));
+        client.makeUnaryRequest(
+          SEARCH,
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          bad,
+          md,
+          (err) => resolve(err ? err.code : grpc.status.OK),
+        );
       });
       expect(code).toBe(grpc.status.INVALID_ARGUMENT);
     } finally {
@@ -175,22 +182,37 @@ describe("a compressed body that does not decompress (truncated gzip, or bytes t
     ["not gzip", Buffer.from([1, 2, 3, 4])],
   ];
 
-  it.each(cases)("%s is INVALID_ARGUMENT over Connect (unary and stream), gRPC and gRPC-Web (unary and client stream)", async (_name, bad) => {
-    const unary = await rawCall(SEARCH, { "content-type": "application/proto", "content-encoding": "gzip", ...auth() }, bad);
-    expect([unary.status, (JSON.parse(unary.body.toString("utf8")) as { code: string }).code]).toEqual([400, "invalid_argument"]);
-    const streamed = await rawCall(UPSERT, { "content-type": "application/connect+proto", "connect-content-encoding": "gzip", ...auth() }, compressedEnvelope(bad));
-    expect(streamed.body.toString("utf8")).toMatch(/"code":"invalid_argument"/);
-    for (const path of [SEARCH, UPSERT]) {
-      const g = await rawCall(path, { "content-type": "application/grpc", te: "trailers", "grpc-encoding": "gzip", ...auth() }, compressedEnvelope(bad));
-      expect([path, "grpc", g.trailers["grpc-status"] ?? g.headers["grpc-status"]]).toEqual([path, "grpc", "3"]);
-      const web = await rawCall(path, { "content-type": "application/grpc-web+proto", "grpc-encoding": "gzip", ...auth() }, compressedEnvelope(bad));
-      expect([path, "grpc-web", grpcWebTrailers(web.body)["grpc-status"] ?? web.headers["grpc-status"]]).toEqual([path, "grpc-web", "3"]);
-    }
-    // The same message, whole, is answered.
-    const ok = await rawCall(SEARCH, { "content-type": "application/proto", "content-encoding": "gzip", ...auth() }, gz);
-    expect(ok.status).toBe(200);
-    expect(internalErrors).toEqual([]);
-  });
+  it.each(cases)(
+    "%s is INVALID_ARGUMENT over Connect (unary and stream), gRPC and gRPC-Web (unary and client stream)",
+    async (_name, bad) => {
+      const unary = await rawCall(SEARCH, { "content-type": "application/proto", "content-encoding": "gzip", ...auth() }, bad);
+      expect([unary.status, (JSON.parse(unary.body.toString("utf8")) as { code: string }).code]).toEqual([400, "invalid_argument"]);
+      const streamed = await rawCall(
+        UPSERT,
+        { "content-type": "application/connect+proto", "connect-content-encoding": "gzip", ...auth() },
+        compressedEnvelope(bad),
+      );
+      expect(streamed.body.toString("utf8")).toMatch(/"code":"invalid_argument"/);
+      for (const path of [SEARCH, UPSERT]) {
+        const g = await rawCall(
+          path,
+          { "content-type": "application/grpc", te: "trailers", "grpc-encoding": "gzip", ...auth() },
+          compressedEnvelope(bad),
+        );
+        expect([path, "grpc", g.trailers["grpc-status"] ?? g.headers["grpc-status"]]).toEqual([path, "grpc", "3"]);
+        const web = await rawCall(
+          path,
+          { "content-type": "application/grpc-web+proto", "grpc-encoding": "gzip", ...auth() },
+          compressedEnvelope(bad),
+        );
+        expect([path, "grpc-web", grpcWebTrailers(web.body)["grpc-status"] ?? web.headers["grpc-status"]]).toEqual([path, "grpc-web", "3"]);
+      }
+      // The same message, whole, is answered.
+      const ok = await rawCall(SEARCH, { "content-type": "application/proto", "content-encoding": "gzip", ...auth() }, gz);
+      expect(ok.status).toBe(200);
+      expect(internalErrors).toEqual([]);
+    },
+  );
 });
 
 /** An envelope with the compressed flag set. */

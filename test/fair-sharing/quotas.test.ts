@@ -90,7 +90,6 @@ describe("concurrency and cost", () => {
     expect(streamed.length).toBe(10);
     expect((await drain(text.searchStream({ query: "common", maxResults: 10 }))).length).toBe(10);
   });
-
 });
 
 describe("time", () => {
@@ -179,6 +178,5 @@ describe("rate", () => {
     } finally {
       g.close();
     }
-
   });
 });

@@ -1,11 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  DeadlineExceededError,
-  InvalidArgumentError,
-  ScopeViolationError,
-} from "../../src/domain/errors.js";
+import { DeadlineExceededError, InvalidArgumentError, ScopeViolationError } from "../../src/domain/errors.js";
 import { preventedLeaks } from "../../src/domain/leak-guard.js";
 import { graphIri } from "../../src/domain/uko-uri.js";
 import type { GraphBackend, GraphQueryResult } from "../../src/ports/graph-backend.js";
@@ -121,7 +117,9 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
       });
 
       test("bad terms are INVALID_ARGUMENT naming the field", async () => {
-        const err = await rejection(backend.putTriples(A, [A_TRIPLES[0], triple(iri("a"), iri("b"), { kind: "iri", value: "not an iri" })], false));
+        const err = await rejection(
+          backend.putTriples(A, [A_TRIPLES[0], triple(iri("a"), iri("b"), { kind: "iri", value: "not an iri" })], false),
+        );
         expect(err).toBeInstanceOf(InvalidArgumentError);
         expect((err as InvalidArgumentError).violations[0].field).toBe("triples[1].object.value");
         await expectInvalid(backend.putTriples(A, [triple(lit("s"), iri("p"), lit("o"))], false));
@@ -134,7 +132,9 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
 
     describe("scoped SPARQL", () => {
       test("the default graph is the union of the in-scope graphs only", async () => {
-        expect(await values([A], `SELECT ?o { <${EX}alice> ?p ?o }`, "o")).toEqual([`${EX}bob`, "30", "Alice", 'plain "quoted"\nline'].sort());
+        expect(await values([A], `SELECT ?o { <${EX}alice> ?p ?o }`, "o")).toEqual(
+          [`${EX}bob`, "30", "Alice", 'plain "quoted"\nline'].sort(),
+        );
         expect(await values([A, B], `SELECT ?o { <${EX}alice> <${EX}secret> ?o }`, "o")).toEqual(["B-secret"]);
         expect(await values([B, C], `SELECT ?o { <${EX}alice> <${EX}secret> ?o }`, "o")).toEqual(["B-secret", "C-secret"]);
         expect(await select([], "SELECT * { ?s ?p ?o }")).toEqual([]);
@@ -158,14 +158,24 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
           backend.query(viewOf([A]), `ASK FROM <${graphIri(A)}> FROM <${graphIri(B)}> FROM NAMED <${graphIri(C)}> { ?s ?p ?o }`, OPTS),
           [B, C],
         );
-        await expectScopeViolation(backend.query(viewOf([A]), "SELECT * FROM <http://example.org/g> { ?s ?p ?o }", OPTS), [], /not a resource graph/);
-        await expectScopeViolation(backend.query(viewOf([A]), "SELECT * { GRAPH <urn:x:default> { ?s ?p ?o } }", OPTS), [], /urn:x:default/);
+        await expectScopeViolation(
+          backend.query(viewOf([A]), "SELECT * FROM <http://example.org/g> { ?s ?p ?o }", OPTS),
+          [],
+          /not a resource graph/,
+        );
+        await expectScopeViolation(
+          backend.query(viewOf([A]), "SELECT * { GRAPH <urn:x:default> { ?s ?p ?o } }", OPTS),
+          [],
+          /urn:x:default/,
+        );
       });
 
       test("FROM and FROM NAMED naming in-scope graphs narrow the dataset", async () => {
         expect(await values([A, B], `SELECT ?o FROM <${graphIri(B)}> { <${EX}alice> ?p ?o }`, "o")).toEqual(["B-secret"]);
         expect(await select([A, B], `SELECT * FROM NAMED <${graphIri(A)}> { ?s ?p ?o }`)).toEqual([]);
-        expect(await values([A, B], `SELECT DISTINCT ?g FROM NAMED <${graphIri(A)}> { GRAPH ?g { ?s ?p ?o } }`, "g")).toEqual([graphIri(A)]);
+        expect(await values([A, B], `SELECT DISTINCT ?g FROM NAMED <${graphIri(A)}> { GRAPH ?g { ?s ?p ?o } }`, "g")).toEqual([
+          graphIri(A),
+        ]);
         expect(await select([A, B], `SELECT * FROM <${graphIri(A)}> { GRAPH ?g { ?s ?p ?o } }`)).toEqual([]);
       });
 
@@ -179,14 +189,24 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
 
       test("BASE and relative IRIs are resolved before the check", async () => {
         await expectScopeViolation(backend.query(viewOf([A]), `BASE <${graphIri(B)}> SELECT * FROM <> { ?s ?p ?o }`, OPTS), [B]);
-        await expectScopeViolation(backend.query(viewOf([A]), `BASE <${graphIri(A)}> SELECT * { GRAPH <//${B}/> { ?s ?p ?o } }`, OPTS), [B]);
-        await expectScopeViolation(backend.query(viewOf([A]), `BASE <${graphIri(A)}x/> SELECT * FROM <../../${B}/> { ?s ?p ?o }`, OPTS), [], /not a resource graph/);
+        await expectScopeViolation(backend.query(viewOf([A]), `BASE <${graphIri(A)}> SELECT * { GRAPH <//${B}/> { ?s ?p ?o } }`, OPTS), [
+          B,
+        ]);
+        await expectScopeViolation(
+          backend.query(viewOf([A]), `BASE <${graphIri(A)}x/> SELECT * FROM <../../${B}/> { ?s ?p ?o }`, OPTS),
+          [],
+          /not a resource graph/,
+        );
         await expectScopeViolation(
           backend.query(viewOf([A]), `BASE <http://evil.example/> PREFIX g: <uko://${B}/> SELECT * FROM g: { ?s ?p ?o }`, OPTS),
           [B],
         );
-        await expectScopeViolation(backend.query(viewOf([A]), `BASE <uko://${B}/x/> PREFIX g: <..> SELECT * FROM g: { ?s ?p ?o }`, OPTS), [B]);
-        expect(await values([A, B], `BASE <uko://${A}/deep/> SELECT ?o FROM <../> { <${EX}alice> <${EX}name> ?o }`, "o")).toEqual(["Alice"]);
+        await expectScopeViolation(backend.query(viewOf([A]), `BASE <uko://${B}/x/> PREFIX g: <..> SELECT * FROM g: { ?s ?p ?o }`, OPTS), [
+          B,
+        ]);
+        expect(await values([A, B], `BASE <uko://${A}/deep/> SELECT ?o FROM <../> { <${EX}alice> <${EX}name> ?o }`, "o")).toEqual([
+          "Alice",
+        ]);
         await expectInvalid(backend.query(viewOf([A]), `SELECT * FROM <${B}/> { ?s ?p ?o }`, OPTS), /no BASE/);
       });
 
@@ -237,11 +257,12 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
       test("nested subqueries stay inside the scope", async () => {
         expect(await values([A], "SELECT DISTINCT ?g { { SELECT ?g { GRAPH ?g { ?s ?p ?o } } } }", "g")).toEqual([graphIri(A)]);
         expect(await values([A], `SELECT ?o { { SELECT ?o { { SELECT ?o { <${EX}alice> <${EX}secret> ?o } } } } }`, "o")).toEqual([]);
-        await expectScopeViolation(
-          backend.query(viewOf([A]), `SELECT * { { SELECT ?s { GRAPH <${graphIri(B)}> { ?s ?p ?o } } } }`, OPTS),
-          [B],
-        );
-        expect(await values([A], `SELECT ?o { <${EX}alice> ?p ?o FILTER EXISTS { GRAPH ?g { <${EX}alice> <${EX}secret> ?x } } }`, "o")).toEqual([]);
+        await expectScopeViolation(backend.query(viewOf([A]), `SELECT * { { SELECT ?s { GRAPH <${graphIri(B)}> { ?s ?p ?o } } } }`, OPTS), [
+          B,
+        ]);
+        expect(
+          await values([A], `SELECT ?o { <${EX}alice> ?p ?o FILTER EXISTS { GRAPH ?g { <${EX}alice> <${EX}secret> ?x } } }`, "o"),
+        ).toEqual([]);
       });
 
       test("ASK, CONSTRUCT and DESCRIBE see the scope only", async () => {
@@ -276,18 +297,29 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
           triple(blank("x"), iri("v"), lit("ja", { language: "ja-JP" })),
           triple(blank("x"), iri("v"), lit("√ unicode ☃ \u{1F600}", { datatype: "http://example.org/dt" })),
           triple(blank("x"), iri("v"), iri("http://example.org/é?q=1#frag")),
-          triple(blank("x"), iri("v"), lit('esc \\ \t \u0001 \r "q" \'s\' @en ^^<x> .\n<a> <b> <c> .')),
+          triple(blank("x"), iri("v"), lit("esc \\ \t \u0001 \r \"q\" 's' @en ^^<x> .\n<a> <b> <c> .")),
         ];
         await backend.putTriples(C, mixed, true);
         const got = await backend.query(viewOf([C]), "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", OPTS);
         if (got.form !== "CONSTRUCT") throw new Error("CONSTRUCT expected");
         expect(keysOf(got.triples)).toEqual(
-          keysOf([mixed[0], triple(blank("x"), iri("v"), lit("dt")), triple(blank("x"), iri("v"), lit("ja", { language: "ja-jp" })), mixed[3], mixed[4], mixed[5]]),
+          keysOf([
+            mixed[0],
+            triple(blank("x"), iri("v"), lit("dt")),
+            triple(blank("x"), iri("v"), lit("ja", { language: "ja-jp" })),
+            mixed[3],
+            mixed[4],
+            mixed[5],
+          ]),
         );
       });
 
       test("SELECT keeps projection order and leaves unbound variables out", async () => {
-        const r = await backend.query(viewOf([A]), `SELECT ?z ?s ?missing { ?s <${EX}name> ?z OPTIONAL { ?s <${EX}nothing> ?missing } } ORDER BY STR(?z)`, OPTS);
+        const r = await backend.query(
+          viewOf([A]),
+          `SELECT ?z ?s ?missing { ?s <${EX}name> ?z OPTIONAL { ?s <${EX}nothing> ?missing } } ORDER BY STR(?z)`,
+          OPTS,
+        );
         if (r.form !== "SELECT") throw new Error("SELECT expected");
         expect(r.variables).toEqual(["z", "s", "missing"]);
         expect(r.rows).toEqual([
@@ -337,7 +369,13 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
         // Unbound sorts first, ascending; last, descending.
         const withUnbound = `SELECT ?s ?t { ?s <${EX}mixed> ?o OPTIONAL { ?s <${EX}tag> ?t } }`;
         expect(await ordered(`${withUnbound} ORDER BY ?t ?s`, "s")).toEqual([`${EX}m2`, `${EX}m4`, `${EX}m5`, `${EX}m1`, `${EX}m3`]);
-        expect(await ordered(`${withUnbound} ORDER BY DESC(?t) ASC(?s)`, "s")).toEqual([`${EX}m1`, `${EX}m3`, `${EX}m2`, `${EX}m4`, `${EX}m5`]);
+        expect(await ordered(`${withUnbound} ORDER BY DESC(?t) ASC(?s)`, "s")).toEqual([
+          `${EX}m1`,
+          `${EX}m3`,
+          `${EX}m2`,
+          `${EX}m4`,
+          `${EX}m5`,
+        ]);
         expect(await ordered(`${withUnbound} ORDER BY (STR(?s)) LIMIT 2`, "s")).toEqual([`${EX}m1`, `${EX}m2`]);
       });
 
@@ -347,8 +385,12 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
         expect(await values([A], `SELECT ?o { ?s <${EX}knows> ?o FILTER(isIRI(?o)) }`, "o")).toEqual([`${EX}bob`, `${EX}carol`]);
         expect(await values([A], `SELECT ?o { ?s <${EX}knows> ?o FILTER(isUri(?o)) }`, "o")).toEqual([`${EX}bob`, `${EX}carol`]);
         expect(await values([A], `SELECT ?s { ?s ?p ?o FILTER(!isBlank(?s) && isBlank(COALESCE(?o, ?s))) }`, "s")).toEqual([`${EX}bob`]);
-        expect(await select([A], `SELECT ?o { <${EX}bob> <${EX}knows> ?o FILTER(isBlank(?o) && !isIRI(?o) && !isURI(?o) && !isLiteral(?o)) }`)).toEqual([{ o: blank("a1") }]);
-        expect(await values([A], `SELECT ?o { ?s ?p ?o FILTER(isLiteral(?o) && STR(?o) != "isBlank(?o)") FILTER(!isBlank(?s)) }`, "o")).toEqual(["30", "Alice", "Carol", 'plain "quoted"\nline']);
+        expect(
+          await select([A], `SELECT ?o { <${EX}bob> <${EX}knows> ?o FILTER(isBlank(?o) && !isIRI(?o) && !isURI(?o) && !isLiteral(?o)) }`),
+        ).toEqual([{ o: blank("a1") }]);
+        expect(
+          await values([A], `SELECT ?o { ?s ?p ?o FILTER(isLiteral(?o) && STR(?o) != "isBlank(?o)") FILTER(!isBlank(?s)) }`, "o"),
+        ).toEqual(["30", "Alice", "Carol", 'plain "quoted"\nline']);
         expect(await values([A], "SELECT ?n { BIND(BNODE() AS ?n) FILTER(isBlank(?n) && !isIRI(?n)) }", "n")).toHaveLength(1);
       });
 
@@ -357,9 +399,15 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
         expect(r).toEqual([{ o: blank("a1"), y: lit("none") }]);
         expect(await select([A], `SELECT ?o { <${EX}bob> <${EX}knows> ?o FILTER(STR(?o) != "") }`)).toEqual([]);
         expect(await select([A], `SELECT ?o { <${EX}bob> <${EX}knows> ?o FILTER(!BOUND(?missing) && STRLEN(STR(?o)) >= 0) }`)).toEqual([]);
-        expect(await values([A], `SELECT ?x { ?s <${EX}knows> ?o BIND(STR(?o) AS ?x) }`, "x")).toEqual([`${EX}bob`, `${EX}carol`, undefined]);
+        expect(await values([A], `SELECT ?x { ?s <${EX}knows> ?o BIND(STR(?o) AS ?x) }`, "x")).toEqual([
+          `${EX}bob`,
+          `${EX}carol`,
+          undefined,
+        ]);
         // A variable the rewrite could pick for its error is left alone.
-        expect(await values([A], `SELECT ?acms_error { ?s <${EX}knows> ?acms_error FILTER(STR(?acms_error) != "") }`, "acms_error")).toEqual([`${EX}bob`, `${EX}carol`]);
+        expect(
+          await values([A], `SELECT ?acms_error { ?s <${EX}knows> ?acms_error FILTER(STR(?acms_error) != "") }`, "acms_error"),
+        ).toEqual([`${EX}bob`, `${EX}carol`]);
       });
 
       test("ill-typed literals, durations and XML literals are kept, and SPARQL answers literals in one canonical form", async () => {
@@ -393,13 +441,18 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
         cases.forEach(([, , value, datatype], i) => expect([i, got.get(`${EX}lit${i}`)]).toEqual([i, lit(value, { datatype })]));
         const constructed = await backend.query(viewOf([C]), `CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }`, OPTS);
         if (constructed.form !== "CONSTRUCT") throw new Error("CONSTRUCT expected");
-        expect(keysOf(constructed.triples)).toEqual(keysOf(cases.map(([, , value, datatype], i) => triple(iri(`lit${i}`), p, lit(value, { datatype })))));
+        expect(keysOf(constructed.triples)).toEqual(
+          keysOf(cases.map(([, , value, datatype], i) => triple(iri(`lit${i}`), p, lit(value, { datatype })))),
+        );
         // GetTriples and Traverse answer each exactly as written.
         for (let i = 0; i < cases.length; i++) {
           expect(keysOf((await backend.getTriples(viewOf([C]), `${EX}lit${i}`, OPTS)).triples)).toEqual(keysOf([written[i]]));
         }
         // Two durations of one value written on one subject are both kept by GetTriples.
-        const twice = [triple(iri("d"), p, lit("PT60M", { datatype: `${XSD}duration` })), triple(iri("d"), p, lit("PT1H", { datatype: `${XSD}duration` }))];
+        const twice = [
+          triple(iri("d"), p, lit("PT60M", { datatype: `${XSD}duration` })),
+          triple(iri("d"), p, lit("PT1H", { datatype: `${XSD}duration` })),
+        ];
         expect(await backend.putTriples(C, twice, true)).toBe(2);
         expect(keysOf((await backend.getTriples(viewOf([C]), `${EX}d`, OPTS)).triples)).toEqual(keysOf(twice));
         expect(await values([C], `SELECT ?o { <${EX}d> ?p ?o }`, "o")).toEqual(["PT1H"]);
@@ -438,7 +491,9 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
         expect(both.triples.length).toBe(5);
         expect(both.triples.find((t) => t.object.value === "B-secret")?.resourceId).toBe(B);
         expect((await backend.getTriples(viewOf([C]), `${EX}bob`, OPTS)).triples).toEqual([]);
-        expect((await backend.getTriples(viewOf([A]), "_:a1", OPTS)).triples).toEqual([{ ...triple(blank("a1"), iri("knows"), iri("carol")), resourceId: A }]);
+        expect((await backend.getTriples(viewOf([A]), "_:a1", OPTS)).triples).toEqual([
+          { ...triple(blank("a1"), iri("knows"), iri("carol")), resourceId: A },
+        ]);
       });
 
       test("GetTriples and Traverse answer typed literals exactly as written: lexical form and datatype", async () => {
@@ -460,7 +515,10 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
         ];
         const others = [lit("plain"), lit("lang", { language: "en" }), iri("t2"), blank("t3")];
         const written = [...typed, ...others].map((o) => triple(iri("t1"), p, o));
-        const next = [triple(iri("t2"), p, lit("0042", { datatype: `${XSD}integer` })), triple(blank("t3"), p, lit("+7", { datatype: `${XSD}int` }))];
+        const next = [
+          triple(iri("t2"), p, lit("0042", { datatype: `${XSD}integer` })),
+          triple(blank("t3"), p, lit("+7", { datatype: `${XSD}int` })),
+        ];
         expect(await backend.putTriples(C, [...written, ...next], true)).toBe(written.length + next.length);
         const got = await backend.getTriples(viewOf([C]), `${EX}t1`, OPTS);
         expect(keysOf(got.triples)).toEqual(keysOf(written));
@@ -471,7 +529,9 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
         // Out of scope, replaced and cleared resources keep no exact copy behind.
         expect((await backend.getTriples(viewOf([A, B]), `${EX}t1`, OPTS)).triples).toEqual([]);
         await backend.putTriples(C, [triple(iri("t1"), p, lit("only"))], true);
-        expect(keysOf((await backend.getTriples(viewOf([C]), `${EX}t1`, OPTS)).triples)).toEqual(keysOf([triple(iri("t1"), p, lit("only"))]));
+        expect(keysOf((await backend.getTriples(viewOf([C]), `${EX}t1`, OPTS)).triples)).toEqual(
+          keysOf([triple(iri("t1"), p, lit("only"))]),
+        );
         await backend.putTriples(C, next, false);
         await backend.clearResource(C);
         expect((await backend.traverse(viewOf([C]), `${EX}t2`, 2, OPTS)).triples).toEqual([]);
@@ -486,7 +546,8 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
       });
 
       test("Traverse follows IRI and blank objects hop by hop inside the scope", async () => {
-        const at = async (scope: string[], depth: number) => keysOf((await backend.traverse(viewOf(scope), `${EX}alice`, depth, OPTS)).triples);
+        const at = async (scope: string[], depth: number) =>
+          keysOf((await backend.traverse(viewOf(scope), `${EX}alice`, depth, OPTS)).triples);
         const alice = A_TRIPLES.filter((t) => t.subject.value === `${EX}alice`);
         expect(await at([A], 0)).toEqual(keysOf(alice));
         expect(await at([A], 1)).toEqual(keysOf([...alice, A_TRIPLES[4]]));
@@ -509,31 +570,23 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
     });
 
     describe("time limits and durability", () => {
-      test(
-        "a query past its time limit is DEADLINE_EXCEEDED and the backend keeps serving",
-        async () => {
-          // How soon past its limit the query stops is a figure of bench/robustness-bench.ts, not a pass condition.
-          const err = await rejection(backend.query(viewOf([A, B, C]), SLOW_QUERY, { timeoutMs: 300 }));
-          expect(err).toBeInstanceOf(DeadlineExceededError);
-          await backend.putTriples(C, [triple(iri("after"), iri("timeout"), lit("yes"))], false);
-          expect(await values([C], `SELECT ?o { <${EX}after> ?p ?o }`, "o")).toEqual(["yes"]);
-          expect((await select([A], "SELECT * { ?s ?p ?o }")).length).toBe(A_TRIPLES.length);
-        },
-        30_000,
-      );
+      test("a query past its time limit is DEADLINE_EXCEEDED and the backend keeps serving", async () => {
+        // How soon past its limit the query stops is a figure of bench/robustness-bench.ts, not a pass condition.
+        const err = await rejection(backend.query(viewOf([A, B, C]), SLOW_QUERY, { timeoutMs: 300 }));
+        expect(err).toBeInstanceOf(DeadlineExceededError);
+        await backend.putTriples(C, [triple(iri("after"), iri("timeout"), lit("yes"))], false);
+        expect(await values([C], `SELECT ?o { <${EX}after> ?p ?o }`, "o")).toEqual(["yes"]);
+        expect((await select([A], "SELECT * { ?s ?p ?o }")).length).toBe(A_TRIPLES.length);
+      }, 30_000);
 
-      test(
-        "an aborted query stops and the backend keeps serving",
-        async () => {
-          const ac = new AbortController();
-          const p = backend.query(viewOf([A, B, C]), SLOW_QUERY, { timeoutMs: 20_000, signal: ac.signal });
-          setTimeout(() => ac.abort(new Error("client went away")), 100);
-          const err = await rejection(p);
-          expect(err.message).toBe("client went away");
-          expect((await select([B], "SELECT * { ?s ?p ?o }")).length).toBe(B_TRIPLES.length);
-        },
-        30_000,
-      );
+      test("an aborted query stops and the backend keeps serving", async () => {
+        const ac = new AbortController();
+        const p = backend.query(viewOf([A, B, C]), SLOW_QUERY, { timeoutMs: 20_000, signal: ac.signal });
+        setTimeout(() => ac.abort(new Error("client went away")), 100);
+        const err = await rejection(p);
+        expect(err.message).toBe("client went away");
+        expect((await select([B], "SELECT * { ?s ?p ?o }")).length).toBe(B_TRIPLES.length);
+      }, 30_000);
 
       test("a restart keeps every triple, blank node label and the generation", async () => {
         await backend.putTriples(C, [triple(blank("keep"), iri("label"), lit("stable"))], false);

@@ -52,12 +52,18 @@ beforeAll(async () => {
       { subject: blank("b1"), predicate: iri("age"), object: lit("41", { datatype: "http://www.w3.org/2001/XMLSchema#integer" }) },
     ],
   });
-  await writer.putTriples({ resourceId: ids.WEB, replace: true, triples: [{ subject: iri("alice"), predicate: iri("site"), object: lit("web") }] });
-  generationAfterWrites = (await t.client(IndexService, "other").putTriples({
-    resourceId: ids.SECRET,
+  await writer.putTriples({
+    resourceId: ids.WEB,
     replace: true,
-    triples: [{ subject: iri("alice"), predicate: iri("secret"), object: lit("other tenant") }],
-  })).indexGeneration;
+    triples: [{ subject: iri("alice"), predicate: iri("site"), object: lit("web") }],
+  });
+  generationAfterWrites = (
+    await t.client(IndexService, "other").putTriples({
+      resourceId: ids.SECRET,
+      replace: true,
+      triples: [{ subject: iri("alice"), predicate: iri("secret"), object: lit("other tenant") }],
+    })
+  ).indexGeneration;
   const scopes = t.client(ScopeService, "writer");
   apiScope = (await scopes.resolveScope({ projects: ["local/api"] })).scope!.scopeId;
   bothScope = (await scopes.resolveScope({ projects: ["local/api", "local/web"] })).scope!.scopeId;
@@ -85,7 +91,9 @@ describe("GraphBackendService over the network", () => {
 
   it("a graph outside the scope is PERMISSION_DENIED with a ScopeViolation naming it, over Connect and gRPC", async () => {
     for (const protocol of ["connect", "grpc"] as const) {
-      const err = await failure(graph(apiScope, protocol).sparqlQuery({ query: `SELECT * { GRAPH <${graphIri(ids.SECRET)}> { ?s ?p ?o } }` }));
+      const err = await failure(
+        graph(apiScope, protocol).sparqlQuery({ query: `SELECT * { GRAPH <${graphIri(ids.SECRET)}> { ?s ?p ?o } }` }),
+      );
       expect(Code[err.code]).toBe(Code[Code.PermissionDenied]);
       const [v] = err.findDetails(ScopeViolationSchema);
       expect(v.resourceIds).toEqual([ids.SECRET]);
@@ -96,7 +104,12 @@ describe("GraphBackendService over the network", () => {
   });
 
   it("updates, SERVICE, syntax errors and empty queries are INVALID_ARGUMENT on `query`, without a stack", async () => {
-    for (const query of ["INSERT DATA { <http://a> <http://b> <http://c> }", "SELECT * { SERVICE <http://x/> { ?s ?p ?o } }", "SELECT * {", ""]) {
+    for (const query of [
+      "INSERT DATA { <http://a> <http://b> <http://c> }",
+      "SELECT * { SERVICE <http://x/> { ?s ?p ?o } }",
+      "SELECT * {",
+      "",
+    ]) {
       expect(await badField(graph(apiScope).sparqlQuery({ query }))).toBe("query");
     }
     const err = await failure(graph(apiScope).sparqlQuery({ query: "SELECT * { ?s ?p" }));
@@ -140,7 +153,11 @@ describe("GraphBackendService over the network", () => {
     const both = await graph(bothScope).getTriples({ subject: `${EX}alice` });
     expect(both.triples.length).toBe(3);
     const b = await graph(apiScope).getTriples({ subject: "_:b1" });
-    expect(b.triples[0].object).toMatchObject({ kind: TermKind.LITERAL, value: "41", datatype: "http://www.w3.org/2001/XMLSchema#integer" });
+    expect(b.triples[0].object).toMatchObject({
+      kind: TermKind.LITERAL,
+      value: "41",
+      datatype: "http://www.w3.org/2001/XMLSchema#integer",
+    });
     expect(await badField(graph(apiScope).getTriples({ subject: "" }))).toBe("subject");
     expect(await badField(graph(apiScope).getTriples({ subject: "no iri" }))).toBe("subject");
   });
@@ -171,7 +188,11 @@ describe("GraphBackendService without a graph backend", () => {
     };
     await withScopedRouterTransport({ change }, async (transport) => {
       const client = createClient(GraphBackendService, transport);
-      for (const call of [client.sparqlQuery({ query: "ASK { ?s ?p ?o }" }), client.getTriples({ subject: `${EX}a` }), client.traverse({ start: `${EX}a` })]) {
+      for (const call of [
+        client.sparqlQuery({ query: "ASK { ?s ?p ?o }" }),
+        client.getTriples({ subject: `${EX}a` }),
+        client.traverse({ start: `${EX}a` }),
+      ]) {
         expect(Code[(await failure(call)).code]).toBe("Unimplemented");
       }
     });

@@ -30,14 +30,20 @@ afterEach(async () => {
 describe("OxigraphGraphBackend internals", () => {
   it("bulk writes and reloads (the N-Quads path) keep every term, escapes and languages included, and blank nodes still join", async () => {
     const tricky = ['he said "hi"', "two\nlines", "back\\slash", "tab\there", "accent é ✓", "<not an iri>"];
-    const bulk = Array.from({ length: 600 }, (_, i) => triple(iri(`b${i}`), iri("says"), lit(tricky[i % tricky.length], i % 3 === 0 ? { language: "en" } : {})));
+    const bulk = Array.from({ length: 600 }, (_, i) =>
+      triple(iri(`b${i}`), iri("says"), lit(tricky[i % tricky.length], i % 3 === 0 ? { language: "en" } : {})),
+    );
     const checkBulk = async (backend: OxigraphGraphBackend) => {
       const r = await backend.query(viewOf([A]), `SELECT ?s ?o { ?s <${EX}says> ?o }`, OPTS);
       const got = r.form === "SELECT" ? r.rows.map((row) => [row.s.value, row.o.value, row.o.language ?? ""]).sort() : [];
       expect(got).toEqual(bulk.map((t, i) => [t.subject.value, t.object.value, i % 3 === 0 ? "en" : ""]).sort());
     };
     const checkJoin = async (backend: OxigraphGraphBackend) => {
-      const joined = await backend.query(viewOf([A]), `SELECT ?n ?a { <${EX}k> <${EX}link> ?x . ?x <${EX}name> ?n . ?x <${EX}age> ?a }`, OPTS);
+      const joined = await backend.query(
+        viewOf([A]),
+        `SELECT ?n ?a { <${EX}k> <${EX}link> ?x . ?x <${EX}name> ?n . ?x <${EX}age> ?a }`,
+        OPTS,
+      );
       expect(joined.form === "SELECT" ? joined.rows.map((row) => [row.n.value, row.a.value]) : []).toEqual([["first", "7"]]);
     };
     const reopen = async (backend: OxigraphGraphBackend) => {
@@ -170,10 +176,17 @@ describe("OxigraphGraphBackend internals", () => {
     const one = { workers: 1, spares: 0 };
     let b = await make(one);
     expect(b.loads).toEqual({ snapshot: 0, sqlite: 1 });
-    await b.putTriples(A, [...filler(300), triple(blank("x"), iri("name"), lit("first")), triple(iri("k"), iri("link"), blank("x"))], false);
+    await b.putTriples(
+      A,
+      [...filler(300), triple(blank("x"), iri("name"), lit("first")), triple(iri("k"), iri("link"), blank("x"))],
+      false,
+    );
     const ask = `SELECT ?n { <${EX}k> <${EX}link> ?x . ?x <${EX}name> ?n }`;
     const count = "SELECT (COUNT(*) AS ?c) { ?s ?p ?o }";
-    const answers = async (backend: OxigraphGraphBackend) => [await backend.query(viewOf([A]), ask, OPTS), await backend.query(viewOf([A]), count, OPTS)];
+    const answers = async (backend: OxigraphGraphBackend) => [
+      await backend.query(viewOf([A]), ask, OPTS),
+      await backend.query(viewOf([A]), count, OPTS),
+    ];
     const want = await answers(b);
     expect(want[1]).toMatchObject({ rows: [{ c: { value: "302" } }] });
     const reopen = async (backend: OxigraphGraphBackend) => {

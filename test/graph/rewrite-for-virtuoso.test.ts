@@ -6,7 +6,9 @@ const skolem = (arg: string) => `(isIRI(${arg}) && STRSTARTS(STR(${arg}), "${SKO
 
 describe("queries rewritten for Virtuoso", () => {
   it("isBlank also holds for a skolem IRI, isIRI and isURI do not, whatever the case", () => {
-    expect(rewriteForVirtuoso("SELECT * { ?s ?p ?o FILTER(isBlank(?o)) }")).toBe(`SELECT * { ?s ?p ?o FILTER((isBlank(?o) || ${skolem("?o")})) }`);
+    expect(rewriteForVirtuoso("SELECT * { ?s ?p ?o FILTER(isBlank(?o)) }")).toBe(
+      `SELECT * { ?s ?p ?o FILTER((isBlank(?o) || ${skolem("?o")})) }`,
+    );
     expect(rewriteForVirtuoso("ASK { ?s ?p ?o FILTER(ISIRI(?s) || isUri(?o)) }")).toBe(
       `ASK { ?s ?p ?o FILTER((isIRI(?s) && !STRSTARTS(STR(?s), "${SKOLEM_PREFIX}")) || (isIRI(?o) && !STRSTARTS(STR(?o), "${SKOLEM_PREFIX}"))) }`,
     );
@@ -35,11 +37,15 @@ describe("queries rewritten for Virtuoso", () => {
   });
 
   it("STR() of a skolem IRI is an error (an unbound variable the query does not use); STRSTARTS and STRLEN stay", () => {
-    expect(rewriteForVirtuoso('SELECT (STR(?o) AS ?x) { ?s ?p ?o FILTER(STRSTARTS(?x, "a")) }')).toBe(`SELECT (IF(${skolem("?o")}, ?acms_error, STR(?o)) AS ?x) { ?s ?p ?o FILTER(STRSTARTS(?x, "a")) }`);
-    expect(rewriteForVirtuoso("SELECT ?acms_error ?acms_error0 { ?acms_error ?p ?acms_error0 FILTER(str(?p) != \"\") }")).toBe(
+    expect(rewriteForVirtuoso('SELECT (STR(?o) AS ?x) { ?s ?p ?o FILTER(STRSTARTS(?x, "a")) }')).toBe(
+      `SELECT (IF(${skolem("?o")}, ?acms_error, STR(?o)) AS ?x) { ?s ?p ?o FILTER(STRSTARTS(?x, "a")) }`,
+    );
+    expect(rewriteForVirtuoso('SELECT ?acms_error ?acms_error0 { ?acms_error ?p ?acms_error0 FILTER(str(?p) != "") }')).toBe(
       `SELECT ?acms_error ?acms_error0 { ?acms_error ?p ?acms_error0 FILTER(IF(${skolem("?p")}, ?acms_error1, STR(?p)) != "") }`,
     );
-    expect(rewriteForVirtuoso("SELECT (STRLEN(STR(STR(?o))) AS ?n) {}")).toBe(`SELECT (STRLEN(IF(${skolem(`IF(${skolem("?o")}, ?acms_error, STR(?o))`)}, ?acms_error, STR(IF(${skolem("?o")}, ?acms_error, STR(?o))))) AS ?n) {}`);
+    expect(rewriteForVirtuoso("SELECT (STRLEN(STR(STR(?o))) AS ?n) {}")).toBe(
+      `SELECT (STRLEN(IF(${skolem(`IF(${skolem("?o")}, ?acms_error, STR(?o))`)}, ?acms_error, STR(IF(${skolem("?o")}, ?acms_error, STR(?o))))) AS ?n) {}`,
+    );
   });
 
   it("strings, IRIs, comments, variables and prefixed names that look like tests stay as written", () => {
@@ -58,11 +64,17 @@ describe("queries rewritten for Virtuoso", () => {
 describe("typed literals' exact copies", () => {
   it("a typed literal gets a copy under the reserved datatype prefix, read back as written; other terms none", () => {
     const t = normaliseTriple(
-      { subject: { kind: "iri", value: "http://e/s" }, predicate: { kind: "iri", value: "http://e/p" }, object: { kind: "literal", value: "05", datatype: "http://www.w3.org/2001/XMLSchema#int" } },
+      {
+        subject: { kind: "iri", value: "http://e/s" },
+        predicate: { kind: "iri", value: "http://e/p" },
+        object: { kind: "literal", value: "05", datatype: "http://www.w3.org/2001/XMLSchema#int" },
+      },
       "t",
     );
     expect(typedCopy(t.object)).toBe(`"05"^^<${TYPED_PREFIX}http://www.w3.org/2001/XMLSchema#int>`);
-    expect(termOfJson({ type: "typed-literal", value: "05", datatype: `${TYPED_PREFIX}http://www.w3.org/2001/XMLSchema#int` })).toEqual(t.object);
+    expect(termOfJson({ type: "typed-literal", value: "05", datatype: `${TYPED_PREFIX}http://www.w3.org/2001/XMLSchema#int` })).toEqual(
+      t.object,
+    );
     expect(typedCopy({ kind: "literal", value: "x" })).toBeUndefined();
     expect(typedCopy({ kind: "literal", value: "x", language: "en" })).toBeUndefined();
     expect(typedCopy({ kind: "iri", value: "http://e/o" })).toBeUndefined();
@@ -71,7 +83,11 @@ describe("typed literals' exact copies", () => {
   it("the reserved prefix cannot be written as a datatype or an IRI", () => {
     const s = { kind: "iri" as const, value: "http://e/s" };
     const p = { kind: "iri" as const, value: "http://e/p" };
-    expect(() => normaliseTriple({ subject: s, predicate: p, object: { kind: "literal", value: "1", datatype: `${TYPED_PREFIX}x:y` } }, "t")).toThrow(InvalidArgumentError);
-    expect(() => normaliseTriple({ subject: s, predicate: p, object: { kind: "iri", value: `${TYPED_PREFIX}x` } }, "t")).toThrow(InvalidArgumentError);
+    expect(() =>
+      normaliseTriple({ subject: s, predicate: p, object: { kind: "literal", value: "1", datatype: `${TYPED_PREFIX}x:y` } }, "t"),
+    ).toThrow(InvalidArgumentError);
+    expect(() => normaliseTriple({ subject: s, predicate: p, object: { kind: "iri", value: `${TYPED_PREFIX}x` } }, "t")).toThrow(
+      InvalidArgumentError,
+    );
   });
 });

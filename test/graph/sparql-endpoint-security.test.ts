@@ -155,11 +155,20 @@ describe("concurrency and large writes", () => {
         "",
       ].join("\n"),
     );
-    expect(keysOf((await backend.getTriples(viewOf([old]), `${EX}old`, OPTS)).triples)).toEqual(keysOf([triple(iri("old"), iri("w"), lit("kept"))]));
+    expect(keysOf((await backend.getTriples(viewOf([old]), `${EX}old`, OPTS)).triples)).toEqual(
+      keysOf([triple(iri("old"), iri("w"), lit("kept"))]),
+    );
     const reopened = await open({});
-    const expected = [triple(iri("old"), iri("v"), lit("42", { datatype: "http://www.w3.org/2001/XMLSchema#integer" })), triple(iri("old"), iri("w"), lit("kept"))];
+    const expected = [
+      triple(iri("old"), iri("v"), lit("42", { datatype: "http://www.w3.org/2001/XMLSchema#integer" })),
+      triple(iri("old"), iri("w"), lit("kept")),
+    ];
     expect(keysOf((await reopened.getTriples(viewOf([old]), `${EX}old`, OPTS)).triples)).toEqual(keysOf(expected));
-    expect(virtuoso.sql('SPARQL SELECT (CONCAT("copies=", STR(COUNT(*))) AS ?c) WHERE { GRAPH <urn:x-acms:service-meta> { ?s <urn:x-acms:typed-copies> ?o } };')).toMatch(/copies=1\b/);
+    expect(
+      virtuoso.sql(
+        'SPARQL SELECT (CONCAT("copies=", STR(COUNT(*))) AS ?c) WHERE { GRAPH <urn:x-acms:service-meta> { ?s <urn:x-acms:typed-copies> ?o } };',
+      ),
+    ).toMatch(/copies=1\b/);
     await reopened.clearResource(old);
     await reopened.close();
   }, 60_000);
@@ -173,35 +182,60 @@ describe("concurrency and large writes", () => {
     expect(await small.putTriples(B, many.slice(0, 10), false)).toBe(10);
     const again = await small.query(viewOf([B]), "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }", OPTS);
     expect(again.form === "SELECT" && again.rows[0].n.value).toBe("600");
-    expect(virtuoso.sql("SPARQL SELECT COUNT(DISTINCT ?g) WHERE { GRAPH ?g { ?s ?p ?o } FILTER(STRSTARTS(STR(?g), 'urn:x-acms:staging')) };")).toMatch(/\b0\b/);
+    expect(
+      virtuoso.sql("SPARQL SELECT COUNT(DISTINCT ?g) WHERE { GRAPH ?g { ?s ?p ?o } FILTER(STRSTARTS(STR(?g), 'urn:x-acms:staging')) };"),
+    ).toMatch(/\b0\b/);
     // Typed literals' exact copies go through the staging graph too: a large replace swaps them with the graph.
-    const typed = Array.from({ length: 300 }, (_, i) => triple(iri("t"), iri("v"), lit(`0${i}`, { datatype: "http://www.w3.org/2001/XMLSchema#int" })));
+    const typed = Array.from({ length: 300 }, (_, i) =>
+      triple(iri("t"), iri("v"), lit(`0${i}`, { datatype: "http://www.w3.org/2001/XMLSchema#int" })),
+    );
     expect(await small.putTriples(B, [...many, ...typed], true)).toBe(900);
-    expect((await small.getTriples(viewOf([B]), `${EX}t`, OPTS)).triples.map((t) => t.object.value).sort()).toEqual(typed.map((t) => t.object.value).sort());
+    expect((await small.getTriples(viewOf([B]), `${EX}t`, OPTS)).triples.map((t) => t.object.value).sort()).toEqual(
+      typed.map((t) => t.object.value).sort(),
+    );
     expect(await small.putTriples(B, [...many, ...typed.slice(0, 5)], true)).toBe(605);
-    expect((await small.getTriples(viewOf([B]), `${EX}t`, OPTS)).triples.map((t) => t.object.value).sort()).toEqual(typed.slice(0, 5).map((t) => t.object.value).sort());
-    expect(virtuoso.sql("SPARQL SELECT COUNT(DISTINCT ?g) WHERE { GRAPH ?g { ?s ?p ?o } FILTER(STRSTARTS(STR(?g), 'urn:x-acms:staging')) };")).toMatch(/\b0\b/);
+    expect((await small.getTriples(viewOf([B]), `${EX}t`, OPTS)).triples.map((t) => t.object.value).sort()).toEqual(
+      typed
+        .slice(0, 5)
+        .map((t) => t.object.value)
+        .sort(),
+    );
+    expect(
+      virtuoso.sql("SPARQL SELECT COUNT(DISTINCT ?g) WHERE { GRAPH ?g { ?s ?p ?o } FILTER(STRSTARTS(STR(?g), 'urn:x-acms:staging')) };"),
+    ).toMatch(/\b0\b/);
     await small.close();
     await backend.putTriples(B, B_TRIPLES, true);
   }, 60_000);
 });
 
-describe("where Virtuoso still differs from Oxigraph (README, \"Where Virtuoso differs\"): pinned", () => {
+describe('where Virtuoso still differs from Oxigraph (README, "Where Virtuoso differs"): pinned', () => {
   const V = "01JVVVVVVVVVVVVVVVVVVVVVVV";
   const XSD = "http://www.w3.org/2001/XMLSchema#";
   const one = async (query: string) => {
     const r = await backend.query(viewOf([V]), query, OPTS);
     if (r.form !== "SELECT") throw new Error("SELECT expected");
-    return r.rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, t]) => [k, t.datatype ? `${t.value}^^${t.datatype.replace(XSD, "xsd:")}` : t.value])));
+    return r.rows.map((row) =>
+      Object.fromEntries(Object.entries(row).map(([k, t]) => [k, t.datatype ? `${t.value}^^${t.datatype.replace(XSD, "xsd:")}` : t.value])),
+    );
   };
 
   beforeAll(async () => {
     const at = (s: string, value: string, type: string) => triple(iri(s), iri("v"), lit(value, { datatype: `${XSD}${type}` }));
-    await backend.putTriples(V, [at("i", "05", "int"), at("d", "123456789012", "double"), at("z", "-0", "double"), at("inf", "INF", "double"), at("u", "PT60M", "duration")], true);
+    await backend.putTriples(
+      V,
+      [
+        at("i", "05", "int"),
+        at("d", "123456789012", "double"),
+        at("z", "-0", "double"),
+        at("inf", "INF", "double"),
+        at("u", "PT60M", "duration"),
+      ],
+      true,
+    );
     await backend.putTriples(V, [triple(blank("b"), iri("v"), lit("x"))], false);
   });
 
-  it("functions inside a query see Virtuoso's values: DATATYPE() of an xsd:int is xsd:int, STR() of INF is \"inf\" (Oxigraph: xsd:integer, \"INF\")", async () => {
+  it('functions inside a query see Virtuoso\'s values: DATATYPE() of an xsd:int is xsd:int, STR() of INF is "inf" (Oxigraph: xsd:integer, "INF")', async () => {
     expect(await one(`SELECT ?o (DATATYPE(?o) AS ?t) { <${EX}i> ?p ?o }`)).toEqual([{ o: "5^^xsd:integer", t: `${XSD}int` }]);
     expect(await one(`SELECT (STR(?o) AS ?s) { <${EX}inf> ?p ?o }`)).toEqual([{ s: "inf" }]);
   });
@@ -212,7 +246,9 @@ describe("where Virtuoso still differs from Oxigraph (README, \"Where Virtuoso d
   });
 
   it("a literal stored verbatim has the verbatim datatype inside a query; a duration literal in a query is refused", async () => {
-    expect(await one(`SELECT ?o (DATATYPE(?o) AS ?t) { <${EX}u> ?p ?o }`)).toEqual([{ o: "PT1H^^xsd:duration", t: `urn:x-acms-verbatim:${XSD}duration` }]);
+    expect(await one(`SELECT ?o (DATATYPE(?o) AS ?t) { <${EX}u> ?p ?o }`)).toEqual([
+      { o: "PT1H^^xsd:duration", t: `urn:x-acms-verbatim:${XSD}duration` },
+    ]);
     expect(await one(`SELECT ?o { <${EX}u> ?p ?o FILTER(STR(?o) = "PT1H") }`)).toEqual([{ o: "PT1H^^xsd:duration" }]);
     // Virtuoso cannot compile it ("S0022 ... No column PT60MD"): the caller's query, so INVALID_ARGUMENT.
     const err = await rejection(backend.query(viewOf([V]), `SELECT ?o { <${EX}u> ?p ?o FILTER(?o = "PT60M"^^<${XSD}duration>) }`, OPTS));
@@ -220,7 +256,7 @@ describe("where Virtuoso still differs from Oxigraph (README, \"Where Virtuoso d
     expect(err.message).toMatch(/S0022/);
   });
 
-  it("CONCAT() of an error is the empty string, so CONCAT(STR(blank), \"-\") is \"-\" (SPARQL, Oxigraph: unbound)", async () => {
+  it('CONCAT() of an error is the empty string, so CONCAT(STR(blank), "-") is "-" (SPARQL, Oxigraph: unbound)', async () => {
     expect(await one(`SELECT (CONCAT(STR(?s), "-") AS ?c) { ?s <${EX}v> "x" }`)).toEqual([{ c: "-" }]);
   });
 });

@@ -60,7 +60,15 @@ describe("tokenizeSparql", () => {
 
   it("keeps strings, IRIs and comments whole", () => {
     expect(kinds(`SELECT ?x { ?x <http://a#b> "GRAPH <x>" } # FROM <y>\nLIMIT 1`)).toEqual([
-      "word:SELECT", "var:?x", "punct:{", "var:?x", "iri:<http://a#b>", 'string:"GRAPH <x>"', "punct:}", "word:LIMIT", "number:1",
+      "word:SELECT",
+      "var:?x",
+      "punct:{",
+      "var:?x",
+      "iri:<http://a#b>",
+      'string:"GRAPH <x>"',
+      "punct:}",
+      "word:LIMIT",
+      "number:1",
     ]);
     expect(kinds(`"""a "" b""" '''c''' 'd\\'e'`)).toEqual(['string:"""a "" b"""', "string:'''c'''", "string:'d\\'e'"]);
   });

@@ -41,7 +41,10 @@ describe("streamed SPARQL JSON results", () => {
   });
 
   it("reads ASK answers and empty results", async () => {
-    expect(await readSparqlJsonResults(chunks('{ "head": {}, "boolean": true }', 3), 10, () => undefined)).toEqual({ kind: "boolean", value: true });
+    expect(await readSparqlJsonResults(chunks('{ "head": {}, "boolean": true }', 3), 10, () => undefined)).toEqual({
+      kind: "boolean",
+      value: true,
+    });
     expect(await readSparqlJsonResults(chunks('{"head":{"vars":["x"]},"results":{"bindings":[]}}', 2), 10, () => undefined)).toEqual({
       kind: "bindings",
       variables: ["x"],
@@ -56,15 +59,28 @@ describe("streamed SPARQL JSON results", () => {
 });
 
 describe("streamed N-Triples", () => {
-  const NT = '<http://e/a>\t<http://e/p>\t"esc \\" \\n \\u00e9"@en-us .\n# a comment\n_:b1 <http://e/p> "5"^^<http://www.w3.org/2001/XMLSchema#int> .\n<http://e/a> <http://e/q> <http://e/b> .\n';
+  const NT =
+    '<http://e/a>\t<http://e/p>\t"esc \\" \\n \\u00e9"@en-us .\n# a comment\n_:b1 <http://e/p> "5"^^<http://www.w3.org/2001/XMLSchema#int> .\n<http://e/a> <http://e/q> <http://e/b> .\n';
 
   it.each([1, 9, 4096])("reads every triple whatever the chunking (%i characters)", async (size) => {
     const r = await readNTriples(chunks(NT, size), 10, () => undefined);
     expect(r.exhaustive).toBe(true);
     expect(r.triples).toEqual([
-      [{ kind: "iri", value: "http://e/a" }, { kind: "iri", value: "http://e/p" }, { kind: "literal", value: 'esc " \n é', language: "en-us" }],
-      [{ kind: "blank", value: "b1" }, { kind: "iri", value: "http://e/p" }, { kind: "literal", value: "5", datatype: "http://www.w3.org/2001/XMLSchema#int" }],
-      [{ kind: "iri", value: "http://e/a" }, { kind: "iri", value: "http://e/q" }, { kind: "iri", value: "http://e/b" }],
+      [
+        { kind: "iri", value: "http://e/a" },
+        { kind: "iri", value: "http://e/p" },
+        { kind: "literal", value: 'esc " \n é', language: "en-us" },
+      ],
+      [
+        { kind: "blank", value: "b1" },
+        { kind: "iri", value: "http://e/p" },
+        { kind: "literal", value: "5", datatype: "http://www.w3.org/2001/XMLSchema#int" },
+      ],
+      [
+        { kind: "iri", value: "http://e/a" },
+        { kind: "iri", value: "http://e/q" },
+        { kind: "iri", value: "http://e/b" },
+      ],
     ]);
   });
 

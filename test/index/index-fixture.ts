@@ -17,7 +17,14 @@ export async function makeResource(t: TestServer, principal: string, project: st
 export async function makeScope(
   t: TestServer,
   principal: string,
-  req: { projects: string[]; includeResources?: string[]; excludeResources?: string[]; includePaths?: string[]; excludePaths?: string[]; temporalScope?: string },
+  req: {
+    projects: string[];
+    includeResources?: string[];
+    excludeResources?: string[];
+    includePaths?: string[];
+    excludePaths?: string[];
+    temporalScope?: string;
+  },
 ): Promise<string> {
   const { scope } = await t.client(ScopeService, principal).resolveScope(req);
   return scope!.scopeId;
@@ -35,7 +42,11 @@ export function upsert(t: TestServer, principal: string, list: readonly UpsertIn
 }
 
 /** A document init. */
-export function doc(path: string, content: string, extra: Partial<Pick<DocumentInput, "metadata">> & { chunks?: Array<{ text: string; embedding?: number[] }> } = {}) {
+export function doc(
+  path: string,
+  content: string,
+  extra: Partial<Pick<DocumentInput, "metadata">> & { chunks?: Array<{ text: string; embedding?: number[] }> } = {},
+) {
   return { path, content, metadata: extra.metadata ?? {}, chunks: extra.chunks ?? [] };
 }
 

@@ -53,7 +53,10 @@ describe("IndexService.UpsertDocuments", () => {
   it("reports counts and a generation that grows with every committed write", async () => {
     const r1 = await upsert(t, "writer", [
       { resourceId: api, documents: [doc("gen/a.md", "quokka one"), doc("gen/b.md", "quokka two")] },
-      { resourceId: web, documents: [doc("gen/c.md", "quokka three", { chunks: [{ text: "quokka three", embedding: [0.1, 0.2, 0.3, 0.4] }] })] },
+      {
+        resourceId: web,
+        documents: [doc("gen/c.md", "quokka three", { chunks: [{ text: "quokka three", embedding: [0.1, 0.2, 0.3, 0.4] }] })],
+      },
     ]);
     expect(r1).toMatchObject({ documentsUpserted: 3, chunksIndexed: 3, vectorsIndexed: 1, messagesReceived: 2 });
     const r2 = await upsert(t, "writer", [{ resourceId: api, documents: [doc("gen/a.md", "quokka one changed")] }]);
@@ -63,10 +66,16 @@ describe("IndexService.UpsertDocuments", () => {
   });
 
   it("treats an identical re-upsert as a no-op: no new version, same generation", async () => {
-    const first = await upsert(t, "writer", [{ resourceId: api, documents: [doc("noop/a.md", "wombat burrow", { metadata: { lang: "en" } })] }]);
-    const again = await upsert(t, "writer", [{ resourceId: api, documents: [doc("noop/a.md", "wombat burrow", { metadata: { lang: "en" } })] }]);
+    const first = await upsert(t, "writer", [
+      { resourceId: api, documents: [doc("noop/a.md", "wombat burrow", { metadata: { lang: "en" } })] },
+    ]);
+    const again = await upsert(t, "writer", [
+      { resourceId: api, documents: [doc("noop/a.md", "wombat burrow", { metadata: { lang: "en" } })] },
+    ]);
     expect(again).toMatchObject({ documentsUpserted: 0, chunksIndexed: 0, indexGeneration: first.indexGeneration });
-    const changed = await upsert(t, "writer", [{ resourceId: api, documents: [doc("noop/a.md", "wombat burrow", { metadata: { lang: "de" } })] }]);
+    const changed = await upsert(t, "writer", [
+      { resourceId: api, documents: [doc("noop/a.md", "wombat burrow", { metadata: { lang: "de" } })] },
+    ]);
     expect(changed.documentsUpserted).toBe(1);
     // The temporal scope is `all`: two versions exist, the answer still holds the URI once, with the live metadata first on ties.
     const res = (await text().search({ query: "wombat" })).results;
@@ -94,8 +103,12 @@ describe("IndexService.UpsertDocuments", () => {
     expect(await one(doc("big.md", "x".repeat(MAX_DOCUMENT_BYTES + 1)))).toEqual(["documents[0].content"]);
     expect(await one(doc("c.md", "x", { chunks: [{ text: "" }] }))).toEqual(["documents[0].chunks[0].text"]);
     expect(await one(doc("c.md", "x", { chunks: [{ text: "x", embedding: [0, 0, 0, 0] }] }))).toEqual(["documents[0].chunks[0].embedding"]);
-    expect(await one(doc("c.md", "x", { chunks: [{ text: "x", embedding: [1, Number.NaN, 0, 0] }] }))).toEqual(["documents[0].chunks[0].embedding"]);
-    expect(await one(doc("c.md", "x", { chunks: [{ text: "x", embedding: [1, 2, 3, 4, 5] }] }))).toEqual(["documents[0].chunks[0].embedding"]);
+    expect(await one(doc("c.md", "x", { chunks: [{ text: "x", embedding: [1, Number.NaN, 0, 0] }] }))).toEqual([
+      "documents[0].chunks[0].embedding",
+    ]);
+    expect(await one(doc("c.md", "x", { chunks: [{ text: "x", embedding: [1, 2, 3, 4, 5] }] }))).toEqual([
+      "documents[0].chunks[0].embedding",
+    ]);
     const dup = await badFields(upsert(t, "writer", [{ resourceId: api, documents: [doc("d.md", "x"), doc("d.md", "y")] }]));
     expect(dup).toEqual(["documents[1].path"]);
     const many = await badFields(
@@ -108,7 +121,10 @@ describe("IndexService.UpsertDocuments", () => {
     await expectCode(upsert(t, "reader", [{ resourceId: api, documents: [doc("r.md", "x")] }]), Code.PermissionDenied);
     await expectCode(upsert(t, "writer", [{ resourceId: secret, documents: [doc("r.md", "x")] }]), Code.PermissionDenied);
     await expectCode(upsert(t, "other", [{ resourceId: api, documents: [doc("r.md", "x")] }]), Code.PermissionDenied);
-    await expectCode(upsert(t, "writer", [{ resourceId: "01JZZZZZZZZZZZZZZZZZZZZZZZ", documents: [doc("r.md", "x")] }]), Code.PermissionDenied);
+    await expectCode(
+      upsert(t, "writer", [{ resourceId: "01JZZZZZZZZZZZZZZZZZZZZZZZ", documents: [doc("r.md", "x")] }]),
+      Code.PermissionDenied,
+    );
   });
 });
 
@@ -119,7 +135,8 @@ describe("IndexService.DeleteDocuments", () => {
     expect(r.count).toBe(1);
     const current = await makeScope(t, "writer", { projects: ["local/api"] });
     const recent = await makeScope(t, "writer", { projects: ["local/api"], temporalScope: "recent" });
-    const q = async (s: string) => (await t.client(TextBackendService, "writer", s).search({ query: "okapi" })).results.map((x) => x.path).sort();
+    const q = async (s: string) =>
+      (await t.client(TextBackendService, "writer", s).search({ query: "okapi" })).results.map((x) => x.path).sort();
     expect(await q(current)).toEqual(["del/b.md"]);
     expect(await q(recent)).toEqual(["del/a.md", "del/b.md"]);
     expect((await index().deleteDocuments({ resourceId: api, paths: ["del/a.md"] })).count).toBe(0);
@@ -171,7 +188,9 @@ describe("IndexService.Rebuild", () => {
     await upsert(t, "writer", [{ resourceId: api, documents: docs }]);
     const counts = new Set<number>();
     const rebuild = index().rebuild({ resourceIds: [api], fullRebuild: true });
-    const searches = Array.from({ length: 10 }, async () => counts.add((await text().search({ query: "tapir", maxResults: 1000 })).results.length));
+    const searches = Array.from({ length: 10 }, async () =>
+      counts.add((await text().search({ query: "tapir", maxResults: 1000 })).results.length),
+    );
     await Promise.all([rebuild, ...searches]);
     expect([...counts]).toEqual([200]);
   });
@@ -179,7 +198,9 @@ describe("IndexService.Rebuild", () => {
 
 describe("IndexService.PutTriples", () => {
   const iri = (value: string) => ({ kind: TermKind.IRI, value });
-  const good = [{ subject: iri("http://ex.org/a"), predicate: iri("http://ex.org/p"), object: { kind: TermKind.LITERAL, value: "x", language: "en" } }];
+  const good = [
+    { subject: iri("http://ex.org/a"), predicate: iri("http://ex.org/p"), object: { kind: TermKind.LITERAL, value: "x", language: "en" } },
+  ];
 
   it("checks every term before anything else", async () => {
     const bad = [

@@ -49,7 +49,8 @@ beforeEach(async () => {
   vector = new PartitionedVectorBackend({ dimension: DIM });
   const registry = new SqliteRegistryStore(db);
   await registry.createProject("local/api");
-  resourceId = (await registry.registerResource({ id: "", project: "local/api", alias: "api", kind: "repo", parentIds: [], metadata: {} })).id;
+  resourceId = (await registry.registerResource({ id: "", project: "local/api", alias: "api", kind: "repo", parentIds: [], metadata: {} }))
+    .id;
   clock = 10_000;
 });
 afterEach(async () => {
@@ -102,13 +103,20 @@ describe("Indexer and vectors", () => {
     const ix = indexer();
     const before = await store.generation();
     await expect(
-      ix.upsert(msg([{ path: "ok.md", content: "fine" }, { path: "bad.md", content: "x", chunks: [{ text: "t", embedding: [1, 2] }] }])),
+      ix.upsert(
+        msg([
+          { path: "ok.md", content: "fine" },
+          { path: "bad.md", content: "x", chunks: [{ text: "t", embedding: [1, 2] }] },
+        ]),
+      ),
     ).rejects.toThrow(InvalidArgumentError);
     expect(await store.generation()).toBe(before);
     expect((db.prepare("SELECT count(*) AS n FROM documents").get() as { n: number }).n).toBe(0);
-    await expect(new Indexer({ documents: store, registry: new SqliteRegistryStore(db), embeddingDim: DIM }).upsert(
-      create(UpsertDocumentsRequestSchema, { resourceId: "01JZZZZZZZZZZZZZZZZZZZZZZZ", documents: [{ path: "a", content: "b" }] }),
-    )).rejects.toThrow(NotFoundError);
+    await expect(
+      new Indexer({ documents: store, registry: new SqliteRegistryStore(db), embeddingDim: DIM }).upsert(
+        create(UpsertDocumentsRequestSchema, { resourceId: "01JZZZZZZZZZZZZZZZZZZZZZZZ", documents: [{ path: "a", content: "b" }] }),
+      ),
+    ).rejects.toThrow(NotFoundError);
   });
 });
 
@@ -140,13 +148,29 @@ describe("PutTriples", () => {
   it("maps wire triples to RDF losslessly", () => {
     const out = toRdfTriples([
       triple(iri("http://ex.org/s"), iri("http://ex.org/p"), { kind: TermKind.LITERAL, value: "chat", language: "fr" }),
-      triple({ kind: TermKind.BLANK, value: "b0" }, iri("http://ex.org/p"), { kind: TermKind.LITERAL, value: "5", datatype: "http://www.w3.org/2001/XMLSchema#integer" }),
+      triple({ kind: TermKind.BLANK, value: "b0" }, iri("http://ex.org/p"), {
+        kind: TermKind.LITERAL,
+        value: "5",
+        datatype: "http://www.w3.org/2001/XMLSchema#integer",
+      }),
       triple(iri("urn:x"), iri("http://ex.org/p"), { kind: TermKind.LITERAL, value: "" }),
     ]);
     expect(out).toEqual<RdfTriple[]>([
-      { subject: { kind: "iri", value: "http://ex.org/s" }, predicate: { kind: "iri", value: "http://ex.org/p" }, object: { kind: "literal", value: "chat", language: "fr" } },
-      { subject: { kind: "blank", value: "b0" }, predicate: { kind: "iri", value: "http://ex.org/p" }, object: { kind: "literal", value: "5", datatype: "http://www.w3.org/2001/XMLSchema#integer" } },
-      { subject: { kind: "iri", value: "urn:x" }, predicate: { kind: "iri", value: "http://ex.org/p" }, object: { kind: "literal", value: "" } },
+      {
+        subject: { kind: "iri", value: "http://ex.org/s" },
+        predicate: { kind: "iri", value: "http://ex.org/p" },
+        object: { kind: "literal", value: "chat", language: "fr" },
+      },
+      {
+        subject: { kind: "blank", value: "b0" },
+        predicate: { kind: "iri", value: "http://ex.org/p" },
+        object: { kind: "literal", value: "5", datatype: "http://www.w3.org/2001/XMLSchema#integer" },
+      },
+      {
+        subject: { kind: "iri", value: "urn:x" },
+        predicate: { kind: "iri", value: "http://ex.org/p" },
+        object: { kind: "literal", value: "" },
+      },
     ]);
   });
 
@@ -165,7 +189,11 @@ describe("PutTriples", () => {
           triple(iri(""), iri("http://ex.org/p"), iri("http://ex.org/o")),
           triple(iri("http://ex.org/s"), { kind: TermKind.BLANK, value: "b" }, iri("relative/iri")),
           triple(iri("http://ex.org/<s>"), iri("http://ex.org/p"), { kind: TermKind.LITERAL, value: "x", language: "not a tag" }),
-          triple({ kind: TermKind.UNSPECIFIED, value: "x" }, iri("http://ex.org/p"), { kind: TermKind.IRI, value: "http://ex.org/o", language: "en" }),
+          triple({ kind: TermKind.UNSPECIFIED, value: "x" }, iri("http://ex.org/p"), {
+            kind: TermKind.IRI,
+            value: "http://ex.org/o",
+            language: "en",
+          }),
           create(TripleSchema, {}),
         ]),
       ),
@@ -207,9 +235,14 @@ describe("Rebuild shares the event loop", () => {
     const ix = indexer();
     const ids = [resourceId];
     for (let i = 0; i < 30; i++) {
-      ids.push((await registry.registerResource({ id: "", project: "local/api", alias: `r${i}`, kind: "repo", parentIds: [], metadata: {} })).id);
+      ids.push(
+        (await registry.registerResource({ id: "", project: "local/api", alias: `r${i}`, kind: "repo", parentIds: [], metadata: {} })).id,
+      );
     }
-    for (const id of ids) await ix.upsert(create(UpsertDocumentsRequestSchema, { resourceId: id, documents: [{ path: "a.md", content: `words of ${id}`, chunks: [] }] }));
+    for (const id of ids)
+      await ix.upsert(
+        create(UpsertDocumentsRequestSchema, { resourceId: id, documents: [{ path: "a.md", content: `words of ${id}`, chunks: [] }] }),
+      );
     const principal = createPrincipal("writer", ["local/*"], true);
     // A macrotask queued when the rebuild starts (as an incoming health check would be) runs before it ends.
     let ranMeanwhile = false;

@@ -38,7 +38,8 @@ describe.each(WIRES)("Connect client over $protocol on HTTP/$httpVersion", (wire
     const scopes = tx.client(ScopeService, wire, t.keys.writer);
     const scope = (await scopes.resolveScope({ projects: ["local/api", "local/wire"] })).scope!;
     expect([...scope.resourceIds].sort()).toEqual([seeded.a, seeded.b, r.id].sort());
-    const narrowed = (await tx.client(ScopeService, wire, t.keys.writer, scope.scopeId).narrowScope({ denyResourceIds: [seeded.a] })).scope!;
+    const narrowed = (await tx.client(ScopeService, wire, t.keys.writer, scope.scopeId).narrowScope({ denyResourceIds: [seeded.a] }))
+      .scope!;
     expect(narrowed.resourceIds).toEqual([r.id]);
     expect(narrowed.parentScopeId).toBe(scope.scopeId);
     await tx.client(ScopeService, wire, t.keys.writer, narrowed.scopeId).validateResourceScope({ requestedResourceIds: [r.id] });
@@ -64,23 +65,34 @@ describe.each(WIRES)("Connect client over $protocol on HTTP/$httpVersion", (wire
     const err = await failure(registry.createProject({ name: "Not A Project" }));
     expect(err.code).toBe(Code.InvalidArgument);
     expect(err.findDetails(BadRequestSchema)[0].fieldViolations.map((f) => f.field)).toEqual(["name"]);
-    const scopeErr = await failure(tx.client(ScopeService, wire, t.keys.writer).resolveScope({ projects: ["local/api"], includePaths: ["/abs"], temporalScope: "soon" }));
-    expect(scopeErr.code).toBe(Code.InvalidArgument);
-    expect(scopeErr.findDetails(BadRequestSchema)[0].fieldViolations.map((f) => f.field).sort()).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^include_paths/), "temporal_scope"]),
+    const scopeErr = await failure(
+      tx.client(ScopeService, wire, t.keys.writer).resolveScope({ projects: ["local/api"], includePaths: ["/abs"], temporalScope: "soon" }),
     );
+    expect(scopeErr.code).toBe(Code.InvalidArgument);
+    expect(
+      scopeErr
+        .findDetails(BadRequestSchema)[0]
+        .fieldViolations.map((f) => f.field)
+        .sort(),
+    ).toEqual(expect.arrayContaining([expect.stringMatching(/^include_paths/), "temporal_scope"]));
   });
 
   it("answers authentication and scope-header mistakes with their codes", async () => {
     expect((await failure(tx.client(RegistryService, wire).listProjects({}))).code).toBe(Code.Unauthenticated);
     expect((await failure(tx.client(RegistryService, wire, "acms_wrong").listProjects({}))).code).toBe(Code.Unauthenticated);
-    expect((await failure(tx.client(ScopeService, wire, t.keys.writer).validateResourceScope({ requestedResourceIds: [seeded.a] }))).code).toBe(
-      Code.FailedPrecondition,
-    );
+    expect(
+      (await failure(tx.client(ScopeService, wire, t.keys.writer).validateResourceScope({ requestedResourceIds: [seeded.a] }))).code,
+    ).toBe(Code.FailedPrecondition);
     // Another principal's scope does not exist for this one.
-    expect((await failure(tx.client(ScopeService, wire, t.keys.reader, seeded.scopeId).validateResourceScope({}))).code).toBe(Code.NotFound);
-    expect((await failure(tx.client(RegistryService, wire, t.keys.reader).createProject({ name: "local/ro" }))).code).toBe(Code.PermissionDenied);
-    expect((await failure(tx.client(RegistryService, wire, t.keys.writer).createProject({ name: "other/y" }))).code).toBe(Code.PermissionDenied);
+    expect((await failure(tx.client(ScopeService, wire, t.keys.reader, seeded.scopeId).validateResourceScope({}))).code).toBe(
+      Code.NotFound,
+    );
+    expect((await failure(tx.client(RegistryService, wire, t.keys.reader).createProject({ name: "local/ro" }))).code).toBe(
+      Code.PermissionDenied,
+    );
+    expect((await failure(tx.client(RegistryService, wire, t.keys.writer).createProject({ name: "other/y" }))).code).toBe(
+      Code.PermissionDenied,
+    );
   });
 
   it("keeps serving after refused calls", async () => {

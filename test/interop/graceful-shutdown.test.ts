@@ -77,7 +77,9 @@ describe("graceful shutdown", () => {
       expect(refused.code).toBe(grpc.status.UNAVAILABLE);
 
       // The in-flight stream still gets answers, then completes normally.
-      const answer = await inFlight.ask(create(ServerReflectionRequestSchema, { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.ScopeService" } }));
+      const answer = await inFlight.ask(
+        create(ServerReflectionRequestSchema, { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.ScopeService" } }),
+      );
       expect(answer.messageResponse.case).toBe("fileDescriptorResponse");
       expect(closed).toBe(false);
       await inFlight.finish();
@@ -99,7 +101,11 @@ describe("graceful shutdown", () => {
       expect(await res.json()).toEqual({ status: "SERVING" });
       // How soon (against a close with no idle connection) is a figure of bench/robustness-bench.ts.
       await t.server.close(60_000);
-      const late = await fetch(`${t.server.url}/grpc.health.v1.Health/Check`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }).then(
+      const late = await fetch(`${t.server.url}/grpc.health.v1.Health/Check`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      }).then(
         (r) => `answered ${r.status}`,
         (e: Error) => e.message,
       );
@@ -111,7 +117,10 @@ describe("graceful shutdown", () => {
 });
 
 /** Runs `acms serve` as a real process through bin/acms.js. */
-function spawnServe(env: Record<string, string>, args: string[] = []): { child: ChildProcess; stdout: () => string; stderr: () => string; exit: Promise<number | null> } {
+function spawnServe(
+  env: Record<string, string>,
+  args: string[] = [],
+): { child: ChildProcess; stdout: () => string; stderr: () => string; exit: Promise<number | null> } {
   const child = spawn(process.execPath, [join(ROOT, "bin", "acms.js"), "serve", ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
@@ -181,7 +190,12 @@ describe("acms serve as a process", () => {
     const key = generateKey();
     const keys = JSON.stringify([{ name: "ops", key_sha256: hashKey(key), projects: ["*/*"], write: true }]);
     // A small warm budget, so stores also demote into cold (a file, then its row; the old copy unlinked after the sync).
-    const env = { ACMS_KEYS: keys, ACMS_DATA_DIR: dataDir, ACMS_CONTEXT_MAX_DECISIONS_WARM: "10", ACMS_CONTEXT_MAX_DECISIONS_COLD: "100000" };
+    const env = {
+      ACMS_KEYS: keys,
+      ACMS_DATA_DIR: dataDir,
+      ACMS_CONTEXT_MAX_DECISIONS_WARM: "10",
+      ACMS_CONTEXT_MAX_DECISIONS_COLD: "100000",
+    };
     const first = spawnServe(env, ["--port", "0"]);
     const acknowledged = new Map<string, string>();
     let scopeId = "";
@@ -198,7 +212,11 @@ describe("acms serve as a process", () => {
           const id = `w${w}-${n}`;
           const content = `note ${n} of writer ${w}`;
           try {
-            await api.unary(ContextTierService.method.storeFragment, { fragment: { fragmentId: id, content, projectName: "local/crash", tier: tiers[n % 3] } }, md);
+            await api.unary(
+              ContextTierService.method.storeFragment,
+              { fragment: { fragmentId: id, content, projectName: "local/crash", tier: tiers[n % 3] } },
+              md,
+            );
             acknowledged.set(id, content);
           } catch {
             return;
@@ -221,7 +239,9 @@ describe("acms serve as a process", () => {
       const api = new Client(`127.0.0.1:${port}`);
       const lost: string[] = [];
       for (const [id, content] of acknowledged) {
-        const got = await api.unary(ContextTierService.method.getFragment, { fragmentId: id }, Client.metadata(key, scopeId)).catch(() => undefined);
+        const got = await api
+          .unary(ContextTierService.method.getFragment, { fragmentId: id }, Client.metadata(key, scopeId))
+          .catch(() => undefined);
         if (got?.fragment?.content !== content) lost.push(id);
       }
       api.close();

@@ -8,11 +8,21 @@ import { GrpcJsGenericClient as Client } from "./grpc-js-generic-client.js";
 import { seedTenants, type Seeded } from "./interop-fixture.js";
 
 /** One raw HTTP/2 gRPC call: the response headers, trailers and body bytes. */
-function rawCall(url: string, headers: http2.OutgoingHttpHeaders, body: Buffer): Promise<{ headers: http2.IncomingHttpHeaders; trailers: http2.IncomingHttpHeaders; body: Buffer }> {
+function rawCall(
+  url: string,
+  headers: http2.OutgoingHttpHeaders,
+  body: Buffer,
+): Promise<{ headers: http2.IncomingHttpHeaders; trailers: http2.IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const session = http2.connect(url);
     session.on("error", reject);
-    const req = session.request({ ":method": "POST", ":path": "/acms.v1.TextBackendService/Search", "content-type": "application/grpc", te: "trailers", ...headers });
+    const req = session.request({
+      ":method": "POST",
+      ":path": "/acms.v1.TextBackendService/Search",
+      "content-type": "application/grpc",
+      te: "trailers",
+      ...headers,
+    });
     let got: http2.IncomingHttpHeaders = {};
     let trailers: http2.IncomingHttpHeaders = {};
     const chunks: Buffer[] = [];
@@ -41,7 +51,11 @@ describe("gRPC fast path", () => {
     t = await startTestServer({ env: { ACMS_MAX_MESSAGE_BYTES: "65536" } });
     seeded = await seedTenants(t);
     const c = new Client(`127.0.0.1:${t.server.port}`);
-    await c.clientStream(IndexService.method.upsertDocuments, [{ resourceId: seeded.a, documents: [{ path: "src/parser.ts", content: "the tokenizer feeds the parser" }] }], Client.metadata(t.keys.writer));
+    await c.clientStream(
+      IndexService.method.upsertDocuments,
+      [{ resourceId: seeded.a, documents: [{ path: "src/parser.ts", content: "the tokenizer feeds the parser" }] }],
+      Client.metadata(t.keys.writer),
+    );
     c.close();
   });
   afterAll(async () => {
@@ -69,7 +83,11 @@ describe("gRPC fast path", () => {
   });
 
   it("answers a truncated envelope, an undecodable message and a compressed flag without encoding as INVALID_ARGUMENT", async () => {
-    for (const body of [Buffer.from([0, 0, 0, 0, 9, 1]), Buffer.from([0, 0, 0, 0, 3, 0xff, 0xff, 0xff]), Buffer.concat([Buffer.from([1]), search("x").subarray(1)])]) {
+    for (const body of [
+      Buffer.from([0, 0, 0, 0, 9, 1]),
+      Buffer.from([0, 0, 0, 0, 3, 0xff, 0xff, 0xff]),
+      Buffer.concat([Buffer.from([1]), search("x").subarray(1)]),
+    ]) {
       const r = await rawCall(t.server.url, auth(), body);
       expect(r.headers["grpc-status"] ?? r.trailers["grpc-status"]).toBe(String(grpc.status.INVALID_ARGUMENT));
     }
@@ -97,7 +115,9 @@ describe("gRPC fast path", () => {
   });
 
   it("leaves a gzip-compressed request to Connect, which answers it alike", async () => {
-    const c = new grpc.Client(`127.0.0.1:${t.server.port}`, grpc.credentials.createInsecure(), { "grpc.default_compression_algorithm": grpc.compressionAlgorithms.gzip });
+    const c = new grpc.Client(`127.0.0.1:${t.server.port}`, grpc.credentials.createInsecure(), {
+      "grpc.default_compression_algorithm": grpc.compressionAlgorithms.gzip,
+    });
     try {
       const md = Client.metadata(t.keys.writer, seeded.scopeId);
       const bytes = await new Promise<Buffer>((resolve, reject) =>

@@ -28,9 +28,19 @@ describe("grpc-js client", () => {
 
   it("registers, resolves, narrows and validates", async () => {
     await c.unary(RegistryService.method.createProject, { name: "local/grpcjs" }, md(t.keys.writer));
-    const r = (await c.unary(RegistryService.method.registerResource, { project: "local/grpcjs", alias: "site", kind: "docs" }, md(t.keys.writer))).resource!;
-    expect((await c.unary(RegistryService.method.resolveAlias, { project: "local/grpcjs", aliasOrId: "site" }, md(t.keys.writer))).resourceId).toBe(r.id);
-    const scope = (await c.unary(ScopeService.method.resolveScope, { projects: ["local/api", "local/grpcjs"], excludeResources: ["a"] }, md(t.keys.writer))).scope!;
+    const r = (
+      await c.unary(RegistryService.method.registerResource, { project: "local/grpcjs", alias: "site", kind: "docs" }, md(t.keys.writer))
+    ).resource!;
+    expect(
+      (await c.unary(RegistryService.method.resolveAlias, { project: "local/grpcjs", aliasOrId: "site" }, md(t.keys.writer))).resourceId,
+    ).toBe(r.id);
+    const scope = (
+      await c.unary(
+        ScopeService.method.resolveScope,
+        { projects: ["local/api", "local/grpcjs"], excludeResources: ["a"] },
+        md(t.keys.writer),
+      )
+    ).scope!;
     // Deny acts on a with its descendant b.
     expect(scope.resourceIds).toEqual([r.id]);
     const child = (await c.unary(ScopeService.method.narrowScope, { projects: ["local/grpcjs"] }, md(t.keys.writer, scope.scopeId))).scope!;
@@ -40,7 +50,11 @@ describe("grpc-js client", () => {
 
   it("decodes ScopeViolation from grpc-status-details-bin, naming every out-of-scope id", async () => {
     const e = await grpcFailure(
-      c.unary(ScopeService.method.validateResourceScope, { requestedResourceIds: [seeded.c, seeded.a, seeded.ghost] }, md(t.keys.writer, seeded.scopeId)),
+      c.unary(
+        ScopeService.method.validateResourceScope,
+        { requestedResourceIds: [seeded.c, seeded.a, seeded.ghost] },
+        md(t.keys.writer, seeded.scopeId),
+      ),
     );
     expect(e.code).toBe(grpc.status.PERMISSION_DENIED);
     expect(e.status?.code).toBe(grpc.status.PERMISSION_DENIED);
@@ -49,7 +63,9 @@ describe("grpc-js client", () => {
     // The Status message is intact (grpc-js percent-decodes grpc-message itself).
     expect(e.status?.message).toContain(`Resources not in scope: ${seeded.c}, ${seeded.ghost}`);
 
-    const p = await grpcFailure(c.unary(ScopeService.method.narrowScope, { projects: ["local/api", "other/x"] }, md(t.keys.writer, seeded.scopeId)));
+    const p = await grpcFailure(
+      c.unary(ScopeService.method.narrowScope, { projects: ["local/api", "other/x"] }, md(t.keys.writer, seeded.scopeId)),
+    );
     expect(p.code).toBe(grpc.status.PERMISSION_DENIED);
     expect(p.scopeViolation?.projectNames).toEqual(["other/x"]);
   });
@@ -59,10 +75,19 @@ describe("grpc-js client", () => {
       [() => c.unary(RegistryService.method.createProject, { name: "no-slash" }, md(t.keys.admin)), "name"],
       [() => c.unary(RegistryService.method.resolveAlias, { project: "local/api", aliasOrId: "" }, md(t.keys.admin)), "alias_or_id"],
       [() => c.unary(ScopeService.method.resolveScope, { projects: [] }, md(t.keys.admin)), "projects"],
-      [() => c.unary(ScopeService.method.resolveScope, { projects: ["local/api"], excludePaths: ["../up"] }, md(t.keys.admin)), "exclude_paths"],
+      [
+        () => c.unary(ScopeService.method.resolveScope, { projects: ["local/api"], excludePaths: ["../up"] }, md(t.keys.admin)),
+        "exclude_paths",
+      ],
       [() => c.unary(ScopeService.method.getScope, { scopeId: "" }, md(t.keys.writer)), "scope_id"],
-      [() => c.unary(ScopeService.method.narrowScope, { denyResourceIds: ["not-a-ulid"] }, md(t.keys.writer, seeded.scopeId)), "deny_resource_ids"],
-      [() => c.unary(ScopeService.method.validateResourceScope, { requestedResourceIds: ["zzz"] }, md(t.keys.writer, seeded.scopeId)), "requested_resource_ids"],
+      [
+        () => c.unary(ScopeService.method.narrowScope, { denyResourceIds: ["not-a-ulid"] }, md(t.keys.writer, seeded.scopeId)),
+        "deny_resource_ids",
+      ],
+      [
+        () => c.unary(ScopeService.method.validateResourceScope, { requestedResourceIds: ["zzz"] }, md(t.keys.writer, seeded.scopeId)),
+        "requested_resource_ids",
+      ],
     ];
     for (const [call, field] of cases) {
       const e = await grpcFailure(call());
@@ -73,11 +98,15 @@ describe("grpc-js client", () => {
 
   it("answers every precondition with its code", async () => {
     expect((await grpcFailure(c.unary(RegistryService.method.listProjects, {}))).code).toBe(grpc.status.UNAUTHENTICATED);
-    expect((await grpcFailure(c.unary(ScopeService.method.validateProjectScope, {}, md(t.keys.writer)))).code).toBe(grpc.status.FAILED_PRECONDITION);
-    expect((await grpcFailure(c.unary(ScopeService.method.getScope, { scopeId: seeded.scopeId }, md(t.keys.other)))).code).toBe(grpc.status.NOT_FOUND);
-    expect((await grpcFailure(c.unary(RegistryService.method.resolveAlias, { project: "local/api", aliasOrId: "zz" }, md(t.keys.writer)))).code).toBe(
+    expect((await grpcFailure(c.unary(ScopeService.method.validateProjectScope, {}, md(t.keys.writer)))).code).toBe(
+      grpc.status.FAILED_PRECONDITION,
+    );
+    expect((await grpcFailure(c.unary(ScopeService.method.getScope, { scopeId: seeded.scopeId }, md(t.keys.other)))).code).toBe(
       grpc.status.NOT_FOUND,
     );
+    expect(
+      (await grpcFailure(c.unary(RegistryService.method.resolveAlias, { project: "local/api", aliasOrId: "zz" }, md(t.keys.writer)))).code,
+    ).toBe(grpc.status.NOT_FOUND);
     expect((await grpcFailure(c.unary(RegistryService.method.createProject, { name: "local/ro" }, md(t.keys.reader)))).code).toBe(
       grpc.status.PERMISSION_DENIED,
     );
@@ -96,9 +125,17 @@ describe("grpc-js client", () => {
       md(t.keys.writer),
     );
     expect(upserted).toMatchObject({ documentsUpserted: 2, messagesReceived: 2 });
-    await c.clientStream(IndexService.method.upsertDocuments, [{ resourceId: seeded.c, documents: [{ path: "parser.md", content: "another tenant's parser" }] }], md(t.keys.admin));
+    await c.clientStream(
+      IndexService.method.upsertDocuments,
+      [{ resourceId: seeded.c, documents: [{ path: "parser.md", content: "another tenant's parser" }] }],
+      md(t.keys.admin),
+    );
     const refused = await grpcFailure(
-      c.clientStream(IndexService.method.upsertDocuments, [{ resourceId: seeded.c, documents: [{ path: "x.md", content: "x" }] }], md(t.keys.writer)),
+      c.clientStream(
+        IndexService.method.upsertDocuments,
+        [{ resourceId: seeded.c, documents: [{ path: "x.md", content: "x" }] }],
+        md(t.keys.writer),
+      ),
     );
     expect(refused.code).toBe(grpc.status.PERMISSION_DENIED);
     expect(refused.scopeViolation?.resourceIds).toEqual([seeded.c]);
@@ -109,7 +146,11 @@ describe("grpc-js client", () => {
     expect(paths.sort()).toEqual(["docs/parser.md", "src/parser.ts"]);
     const bad = await grpcFailure(
       (async () => {
-        for await (const m of c.serverStream(TextBackendService.method.searchStream, { query: "parser", maxResults: 0 }, md(t.keys.writer, seeded.scopeId))) {
+        for await (const m of c.serverStream(
+          TextBackendService.method.searchStream,
+          { query: "parser", maxResults: 0 },
+          md(t.keys.writer, seeded.scopeId),
+        )) {
           void m;
         }
       })(),
@@ -136,7 +177,9 @@ describe("grpc-js client", () => {
       reflection.on("error", reject);
     });
     reflection.write(create(ServerReflectionRequestSchema, { messageRequest: { case: "listServices", value: "" } }));
-    reflection.write(create(ServerReflectionRequestSchema, { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.ScopeViolation" } }));
+    reflection.write(
+      create(ServerReflectionRequestSchema, { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.ScopeViolation" } }),
+    );
     reflection.end();
     await done;
     expect(answers).toEqual(["listServicesResponse", "fileDescriptorResponse"]);

@@ -91,7 +91,13 @@ export class GrpcJsGenericClient {
     input: MessageInitShape<I>,
     md: grpc.Metadata = new grpc.Metadata(),
   ): grpc.ClientReadableStream<MessageShape<O>> {
-    return this.client.makeServerStreamRequest(pathOf(method), serializer(method.input), deserializer(method.output), create(method.input, input), md);
+    return this.client.makeServerStreamRequest(
+      pathOf(method),
+      serializer(method.input),
+      deserializer(method.output),
+      create(method.input, input),
+      md,
+    );
   }
 
   /** Sends `inputs` on a client stream and resolves with the one response. */
@@ -101,8 +107,12 @@ export class GrpcJsGenericClient {
     md: grpc.Metadata = new grpc.Metadata(),
   ): Promise<MessageShape<O>> {
     return new Promise((resolve, reject) => {
-      const call = this.client.makeClientStreamRequest(pathOf(method), serializer(method.input), deserializer(method.output), md, (err, res) =>
-        err ? reject(err) : resolve(res as MessageShape<O>),
+      const call = this.client.makeClientStreamRequest(
+        pathOf(method),
+        serializer(method.input),
+        deserializer(method.output),
+        md,
+        (err, res) => (err ? reject(err) : resolve(res as MessageShape<O>)),
       );
       for (const input of inputs) call.write(create(method.input, input));
       call.end();

@@ -26,7 +26,12 @@ type Status = (service: string) => Promise<ServingStatus>;
  */
 async function withHeldLoad(
   ready: "graphReady" | "vectorReady" | "textReady",
-  body: (health: ReturnType<typeof createClient<typeof Health>>, status: Status, release: () => void, loaded: () => Promise<void>) => Promise<void>,
+  body: (
+    health: ReturnType<typeof createClient<typeof Health>>,
+    status: Status,
+    release: () => void,
+    loaded: () => Promise<void>,
+  ) => Promise<void>,
   engine: (dataDir: string) => Record<string, string> = () => ({}),
 ): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), "acms-health-ready-"));
@@ -34,7 +39,9 @@ async function withHeldLoad(
   const backends = await createBackends(config);
   const realLoad = backends[ready];
   expect(realLoad).toBeDefined();
-  await Promise.all((["graphReady", "vectorReady", "textReady"] as const).filter((other) => other !== ready).map((other) => backends[other]));
+  await Promise.all(
+    (["graphReady", "vectorReady", "textReady"] as const).filter((other) => other !== ready).map((other) => backends[other]),
+  );
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
   const heldLoad = Promise.all([realLoad, held]).then(() => undefined);

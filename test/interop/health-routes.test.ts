@@ -24,7 +24,11 @@ describe("health routes (in-memory router)", () => {
     expect((await health.check({ service: "acms.v1.RegistryService" })).status).toBe(ServingStatus.NOT_SERVING);
     const { statuses } = await health.list({});
     expect(Object.keys(statuses).sort()).toEqual(["", "acms.v1.RegistryService", "grpc.health.v1.Health"]);
-    expect(Object.values(statuses).map((s) => s.status)).toEqual([ServingStatus.NOT_SERVING, ServingStatus.NOT_SERVING, ServingStatus.NOT_SERVING]);
+    expect(Object.values(statuses).map((s) => s.status)).toEqual([
+      ServingStatus.NOT_SERVING,
+      ServingStatus.NOT_SERVING,
+      ServingStatus.NOT_SERVING,
+    ]);
   });
 
   it("refuses unknown names with NOT_FOUND, draining or not", async () => {

@@ -14,9 +14,10 @@ function pythonHasGrpc(): boolean {
 const available = pythonHasGrpc();
 // In CI (.ci/run installs the packages) a missing grpcio is a failure, never a skip.
 const runOrSkip = available || process.env.CI ? it : it.skip;
-const title = available || process.env.CI
-  ? "a Python grpcio client registers, scopes, indexes, searches, is refused with decodable details and gets the right codes"
-  : `python grpcio interop SKIPPED: ${PYTHON} cannot import grpc (apt-get install python3-grpcio python3-protobuf)`;
+const title =
+  available || process.env.CI
+    ? "a Python grpcio client registers, scopes, indexes, searches, is refused with decodable details and gets the right codes"
+    : `python grpcio interop SKIPPED: ${PYTHON} cannot import grpc (apt-get install python3-grpcio python3-protobuf)`;
 
 describe("Python grpcio client", () => {
   let t: TestServer;

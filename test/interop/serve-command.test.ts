@@ -48,7 +48,9 @@ describe("runServe", () => {
     try {
       // The generated key is an admin: every project, write.
       await c.unary(RegistryService.method.createProject, { name: "anything/at-all" }, Client.metadata(key));
-      expect((await c.unary(RegistryService.method.listProjects, {}, Client.metadata(key))).projects.map((p) => p.name)).toEqual(["anything/at-all"]);
+      expect((await c.unary(RegistryService.method.listProjects, {}, Client.metadata(key))).projects.map((p) => p.name)).toEqual([
+        "anything/at-all",
+      ]);
       expect((await grpcFailure(c.unary(RegistryService.method.listProjects, {}))).code).toBe(grpc.status.UNAUTHENTICATED);
     } finally {
       c.close();
@@ -98,7 +100,10 @@ describe("runServe", () => {
 
   it("reads inline keys from ACMS_KEYS", async () => {
     const key = generateKey();
-    const env = { ACMS_DATA_DIR: dataDir, ACMS_KEYS: JSON.stringify([{ name: "ro", key_sha256: hashKey(key), projects: ["local/*"], write: false }]) };
+    const env = {
+      ACMS_DATA_DIR: dataDir,
+      ACMS_KEYS: JSON.stringify([{ name: "ro", key_sha256: hashKey(key), projects: ["local/*"], write: false }]),
+    };
     running = await runServe({ io: captureIo(env), port: "0", handleSignals: false });
     const c = new Client(`127.0.0.1:${running.server.port}`);
     try {
@@ -125,14 +130,16 @@ describe("runServe", () => {
     writeFileSync(keysFile, "[");
     const both = captureIo({ ACMS_DATA_DIR: dataDir, ACMS_KEYS: "[]", ACMS_KEYS_FILE: keysFile });
     await expect(runServe({ io: both, port: "0", handleSignals: false })).rejects.toThrow(/ACMS_KEYS_FILE .* or ACMS_KEYS, not both/);
-    await expect(runServe({ io: captureIo({ ACMS_DATA_DIR: dataDir }), keysFile, port: "0", handleSignals: false })).rejects.toThrow(/not valid JSON/);
+    await expect(runServe({ io: captureIo({ ACMS_DATA_DIR: dataDir }), keysFile, port: "0", handleSignals: false })).rejects.toThrow(
+      /not valid JSON/,
+    );
     await expect(runServe({ io: captureIo({ ACMS_DATA_DIR: dataDir, ACMS_KEYS: "{" }), port: "0", handleSignals: false })).rejects.toThrow(
       /ACMS_KEYS is not valid JSON/,
     );
     const badEntry = JSON.stringify([{ name: "x", key_sha256: "plain-text-key", projects: ["*/*"] }]);
-    await expect(runServe({ io: captureIo({ ACMS_DATA_DIR: dataDir, ACMS_KEYS: badEntry }), port: "0", handleSignals: false })).rejects.toThrow(
-      /key_sha256/,
-    );
+    await expect(
+      runServe({ io: captureIo({ ACMS_DATA_DIR: dataDir, ACMS_KEYS: badEntry }), port: "0", handleSignals: false }),
+    ).rejects.toThrow(/key_sha256/);
   });
 
   it("names a busy port in one line", async () => {

@@ -63,31 +63,46 @@ describe("server reflection", () => {
     const [res] = await reflect(t, [{ messageRequest: { case: "listServices", value: "" } }], "admin");
     expect(res.messageResponse.case).toBe("listServicesResponse");
     const names = res.messageResponse.case === "listServicesResponse" ? res.messageResponse.value.service.map((s) => s.name) : [];
-    expect(names).toEqual([...ACMS_SERVICES, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]);
+    expect(names).toEqual([
+      ...ACMS_SERVICES,
+      "grpc.health.v1.Health",
+      "grpc.reflection.v1.ServerReflection",
+      "grpc.reflection.v1alpha.ServerReflection",
+    ]);
   });
 
   it("answers a symbol with its file and every transitive dependency, once per stream", async () => {
-    const [first, second] = await reflect(t, [
-      { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.ScopeService" } },
-      { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.RegistryService.CreateProject" } },
-    ], "admin");
+    const [first, second] = await reflect(
+      t,
+      [
+        { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.ScopeService" } },
+        { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.RegistryService.CreateProject" } },
+      ],
+      "admin",
+    );
     const files = filesOf(first).map((f) => f.name);
     expect(files[0]).toBe("acms/v1/scope.proto");
-    expect(files).toEqual(expect.arrayContaining(["acms/v1/options.proto", "google/protobuf/timestamp.proto", "google/protobuf/descriptor.proto"]));
+    expect(files).toEqual(
+      expect.arrayContaining(["acms/v1/options.proto", "google/protobuf/timestamp.proto", "google/protobuf/descriptor.proto"]),
+    );
     // registry.proto needs options, timestamp and descriptor too: already sent on this stream.
     expect(filesOf(second).map((f) => f.name)).toEqual(["acms/v1/registry.proto"]);
   });
 
   it("finds methods, fields, nested enums and enum values, and files by name", async () => {
-    const res = await reflect(t, [
-      { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.ScopeService.NarrowScope" } },
-      { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.ScopeViolation.resource_ids" } },
-      { messageRequest: { case: "fileContainingSymbol", value: "grpc.health.v1.HealthCheckResponse.ServingStatus" } },
-      { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.RefKind.REF_KIND_PROJECT" } },
-      { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.REF_KIND_PROJECT" } },
-      { messageRequest: { case: "fileContainingSymbol", value: "grpc.health.v1.HealthCheckResponse.SERVING" } },
-      { messageRequest: { case: "fileByFilename", value: "acms/v1/errors.proto" } },
-    ], "admin");
+    const res = await reflect(
+      t,
+      [
+        { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.ScopeService.NarrowScope" } },
+        { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.ScopeViolation.resource_ids" } },
+        { messageRequest: { case: "fileContainingSymbol", value: "grpc.health.v1.HealthCheckResponse.ServingStatus" } },
+        { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.RefKind.REF_KIND_PROJECT" } },
+        { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.REF_KIND_PROJECT" } },
+        { messageRequest: { case: "fileContainingSymbol", value: "grpc.health.v1.HealthCheckResponse.SERVING" } },
+        { messageRequest: { case: "fileByFilename", value: "acms/v1/errors.proto" } },
+      ],
+      "admin",
+    );
     expect(res.map((r) => filesOf(r)[0].name)).toEqual([
       "acms/v1/scope.proto",
       "acms/v1/errors.proto",
@@ -100,35 +115,50 @@ describe("server reflection", () => {
   });
 
   it("answers extensions: by number and all numbers of a type", async () => {
-    const [byNumber, fieldOpts, methodOpts] = await reflect(t, [
-      { messageRequest: { case: "fileContainingExtension", value: { containingType: "google.protobuf.FieldOptions", extensionNumber: ref.number } } },
-      { messageRequest: { case: "allExtensionNumbersOfType", value: "google.protobuf.FieldOptions" } },
-      { messageRequest: { case: "allExtensionNumbersOfType", value: "google.protobuf.MethodOptions" } },
-    ], "admin");
+    const [byNumber, fieldOpts, methodOpts] = await reflect(
+      t,
+      [
+        {
+          messageRequest: {
+            case: "fileContainingExtension",
+            value: { containingType: "google.protobuf.FieldOptions", extensionNumber: ref.number },
+          },
+        },
+        { messageRequest: { case: "allExtensionNumbersOfType", value: "google.protobuf.FieldOptions" } },
+        { messageRequest: { case: "allExtensionNumbersOfType", value: "google.protobuf.MethodOptions" } },
+      ],
+      "admin",
+    );
     expect(filesOf(byNumber)[0].name).toBe("acms/v1/options.proto");
-    expect(fieldOpts.messageResponse).toMatchObject({ case: "allExtensionNumbersResponse", value: { baseTypeName: "google.protobuf.FieldOptions", extensionNumber: [ref.number] } });
+    expect(fieldOpts.messageResponse).toMatchObject({
+      case: "allExtensionNumbersResponse",
+      value: { baseTypeName: "google.protobuf.FieldOptions", extensionNumber: [ref.number] },
+    });
     expect(methodOpts.messageResponse).toMatchObject({ case: "allExtensionNumbersResponse", value: { extensionNumber: [access.number] } });
   });
 
   it("answers unknown names and empty requests in-band and keeps the stream open", async () => {
-    const res = await reflect(t, [
-      { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.NoSuchThing" } },
-      { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.NO_SUCH_VALUE" } },
-      { messageRequest: { case: "fileByFilename", value: "acms/v1/nope.proto" } },
-      { messageRequest: { case: "fileContainingExtension", value: { containingType: "google.protobuf.FieldOptions", extensionNumber: 1 } } },
-      { messageRequest: { case: "allExtensionNumbersOfType", value: "acms.v1.Nope" } },
-      { host: "h" },
-      { messageRequest: { case: "listServices", value: "" } },
-    ], "admin");
-    expect(res.map((r) => (r.messageResponse.case === "errorResponse" ? r.messageResponse.value.errorCode : r.messageResponse.case))).toEqual([
-      Code.NotFound,
-      Code.NotFound,
-      Code.NotFound,
-      Code.NotFound,
-      Code.NotFound,
-      Code.InvalidArgument,
-      "listServicesResponse",
-    ]);
+    const res = await reflect(
+      t,
+      [
+        { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.NoSuchThing" } },
+        { messageRequest: { case: "fileContainingSymbol", value: "acms.v1.NO_SUCH_VALUE" } },
+        { messageRequest: { case: "fileByFilename", value: "acms/v1/nope.proto" } },
+        {
+          messageRequest: {
+            case: "fileContainingExtension",
+            value: { containingType: "google.protobuf.FieldOptions", extensionNumber: 1 },
+          },
+        },
+        { messageRequest: { case: "allExtensionNumbersOfType", value: "acms.v1.Nope" } },
+        { host: "h" },
+        { messageRequest: { case: "listServices", value: "" } },
+      ],
+      "admin",
+    );
+    expect(
+      res.map((r) => (r.messageResponse.case === "errorResponse" ? r.messageResponse.value.errorCode : r.messageResponse.case)),
+    ).toEqual([Code.NotFound, Code.NotFound, Code.NotFound, Code.NotFound, Code.NotFound, Code.InvalidArgument, "listServicesResponse"]);
     expect(res[5].validHost).toBe("h");
     expect(res[0].originalRequest?.messageRequest).toEqual({ case: "fileContainingSymbol", value: "acms.v1.NoSuchThing" });
   });
@@ -143,7 +173,10 @@ describe("server reflection", () => {
     const sessionManager = new Http2SessionManager(t.server.url);
     try {
       const transport = createGrpcTransport({ baseUrl: t.server.url, sessionManager, interceptors: [authInterceptor(t.keys.admin)] });
-      const dynamic = createClient(service, transport) as unknown as Record<string, (req: object) => Promise<{ project?: { name: string } }>>;
+      const dynamic = createClient(service, transport) as unknown as Record<
+        string,
+        (req: object) => Promise<{ project?: { name: string } }>
+      >;
       const created = await dynamic.createProject({ name: "local/reflected" });
       expect(created.project?.name).toBe("local/reflected");
     } finally {
@@ -163,8 +196,12 @@ describe("server reflection", () => {
   });
 
   it("requires an API key", async () => {
-    await expect(reflect(t, [{ messageRequest: { case: "listServices", value: "" } }], undefined)).rejects.toMatchObject({ code: Code.Unauthenticated });
-    await expect(reflect(t, [{ messageRequest: { case: "listServices", value: "" } }], "acms_not-a-key")).rejects.toMatchObject({ code: Code.Unauthenticated });
+    await expect(reflect(t, [{ messageRequest: { case: "listServices", value: "" } }], undefined)).rejects.toMatchObject({
+      code: Code.Unauthenticated,
+    });
+    await expect(reflect(t, [{ messageRequest: { case: "listServices", value: "" } }], "acms_not-a-key")).rejects.toMatchObject({
+      code: Code.Unauthenticated,
+    });
   });
 });
 
@@ -187,7 +224,10 @@ describe("health", () => {
   });
 
   it("is NOT_FOUND for an unknown service", async () => {
-    const err = await t.client(Health).check({ service: "acms.v1.NoSuchService" }).catch((e: unknown) => e);
+    const err = await t
+      .client(Health)
+      .check({ service: "acms.v1.NoSuchService" })
+      .catch((e: unknown) => e);
     expect(ConnectError.from(err).code).toBe(Code.NotFound);
   });
 

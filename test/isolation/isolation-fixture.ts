@@ -189,18 +189,32 @@ export async function buildFixture(t: TestServer): Promise<IsolationFixture> {
 
   const msg = (resource: string, list: readonly FixtureDoc[]): UpsertInit => ({
     resourceId: resource,
-    documents: list.map((d) => ({ path: d.path, content: d.content, metadata: { marker: d.marker }, chunks: [{ text: d.content, embedding: d.embedding }] })),
+    documents: list.map((d) => ({
+      path: d.path,
+      content: d.content,
+      metadata: { marker: d.marker },
+      chunks: [{ text: d.content, embedding: d.embedding }],
+    })),
   });
   const of = (r: string) => docs.filter((d) => d.resource === r);
   const index = (principal: string, list: UpsertInit[]) => t.client(IndexService, principal).upsertDocuments(each(list));
-  await index("writer", [apiRoot, apiChild, apiGrand, web, shared].map((r) => msg(r, of(r))));
+  await index(
+    "writer",
+    [apiRoot, apiChild, apiGrand, web, shared].map((r) => msg(r, of(r))),
+  );
   await index("other", [msg(secret, of(secret))]);
   await index("admin", [msg(leaf, of(leaf))]);
 
   // history.md: the first version sits on the query vector and holds a marker; the second replaces it.
   const oldMarker = "mkoldversion";
   const newMarker = "mknewversion";
-  const v1: FixtureDoc = { resource: apiRoot, path: "history.md", content: `${WORD} ${oldMarker} notes`, marker: oldMarker, embedding: NEAREST };
+  const v1: FixtureDoc = {
+    resource: apiRoot,
+    path: "history.md",
+    content: `${WORD} ${oldMarker} notes`,
+    marker: oldMarker,
+    embedding: NEAREST,
+  };
   await index("writer", [msg(apiRoot, [v1])]);
   const v2 = add(apiRoot, "history.md", newMarker, [0.5, 0, 0, 0.5]);
   await index("writer", [msg(apiRoot, [v2])]);
@@ -223,8 +237,14 @@ export async function buildFixture(t: TestServer): Promise<IsolationFixture> {
         { subject: iri(`${EX}${name}`), predicate: iri(RDFS_LABEL), object: lit(`${WORD} gx${name} label`) },
         // The node points at every document of its resource (excluded paths too) and at other tenants' units,
         // so graph evidence always has out-of-scope units to (wrongly) offer.
-        ...of(r).map((d) => ({ subject: iri(`${EX}${name}`), predicate: iri(`${EX}describedBy`), object: iri(`${docUri(d.resource, d.path)}#0`) })),
-        ...[apiRoot, web, secret, leaf].filter((x) => x !== r).map((x) => ({ subject: iri(`${EX}${name}`), predicate: iri(`${EX}mentions`), object: iri(docUri(x, of(x)[0].path)) })),
+        ...of(r).map((d) => ({
+          subject: iri(`${EX}${name}`),
+          predicate: iri(`${EX}describedBy`),
+          object: iri(`${docUri(d.resource, d.path)}#0`),
+        })),
+        ...[apiRoot, web, secret, leaf]
+          .filter((x) => x !== r)
+          .map((x) => ({ subject: iri(`${EX}${name}`), predicate: iri(`${EX}mentions`), object: iri(docUri(x, of(x)[0].path)) })),
         { subject: iri(`${EX}${name}`), predicate: iri(`${EX}linksTo`), object: iri(COMMON) },
         { subject: iri(COMMON), predicate: iri(`${EX}mentionedIn`), object: lit(`gx${name}`) },
         { subject: iri(COMMON), predicate: iri(`${EX}next`), object: iri(`${EX}${name}`) },

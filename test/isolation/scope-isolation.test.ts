@@ -10,18 +10,7 @@ import { VectorBackendService } from "../../gen/acms/v1/vector_pb.js";
 import { preventedLeaks } from "../../src/domain/leak-guard.js";
 import { badFields, expectCode } from "../support/call-failure.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import {
-  buildFixture,
-  COMMON,
-  docUri,
-  drain,
-  ENV,
-  expectViolation,
-  Q,
-  resolve,
-  WORD,
-  type IsolationFixture,
-} from "./isolation-fixture.js";
+import { buildFixture, COMMON, docUri, drain, ENV, expectViolation, Q, resolve, WORD, type IsolationFixture } from "./isolation-fixture.js";
 
 let t: TestServer;
 let f: IsolationFixture;
@@ -60,13 +49,19 @@ const SCOPED_CALLS: Array<[string, Call]> = [
   ["SimilaritySearch", (p, s, pr) => t.client(VectorBackendService, p, s, pr).similaritySearch({ embedding: Q })],
   ["SimilaritySearchStream", (p, s, pr) => drain(t.client(VectorBackendService, p, s, pr).similaritySearchStream({ embedding: Q }))],
   ["SparqlQuery", (p, s, pr) => t.client(GraphBackendService, p, s, pr).sparqlQuery({ query: "SELECT * WHERE { ?s ?p ?o }" })],
-  ["SparqlQueryStream", (p, s, pr) => drain(t.client(GraphBackendService, p, s, pr).sparqlQueryStream({ query: "SELECT * WHERE { ?s ?p ?o }" }))],
+  [
+    "SparqlQueryStream",
+    (p, s, pr) => drain(t.client(GraphBackendService, p, s, pr).sparqlQueryStream({ query: "SELECT * WHERE { ?s ?p ?o }" })),
+  ],
   ["GetTriples", (p, s, pr) => t.client(GraphBackendService, p, s, pr).getTriples({ subject: COMMON })],
   ["Traverse", (p, s, pr) => t.client(GraphBackendService, p, s, pr).traverse({ start: COMMON })],
   ["HybridSearch", (p, s, pr) => t.client(RagService, p, s, pr).hybridSearch({ query: WORD, embedding: Q })],
   ["HybridSearchStream", (p, s, pr) => drain(t.client(RagService, p, s, pr).hybridSearchStream({ query: WORD, embedding: Q }))],
   ["FetchContent", (p, s, pr) => t.client(RagService, p, s, pr).fetchContent({ ukoUris: [docUri(f.secret, "readme.md")] })],
-  ["StoreFragment", (p, s, pr) => t.client(ContextTierService, p, s, pr).storeFragment({ fragment: { content: "x", projectName: "other/secret" } })],
+  [
+    "StoreFragment",
+    (p, s, pr) => t.client(ContextTierService, p, s, pr).storeFragment({ fragment: { content: "x", projectName: "other/secret" } }),
+  ],
   ["GetFragment", (p, s, pr) => t.client(ContextTierService, p, s, pr).getFragment({ fragmentId })],
   ["PromoteFragment", (p, s, pr) => t.client(ContextTierService, p, s, pr).promoteFragment({ fragmentId })],
   ["DemoteFragment", (p, s, pr) => t.client(ContextTierService, p, s, pr).demoteFragment({ fragmentId })],
@@ -85,23 +80,26 @@ const MOVES = new Set(["StoreFragment", "PromoteFragment", "DemoteFragment", "Ev
 const shape = (msg: string) => msg.replace(/[0-9A-HJKMNP-TV-Z]{26}/gi, "<id>");
 
 describe("another principal's scope id", () => {
-  it.each(SCOPED_CALLS)("%s answers NOT_FOUND, exactly as for an unknown scope, for every other principal and protocol", async (name, call) => {
-    for (const principal of ["writer", "reader", "admin"]) {
-      for (const protocol of ["connect", "grpc"] as const) {
-        const taken = await expectCode(call(principal, otherScope.scopeId, protocol), Code.NotFound);
-        const unknown = await expectCode(call(principal, GHOST_SCOPE, protocol), Code.NotFound);
-        expect(shape(taken.rawMessage)).toBe(shape(unknown.rawMessage));
-        expect(taken.details).toEqual([]);
-        // Spellings of the same id do not reach it either.
-        for (const spelled of [otherScope.scopeId.toLowerCase(), ` ${otherScope.scopeId} `, `${api.scopeId}, ${otherScope.scopeId}`]) {
-          await expectCode(call(principal, spelled, protocol), Code.NotFound);
+  it.each(SCOPED_CALLS)(
+    "%s answers NOT_FOUND, exactly as for an unknown scope, for every other principal and protocol",
+    async (name, call) => {
+      for (const principal of ["writer", "reader", "admin"]) {
+        for (const protocol of ["connect", "grpc"] as const) {
+          const taken = await expectCode(call(principal, otherScope.scopeId, protocol), Code.NotFound);
+          const unknown = await expectCode(call(principal, GHOST_SCOPE, protocol), Code.NotFound);
+          expect(shape(taken.rawMessage)).toBe(shape(unknown.rawMessage));
+          expect(taken.details).toEqual([]);
+          // Spellings of the same id do not reach it either.
+          for (const spelled of [otherScope.scopeId.toLowerCase(), ` ${otherScope.scopeId} `, `${api.scopeId}, ${otherScope.scopeId}`]) {
+            await expectCode(call(principal, spelled, protocol), Code.NotFound);
+          }
         }
       }
-    }
-    // The owner can use it: the refusal above was about the principal, not the request (calls that move
-    // fragments are left out, so the next test can check that nothing above moved the owner's fragment).
-    if (!MOVES.has(name)) await call("other", otherScope.scopeId, "connect");
-  });
+      // The owner can use it: the refusal above was about the principal, not the request (calls that move
+      // fragments are left out, so the next test can check that nothing above moved the owner's fragment).
+      if (!MOVES.has(name)) await call("other", otherScope.scopeId, "connect");
+    },
+  );
 
   it("GetScope does not show it, and answers as for an unknown id", async () => {
     for (const principal of ["writer", "reader", "admin"]) {
@@ -109,7 +107,9 @@ describe("another principal's scope id", () => {
       const unknown = await expectCode(t.client(ScopeService, principal).getScope({ scopeId: GHOST_SCOPE }), Code.NotFound);
       expect(shape(taken.rawMessage)).toBe(shape(unknown.rawMessage));
     }
-    expect((await t.client(ScopeService, "other").getScope({ scopeId: otherScope.scopeId })).scope!.resourceIds).toEqual(otherScope.resourceIds);
+    expect((await t.client(ScopeService, "other").getScope({ scopeId: otherScope.scopeId })).scope!.resourceIds).toEqual(
+      otherScope.resourceIds,
+    );
   });
 
   it("the other tenant's fragment was neither moved nor evicted by any of those calls", async () => {
@@ -172,14 +172,18 @@ describe("validation RPCs", () => {
   const scope = () => t.client(ScopeService, "writer", api.scopeId);
 
   it("name every project outside the scope, whether or not it exists", async () => {
-    const v = await expectViolation(scope().validateProjectScope({ requestedProjects: ["local/api", "local/web", "other/secret", "nobody/nothing"] }));
+    const v = await expectViolation(
+      scope().validateProjectScope({ requestedProjects: ["local/api", "local/web", "other/secret", "nobody/nothing"] }),
+    );
     expect([...v.projectNames].sort()).toEqual(["local/web", "nobody/nothing", "other/secret"]);
     expect([...v.scopeProjectNames]).toEqual(["local/api"]);
     await scope().validateProjectScope({ requestedProjects: ["local/api"] });
   });
 
   it("name every resource outside the scope, existing or not, other tenant's or merely not linked", async () => {
-    const v = await expectViolation(scope().validateResourceScope({ requestedResourceIds: [f.apiRoot, f.secret, f.leaf, f.web, GHOST_SCOPE] }));
+    const v = await expectViolation(
+      scope().validateResourceScope({ requestedResourceIds: [f.apiRoot, f.secret, f.leaf, f.web, GHOST_SCOPE] }),
+    );
     expect([...v.resourceIds].sort()).toEqual([f.secret, f.leaf, f.web, GHOST_SCOPE].sort());
     await scope().validateResourceScope({ requestedResourceIds: [f.apiRoot, f.apiChild, f.apiGrand, f.shared] });
     expect(await badFields(scope().validateResourceScope({ requestedResourceIds: ["core"] }))).toEqual(["requested_resource_ids[0]"]);
@@ -188,7 +192,9 @@ describe("validation RPCs", () => {
 
   it("see denied resources as outside", async () => {
     const denied = await resolve(t, "writer", { projects: ["local/api"], excludeResources: ["child"] });
-    const v = await expectViolation(t.client(ScopeService, "writer", denied.scopeId).validateResourceScope({ requestedResourceIds: [f.apiChild, f.apiGrand] }));
+    const v = await expectViolation(
+      t.client(ScopeService, "writer", denied.scopeId).validateResourceScope({ requestedResourceIds: [f.apiChild, f.apiGrand] }),
+    );
     expect([...v.resourceIds].sort()).toEqual([f.apiChild, f.apiGrand].sort());
   });
 });
@@ -203,7 +209,18 @@ describe("ResolveScope cannot reach other tenants", () => {
   });
 
   it("refuses names of resources outside the scope's projects, saying the same for existing and unknown ids", async () => {
-    const names = [f.secret, f.leaf, f.web, GHOST_SCOPE, "other/secret:core", "local/web:core", "leaf", "shared", "nosuchalias", f.secret.toLowerCase()];
+    const names = [
+      f.secret,
+      f.leaf,
+      f.web,
+      GHOST_SCOPE,
+      "other/secret:core",
+      "local/web:core",
+      "leaf",
+      "shared",
+      "nosuchalias",
+      f.secret.toLowerCase(),
+    ];
     for (const field of ["includeResources", "excludeResources"] as const) {
       const err = await expectCode(scopes().resolveScope({ projects: ["local/api"], [field]: names }), Code.InvalidArgument);
       const fields = await badFields(scopes().resolveScope({ projects: ["local/api"], [field]: names }));
@@ -211,15 +228,25 @@ describe("ResolveScope cannot reach other tenants", () => {
       expect(fields).toEqual(names.map((_, i) => `${wire}[${i}]`));
       expect(err.rawMessage).toBeTruthy();
     }
-    const existing = await expectCode(scopes().resolveScope({ projects: ["local/api"], includeResources: [f.secret] }), Code.InvalidArgument);
-    const unknown = await expectCode(scopes().resolveScope({ projects: ["local/api"], includeResources: [GHOST_SCOPE] }), Code.InvalidArgument);
+    const existing = await expectCode(
+      scopes().resolveScope({ projects: ["local/api"], includeResources: [f.secret] }),
+      Code.InvalidArgument,
+    );
+    const unknown = await expectCode(
+      scopes().resolveScope({ projects: ["local/api"], includeResources: [GHOST_SCOPE] }),
+      Code.InvalidArgument,
+    );
     expect(shape(existing.rawMessage)).toBe(shape(unknown.rawMessage));
   });
 
   it("refuses bad globs (absolute, dot-dot, empty, unparsable) naming the field", async () => {
     const globs = ["/secret/**", "../secret/**", "secret/../**", "", "[", "a/../../b"];
-    expect(await badFields(scopes().resolveScope({ projects: ["local/api"], excludePaths: globs }))).toEqual(globs.map((_, i) => `exclude_paths[${i}]`));
-    expect(await badFields(scopes().resolveScope({ projects: ["local/api"], includePaths: globs }))).toEqual(globs.map((_, i) => `include_paths[${i}]`));
+    expect(await badFields(scopes().resolveScope({ projects: ["local/api"], excludePaths: globs }))).toEqual(
+      globs.map((_, i) => `exclude_paths[${i}]`),
+    );
+    expect(await badFields(scopes().resolveScope({ projects: ["local/api"], includePaths: globs }))).toEqual(
+      globs.map((_, i) => `include_paths[${i}]`),
+    );
   });
 
   it.each(["secret/", "secret/**/", "secret//**", "secret//"])(
@@ -233,7 +260,9 @@ describe("ResolveScope cannot reach other tenants", () => {
         );
       if (outcome.err) {
         expect(await badFields(scopes().resolveScope({ projects: ["local/api"], excludePaths: [glob] }))).toEqual(["exclude_paths[0]"]);
-        expect(await badFields(t.client(ScopeService, "writer", api.scopeId).narrowScope({ excludePaths: [glob] }))).toEqual(["exclude_paths[0]"]);
+        expect(await badFields(t.client(ScopeService, "writer", api.scopeId).narrowScope({ excludePaths: [glob] }))).toEqual([
+          "exclude_paths[0]",
+        ]);
       } else {
         const res = await t.client(TextBackendService, "writer", outcome.scope!.scopeId).search({ query: "mksecretkeys" });
         expect(res.results.map((r) => r.path)).toEqual([]);
@@ -277,7 +306,10 @@ describe("NarrowScope never widens", () => {
   });
 
   it("refuses bad deny ids and globs naming the field", async () => {
-    expect(await badFields(narrow().narrowScope({ denyResourceIds: ["core"], excludePaths: ["/abs"] }))).toEqual(["deny_resource_ids[0]", "exclude_paths[0]"]);
+    expect(await badFields(narrow().narrowScope({ denyResourceIds: ["core"], excludePaths: ["/abs"] }))).toEqual([
+      "deny_resource_ids[0]",
+      "exclude_paths[0]",
+    ]);
   });
 });
 
@@ -302,7 +334,10 @@ describe("registry: aliases and links cannot cross tenants", () => {
   it("never resolves another tenant's id or alias through an allowed project", async () => {
     for (const name of [f.secret, f.leaf, "leaf"]) {
       const taken = await expectCode(reg().resolveAlias({ project: "local/api", aliasOrId: name }), Code.NotFound);
-      const ghost = await expectCode(reg().resolveAlias({ project: "local/api", aliasOrId: name.length === 26 ? GHOST_SCOPE : "ghostalias" }), Code.NotFound);
+      const ghost = await expectCode(
+        reg().resolveAlias({ project: "local/api", aliasOrId: name.length === 26 ? GHOST_SCOPE : "ghostalias" }),
+        Code.NotFound,
+      );
       expect(shape(taken.rawMessage).replace(/"[^"]*"/, "")).toBe(shape(ghost.rawMessage).replace(/"[^"]*"/, ""));
     }
     await expectViolation(reg().resolveAlias({ project: "other/secret", aliasOrId: "core" }));
@@ -339,7 +374,10 @@ describe("writes outside the key", () => {
     const idx = t.client(IndexService, "reader");
     const reg = t.client(RegistryService, "reader");
     for (const p of ["connect", "grpc"] as const) {
-      await expectCode(t.client(IndexService, "reader", undefined, p).upsertDocuments(once({ resourceId: f.apiRoot, documents: [doc("intruder.md")] })), Code.PermissionDenied);
+      await expectCode(
+        t.client(IndexService, "reader", undefined, p).upsertDocuments(once({ resourceId: f.apiRoot, documents: [doc("intruder.md")] })),
+        Code.PermissionDenied,
+      );
     }
     await expectCode(idx.deleteDocuments({ resourceId: f.apiRoot, paths: ["readme.md"] }), Code.PermissionDenied);
     await expectCode(idx.putTriples({ resourceId: f.apiRoot, triples: [], replace: true }), Code.PermissionDenied);
@@ -356,7 +394,11 @@ describe("writes outside the key", () => {
   it("a writer cannot write into another tenant's resource, not even as the second message of a stream", async () => {
     const idx = (p: "connect" | "grpc" = "connect") => t.client(IndexService, "writer", undefined, p);
     for (const p of ["connect", "grpc"] as const) {
-      const v = await expectViolation(idx(p).upsertDocuments(once({ resourceId: f.apiRoot, documents: [doc("first.md")] }, { resourceId: f.secret, documents: [doc("intruder.md")] })));
+      const v = await expectViolation(
+        idx(p).upsertDocuments(
+          once({ resourceId: f.apiRoot, documents: [doc("first.md")] }, { resourceId: f.secret, documents: [doc("intruder.md")] }),
+        ),
+      );
       expect([...v.resourceIds]).toEqual([f.secret]);
     }
     await expectViolation(idx().deleteDocuments({ resourceId: f.secret, paths: ["readme.md"] }));
@@ -368,7 +410,9 @@ describe("writes outside the key", () => {
     const other = t.client(TextBackendService, "other", otherScope.scopeId);
     expect((await other.search({ query: "mktenantsecret" })).results.map((r) => r.resourceId)).toEqual([f.secret]);
     expect((await other.search({ query: "mkintruder" })).results).toEqual([]);
-    expect((await t.client(VectorBackendService, "other", otherScope.scopeId).similaritySearch({ embedding: Q, topK: 100 })).results.length).toBe(2);
+    expect(
+      (await t.client(VectorBackendService, "other", otherScope.scopeId).similaritySearch({ embedding: Q, topK: 100 })).results.length,
+    ).toBe(2);
   });
 });
 

@@ -28,26 +28,67 @@ import {
 type Protocol = "connect" | "grpc";
 
 /** Every scope the battery attacks: name → how it is made (principal, request or narrowing). */
-const CASES: Array<{ name: string; principal: string; req?: Parameters<typeof resolve>[2]; narrow?: { from: string; deny?: (f: IsolationFixture) => string[]; excludePaths?: string[] } }> = [
+const CASES: Array<{
+  name: string;
+  principal: string;
+  req?: Parameters<typeof resolve>[2];
+  narrow?: { from: string; deny?: (f: IsolationFixture) => string[]; excludePaths?: string[] };
+}> = [
   { name: "local/api", principal: "writer", req: { projects: ["local/api"] } },
   { name: "local/api by the read-only key", principal: "reader", req: { projects: ["local/api"] } },
-  { name: "local/api minus alias child, minus secret/**", principal: "writer", req: { projects: ["local/api"], excludeResources: ["child"], excludePaths: ["secret/**"] } },
+  {
+    name: "local/api minus alias child, minus secret/**",
+    principal: "writer",
+    req: { projects: ["local/api"], excludeResources: ["child"], excludePaths: ["secret/**"] },
+  },
   {
     name: "local/api minus **/secret/**, **/.env and a literal %2F name",
     principal: "writer",
     req: { projects: ["local/api"], excludePaths: ["**/secret/**", "**/.env", "secret%2F*"] },
   },
-  { name: "local/api + local/web, only top-level *.md, minus secret*", principal: "writer", req: { projects: ["local/api", "local/web"], includePaths: ["*.md"], excludePaths: ["secret*"] } },
+  {
+    name: "local/api + local/web, only top-level *.md, minus secret*",
+    principal: "writer",
+    req: { projects: ["local/api", "local/web"], includePaths: ["*.md"], excludePaths: ["secret*"] },
+  },
   { name: "local/web", principal: "writer", req: { projects: ["local/web"] } },
-  { name: "local/api + local/web minus bare alias core (both projects)", principal: "writer", req: { projects: ["local/api", "local/web"], excludeResources: ["core"] } },
-  { name: "local/api + local/web minus local/web:core", principal: "writer", req: { projects: ["local/api", "local/web"], excludeResources: ["local/web:core"] } },
+  {
+    name: "local/api + local/web minus bare alias core (both projects)",
+    principal: "writer",
+    req: { projects: ["local/api", "local/web"], excludeResources: ["core"] },
+  },
+  {
+    name: "local/api + local/web minus local/web:core",
+    principal: "writer",
+    req: { projects: ["local/api", "local/web"], excludeResources: ["local/web:core"] },
+  },
   { name: "local/api only the linked alias common", principal: "writer", req: { projects: ["local/api"], includeResources: ["common"] } },
-  { name: "local/api + local/web minus the linked resource by its local/api alias", principal: "writer", req: { projects: ["local/api", "local/web"], excludeResources: ["local/api:common"] } },
-  { name: "local/api including core without descendants", principal: "writer", req: { projects: ["local/api"], includeResources: ["local/api:core"], expandDescendants: false } as Parameters<typeof resolve>[2] },
+  {
+    name: "local/api + local/web minus the linked resource by its local/api alias",
+    principal: "writer",
+    req: { projects: ["local/api", "local/web"], excludeResources: ["local/api:common"] },
+  },
+  {
+    name: "local/api including core without descendants",
+    principal: "writer",
+    req: { projects: ["local/api"], includeResources: ["local/api:core"], expandDescendants: false } as Parameters<typeof resolve>[2],
+  },
   { name: "other/secret by other", principal: "other", req: { projects: ["other/secret"] } },
-  { name: "local/api narrowed: deny apiRoot (and so its descendants)", principal: "writer", narrow: { from: "local/api", deny: (x) => [x.apiRoot] } },
-  { name: "local/api narrowed: deny apiChild and another tenant's id", principal: "writer", narrow: { from: "local/api", deny: (x) => [x.apiChild, x.secret] } },
-  { name: "local/api narrowed: exclude src/** and secret/**", principal: "writer", narrow: { from: "local/api", excludePaths: ["src/**", "secret/**"] } },
+  {
+    name: "local/api narrowed: deny apiRoot (and so its descendants)",
+    principal: "writer",
+    narrow: { from: "local/api", deny: (x) => [x.apiRoot] },
+  },
+  {
+    name: "local/api narrowed: deny apiChild and another tenant's id",
+    principal: "writer",
+    narrow: { from: "local/api", deny: (x) => [x.apiChild, x.secret] },
+  },
+  {
+    name: "local/api narrowed: exclude src/** and secret/**",
+    principal: "writer",
+    narrow: { from: "local/api", excludePaths: ["src/**", "secret/**"] },
+  },
 ];
 
 /** How one run of the search isolation suite is set up. */
@@ -106,7 +147,8 @@ export function searchIsolationSuite(opts: SearchIsolationOptions): void {
   });
 
   const key = (resourceId: string, path: string) => `${resourceId}/${path}`;
-  const keysOf = (units: readonly { resourceId: string; path: string }[]) => [...new Set(units.map((u) => key(u.resourceId, u.path)))].sort();
+  const keysOf = (units: readonly { resourceId: string; path: string }[]) =>
+    [...new Set(units.map((u) => key(u.resourceId, u.path)))].sort();
   const docKeys = (docs: readonly FixtureDoc[]) => [...new Set(docs.map((d) => key(d.resource, d.path)))].sort();
   const cosine = (a: number[], b: number[]) => {
     const dot = a.reduce((s, x, i) => s + x * b[i], 0);
@@ -124,7 +166,9 @@ export function searchIsolationSuite(opts: SearchIsolationOptions): void {
       expect(ids("local/api + local/web minus bare alias core (both projects)")).toEqual([f.shared]);
       expect(ids("local/api + local/web minus local/web:core")).toEqual(sorted(f.apiRoot, f.apiChild, f.apiGrand, f.shared));
       expect(ids("local/api only the linked alias common")).toEqual([f.shared]);
-    expect(ids("local/api + local/web minus the linked resource by its local/api alias")).toEqual(sorted(f.apiRoot, f.apiChild, f.apiGrand, f.web));
+      expect(ids("local/api + local/web minus the linked resource by its local/api alias")).toEqual(
+        sorted(f.apiRoot, f.apiChild, f.apiGrand, f.web),
+      );
       expect(ids("local/api including core without descendants")).toEqual([f.apiRoot]);
       expect(ids("other/secret by other")).toEqual(sorted(f.secret, f.leaf));
       expect(ids("local/api narrowed: deny apiRoot (and so its descendants)")).toEqual([f.shared]);
@@ -164,22 +208,28 @@ export function searchIsolationSuite(opts: SearchIsolationOptions): void {
       expect((await text().search({ query: f.oldMarker })).results).toEqual([]);
     });
 
-    it.each(["connect", "grpc"] as const)("similarity search never returns the nearer out-of-scope chunks, unary and stream (%s)", async (p) => {
-      const { scope } = get();
-      const visible = visibleDocs(f, scope);
-      const all = await vector(p).similaritySearch({ embedding: Q, topK: 1000, minScore: 0 });
-      expectAllInScope(scope, all.results);
-      expect(keysOf(all.results)).toEqual(docKeys(visible));
-      for (const r of all.results) expect(r.content).not.toContain(f.oldMarker);
-      // A small k must still be filled from the in-scope chunks (the filter is applied before the cut).
-      const k = 2;
-      const top = await vector(p).similaritySearch({ embedding: Q, topK: k });
-      expectAllInScope(scope, top.results);
-      const best = [...visible].map((d) => cosine(d.embedding, Q)).sort((a, b) => b - a).slice(0, k);
-      expect(top.results.map((r) => r.score)).toEqual(best.map((s) => expect.closeTo(s, 5)));
-      const streamed = await drain(vector(p).similaritySearchStream({ embedding: Q, topK: 1000, minScore: 0 }));
-      expect(streamed.map((m) => [m.result!.ukoUri, m.result!.score])).toEqual(all.results.map((r) => [r.ukoUri, r.score]));
-    });
+    it.each(["connect", "grpc"] as const)(
+      "similarity search never returns the nearer out-of-scope chunks, unary and stream (%s)",
+      async (p) => {
+        const { scope } = get();
+        const visible = visibleDocs(f, scope);
+        const all = await vector(p).similaritySearch({ embedding: Q, topK: 1000, minScore: 0 });
+        expectAllInScope(scope, all.results);
+        expect(keysOf(all.results)).toEqual(docKeys(visible));
+        for (const r of all.results) expect(r.content).not.toContain(f.oldMarker);
+        // A small k must still be filled from the in-scope chunks (the filter is applied before the cut).
+        const k = 2;
+        const top = await vector(p).similaritySearch({ embedding: Q, topK: k });
+        expectAllInScope(scope, top.results);
+        const best = [...visible]
+          .map((d) => cosine(d.embedding, Q))
+          .sort((a, b) => b - a)
+          .slice(0, k);
+        expect(top.results.map((r) => r.score)).toEqual(best.map((s) => expect.closeTo(s, 5)));
+        const streamed = await drain(vector(p).similaritySearchStream({ embedding: Q, topK: 1000, minScore: 0 }));
+        expect(streamed.map((m) => [m.result!.ukoUri, m.result!.score])).toEqual(all.results.map((r) => [r.ukoUri, r.score]));
+      },
+    );
 
     it.each([
       ["text", [Source.TEXT]],
@@ -216,10 +266,14 @@ export function searchIsolationSuite(opts: SearchIsolationOptions): void {
       // The refusals are independent calls: issued together (each awaited and checked on its own), so the
       // round trips overlap instead of queueing one after another (one by one, a loaded machine took more
       // than jest's 30 s for the hundred-odd calls of one scope; the longer limit is for such a machine).
-      const invisibleUris = f.docs.filter((x) => !set.has(x)).flatMap((d) => [docUri(d.resource, d.path), `${docUri(d.resource, d.path)}#0`]);
+      const invisibleUris = f.docs
+        .filter((x) => !set.has(x))
+        .flatMap((d) => [docUri(d.resource, d.path), `${docUri(d.resource, d.path)}#0`]);
       await Promise.all(
         invisibleUris.flatMap((uri) => [
-          ...(["connect", "grpc"] as const).map(async (p) => expect([...(await expectViolation(rag(p).fetchContent({ ukoUris: [uri] }))).resourceIds].length).toBeLessThanOrEqual(1)),
+          ...(["connect", "grpc"] as const).map(async (p) =>
+            expect([...(await expectViolation(rag(p).fetchContent({ ukoUris: [uri] }))).resourceIds].length).toBeLessThanOrEqual(1),
+          ),
           // One bad URI among good ones refuses the whole call: nothing partial leaks.
           expectViolation(rag().fetchContent({ ukoUris: [...uris.slice(0, 1), uri] })),
         ]),
@@ -235,7 +289,9 @@ export function searchIsolationSuite(opts: SearchIsolationOptions): void {
       const graphs = await graph().sparqlQuery({ query: "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }" });
       expect(graphs.rows.map((r) => r.bindings.g.value).sort()).toEqual(scope.resourceIds.map(graphOf).sort());
       const labels = await graph().sparqlQuery({ query: `SELECT ?l WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#label> ?l }` });
-      expect(labels.rows.map((r) => r.bindings.l.value).sort()).toEqual(scope.resourceIds.map((r) => `${WORD} ${graphMarker(f, r)} label`).sort());
+      expect(labels.rows.map((r) => r.bindings.l.value).sort()).toEqual(
+        scope.resourceIds.map((r) => `${WORD} ${graphMarker(f, r)} label`).sort(),
+      );
       const common = await graph().getTriples({ subject: COMMON });
       const mentioned = common.triples.filter((x) => x.predicate!.value.endsWith("mentionedIn")).map((x) => x.object!.value);
       expect(mentioned.sort()).toEqual(scope.resourceIds.map((r) => graphMarker(f, r)).sort());
@@ -256,14 +312,18 @@ export function searchIsolationSuite(opts: SearchIsolationOptions): void {
         const { scope } = scopes.get("local/api")!;
         const text = t.client(TextBackendService, "writer", scope.scopeId);
         expect((await text.search({ query: "mkapp" })).results).toEqual([]);
-        const vec = await t.client(VectorBackendService, "writer", scope.scopeId).similaritySearch({ embedding: [0.6, 0.8, 0, 0], topK: 1000, minScore: 0 });
+        const vec = await t
+          .client(VectorBackendService, "writer", scope.scopeId)
+          .similaritySearch({ embedding: [0.6, 0.8, 0, 0], topK: 1000, minScore: 0 });
         expect(vec.results.map((r) => r.path)).not.toContain("src/app.ts");
         const uri = docUri(f.apiRoot, "src/app.ts");
         const fetched = await t.client(RagService, "writer", scope.scopeId).fetchContent({ ukoUris: [uri, `${uri}#0`] });
         expect(fetched.items).toEqual([]);
         expect(fetched.missing).toEqual([uri, `${uri}#0`]);
         // The graph still points at it (triples are not derived from documents): the graph source must not revive it.
-        const viaGraph = await t.client(RagService, "writer", scope.scopeId).hybridSearch({ query: "gxapiroot", sources: [Source.GRAPH], topK: 1000 });
+        const viaGraph = await t
+          .client(RagService, "writer", scope.scopeId)
+          .hybridSearch({ query: "gxapiroot", sources: [Source.GRAPH], topK: 1000 });
         expect(viaGraph.results.length).toBeGreaterThan(0);
         expect(viaGraph.results.map((r) => r.path)).not.toContain("src/app.ts");
       });
@@ -278,16 +338,20 @@ export function searchIsolationSuite(opts: SearchIsolationOptions): void {
       expect((await text(current).search({ query: f.oldMarker })).results).toEqual([]);
       const old = await text(all).search({ query: f.oldMarker });
       expect(old.results.map((r) => r.path)).toEqual(["history.md"]);
-      const vec = await t.client(VectorBackendService, "writer", current.scopeId).similaritySearch({ embedding: Q, topK: 1000, minScore: 0 });
+      const vec = await t
+        .client(VectorBackendService, "writer", current.scopeId)
+        .similaritySearch({ embedding: Q, topK: 1000, minScore: 0 });
       expect(vec.results.some((r) => r.content.includes(f.oldMarker))).toBe(false);
       const hybrid = await t.client(RagService, "writer", current.scopeId).hybridSearch({ query: f.oldMarker, embedding: Q, topK: 1000 });
       expect(hybrid.results.some((r) => r.content.includes(f.oldMarker))).toBe(false);
       const fetched = await t.client(RagService, "writer", current.scopeId).fetchContent({ ukoUris: [docUri(f.apiRoot, "history.md")] });
       expect(fetched.items.map((i) => i.content)).toEqual([`${WORD} ${f.newMarker} notes`]);
-    // The graph points at history.md#0: the graph source must read the live version, not the superseded one.
-    const viaGraph = await t.client(RagService, "writer", current.scopeId).hybridSearch({ query: "gxapiroot", sources: [Source.GRAPH], topK: 1000 });
-    const history = viaGraph.results.filter((r) => r.path === "history.md");
-    expect(history.map((r) => r.content)).toEqual([`${WORD} ${f.newMarker} notes`]);
+      // The graph points at history.md#0: the graph source must read the live version, not the superseded one.
+      const viaGraph = await t
+        .client(RagService, "writer", current.scopeId)
+        .hybridSearch({ query: "gxapiroot", sources: [Source.GRAPH], topK: 1000 });
+      const history = viaGraph.results.filter((r) => r.path === "history.md");
+      expect(history.map((r) => r.content)).toEqual([`${WORD} ${f.newMarker} notes`]);
     });
   });
 
@@ -338,7 +402,15 @@ export function searchIsolationSuite(opts: SearchIsolationOptions): void {
     });
 
     it("never decodes, case-folds or otherwise maps another spelling onto an excluded document", async () => {
-      const spellings = ["secret%2Fkeys.md", "secret%2fkeys.md", "%73ecret/keys.md", "SECRET/keys.md", "Secret/keys.md", "SECRET/KEYS.md", "secret%2Fdeep%2Finner.md"];
+      const spellings = [
+        "secret%2Fkeys.md",
+        "secret%2fkeys.md",
+        "%73ecret/keys.md",
+        "SECRET/keys.md",
+        "Secret/keys.md",
+        "SECRET/KEYS.md",
+        "secret%2Fdeep%2Finner.md",
+      ];
       const uris = spellings.map((p) => `uko://${f.apiRoot}/${p}`);
       const res = await rag().fetchContent({ ukoUris: uris });
       expect(res.items).toEqual([]);
@@ -368,10 +440,13 @@ export function searchIsolationSuite(opts: SearchIsolationOptions): void {
       `'); DROP TABLE chunks; --`,
     ])("query %p", async (query) => {
       const { scope } = scopes.get("local/api minus alias child, minus secret/**")!;
-      const outcome = await t.client(TextBackendService, "writer", scope.scopeId).search({ query, maxResults: 1000 }).then(
-        (res) => ({ res, err: undefined }),
-        (err: unknown) => ({ res: undefined, err: ConnectError.from(err) }),
-      );
+      const outcome = await t
+        .client(TextBackendService, "writer", scope.scopeId)
+        .search({ query, maxResults: 1000 })
+        .then(
+          (res) => ({ res, err: undefined }),
+          (err: unknown) => ({ res: undefined, err: ConnectError.from(err) }),
+        );
       // Refusing odd syntax is fine; failing inside the backend is not.
       if (outcome.err) expect(Code[outcome.err.code]).toBe(Code[Code.InvalidArgument]);
       else expectAllInScope(scope, outcome.res!.results);

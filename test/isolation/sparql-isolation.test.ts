@@ -31,7 +31,9 @@ let secretTriples: string;
 /** The other tenant's own count of its graph's triples. */
 async function secretTripleCount(): Promise<string> {
   const other = await resolve(t, "other", { projects: ["other/secret"] });
-  const res = await t.client(GraphBackendService, "other", other.scopeId).sparqlQuery({ query: `SELECT (COUNT(*) AS ?n) WHERE { GRAPH <${graphOf(f.secret)}> { ?s ?p ?o } }` });
+  const res = await t
+    .client(GraphBackendService, "other", other.scopeId)
+    .sparqlQuery({ query: `SELECT (COUNT(*) AS ?n) WHERE { GRAPH <${graphOf(f.secret)}> { ?s ?p ?o } }` });
   return res.rows[0].bindings.n.value;
 }
 
@@ -51,13 +53,17 @@ afterAll(async () => {
   await t?.close(true);
 });
 
-const gql = (scope: ResourceScope = api, protocol: "connect" | "grpc" = "connect") => t.client(GraphBackendService, "writer", scope.scopeId, protocol);
+const gql = (scope: ResourceScope = api, protocol: "connect" | "grpc" = "connect") =>
+  t.client(GraphBackendService, "writer", scope.scopeId, protocol);
 /** Graphs the api scope must never read: other tenants', another project's, and denied descendants'. */
 const outside = () => [f.secret, f.leaf, f.web, f.apiChild, f.apiGrand];
 const inside = () => [f.apiRoot, f.shared];
 
 /** Every literal and IRI value an answer holds, so a marker of another graph can be looked for anywhere. */
-function valuesOf(res: { rows: { bindings: Record<string, { value: string }> }[]; triples: { subject?: { value: string }; predicate?: { value: string }; object?: { value: string } }[] }): string[] {
+function valuesOf(res: {
+  rows: { bindings: Record<string, { value: string }> }[];
+  triples: { subject?: { value: string }; predicate?: { value: string }; object?: { value: string } }[];
+}): string[] {
   const out: string[] = [];
   for (const r of res.rows) for (const v of Object.values(r.bindings)) out.push(v.value);
   for (const tr of res.triples) out.push(tr.subject!.value, tr.predicate!.value, tr.object!.value);
@@ -86,7 +92,10 @@ describe("SPARQL that names graphs outside the scope is refused", () => {
     ["a CONSTRUCT", (g) => `CONSTRUCT { ?s ?p ?o } WHERE { GRAPH <${g}> { ?s ?p ?o } }`],
     ["an ASK", (g) => `ASK { GRAPH <${g}> { ?s ?p ?o } }`],
     ["a DESCRIBE", (g) => `DESCRIBE ?s FROM <${g}> WHERE { ?s ?p ?o }`],
-    ["a graph behind an IRI with '#' on the same line", (g) => `SELECT * WHERE { <uko://${f.apiRoot}/readme.md#0> ?p ?o . GRAPH <${g}> { ?s ?p2 ?o2 } }`],
+    [
+      "a graph behind an IRI with '#' on the same line",
+      (g) => `SELECT * WHERE { <uko://${f.apiRoot}/readme.md#0> ?p ?o . GRAPH <${g}> { ?s ?p2 ?o2 } }`,
+    ],
     ["a graph after a string holding an escaped quote", (g) => `SELECT * WHERE { ?s ?p "a \\" b" . GRAPH <${g}> { ?s ?p2 ?o2 } }`],
     ["a graph after a long string holding a quote and a #", (g) => `SELECT * WHERE { ?s ?p """x " # y""" . GRAPH <${g}> { ?s ?p2 ?o2 } }`],
     ["a graph after a comment that ends the line", (g) => `SELECT * WHERE { ?s ?p ?o # a comment\n GRAPH <${g}> { ?s ?p2 ?o2 } }`],
@@ -114,7 +123,9 @@ describe("SPARQL that names graphs outside the scope is refused", () => {
   it("in-scope graphs named explicitly narrow the dataset and answer", async () => {
     const res = await gql().sparqlQuery({ query: `SELECT ?o FROM <${graphOf(f.apiRoot)}> WHERE { <${COMMON}> <${EX}mentionedIn> ?o }` });
     expect(res.rows.map((r) => r.bindings.o.value)).toEqual([graphMarker(f, f.apiRoot)]);
-    const named = await gql().sparqlQuery({ query: `SELECT ?g ?o FROM NAMED <${graphOf(f.shared)}> WHERE { GRAPH ?g { <${COMMON}> <${EX}mentionedIn> ?o } }` });
+    const named = await gql().sparqlQuery({
+      query: `SELECT ?g ?o FROM NAMED <${graphOf(f.shared)}> WHERE { GRAPH ?g { <${COMMON}> <${EX}mentionedIn> ?o } }`,
+    });
     expect(named.rows.map((r) => [r.bindings.g.value, r.bindings.o.value])).toEqual([[graphOf(f.shared), graphMarker(f, f.shared)]]);
   });
 });
@@ -122,14 +133,21 @@ describe("SPARQL that names graphs outside the scope is refused", () => {
 describe("SPARQL that does not name graphs still only reads in-scope ones", () => {
   it.each([
     ["GRAPH ?g", `SELECT ?g ?o WHERE { GRAPH ?g { <${COMMON}> <${EX}mentionedIn> ?o } }`],
-    ["VALUES ?g naming every graph", (): string => `SELECT ?g ?o WHERE { VALUES ?g { ${[...inside(), ...outside()].map((r) => `<${graphOf(r)}>`).join(" ")} } GRAPH ?g { ?s ?p ?o } }`],
+    [
+      "VALUES ?g naming every graph",
+      (): string =>
+        `SELECT ?g ?o WHERE { VALUES ?g { ${[...inside(), ...outside()].map((r) => `<${graphOf(r)}>`).join(" ")} } GRAPH ?g { ?s ?p ?o } }`,
+    ],
     ["BIND of an outside graph", (): string => `SELECT ?o WHERE { BIND(<${graphOf(f.secret)}> AS ?g) GRAPH ?g { ?s ?p ?o } }`],
     ["FILTER on ?g", (): string => `SELECT ?o WHERE { GRAPH ?g { ?s ?p ?o } FILTER(?g = <${graphOf(f.secret)}>) }`],
     ["the default graph", `SELECT ?s ?p ?o WHERE { ?s ?p ?o }`],
     ["a property path", `SELECT ?x WHERE { <${COMMON}> (<${EX}next>|^<${EX}next>|<${EX}linksTo>|^<${EX}linksTo>)+ ?x }`],
     ["DESCRIBE of the shared subject", `DESCRIBE <${COMMON}>`],
     ["CONSTRUCT over GRAPH ?g", `CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }`],
-    ["keywords inside strings and comments", `SELECT ?o WHERE { ?s ?p ?o FILTER(?o != "FROM <uko://x/> GRAPH SERVICE") } # FROM NAMED <http://x/>`],
+    [
+      "keywords inside strings and comments",
+      `SELECT ?o WHERE { ?s ?p ?o FILTER(?o != "FROM <uko://x/> GRAPH SERVICE") } # FROM NAMED <http://x/>`,
+    ],
     ["a UNION of GRAPH ?g with the default graph", `SELECT * WHERE { { GRAPH ?g { ?s ?p ?o } } UNION { ?s ?p ?o } }`],
   ] as const)("%s", async (_label, q) => {
     const query = typeof q === "function" ? q() : q;
@@ -138,7 +156,11 @@ describe("SPARQL that does not name graphs still only reads in-scope ones", () =
     for (const row of res.rows) if (row.bindings.g) expect(inside().map(graphOf)).toContain(row.bindings.g.value);
     const streamed = await drain(gql().sparqlQueryStream({ query }));
     const streamedValues = streamed.flatMap((m) =>
-      m.item.case === "row" ? Object.values(m.item.value.bindings).map((x) => x.value) : m.item.case === "triple" ? [m.item.value.subject!.value, m.item.value.predicate!.value, m.item.value.object!.value] : [],
+      m.item.case === "row"
+        ? Object.values(m.item.value.bindings).map((x) => x.value)
+        : m.item.case === "triple"
+          ? [m.item.value.subject!.value, m.item.value.predicate!.value, m.item.value.object!.value]
+          : [],
     );
     expectNoForeignMarker(streamedValues);
     expect(streamedValues.sort()).toEqual(valuesOf(res).sort());
@@ -153,10 +175,12 @@ describe("SPARQL that does not name graphs still only reads in-scope ones", () =
   ] as const)("codepoint escapes: %s are refused or read nothing outside", async (_label, make) => {
     for (const r of outside()) {
       const query = make(graphOf(r));
-      const outcome = await gql().sparqlQuery({ query }).then(
-        (res) => ({ res, code: undefined as Code | undefined }),
-        (e: unknown) => ({ res: undefined, code: (e as { code: Code }).code }),
-      );
+      const outcome = await gql()
+        .sparqlQuery({ query })
+        .then(
+          (res) => ({ res, code: undefined as Code | undefined }),
+          (e: unknown) => ({ res: undefined, code: (e as { code: Code }).code }),
+        );
       if (outcome.code !== undefined) expect([Code[Code.InvalidArgument], Code[Code.PermissionDenied]]).toContain(Code[outcome.code]);
       else expectNoForeignMarker(valuesOf(outcome.res!));
     }
@@ -171,9 +195,20 @@ describe("SPARQL that does not name graphs still only reads in-scope ones", () =
   });
 
   it("a scope with no resources reads nothing at all", async () => {
-    for (const query of ["SELECT * WHERE { ?s ?p ?o }", "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }", `ASK { ?s ?p ?o }`, `CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }`, `DESCRIBE <${COMMON}>`]) {
+    for (const query of [
+      "SELECT * WHERE { ?s ?p ?o }",
+      "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }",
+      `ASK { ?s ?p ?o }`,
+      `CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }`,
+      `DESCRIBE <${COMMON}>`,
+    ]) {
       const res = await gql(empty).sparqlQuery({ query });
-      expect({ query, rows: res.rows.length, triples: res.triples.length, boolean: res.boolean }).toEqual({ query, rows: 0, triples: 0, boolean: false });
+      expect({ query, rows: res.rows.length, triples: res.triples.length, boolean: res.boolean }).toEqual({
+        query,
+        rows: 0,
+        triples: 0,
+        boolean: false,
+      });
     }
     expect((await gql(empty).getTriples({ subject: COMMON })).triples).toEqual([]);
     expect((await gql(empty).traverse({ start: COMMON, depth: 8 })).triples).toEqual([]);
@@ -194,10 +229,12 @@ describe("SPARQL that could reach outside the store is refused", () => {
     ["a read followed by an update", `SELECT * WHERE { ?s ?p ?o } ; DROP ALL`],
   ] as const)("%s", async (_label, q) => {
     const query = typeof q === "function" ? q() : q;
-    const err = await gql().sparqlQuery({ query }).then(
-      () => undefined,
-      (e: unknown) => e as { code: Code },
-    );
+    const err = await gql()
+      .sparqlQuery({ query })
+      .then(
+        () => undefined,
+        (e: unknown) => e as { code: Code },
+      );
     expect(err).toBeDefined();
     expect([Code[Code.InvalidArgument], Code[Code.PermissionDenied]]).toContain(Code[err!.code]);
     if (err!.code === Code.InvalidArgument) expect(await badFields(gql().sparqlQuery({ query }))).toEqual(["query"]);

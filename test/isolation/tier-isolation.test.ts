@@ -12,7 +12,14 @@ const S: Record<"api" | "web" | "both" | "noChild" | "secret" | "readerApi", Res
 /** Fragment ids by name; the owner scope of each is in OWNER. */
 const F: Record<string, string> = {};
 const OWNER: Record<string, keyof typeof S> = {};
-const PRINCIPAL: Record<keyof typeof S, string> = { api: "writer", web: "writer", both: "writer", noChild: "writer", secret: "other", readerApi: "reader" };
+const PRINCIPAL: Record<keyof typeof S, string> = {
+  api: "writer",
+  web: "writer",
+  both: "writer",
+  noChild: "writer",
+  secret: "other",
+  readerApi: "reader",
+};
 /**
  * Ids of other principals' fragments that the api scope (writer) stored fragments of its own under: fragment
  * ids are per principal, so from then on the id also names a writer fragment, which the api scope may see.
@@ -20,7 +27,8 @@ const PRINCIPAL: Record<keyof typeof S, string> = { api: "writer", web: "writer"
 const CLAIMED = new Set<string>();
 const GHOST = "ghost-fragment-id";
 
-const tiers = (scope: keyof typeof S, protocol: "connect" | "grpc" = "connect") => t.client(ContextTierService, PRINCIPAL[scope], S[scope].scopeId, protocol);
+const tiers = (scope: keyof typeof S, protocol: "connect" | "grpc" = "connect") =>
+  t.client(ContextTierService, PRINCIPAL[scope], S[scope].scopeId, protocol);
 
 beforeAll(async () => {
   t = await startTestServer({ env: { ...ENV, ACMS_CONTEXT_MAX_TOKENS_HOT: "400" } });
@@ -32,7 +40,9 @@ beforeAll(async () => {
   S.secret = await resolve(t, "other", { projects: ["other/secret"] });
   S.readerApi = await resolve(t, "reader", { projects: ["local/api"] });
   const store = async (name: string, scope: keyof typeof S, projectName: string, tier: Tier, resourceId = "") => {
-    const { fragment } = await tiers(scope).storeFragment({ fragment: { content: `context ${name} of ${projectName}`, projectName, tier, resourceId } });
+    const { fragment } = await tiers(scope).storeFragment({
+      fragment: { content: `context ${name} of ${projectName}`, projectName, tier, resourceId },
+    });
     F[name] = fragment!.fragmentId;
     OWNER[name] = scope;
   };
@@ -115,8 +125,16 @@ describe.each(["api", "noChild", "web", "secret", "readerApi"] as const)("tiers 
     for (const id of hiddenFrom(scope)) {
       for (const protocol of ["connect", "grpc"] as const) {
         const c = tiers(scope, protocol);
-        const calls = [() => c.getFragment({ fragmentId: id }), () => c.promoteFragment({ fragmentId: id }), () => c.demoteFragment({ fragmentId: id })];
-        const ghosts = [() => c.getFragment({ fragmentId: GHOST }), () => c.promoteFragment({ fragmentId: GHOST }), () => c.demoteFragment({ fragmentId: GHOST })];
+        const calls = [
+          () => c.getFragment({ fragmentId: id }),
+          () => c.promoteFragment({ fragmentId: id }),
+          () => c.demoteFragment({ fragmentId: id }),
+        ];
+        const ghosts = [
+          () => c.getFragment({ fragmentId: GHOST }),
+          () => c.promoteFragment({ fragmentId: GHOST }),
+          () => c.demoteFragment({ fragmentId: GHOST }),
+        ];
         for (let i = 0; i < calls.length; i++) {
           const hidden = await expectCode(calls[i](), Code.NotFound);
           const ghost = await expectCode(ghosts[i](), Code.NotFound);
@@ -145,7 +163,9 @@ describe.each(["api", "noChild", "web", "secret", "readerApi"] as const)("tiers 
       expect([...v.projectNames]).toEqual([projectName]);
     }
     const own = S[scope].projectNames[0];
-    for (const resourceId of [f.apiRoot, f.apiChild, f.web, f.shared, f.secret, f.leaf, "01ARZ3NDEKTSV4RRFFQ69G5FAV"].filter((r) => !S[scope].resourceIds.includes(r))) {
+    for (const resourceId of [f.apiRoot, f.apiChild, f.web, f.shared, f.secret, f.leaf, "01ARZ3NDEKTSV4RRFFQ69G5FAV"].filter(
+      (r) => !S[scope].resourceIds.includes(r),
+    )) {
       const v = await expectViolation(c.storeFragment({ fragment: { content: "intrusion", projectName: own, resourceId } }));
       expect([...v.resourceIds]).toEqual([resourceId]);
     }
@@ -179,7 +199,14 @@ describe("tier writes never touch or name another tenant's fragments", () => {
         expect([fragment!.content, fragment!.projectName]).toEqual(["overwrite", "local/api"]);
       }
     }
-    expect(outcomes).toEqual({ webHot: "AlreadyExists", webWarm: "AlreadyExists", webCold: "AlreadyExists", sharedHot: "AlreadyExists", secretHot: "OK", secretCold: "OK" });
+    expect(outcomes).toEqual({
+      webHot: "AlreadyExists",
+      webWarm: "AlreadyExists",
+      webCold: "AlreadyExists",
+      sharedHot: "AlreadyExists",
+      secretHot: "OK",
+      secretCold: "OK",
+    });
     const after = await placement();
     for (const [k, tier] of Object.entries(before)) expect({ k, tier: after[k] }).toEqual({ k, tier });
     const { fragment } = await tiers("secret").getFragment({ fragmentId: F.secretHot });
@@ -197,8 +224,12 @@ describe("tier writes never touch or name another tenant's fragments", () => {
         () => "OK",
         (e: unknown) => Code[(e as { code: Code }).code],
       );
-    const taken = await outcome(tiers("api").storeFragment({ fragment: { fragmentId: "plan-1", content: "my plan", projectName: "local/api" } }));
-    const fresh = await outcome(tiers("api").storeFragment({ fragment: { fragmentId: "plan-2", content: "my plan", projectName: "local/api" } }));
+    const taken = await outcome(
+      tiers("api").storeFragment({ fragment: { fragmentId: "plan-1", content: "my plan", projectName: "local/api" } }),
+    );
+    const fresh = await outcome(
+      tiers("api").storeFragment({ fragment: { fragmentId: "plan-2", content: "my plan", projectName: "local/api" } }),
+    );
     expect(taken).toBe(fresh);
     const { fragment } = await tiers("secret").getFragment({ fragmentId: "plan-1" });
     expect(fragment!.content).toBe("other tenant plan");
@@ -212,7 +243,9 @@ describe("tier writes never touch or name another tenant's fragments", () => {
     expect((await a.getForActor({ role: Role.STRATEGIST, includeFullContent: true })).fragments).toEqual([]);
     expect((await a.getMetrics({})).hotPopulation).toBe(0n);
     for (const id of [F.apiHot, F.apiWarm, F.apiCold]) await expectCode(a.getFragment({ fragmentId: id }), Code.NotFound);
-    const { fragment } = await a.storeFragment({ fragment: { fragmentId: F.apiWarm, content: "admin note", projectName: "local/api", tier: Tier.COLD } });
+    const { fragment } = await a.storeFragment({
+      fragment: { fragmentId: F.apiWarm, content: "admin note", projectName: "local/api", tier: Tier.COLD },
+    });
     expect([fragment!.fragmentId, fragment!.tier]).toEqual([F.apiWarm, Tier.COLD]);
     expect((await a.evictLru({ tier: Tier.WARM, count: 100 })).fragmentIds).toEqual([]);
     expect(ids((await a.getForActor({ role: Role.STRATEGIST })).fragments)).toEqual([F.apiWarm]);
@@ -228,7 +261,9 @@ describe("tier writes never touch or name another tenant's fragments", () => {
     // Fill hot well past its budget from the api scope: the LRU hot fragments of every tenant move down.
     const displacedIds: string[] = [];
     for (let i = 0; i < 6; i++) {
-      const { displaced } = await tiers("api").storeFragment({ fragment: { content: `filler ${i} ${"word ".repeat(100)}`, projectName: "local/api", tier: Tier.HOT } });
+      const { displaced } = await tiers("api").storeFragment({
+        fragment: { content: `filler ${i} ${"word ".repeat(100)}`, projectName: "local/api", tier: Tier.HOT },
+      });
       displacedIds.push(...displaced.map((d) => d.fragmentId));
     }
     const visible = new Set((await tiers("api").getForActor({ role: Role.STRATEGIST })).fragments.map((x) => x.fragmentId));

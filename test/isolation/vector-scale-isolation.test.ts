@@ -34,7 +34,12 @@ async function* batches(resource: string, docs: Array<{ path: string; embedding:
   for (let i = 0; i < docs.length; i += 500) {
     yield {
       resourceId: resource,
-      documents: docs.slice(i, i + 500).map((d) => ({ path: d.path, content: `scale ${d.path}`, metadata: {}, chunks: [{ text: `scale ${d.path}`, embedding: d.embedding }] })),
+      documents: docs.slice(i, i + 500).map((d) => ({
+        path: d.path,
+        content: `scale ${d.path}`,
+        metadata: {},
+        chunks: [{ text: `scale ${d.path}`, embedding: d.embedding }],
+      })),
     };
   }
 }
@@ -44,7 +49,8 @@ beforeAll(async () => {
   await t.client(RegistryService, "writer").createProject({ name: "local/api" });
   await t.client(RegistryService, "other").createProject({ name: "other/secret" });
   big = (await t.client(RegistryService, "writer").registerResource({ project: "local/api", alias: "big", kind: "repo" })).resource!.id;
-  foreign = (await t.client(RegistryService, "other").registerResource({ project: "other/secret", alias: "foreign", kind: "repo" })).resource!.id;
+  foreign = (await t.client(RegistryService, "other").registerResource({ project: "other/secret", alias: "foreign", kind: "repo" }))
+    .resource!.id;
   const bigDocs: Array<{ path: string; embedding: number[] }> = [];
   for (let i = 0; i < 2600; i++) bigDocs.push({ path: `pub/d${i}.md`, embedding: direction(i % 3 === 0) });
   for (let i = 0; i < 1200; i++) bigDocs.push({ path: `secret/d${i}.md`, embedding: direction(true) });
@@ -97,7 +103,10 @@ it("graph-backed similarity search never returns another tenant's or an excluded
     else approximateSeen = true;
     if (queries % 10 === 0) {
       const streamed = await drain(vec.similaritySearchStream({ embedding: query, topK: k }));
-      expectAllInScope(scope, streamed.map((m) => m.result!));
+      expectAllInScope(
+        scope,
+        streamed.map((m) => m.result!),
+      );
     }
   }
   expect(approximateSeen).toBe(true);

@@ -22,8 +22,12 @@ async function exercise(engine: PostgresEngine): Promise<void> {
   engine.vector.supersede(second.vectors.superseded, second.vectors.at);
   engine.vector.upsert(second.vectors.added);
   expect((await engine.vector.search(viewOf([R1]), v(0), opts)).hits).toEqual([]);
-  expect((await engine.vector.search(viewOf([R1], { temporal: "all" }), v(0), opts)).hits.map((h) => h.chunkKey)).toEqual(first.vectors.added.map((e) => e.chunkKey));
-  expect((await engine.vector.search(viewOf([R1]), v(1), opts)).hits.map((h) => h.chunkKey)).toEqual(second.vectors.added.map((e) => e.chunkKey));
+  expect((await engine.vector.search(viewOf([R1], { temporal: "all" }), v(0), opts)).hits.map((h) => h.chunkKey)).toEqual(
+    first.vectors.added.map((e) => e.chunkKey),
+  );
+  expect((await engine.vector.search(viewOf([R1]), v(1), opts)).hits.map((h) => h.chunkKey)).toEqual(
+    second.vectors.added.map((e) => e.chunkKey),
+  );
 }
 
 describe("openPostgres picks where vectors live and says so", () => {

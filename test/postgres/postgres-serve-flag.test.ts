@@ -29,9 +29,9 @@ describe("ACMS_POSTGRES_URL and serve --postgres-url", () => {
   test("a bad --postgres-url names the flag; a good one serves from that database (its tables hold the project)", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "acms-pg-serve-"));
     try {
-      await expect(runServe({ io: captureIo({ ACMS_DATA_DIR: dataDir }), port: "0", postgresUrl: "not a url", handleSignals: false })).rejects.toThrow(
-        /--postgres-url \(ACMS_POSTGRES_URL\)/,
-      );
+      await expect(
+        runServe({ io: captureIo({ ACMS_DATA_DIR: dataDir }), port: "0", postgresUrl: "not a url", handleSignals: false }),
+      ).rejects.toThrow(/--postgres-url \(ACMS_POSTGRES_URL\)/);
       const url = await freshPostgresDatabase();
       const running = await runServe({ io: captureIo({ ACMS_DATA_DIR: dataDir }), port: "0", postgresUrl: url, handleSignals: false });
       try {

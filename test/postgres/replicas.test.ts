@@ -38,7 +38,15 @@ async function startReplica(postgresUrl: string): Promise<Replica> {
   const dir = mkdtempSync(join(tmpdir(), "acms-replica-"));
   const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve"], {
     cwd: ROOT,
-    env: { ...process.env, ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dir, ACMS_KEYS: KEYS, ACMS_POSTGRES_URL: postgresUrl, ACMS_EMBEDDING_DIM: "4" },
+    env: {
+      ...process.env,
+      ACMS_HOST: "127.0.0.1",
+      ACMS_PORT: "0",
+      ACMS_DATA_DIR: dir,
+      ACMS_KEYS: KEYS,
+      ACMS_POSTGRES_URL: postgresUrl,
+      ACMS_EMBEDDING_DIM: "4",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -59,7 +67,10 @@ async function startReplica(postgresUrl: string): Promise<Replica> {
     client(service, scopeId) {
       const sessionManager = new Http2SessionManager(url);
       sessions.push(sessionManager);
-      return createClient(service, createConnectTransport({ baseUrl: url, httpVersion: "2", sessionManager, interceptors: [authInterceptor(KEY, scopeId)] }));
+      return createClient(
+        service,
+        createConnectTransport({ baseUrl: url, httpVersion: "2", sessionManager, interceptors: [authInterceptor(KEY, scopeId)] }),
+      );
     },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
@@ -94,7 +105,9 @@ describe("two server processes on one PostgreSQL database", () => {
     // Both start at once: the migrations run under an advisory lock, once.
     [a, b] = await Promise.all([startReplica(postgresUrl), startReplica(postgresUrl)]);
     await a.client(RegistryService).createProject({ name: "local/api" });
-    ({ resource: { id: resourceId } = { id: "" } } = await a.client(RegistryService).registerResource({ project: "local/api", alias: "core", kind: "repo" }));
+    ({ resource: { id: resourceId } = { id: "" } } = await a
+      .client(RegistryService)
+      .registerResource({ project: "local/api", alias: "core", kind: "repo" }));
   });
   afterAll(async () => {
     for (const s of sessions) s.abort();
@@ -114,7 +127,14 @@ describe("two server processes on one PostgreSQL database", () => {
     const written = await a.client(IndexService).upsertDocuments(
       one({
         resourceId,
-        documents: [{ path: "docs/replica.md", content: "replicated zebra notes", metadata: {}, chunks: [{ text: "replicated zebra notes", embedding: [0, 0, 1, 0] }] }],
+        documents: [
+          {
+            path: "docs/replica.md",
+            content: "replicated zebra notes",
+            metadata: {},
+            chunks: [{ text: "replicated zebra notes", embedding: [0, 0, 1, 0] }],
+          },
+        ],
       }),
     );
     expect(written.documentsUpserted).toBe(1);
@@ -125,19 +145,35 @@ describe("two server processes on one PostgreSQL database", () => {
     expect(vector.results.map((r) => r.path)).toEqual(["docs/replica.md"]);
     // And the other way round.
     const back = await b.client(IndexService).upsertDocuments(
-      one({ resourceId, documents: [{ path: "docs/back.md", content: "written through b: okapi", metadata: {}, chunks: [{ text: "written through b: okapi", embedding: [0, 1, 0, 0] }] }] }),
+      one({
+        resourceId,
+        documents: [
+          {
+            path: "docs/back.md",
+            content: "written through b: okapi",
+            metadata: {},
+            chunks: [{ text: "written through b: okapi", embedding: [0, 1, 0, 0] }],
+          },
+        ],
+      }),
     );
     const seen = await a.client(TextService, scopeId).search({ query: "okapi" });
     expect(seen.results.map((r) => r.path)).toEqual(["docs/back.md"]);
     expect(seen.indexGeneration).toBeGreaterThanOrEqual(back.indexGeneration);
-    expect((await a.client(VectorService, scopeId).similaritySearch({ embedding: [0, 1, 0, 0], topK: 3, minScore: 0.5 })).results.map((r) => r.path)).toEqual(["docs/back.md"]);
+    expect(
+      (await a.client(VectorService, scopeId).similaritySearch({ embedding: [0, 1, 0, 0], topK: 3, minScore: 0.5 })).results.map(
+        (r) => r.path,
+      ),
+    ).toEqual(["docs/back.md"]);
   });
 
   test("every store written through one server is read through the other: registry, scopes, documents, text, vectors, tiers", async () => {
     // Registry: a project and a resource made through b are listed and resolved through a.
     await b.client(RegistryService).createProject({ name: "local/web" });
     const { resource } = await b.client(RegistryService).registerResource({ project: "local/web", alias: "site", kind: "repo" });
-    expect((await a.client(RegistryService).listProjects({})).projects.map((p) => p.name)).toEqual(expect.arrayContaining(["local/api", "local/web"]));
+    expect((await a.client(RegistryService).listProjects({})).projects.map((p) => p.name)).toEqual(
+      expect.arrayContaining(["local/api", "local/web"]),
+    );
     expect((await a.client(RegistryService).listResources({ project: "local/web" })).resources.map((r) => r.id)).toEqual([resource!.id]);
     expect((await a.client(RegistryService).resolveAlias({ project: "local/web", aliasOrId: "site" })).resourceId).toBe(resource!.id);
     // Scopes: resolved through a, read through b.
@@ -148,14 +184,23 @@ describe("two server processes on one PostgreSQL database", () => {
     const written = await a.client(IndexService).upsertDocuments(
       one({
         resourceId: resource!.id,
-        documents: [{ path: "pages/home.md", content: "the home page of the quokka site", metadata: { lang: "en" }, chunks: [{ text: "the home page of the quokka site", embedding: [1, 0, 0, 0] }] }],
+        documents: [
+          {
+            path: "pages/home.md",
+            content: "the home page of the quokka site",
+            metadata: { lang: "en" },
+            chunks: [{ text: "the home page of the quokka site", embedding: [1, 0, 0, 0] }],
+          },
+        ],
       }),
     );
     const text = await b.client(TextService, web).search({ query: "quokka" });
     expect(text.results.map((r) => [r.path, r.ukoUri])).toEqual([["pages/home.md", expect.any(String)]]);
     expect(text.indexGeneration).toBeGreaterThanOrEqual(written.indexGeneration);
     const fetched = await b.client(RagService, web).fetchContent({ ukoUris: [text.results[0].ukoUri] });
-    expect(fetched.items.map((i) => [i.path, i.content, i.metadata])).toEqual([["pages/home.md", "the home page of the quokka site", { lang: "en" }]]);
+    expect(fetched.items.map((i) => [i.path, i.content, i.metadata])).toEqual([
+      ["pages/home.md", "the home page of the quokka site", { lang: "en" }],
+    ]);
     const vector = await b.client(VectorService, web).similaritySearch({ embedding: [1, 0, 0, 0], topK: 3, minScore: 0.5 });
     expect(vector.results.map((r) => r.path)).toEqual(["pages/home.md"]);
     expect(vector.indexGeneration).toBeGreaterThanOrEqual(written.indexGeneration);
@@ -169,8 +214,16 @@ describe("two server processes on one PostgreSQL database", () => {
     // it afterwards (with a data directory of its own) serves them; one already running sees them at once
     // (the next test).
     const tiers = a.client(ContextTierService, web);
-    const warmId = (await tiers.storeFragment({ fragment: { content: "warm context shared across servers", tier: Tier.WARM, projectName: "local/web", metadata: {} } })).fragment!.fragmentId;
-    const coldId = (await tiers.storeFragment({ fragment: { content: "cold context shared across servers", tier: Tier.COLD, projectName: "local/web", metadata: {} } })).fragment!.fragmentId;
+    const warmId = (
+      await tiers.storeFragment({
+        fragment: { content: "warm context shared across servers", tier: Tier.WARM, projectName: "local/web", metadata: {} },
+      })
+    ).fragment!.fragmentId;
+    const coldId = (
+      await tiers.storeFragment({
+        fragment: { content: "cold context shared across servers", tier: Tier.COLD, projectName: "local/web", metadata: {} },
+      })
+    ).fragment!.fragmentId;
     const c = await startReplica(postgresUrl);
     try {
       const onC = c.client(ContextTierService, web);
@@ -186,7 +239,9 @@ describe("two server processes on one PostgreSQL database", () => {
   test("tier placement is shared by the running servers: stored and promoted through one, where it went through the other at once", async () => {
     const onA = a.client(ContextTierService, scopeId);
     const onB = b.client(ContextTierService, scopeId);
-    const { fragment } = await onA.storeFragment({ fragment: { content: "placed through a", tier: Tier.WARM, projectName: "local/api", metadata: {} } });
+    const { fragment } = await onA.storeFragment({
+      fragment: { content: "placed through a", tier: Tier.WARM, projectName: "local/api", metadata: {} },
+    });
     const id = fragment!.fragmentId;
     expect((await onB.getFragment({ fragmentId: id })).fragment?.tier).toBe(Tier.WARM);
     await onA.promoteFragment({ fragmentId: id });
@@ -200,7 +255,12 @@ describe("two server processes on one PostgreSQL database", () => {
   });
 
   test("killing one server mid-stream leaves the other serving", async () => {
-    const docs = Array.from({ length: 60 }, (_, i) => ({ path: `docs/stream-${i}.md`, content: `streamed walrus ${i}`, metadata: {}, chunks: [{ text: `streamed walrus ${i}` }] }));
+    const docs = Array.from({ length: 60 }, (_, i) => ({
+      path: `docs/stream-${i}.md`,
+      content: `streamed walrus ${i}`,
+      metadata: {},
+      chunks: [{ text: `streamed walrus ${i}` }],
+    }));
     await a.client(IndexService).upsertDocuments(one({ resourceId, documents: docs }));
     const victim = await startReplica(postgresUrl);
     const stream = victim.client(TextService, scopeId).searchStream({ query: "walrus", maxResults: 60 });
@@ -227,7 +287,12 @@ describe("two server processes on one PostgreSQL database", () => {
       while (!killed) {
         const path = `docs/ingest-${n++}.md`;
         try {
-          await index.upsertDocuments(one({ resourceId, documents: [{ path, content: `ingested yak ${path}`, metadata: {}, chunks: [{ text: `ingested yak ${path}` }] }] }));
+          await index.upsertDocuments(
+            one({
+              resourceId,
+              documents: [{ path, content: `ingested yak ${path}`, metadata: {}, chunks: [{ text: `ingested yak ${path}` }] }],
+            }),
+          );
           acked.push(path);
         } catch {
           return;

@@ -53,7 +53,10 @@ describe("FetchContent and versions", () => {
     try {
       const health = createClient(Health, createGrpcTransport({ baseUrl: t.server.url, sessionManager }));
       const many = Array.from({ length: t.config.maxResultsCap }, () => uri);
-      const [refused, healthy] = await Promise.all([expectCode(rag.fetchContent({ ukoUris: many }), Code.InvalidArgument), health.check({ service: "" })]);
+      const [refused, healthy] = await Promise.all([
+        expectCode(rag.fetchContent({ ukoUris: many }), Code.InvalidArgument),
+        health.check({ service: "" }),
+      ]);
       expect(refused.rawMessage).toContain("uko_uris");
       expect(refused.rawMessage).toMatch(/message limit/);
       expect(healthy.status).toBe(ServingStatus.SERVING);

@@ -16,7 +16,15 @@ const view = testView([R]);
 /** A graph backend whose every query fails the way a crashed engine does. */
 function brokenGraph(err: unknown): GraphBackend {
   const fail = () => Promise.reject(err);
-  return { putTriples: fail, clearResource: fail, query: fail, getTriples: fail, traverse: fail, generation: () => 0n, close: () => Promise.resolve() };
+  return {
+    putTriples: fail,
+    clearResource: fail,
+    query: fail,
+    getTriples: fail,
+    traverse: fail,
+    generation: () => 0n,
+    close: () => Promise.resolve(),
+  };
 }
 
 function brokenText(err: unknown): TextBackend {
@@ -31,7 +39,11 @@ describe("hybrid search when sources fail", () => {
   beforeEach(async () => {
     db = openSqliteDatabase(":memory:");
     const documents = new SqliteDocumentStore(db);
-    await documents.upsertDocuments(R, [{ path: "a.md", content: "retry with backoff", metadata: {}, chunks: [{ text: "retry with backoff" }] }], 1_000);
+    await documents.upsertDocuments(
+      R,
+      [{ path: "a.md", content: "retry with backoff", metadata: {}, chunks: [{ text: "retry with backoff" }] }],
+      1_000,
+    );
     reported = [];
     deps = {
       documents,
@@ -46,7 +58,13 @@ describe("hybrid search when sources fail", () => {
   });
   afterEach(() => db.close());
 
-  const req = (over: Partial<Parameters<typeof hybridSearch>[2]> = {}) => ({ query: "retry", embedding: [], sources: [], weights: [], ...over });
+  const req = (over: Partial<Parameters<typeof hybridSearch>[2]> = {}) => ({
+    query: "retry",
+    embedding: [],
+    sources: [],
+    weights: [],
+    ...over,
+  });
 
   it("a failing source makes the answer partial and says which, the others still answer", async () => {
     const crash = new Error("graph engine crashed");
@@ -64,7 +82,9 @@ describe("hybrid search when sources fail", () => {
     expect(a.failedSources).toEqual(["graph"]);
     expect(a.partial).toBe(true);
     await expect(hybridSearch(deps, view, req({ sources: [Source.GRAPH] }))).rejects.toBeInstanceOf(UnimplementedError);
-    await expect(hybridSearch(deps, view, req({ sources: [Source.VECTOR], embedding: [1, 0, 0, 0] }))).rejects.toBeInstanceOf(UnimplementedError);
+    await expect(hybridSearch(deps, view, req({ sources: [Source.VECTOR], embedding: [1, 0, 0, 0] }))).rejects.toBeInstanceOf(
+      UnimplementedError,
+    );
   });
 
   it("with no sources named, only the sources that apply run: no graph backend is not a failure", async () => {
@@ -75,7 +95,11 @@ describe("hybrid search when sources fail", () => {
   });
 
   it("fails the call only when every source fails: UNAVAILABLE, without the engines' messages", async () => {
-    const p = hybridSearch({ ...deps, text: brokenText(new Error("SQLITE_CORRUPT at page 7")), graph: brokenGraph(new Error("worker died")) }, view, req());
+    const p = hybridSearch(
+      { ...deps, text: brokenText(new Error("SQLITE_CORRUPT at page 7")), graph: brokenGraph(new Error("worker died")) },
+      view,
+      req(),
+    );
     await expect(p).rejects.toBeInstanceOf(UnavailableError);
     await expect(p).rejects.toThrow(/every source failed \(text, graph\)/);
     await expect(p).rejects.not.toThrow(/SQLITE|worker/);

@@ -163,8 +163,12 @@ describe("HybridSearch", () => {
     expect(await badFields(r.hybridSearch({ query: "x", sources: [Source.TEXT, Source.UNSPECIFIED] }))).toEqual(["sources[1]"]);
     expect(await badFields(r.hybridSearch({ query: "x", sources: [Source.VECTOR] }))).toEqual(["embedding"]);
     expect(await badFields(r.hybridSearch({ query: "x", weights: [{ source: Source.TEXT, weight: -1 }] }))).toEqual(["weights[0].weight"]);
-    expect(await badFields(r.hybridSearch({ query: "x", weights: [{ source: Source.UNSPECIFIED, weight: 1 }] }))).toEqual(["weights[0].source"]);
-    expect(await badFields(r.hybridSearch({ query: "x", sources: [Source.TEXT], weights: [{ source: Source.TEXT, weight: 0 }] }))).toEqual(["weights"]);
+    expect(await badFields(r.hybridSearch({ query: "x", weights: [{ source: Source.UNSPECIFIED, weight: 1 }] }))).toEqual([
+      "weights[0].source",
+    ]);
+    expect(await badFields(r.hybridSearch({ query: "x", sources: [Source.TEXT], weights: [{ source: Source.TEXT, weight: 0 }] }))).toEqual([
+      "weights",
+    ]);
     // Duplicated sources are harmless.
     const dup = await r.hybridSearch({ query: "retry", sources: [Source.TEXT, Source.TEXT] });
     expect(dup.results.length).toBeGreaterThan(0);
@@ -181,9 +185,13 @@ describe("HybridSearch", () => {
     expect(headers?.get("acms-scope-id")).toBe(c.scope);
     expect(headers?.get("acms-exhaustive")).toBe(String(unary.exhaustive));
     expect(headers?.get("acms-index-generation")).toBe(String(unary.indexGeneration));
-    expect(await badFields((async () => {
-      for await (const _ of rag(c.scope).hybridSearchStream({ query: "" })) void _;
-    })())).toEqual(["query"]);
+    expect(
+      await badFields(
+        (async () => {
+          for await (const _ of rag(c.scope).hybridSearchStream({ query: "" })) void _;
+        })(),
+      ),
+    ).toEqual(["query"]);
   });
 
   it("isolates tenants: another principal's scope sees only its own units, a foreign scope id is NOT_FOUND", async () => {
@@ -192,7 +200,9 @@ describe("HybridSearch", () => {
     expect(mine.results.every((r) => r.resourceId === c.foreign)).toBe(true);
     await expectCode(rag(c.scope, "other").hybridSearch({ query: "retry" }), Code.NotFound);
     await expectCode(t.client(RagService, "writer").hybridSearch({ query: "retry" }), Code.FailedPrecondition);
-    const reader = await rag(c.scope, "reader").hybridSearch({ query: "retry" }).catch((e) => e);
+    const reader = await rag(c.scope, "reader")
+      .hybridSearch({ query: "retry" })
+      .catch((e) => e);
     expect(Code[(reader as { code: Code }).code]).toBe(Code[Code.NotFound]);
   });
 
@@ -229,7 +239,13 @@ describe("HybridSearch", () => {
     const noChunk = `${docUri}#9`;
     const res = await rag(c.scope).fetchContent({ ukoUris: [chunk1, docUri, gone, chunk1, noChunk, gone] });
     expect(res.items.map((i) => i.ukoUri)).toEqual([chunk1, docUri, chunk1]);
-    expect(res.items[0]).toMatchObject({ resourceId: c.docs, path: "guide/retry.md", content: "Circuit breakers stop cascading failures.", chunkIndex: 1, metadata: { topic: "resilience" } });
+    expect(res.items[0]).toMatchObject({
+      resourceId: c.docs,
+      path: "guide/retry.md",
+      content: "Circuit breakers stop cascading failures.",
+      chunkIndex: 1,
+      metadata: { topic: "resilience" },
+    });
     expect(res.items[1].content).toBe("Retry failed requests with exponential backoff.\nCircuit breakers stop cascading failures.");
     expect(res.items[1].chunkIndex).toBeUndefined();
     expect(res.missing).toEqual([gone, noChunk]);
@@ -238,11 +254,16 @@ describe("HybridSearch", () => {
 
   it("FetchContent refuses out-of-scope URIs with ScopeViolation (existing or not) and malformed ones with INVALID_ARGUMENT", async () => {
     const foreignUri = `uko://${c.foreign}/x.md#0`;
-    const err = await expectCode(rag(c.scope).fetchContent({ ukoUris: [`uko://${c.docs}/guide/retry.md`, foreignUri] }), Code.PermissionDenied);
+    const err = await expectCode(
+      rag(c.scope).fetchContent({ ukoUris: [`uko://${c.docs}/guide/retry.md`, foreignUri] }),
+      Code.PermissionDenied,
+    );
     expect(err.findDetails(ScopeViolationSchema)[0].resourceIds).toEqual([c.foreign]);
     await expectCode(rag(c.scope).fetchContent({ ukoUris: ["uko://01JZZZZZZZZZZZZZZZZZZZZZZZ/a.md"] }), Code.PermissionDenied);
     await expectCode(rag(c.noSecrets).fetchContent({ ukoUris: [`uko://${c.docs}/secret/keys.md`] }), Code.PermissionDenied);
-    expect(await badFields(rag(c.scope).fetchContent({ ukoUris: [`uko://${c.docs}/guide/retry.md`, "http://nope"] }))).toEqual(["uko_uris[1]"]);
+    expect(await badFields(rag(c.scope).fetchContent({ ukoUris: [`uko://${c.docs}/guide/retry.md`, "http://nope"] }))).toEqual([
+      "uko_uris[1]",
+    ]);
     expect(await badFields(rag(c.scope).fetchContent({ ukoUris: [`uko://${c.docs}/../etc/passwd`] }))).toEqual(["uko_uris[0]"]);
     expect(await badFields(rag(c.scope).fetchContent({ ukoUris: [`uko://${c.docs}/a.md#-1`] }))).toEqual(["uko_uris[0]"]);
   });

@@ -18,7 +18,10 @@ function createHarness(
   const db = openSqliteDatabase(":memory:");
   const store = new SqliteDocumentStore(db, { retainedVersions });
   const reader = new SqliteUnitReader(db);
-  const memory = new MemoryBm25TextBackend({ generation: () => store.generation(), snapshotChunks: () => reader.snapshotChunks() }, { sliceSize: 7 });
+  const memory = new MemoryBm25TextBackend(
+    { generation: () => store.generation(), snapshotChunks: () => reader.snapshotChunks() },
+    { sliceSize: 7 },
+  );
   return {
     db,
     store,
@@ -36,7 +39,12 @@ runTextBackendSuite({ name: "memory-bm25", create: createHarness });
 
 describe("in-memory BM25 fallback and FTS5 rank alike", () => {
   const T0 = 1_700_000_000_000;
-  const opts = (over: Partial<TextSearchOptions> = {}): TextSearchOptions => ({ maxResults: 1000, now: T0 + 600_000, recentWindowMs: 60_000, ...over });
+  const opts = (over: Partial<TextSearchOptions> = {}): TextSearchOptions => ({
+    maxResults: 1000,
+    now: T0 + 600_000,
+    recentWindowMs: 60_000,
+    ...over,
+  });
 
   it("the fallback declares no native keyword search, FTS5 does", () => {
     const h = createHarness();
@@ -72,7 +80,30 @@ describe("in-memory BM25 fallback and FTS5 rank alike", () => {
   // rows out of its statistics (N, average length), so after a rebuild or a retention drop its BM25
   // depends on the write history, not only on the corpus (see the report of issue 4).
   it("give the same ranking on random corpora with versions and deletions", async () => {
-    const vocab = ["run", "running", "runner", "data", "database", "index", "indexes", "indexing", "graph", "vector", "search", "café", "cafe", "fuse", "fusion", "rank", "ranking", "the", "of", "x1", "sky", "skies"];
+    const vocab = [
+      "run",
+      "running",
+      "runner",
+      "data",
+      "database",
+      "index",
+      "indexes",
+      "indexing",
+      "graph",
+      "vector",
+      "search",
+      "café",
+      "cafe",
+      "fuse",
+      "fusion",
+      "rank",
+      "ranking",
+      "the",
+      "of",
+      "x1",
+      "sky",
+      "skies",
+    ];
     const R = ["01JAAAAAAAAAAAAAAAAAAAAAAA", "01JBBBBBBBBBBBBBBBBBBBBBBB", "01JCCCCCCCCCCCCCCCCCCCCCCC"];
     const text = fc.array(fc.constantFrom(...vocab), { minLength: 1, maxLength: 12 }).map((w) => w.join(" "));
     const op = fc.record({
@@ -82,25 +113,30 @@ describe("in-memory BM25 fallback and FTS5 rank alike", () => {
       chunks: fc.array(text, { minLength: 1, maxLength: 3 }),
     });
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 25 }), fc.array(fc.constantFrom(...vocab), { minLength: 1, maxLength: 4 }), fc.constantFrom("current", "recent", "all"), async (ops, qWords, temporal) => {
-        const h = createHarness(1000);
-        try {
-          for (const [i, o] of ops.entries()) {
-            const at = T0 + i * 30_000;
-            if (o.kind === "upsert") await h.loader.upsert({ resourceId: R[o.r], path: o.path, chunks: o.chunks }, at);
-            else await h.store.deleteDocuments(R[o.r], [o.path], at);
+      fc.asyncProperty(
+        fc.array(op, { minLength: 1, maxLength: 25 }),
+        fc.array(fc.constantFrom(...vocab), { minLength: 1, maxLength: 4 }),
+        fc.constantFrom("current", "recent", "all"),
+        async (ops, qWords, temporal) => {
+          const h = createHarness(1000);
+          try {
+            for (const [i, o] of ops.entries()) {
+              const at = T0 + i * 30_000;
+              if (o.kind === "upsert") await h.loader.upsert({ resourceId: R[o.r], path: o.path, chunks: o.chunks }, at);
+              else await h.store.deleteDocuments(R[o.r], [o.path], at);
+            }
+            const q = qWords.join(" ");
+            for (const view of [testView(R, { temporal: temporal as "current" }), testView([R[1]], { temporal: temporal as "current" })]) {
+              const a = await h.fts.search(view, q, opts({ maxResults: 5 }));
+              const b = await h.memory.search(view, q, opts({ maxResults: 5 }));
+              expect(b.hits.map((x) => x.chunkKey)).toEqual(a.hits.map((x) => x.chunkKey));
+              b.hits.forEach((x, i) => expect(x.score).toBeCloseTo(a.hits[i].score, 12));
+            }
+          } finally {
+            h.close();
           }
-          const q = qWords.join(" ");
-          for (const view of [testView(R, { temporal: temporal as "current" }), testView([R[1]], { temporal: temporal as "current" })]) {
-            const a = await h.fts.search(view, q, opts({ maxResults: 5 }));
-            const b = await h.memory.search(view, q, opts({ maxResults: 5 }));
-            expect(b.hits.map((x) => x.chunkKey)).toEqual(a.hits.map((x) => x.chunkKey));
-            b.hits.forEach((x, i) => expect(x.score).toBeCloseTo(a.hits[i].score, 12));
-          }
-        } finally {
-          h.close();
-        }
-      }),
+        },
+      ),
       { numRuns: 150 },
     );
   });

@@ -53,9 +53,12 @@ describe("unicode61 tokenizer and porter stemmer, against FTS5", () => {
   it("tokenizes random Unicode text exactly as FTS5 does (Latin, Greek, Cyrillic, marks, punctuation)", () => {
     const alphabet = fc.constantFrom(..."aAbBzZ09 _-.,'éÉñÑüÜçøÆßİıǖάΩжЖ\u0301\u0308日本½²!?\t\n".split(""));
     fc.assert(
-      fc.property(fc.array(alphabet, { maxLength: 40 }).map((a) => a.join("")), (s) => {
-        expect(analyze(s)).toEqual(oracle.terms(s, true));
-      }),
+      fc.property(
+        fc.array(alphabet, { maxLength: 40 }).map((a) => a.join("")),
+        (s) => {
+          expect(analyze(s)).toEqual(oracle.terms(s, true));
+        },
+      ),
       { numRuns: 1500 },
     );
   });

@@ -57,16 +57,29 @@ export async function loadRagCorpus(t: TestServer): Promise<RagCorpus> {
         doc("guide/ops.md", "Operations handbook: on-call rotations and paging.", {
           chunks: [{ text: "Operations handbook: on-call rotations and paging.", embedding: [0, 0.2, 0, 1] }],
         }),
-        doc("secret/keys.md", "retry secret api keys backoff", { chunks: [{ text: "retry secret api keys backoff", embedding: [1, 0, 0, 0] }] }),
+        doc("secret/keys.md", "retry secret api keys backoff", {
+          chunks: [{ text: "retry secret api keys backoff", embedding: [1, 0, 0, 0] }],
+        }),
       ],
     },
     {
       resourceId: notes,
-      documents: [doc("notes/backoff.md", "backoff jitter notes for retry storms", { chunks: [{ text: "backoff jitter notes for retry storms", embedding: [0.9, 0.1, 0, 0] }] })],
+      documents: [
+        doc("notes/backoff.md", "backoff jitter notes for retry storms", {
+          chunks: [{ text: "backoff jitter notes for retry storms", embedding: [0.9, 0.1, 0, 0] }],
+        }),
+      ],
     },
   ]);
   await upsert(t, "other", [
-    { resourceId: foreign, documents: [doc("x.md", "retry backoff secrets of another tenant", { chunks: [{ text: "retry backoff secrets of another tenant", embedding: [1, 0, 0, 0] }] })] },
+    {
+      resourceId: foreign,
+      documents: [
+        doc("x.md", "retry backoff secrets of another tenant", {
+          chunks: [{ text: "retry backoff secrets of another tenant", embedding: [1, 0, 0, 0] }],
+        }),
+      ],
+    },
   ]);
   await t.client(IndexService, "writer").putTriples({
     resourceId: docs,

@@ -20,9 +20,16 @@ function document(i: number) {
 }
 
 const chunkUris = (resource: string, from: number, to: number) =>
-  new Set(Array.from({ length: to - from }, (_, k) => [0, 1].map((c) => `uko://${resource}/load/d${String(from + k).padStart(4, "0")}.md#${c}`)).flat());
+  new Set(
+    Array.from({ length: to - from }, (_, k) =>
+      [0, 1].map((c) => `uko://${resource}/load/d${String(from + k).padStart(4, "0")}.md#${c}`),
+    ).flat(),
+  );
 
-describe.each([["native (FTS5)", "native"], ["in-memory BM25", "memory"]])("rebuild under load, keyword index %s", (_name, keywordIndex) => {
+describe.each([
+  ["native (FTS5)", "native"],
+  ["in-memory BM25", "memory"],
+])("rebuild under load, keyword index %s", (_name, keywordIndex) => {
   let t: TestServer;
   let resource: string;
   let scope: string;

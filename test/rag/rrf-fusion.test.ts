@@ -40,7 +40,10 @@ describe("fuseRrf arithmetic", () => {
 
   it("applies per-source weights, including zero", () => {
     const lists = [list("text", ["a", "b"]), list("vector", ["b", "a"])];
-    const weights = new Map<Src, number>([["text", 3], ["vector", 1]]);
+    const weights = new Map<Src, number>([
+      ["text", 3],
+      ["vector", 1],
+    ]);
     const r = fuseRrf(lists, { k: 60, weights });
     expect(r.items.map((i) => i.key)).toEqual(["a", "b"]);
     expect(r.items[0].rawScore).toBeCloseTo(3 / 61 + 1 / 62, 15);
@@ -83,13 +86,22 @@ describe("fuseRrf arithmetic", () => {
 
   it("ignores a key repeated within one list (its best rank counts)", () => {
     const r = fuseRrf([list("text", ["a", "b", "a"])], { k: 60 });
-    expect(r.items.map((i) => [i.key, i.contributions[0].rank])).toEqual([["a", 1], ["b", 2]]);
+    expect(r.items.map((i) => [i.key, i.contributions[0].rank])).toEqual([
+      ["a", 1],
+      ["b", 2],
+    ]);
   });
 
   it("refuses bad k, weights and ranks", () => {
     expect(() => fuseRrf([list("text", ["a"])], { k: 0 })).toThrow(RangeError);
     expect(() => fuseRrf([list("text", ["a"])], { k: 60, weights: new Map<Src, number>([["text", -1]]) })).toThrow(RangeError);
-    const bad: RankedList<Src, string> = { source: "text", items: [{ key: "a", score: 1, rank: 2, payload: "" }, { key: "b", score: 1, rank: 1, payload: "" }] };
+    const bad: RankedList<Src, string> = {
+      source: "text",
+      items: [
+        { key: "a", score: 1, rank: 2, payload: "" },
+        { key: "b", score: 1, rank: 1, payload: "" },
+      ],
+    };
     expect(() => fuseRrf([bad], { k: 60 })).toThrow(RangeError);
   });
 
@@ -114,7 +126,9 @@ describe("fuseRrf arithmetic", () => {
   });
 });
 
-const keysArb = fc.uniqueArray(fc.constantFrom(...Array.from({ length: 30 }, (_, i) => `uko://k${String(i).padStart(2, "0")}`)), { maxLength: 20 });
+const keysArb = fc.uniqueArray(fc.constantFrom(...Array.from({ length: 30 }, (_, i) => `uko://k${String(i).padStart(2, "0")}`)), {
+  maxLength: 20,
+});
 const sources: Src[] = ["text", "vector", "graph"];
 const listsArb = fc.array(keysArb, { minLength: 1, maxLength: 3 }).map((ls) => ls.map((keys, i) => list(sources[i], keys)));
 const optsArb = fc.record({
@@ -188,16 +202,20 @@ describe("fuseRrf properties", () => {
 
   it("raising a unit's rank in one source never lowers its fused position", () => {
     fc.assert(
-      fc.property(listsArb.filter((ls) => ls[0].items.length >= 2), fc.nat(), (lists, pick) => {
-        const items = lists[0].items;
-        const idx = 1 + (pick % (items.length - 1));
-        const key = items[idx].key;
-        const before = fuseRrf(lists, { k: 60 }).items.findIndex((i) => i.key === key);
-        const promoted = [...items];
-        [promoted[idx - 1], promoted[idx]] = [promoted[idx], promoted[idx - 1]];
-        const after = fuseRrf([{ ...lists[0], items: promoted }, ...lists.slice(1)], { k: 60 }).items.findIndex((i) => i.key === key);
-        expect(after).toBeLessThanOrEqual(before);
-      }),
+      fc.property(
+        listsArb.filter((ls) => ls[0].items.length >= 2),
+        fc.nat(),
+        (lists, pick) => {
+          const items = lists[0].items;
+          const idx = 1 + (pick % (items.length - 1));
+          const key = items[idx].key;
+          const before = fuseRrf(lists, { k: 60 }).items.findIndex((i) => i.key === key);
+          const promoted = [...items];
+          [promoted[idx - 1], promoted[idx]] = [promoted[idx], promoted[idx - 1]];
+          const after = fuseRrf([{ ...lists[0], items: promoted }, ...lists.slice(1)], { k: 60 }).items.findIndex((i) => i.key === key);
+          expect(after).toBeLessThanOrEqual(before);
+        },
+      ),
     );
   });
 });

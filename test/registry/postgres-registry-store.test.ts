@@ -22,7 +22,14 @@ describe("PostgresRegistryStore across servers", () => {
       await a.createProject("local/api");
       const root = await a.registerResource({ id: "", project: "local/api", alias: "root", kind: "repo", parentIds: [], metadata: {} });
       expect([...(await b.withDescendants([root.id]))]).toEqual([root.id]);
-      const child = await b.registerResource({ id: "", project: "local/api", alias: "child", kind: "repo", parentIds: [root.id], metadata: {} });
+      const child = await b.registerResource({
+        id: "",
+        project: "local/api",
+        alias: "child",
+        kind: "repo",
+        parentIds: [root.id],
+        metadata: {},
+      });
       expect(new Set(await a.withDescendants([root.id]))).toEqual(new Set([root.id, child.id]));
       expect(await a.resolveAlias("local/api", "child")).toBe(child.id);
     } finally {
@@ -37,7 +44,18 @@ describe("PostgresRegistryStore across servers", () => {
     try {
       await new PostgresRegistryStore(db.pool).createProject("local/api");
       const results = await Promise.allSettled(
-        pools.flatMap((p) => [0, 1].map(() => new PostgresRegistryStore(p).registerResource({ id: "", project: "local/api", alias: "same", kind: "repo", parentIds: [], metadata: {} }))),
+        pools.flatMap((p) =>
+          [0, 1].map(() =>
+            new PostgresRegistryStore(p).registerResource({
+              id: "",
+              project: "local/api",
+              alias: "same",
+              kind: "repo",
+              parentIds: [],
+              metadata: {},
+            }),
+          ),
+        ),
       );
       expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
       for (const r of results) if (r.status === "rejected") expect(r.reason).toBeInstanceOf(AlreadyExistsError);

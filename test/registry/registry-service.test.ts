@@ -73,11 +73,26 @@ describe("RegistryService end to end", () => {
   });
 
   test("RegisterResource with an id taken by a resource the key cannot see answers as for any unusable id, never ALREADY_EXISTS", async () => {
-    const { resource: hidden } = await admin().registerResource({ project: "other/secret", alias: "hidden-one", kind: "docs", id: newUlid() });
-    const taken = await expectCode(writer().registerResource({ project: "local/api", alias: "probe", kind: "docs", id: hidden!.id }), Code.InvalidArgument);
-    const malformed = await expectCode(writer().registerResource({ project: "local/api", alias: "probe", kind: "docs", id: "not-a-ulid" }), Code.InvalidArgument);
-    expect(await badFields(writer().registerResource({ project: "local/api", alias: "probe", kind: "docs", id: hidden!.id }))).toEqual(["id"]);
-    expect(await badFields(writer().registerResource({ project: "local/api", alias: "probe", kind: "docs", id: "not-a-ulid" }))).toEqual(["id"]);
+    const { resource: hidden } = await admin().registerResource({
+      project: "other/secret",
+      alias: "hidden-one",
+      kind: "docs",
+      id: newUlid(),
+    });
+    const taken = await expectCode(
+      writer().registerResource({ project: "local/api", alias: "probe", kind: "docs", id: hidden!.id }),
+      Code.InvalidArgument,
+    );
+    const malformed = await expectCode(
+      writer().registerResource({ project: "local/api", alias: "probe", kind: "docs", id: "not-a-ulid" }),
+      Code.InvalidArgument,
+    );
+    expect(await badFields(writer().registerResource({ project: "local/api", alias: "probe", kind: "docs", id: hidden!.id }))).toEqual([
+      "id",
+    ]);
+    expect(await badFields(writer().registerResource({ project: "local/api", alias: "probe", kind: "docs", id: "not-a-ulid" }))).toEqual([
+      "id",
+    ]);
     expect(String(taken)).not.toMatch(/exist|secret|taken/i);
     expect(String(malformed)).not.toMatch(/exist|secret/i);
     // Nothing was written, and a fresh id still works with the same request.
@@ -105,7 +120,9 @@ describe("RegistryService end to end", () => {
       "parent_ids[0]",
     ]);
     const tooMany = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, "v"]));
-    expect(await badFields(writer().registerResource({ project: "local/api", alias: "m", kind: "repo", metadata: tooMany }))).toEqual(["metadata"]);
+    expect(await badFields(writer().registerResource({ project: "local/api", alias: "m", kind: "repo", metadata: tooMany }))).toEqual([
+      "metadata",
+    ]);
     expect(
       await badFields(writer().registerResource({ project: "local/api", alias: "m", kind: "repo", metadata: { k: "v".repeat(4097) } })),
     ).toEqual(["metadata[k]"]);
@@ -113,7 +130,10 @@ describe("RegistryService end to end", () => {
 
   test("RegisterResource into a missing project is NOT_FOUND; a parent nobody can see is PERMISSION_DENIED", async () => {
     await expectCode(writer().registerResource({ project: "local/none", alias: "a", kind: "repo" }), Code.NotFound);
-    const planted = await expectCode(writer().registerResource({ project: "other/secret", alias: "planted", kind: "repo" }), Code.PermissionDenied);
+    const planted = await expectCode(
+      writer().registerResource({ project: "other/secret", alias: "planted", kind: "repo" }),
+      Code.PermissionDenied,
+    );
     expect(planted.findDetails(ScopeViolationSchema)[0].projectNames).toEqual(["other/secret"]);
     expect((await other().listResources({ project: "other/secret" })).resources.map((r) => r.alias)).not.toContain("planted");
     const err = await expectCode(
@@ -158,8 +178,9 @@ describe("RegistryService end to end", () => {
     const listed = (await reader().listResources({ project: "local/api" })).resources.find((x) => x.id === r.id)!;
     expect(listed.links.map((l) => l.project)).toEqual(["local/api"]);
     const parent = (await other().registerResource({ project: "other/secret", alias: "hidden-parent", kind: "repo" })).resource!;
-    const child = (await admin().registerResource({ project: "local/api", alias: "has-hidden-parent", kind: "repo", parentIds: [parent.id] }))
-      .resource!;
+    const child = (
+      await admin().registerResource({ project: "local/api", alias: "has-hidden-parent", kind: "repo", parentIds: [parent.id] })
+    ).resource!;
     const seen = (await reader().listResources({ project: "local/api" })).resources.find((x) => x.id === child.id)!;
     expect(seen.parentIds).toEqual([]);
     const foreignOwned = (await admin().registerResource({ project: "other/secret", alias: "lent", kind: "repo" })).resource!;

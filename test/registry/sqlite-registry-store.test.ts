@@ -14,7 +14,12 @@ runRegistryStoreSuite({
   name: "SQLite",
   create: () => {
     const db = openSqliteDatabase(":memory:");
-    return { registry: new SqliteRegistryStore(db), close: () => { db.close(); } };
+    return {
+      registry: new SqliteRegistryStore(db),
+      close: () => {
+        db.close();
+      },
+    };
   },
 });
 

@@ -211,13 +211,19 @@ describe.each(PROTOCOLS)("many offenders (%s)", (protocol) => {
     expect(v.scopeProjectNames).toEqual(["local/api"]);
     expect(err.rawMessage).toMatch(/^Projects not in scope: local\/p0, local\/p1/);
     const uris = Array.from({ length: 5000 }, () => `uko://${newUlid()}/x.md`);
-    const fetchErr = await refused(() => t.client(RagService, "writer", w.apiScope, protocol).fetchContent({ ukoUris: uris }), Code.PermissionDenied);
+    const fetchErr = await refused(
+      () => t.client(RagService, "writer", w.apiScope, protocol).fetchContent({ ukoUris: uris }),
+      Code.PermissionDenied,
+    );
     expect(fetchErr.findDetails(ScopeViolationSchema)[0].resourceIds.length).toBeLessThanOrEqual(100);
   });
 
   it("thousands of field violations come back as the first fifty and a count", async () => {
     const err = await refused(
-      () => t.client(ScopeService, "writer", w.apiScope, protocol).narrowScope({ denyResourceIds: Array.from({ length: 4000 }, (_, i) => `bad-${i}`) }),
+      () =>
+        t
+          .client(ScopeService, "writer", w.apiScope, protocol)
+          .narrowScope({ denyResourceIds: Array.from({ length: 4000 }, (_, i) => `bad-${i}`) }),
       Code.InvalidArgument,
     );
     expect(badFields(err).slice(0, 2)).toEqual(["deny_resource_ids[0]", "deny_resource_ids[1]"]);
@@ -229,7 +235,9 @@ describe.each(PROTOCOLS)("many offenders (%s)", (protocol) => {
 
 describe("oversize single values", () => {
   it("100k valid documents in one UpsertDocuments message are indexed without stalling the server", async () => {
-    const { resource } = await t.client(RegistryService, "writer").registerResource({ project: "local/api", alias: "many-docs", kind: "repo" });
+    const { resource } = await t
+      .client(RegistryService, "writer")
+      .registerResource({ project: "local/api", alias: "many-docs", kind: "repo" });
     const documents = Array.from({ length: N }, (_, i) => doc(`many/${i}.md`, `tiny document ${i}`));
     async function* one() {
       yield { resourceId: resource!.id, documents };
@@ -255,7 +263,10 @@ describe("oversize single values", () => {
     const sessionManager = new Http2SessionManager(t.server.url, undefined, { maxSessionMemory: 256 });
     try {
       for (const transport of [createGrpcTransport, createConnectTransport]) {
-        const index = createClient(IndexService, transport({ baseUrl: t.server.url, httpVersion: "2", sessionManager, interceptors: [authInterceptor(t.keys.writer)] }));
+        const index = createClient(
+          IndexService,
+          transport({ baseUrl: t.server.url, httpVersion: "2", sessionManager, interceptors: [authInterceptor(t.keys.writer)] }),
+        );
         const big = "x".repeat(17 * 1024 * 1024);
         async function* one() {
           yield { resourceId: w.guide, documents: [doc("big.md", big)] };
@@ -276,18 +287,30 @@ describe("oversize single values", () => {
     expect(badFields(await refused(() => text.search({ query: q }), Code.InvalidArgument))).toContain("query");
     expect(badFields(await refused(() => drain(text.searchStream({ query: q })), Code.InvalidArgument))).toContain("query");
     expect(badFields(await refused(() => rag.hybridSearch({ query: q }), Code.InvalidArgument))).toContain("query");
-    expect(badFields(await refused(() => graph.sparqlQuery({ query: `SELECT * { ?s ?p "${q}" }` }), Code.InvalidArgument))).toContain("query");
-    expect(badFields(await refused(() => graph.getTriples({ subject: `${EX}${"a".repeat(1 << 20)}` }), Code.InvalidArgument))).toContain("subject");
-    expect(badFields(await refused(() => graph.traverse({ start: `${EX}${"a".repeat(1 << 20)}` }), Code.InvalidArgument))).toContain("start");
+    expect(badFields(await refused(() => graph.sparqlQuery({ query: `SELECT * { ?s ?p "${q}" }` }), Code.InvalidArgument))).toContain(
+      "query",
+    );
+    expect(badFields(await refused(() => graph.getTriples({ subject: `${EX}${"a".repeat(1 << 20)}` }), Code.InvalidArgument))).toContain(
+      "subject",
+    );
+    expect(badFields(await refused(() => graph.traverse({ start: `${EX}${"a".repeat(1 << 20)}` }), Code.InvalidArgument))).toContain(
+      "start",
+    );
   });
 
   it("100k metadata entries on a document or a fragment are INVALID_ARGUMENT", async () => {
     const metadata: Record<string, string> = {};
     for (let i = 0; i < N; i++) metadata[`k${i}`] = "v";
-    const err = await refused(() => upsert(t, "writer", [{ resourceId: w.guide, documents: [doc("meta.md", "meta", { metadata })] }]), Code.InvalidArgument);
+    const err = await refused(
+      () => upsert(t, "writer", [{ resourceId: w.guide, documents: [doc("meta.md", "meta", { metadata })] }]),
+      Code.InvalidArgument,
+    );
     expect(badFields(err)).toContain("documents[0].metadata");
     const tiers = t.client(ContextTierService, "writer", w.apiScope);
-    await refused(() => tiers.storeFragment({ fragment: { content: "c", tier: Tier.HOT, projectName: "local/api", metadata } }), Code.InvalidArgument);
+    await refused(
+      () => tiers.storeFragment({ fragment: { content: "c", tier: Tier.HOT, projectName: "local/api", metadata } }),
+      Code.InvalidArgument,
+    );
   });
 
   it("a 100k-entry RegisterResource (parents, metadata) is refused at once", async () => {
@@ -316,7 +339,13 @@ describe("pathological globs", () => {
       await refused(() => t.client(ScopeService, "writer", w.apiScope).narrowScope({ excludePaths: [glob] }), Code.InvalidArgument);
     }
     // Allowed but once exponential-looking patterns still resolve.
-    for (const glob of ["{a,b}".repeat(200), `${"{a,".repeat(150)}b${"}".repeat(150)}`, "{1..100000000}", "{1..1000}{1..1000}{1..1000}", "?".repeat(1000)]) {
+    for (const glob of [
+      "{a,b}".repeat(200),
+      `${"{a,".repeat(150)}b${"}".repeat(150)}`,
+      "{1..100000000}",
+      "{1..1000}{1..1000}{1..1000}",
+      "?".repeat(1000),
+    ]) {
       await scope.resolveScope({ projects: ["local/api"], includePaths: [glob] });
     }
   });
@@ -357,7 +386,9 @@ describe("pathological keyword queries", () => {
     const text = t.client(TextBackendService, "writer", w.apiScope, "grpc");
     const rag = t.client(RagService, "writer", w.apiScope, "grpc");
     const queries = [
-      Array.from({ length: 5000 }, (_, i) => `w${i}`).join(" ").slice(0, 16000),
+      Array.from({ length: 5000 }, (_, i) => `w${i}`)
+        .join(" ")
+        .slice(0, 16000),
       "zebra ".repeat(2600),
       "ζέβρα 斑马 🦓 zebra\u0301 Ⅻ ﬁ ß İ",
       "\u0000zebra\u0000",
@@ -424,7 +455,14 @@ describe("SPARQL denial of service", () => {
     const nestedOpt = `SELECT * WHERE { ?s ?p ?o ${"OPTIONAL { ?s ?p ?o ".repeat(2000)}${"}".repeat(2000)} }`;
     const nestedExpr = `SELECT * WHERE { ?s ?p ?o FILTER(${"(".repeat(10000)}1${")".repeat(10000)}) }`;
     const values = `SELECT * WHERE { VALUES ?x { ${Array.from({ length: 6000 }, (_, i) => `${i}`).join(" ")} } ?s ?p ?x }`;
-    const junk = ["\u0000", "SELECT", "}}}}", "SELECT * WHERE { ?s ?p ?o } LIMIT -1", "SELECT * WHERE { ?s ?p ?o } LIMIT 99999999999999999999999", "ASK { <\u0000> ?p ?o }"];
+    const junk = [
+      "\u0000",
+      "SELECT",
+      "}}}}",
+      "SELECT * WHERE { ?s ?p ?o } LIMIT -1",
+      "SELECT * WHERE { ?s ?p ?o } LIMIT 99999999999999999999999",
+      "ASK { <\u0000> ?p ?o }",
+    ];
     for (const query of [nested, nestedOpt, nestedExpr, values, ...junk]) {
       try {
         await graph.sparqlQuery({ query });
@@ -439,7 +477,9 @@ describe("SPARQL denial of service", () => {
   it("Traverse at depth 8 over a dense graph answers within the time limit, bounded", async () => {
     const nodes = 60;
     const triples = [];
-    for (let a = 0; a < nodes; a++) for (let b = 0; b < nodes; b++) if (a !== b) triples.push({ subject: iri(`${EX}n${a}`), predicate: iri(`${EX}p`), object: iri(`${EX}n${b}`) });
+    for (let a = 0; a < nodes; a++)
+      for (let b = 0; b < nodes; b++)
+        if (a !== b) triples.push({ subject: iri(`${EX}n${a}`), predicate: iri(`${EX}p`), object: iri(`${EX}n${b}`) });
     await t.client(IndexService, "writer").putTriples({ resourceId: w.lib, replace: true, triples });
     const graph = t.client(GraphBackendService, "writer", w.apiScope, "grpc");
     try {
@@ -472,7 +512,10 @@ describe("non-finite and out-of-range numbers", () => {
     for (const x of [NaN, Infinity, -Infinity, -0.5, 1.5, Number.MAX_VALUE]) {
       cases.push(["min_score", () => vector.similaritySearch({ embedding: east, minScore: x })]);
       cases.push(["min_score", () => rag.hybridSearch({ query: "zebra", minScore: x })]);
-      cases.push(["weights", () => rag.hybridSearch({ query: "zebra", weights: [{ source: Source.TEXT, weight: x < 0 || !Number.isFinite(x) ? x : -x }] })]);
+      cases.push([
+        "weights",
+        () => rag.hybridSearch({ query: "zebra", weights: [{ source: Source.TEXT, weight: x < 0 || !Number.isFinite(x) ? x : -x }] }),
+      ]);
     }
     for (const bad of [[NaN, 0, 0, 0], [Infinity, 0, 0, 0], [-Infinity, 1, 0, 0], [0, 0, 0, 0], [-0, 0, -0, 0], Array(5000).fill(1)]) {
       cases.push(["embedding", () => vector.similaritySearch({ embedding: bad })]);
@@ -481,14 +524,25 @@ describe("non-finite and out-of-range numbers", () => {
     cases.push(["count", () => tiers.evictLru({ tier: Tier.HOT, count: 0 })]);
     cases.push(["role", () => tiers.getForActor({ role: 99 as Role })]);
     cases.push(["fragment", () => tiers.storeFragment({ fragment: { content: "c", tier: 99 as Tier, projectName: "local/api" } })]);
-    for (const bad of [[NaN, 0, 0, 0], [Infinity, 0, 0, 0], [0, 0, 0, 0], [1, 2]]) {
-      cases.push(["documents", () => upsert(t, "writer", [{ resourceId: w.guide, documents: [doc("nan.md", "nan", { chunks: [{ text: "nan", embedding: bad }] })] }])]);
+    for (const bad of [
+      [NaN, 0, 0, 0],
+      [Infinity, 0, 0, 0],
+      [0, 0, 0, 0],
+      [1, 2],
+    ]) {
+      cases.push([
+        "documents",
+        () =>
+          upsert(t, "writer", [{ resourceId: w.guide, documents: [doc("nan.md", "nan", { chunks: [{ text: "nan", embedding: bad }] })] }]),
+      ]);
     }
     cases.push(["tier", () => tiers.evictLru({ tier: 99 as Tier, count: 1 })]);
     cases.push(["sources", () => rag.hybridSearch({ query: "zebra", sources: [99 as Source] })]);
     for (const [field, call] of cases) {
       const err = await refused(call, Code.InvalidArgument);
-      expect(badFields(err).some((f) => f === field || f.startsWith(`${field}[`) || f.startsWith(`${field}.`)) ? field : badFields(err)).toBe(field);
+      expect(
+        badFields(err).some((f) => f === field || f.startsWith(`${field}[`) || f.startsWith(`${field}.`)) ? field : badFields(err),
+      ).toBe(field);
     }
     // Extreme but finite embeddings are valid and give finite cosines in [0, 1].
     const huge = await vector.similaritySearch({ embedding: [3.4e38, 3.4e38, 0, 0] });
@@ -506,7 +560,9 @@ describe("load and cancellation", () => {
     const text = t.client(TextBackendService, "writer", w.apiScope, "grpc");
     const vector = t.client(VectorBackendService, "writer", w.apiScope, "connect");
     const outcomes = await Promise.allSettled(
-      Array.from({ length: 1000 }, (_, i) => (i % 2 === 0 ? text.search({ query: "zebra" }) : vector.similaritySearch({ embedding: [1, 0, 0, 0] }))),
+      Array.from({ length: 1000 }, (_, i) =>
+        i % 2 === 0 ? text.search({ query: "zebra" }) : vector.similaritySearch({ embedding: [1, 0, 0, 0] }),
+      ),
     );
     const failures = outcomes.filter((o): o is PromiseRejectedResult => o.status === "rejected").map((o) => ConnectError.from(o.reason));
     for (const f of failures) expect([Code.ResourceExhausted, Code.Unavailable]).toContain(f.code);
@@ -518,7 +574,10 @@ describe("load and cancellation", () => {
     const graph = t.client(GraphBackendService, "writer", w.apiScope, "connect");
     for (let i = 0; i < 200; i++) {
       const ac = new AbortController();
-      const stream = i % 2 === 0 ? text.searchStream({ query: "common", maxResults: 25 }, { signal: ac.signal }) : graph.sparqlQueryStream({ query: "SELECT * WHERE { ?s ?p ?o }" }, { signal: ac.signal });
+      const stream =
+        i % 2 === 0
+          ? text.searchStream({ query: "common", maxResults: 25 }, { signal: ac.signal })
+          : graph.sparqlQueryStream({ query: "SELECT * WHERE { ?s ?p ?o }" }, { signal: ac.signal });
       try {
         for await (const _ of stream) {
           ac.abort();
@@ -526,7 +585,9 @@ describe("load and cancellation", () => {
       } catch (e) {
         // The client reports its own abort (Canceled, or connect-node's AbortError mid-iteration).
         const err = ConnectError.from(e);
-        expect(err.code === Code.Canceled || /abort/i.test(err.rawMessage) ? "cancelled" : `${Code[err.code]}: ${err.rawMessage}`).toBe("cancelled");
+        expect(err.code === Code.Canceled || /abort/i.test(err.rawMessage) ? "cancelled" : `${Code[err.code]}: ${err.rawMessage}`).toBe(
+          "cancelled",
+        );
       }
     }
     expect((await text.search({ query: "zebra" })).results.length).toBeGreaterThan(0);
@@ -571,13 +632,18 @@ function rawExchange(bytes: Buffer, waitMs = 1500): Promise<{ reply: Buffer; clo
 describe("garbage on the wire", () => {
   it("random bytes, a broken HTTP/2 preface and broken frames are dropped without hurting the server", async () => {
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) & 0xff);
+    const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) & 0xff;
     const garbage = Buffer.from(Array.from({ length: 64 * 1024 }, rand));
     const preface = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
     const inputs = [
       garbage,
       Buffer.concat([preface, garbage]),
-      Buffer.concat([preface, Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]), Buffer.from([0xff, 0xff, 0xff, 0x01, 0x05, 0, 0, 0, 1]), garbage.subarray(0, 100)]),
+      Buffer.concat([
+        preface,
+        Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]),
+        Buffer.from([0xff, 0xff, 0xff, 0x01, 0x05, 0, 0, 0, 1]),
+        garbage.subarray(0, 100),
+      ]),
       Buffer.concat([preface, Buffer.from([0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0])]),
       Buffer.from("PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n"),
       Buffer.from("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", "latin1"),
@@ -599,7 +665,12 @@ describe("garbage on the wire", () => {
       { ":method": "POST", ":path": "/acms.v1.TextBackendService/Search", "content-type": "text/plain" },
       { ":method": "GET", ":path": "/acms.v1.NoSuch/Thing" },
       { ":method": "POST", ":path": "/%ff%fe", "content-type": "application/proto" },
-      { ":method": "POST", ":path": "/acms.v1.TextBackendService/Search", "content-type": "application/grpc", "grpc-timeout": "99999999999S" },
+      {
+        ":method": "POST",
+        ":path": "/acms.v1.TextBackendService/Search",
+        "content-type": "application/grpc",
+        "grpc-timeout": "99999999999S",
+      },
       { ":method": "POST", ":path": "/acms.v1.TextBackendService/Search", "content-type": "application/grpc", "grpc-encoding": "br" },
     ];
     for (const headers of requests) {
@@ -625,7 +696,13 @@ describe("garbage on the wire", () => {
     const post = (path: string, contentType: string, body: string | Buffer) =>
       new Promise<{ status: number; body: string }>((resolve, reject) => {
         const req = http.request(
-          { host: "127.0.0.1", port: t.server.port, method: "POST", path, headers: { "content-type": contentType, authorization: `Bearer ${t.keys.writer}`, "acms-scope": w.apiScope } },
+          {
+            host: "127.0.0.1",
+            port: t.server.port,
+            method: "POST",
+            path,
+            headers: { "content-type": contentType, authorization: `Bearer ${t.keys.writer}`, "acms-scope": w.apiScope },
+          },
           (res) => {
             const chunks: Buffer[] = [];
             res.on("data", (c) => chunks.push(c));

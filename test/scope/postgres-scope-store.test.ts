@@ -20,7 +20,11 @@ runScopeStoreSuite({
   name: "PostgreSQL (cache of one scope)",
   create: async () => {
     const db = await openTestPostgres();
-    return { store: new PostgresScopeStore(db.pool, { cacheSize: 1 }), reopen: () => new PostgresScopeStore(db.pool, { cacheSize: 1 }), close: () => db.close() };
+    return {
+      store: new PostgresScopeStore(db.pool, { cacheSize: 1 }),
+      reopen: () => new PostgresScopeStore(db.pool, { cacheSize: 1 }),
+      close: () => db.close(),
+    };
   },
 });
 

@@ -28,7 +28,10 @@ const world: fc.Arbitrary<World> = fc.integer({ min: 1, max: 25 }).chain((n) =>
     // Aliases are unique per project in a real registry: keep the first link of each (project, alias).
     .map((w) => {
       const seen = new Set<string>();
-      return { ...w, links: w.links.filter((l) => !seen.has(`${l.project}|${l.alias}`) && seen.add(`${l.project}|${l.alias}`) !== undefined) };
+      return {
+        ...w,
+        links: w.links.filter((l) => !seen.has(`${l.project}|${l.alias}`) && seen.add(`${l.project}|${l.alias}`) !== undefined),
+      };
     }),
 );
 
@@ -50,7 +53,14 @@ function toolsFor(w: World) {
   return { withDescendants, visible: async (id: string) => isVisible(id), isVisible };
 }
 
-const names = (w: World) => fc.array(fc.oneof(fc.nat({ max: w.n - 1 }).map(idOf), fc.integer({ min: 0, max: 5 }).map((a) => `x${a}`)), { maxLength: 4 });
+const names = (w: World) =>
+  fc.array(
+    fc.oneof(
+      fc.nat({ max: w.n - 1 }).map(idOf),
+      fc.integer({ min: 0, max: 5 }).map((a) => `x${a}`),
+    ),
+    { maxLength: 4 },
+  );
 
 const scopeProjects = fc.subarray(["a/p", "a/q"], { minLength: 1 });
 
@@ -63,7 +73,15 @@ test("resolution never reaches past the linked resources and their visible desce
         const links = w.links.filter((l) => projects.includes(l.project));
         let r;
         try {
-          r = await resolveScopeResources({ projects, links, withDescendants, visible, includeResources, excludeResources, expandDescendants });
+          r = await resolveScopeResources({
+            projects,
+            links,
+            withDescendants,
+            visible,
+            includeResources,
+            excludeResources,
+            expandDescendants,
+          });
         } catch (err) {
           expect(err).toBeInstanceOf(InvalidArgumentError);
           return;
@@ -72,7 +90,15 @@ test("resolution never reaches past the linked resources and their visible desce
         for (const id of [...r.resourceIds, ...r.deniedResourceIds]) expect(linked.has(id) || isVisible(id)).toBe(true);
         expect(r.resourceIds.filter((id) => r.deniedResourceIds.includes(id))).toEqual([]);
         expect(r.resourceIds).toEqual([...new Set(r.resourceIds)].sort());
-        const wider = await resolveScopeResources({ projects, links, withDescendants, visible, includeResources, excludeResources: [], expandDescendants });
+        const wider = await resolveScopeResources({
+          projects,
+          links,
+          withDescendants,
+          visible,
+          includeResources,
+          excludeResources: [],
+          expandDescendants,
+        });
         for (const id of r.resourceIds) expect(wider.resourceIds).toContain(id);
       },
     ),
@@ -83,7 +109,14 @@ test("resolution never reaches past the linked resources and their visible desce
 test("narrowing never widens: the child is within the parent, and child plus denied is exactly the parent", async () => {
   await fc.assert(
     fc.asyncProperty(
-      world.chain((w) => fc.tuple(fc.constant(w), fc.subarray(["a/p", "a/q"], { minLength: 1 }), fc.array(fc.nat({ max: w.n + 3 }).map(idOf), { maxLength: 5 }), fc.boolean())),
+      world.chain((w) =>
+        fc.tuple(
+          fc.constant(w),
+          fc.subarray(["a/p", "a/q"], { minLength: 1 }),
+          fc.array(fc.nat({ max: w.n + 3 }).map(idOf), { maxLength: 5 }),
+          fc.boolean(),
+        ),
+      ),
       async ([w, childProjects, denyResourceIds, expandDescendants]) => {
         const { withDescendants, visible } = toolsFor(w);
         const parentProjects = ["a/p", "a/q"];

@@ -1,5 +1,10 @@
 import { InvalidArgumentError } from "../../src/domain/errors.js";
-import { narrowScopeResources, resolveScopeResources, type ScopeLink, type ScopeResolutionInput } from "../../src/domain/scope-resolution.js";
+import {
+  narrowScopeResources,
+  resolveScopeResources,
+  type ScopeLink,
+  type ScopeResolutionInput,
+} from "../../src/domain/scope-resolution.js";
 
 // A small fixed world: ids are ULID-shaped so names resolve as ids.
 const REPO = "01JAAAAAAAAAAAAAAAAAAAAAA1";
@@ -93,7 +98,10 @@ describe("resolveScopeResources", () => {
 
   test("expand_descendants=false keeps exactly the linked resources: no descendant linked elsewhere joins", async () => {
     // HIDDEN descends from REPO and is visible to this caller, but it is linked into other/x only.
-    expect(await resolve({ visible: async () => true, expandDescendants: false })).toEqual({ resourceIds: [REPO, SUB, LEAF].sort(), deniedResourceIds: [] });
+    expect(await resolve({ visible: async () => true, expandDescendants: false })).toEqual({
+      resourceIds: [REPO, SUB, LEAF].sort(),
+      deniedResourceIds: [],
+    });
     expect((await resolve({ visible: async () => true })).resourceIds).toContain(HIDDEN);
     const web = await resolveScopeResources({
       projects: ["local/web"],
@@ -223,7 +231,11 @@ describe("narrowScopeResources", () => {
   });
 
   test("a project subset keeps resources linked into it and their descendants within the parent", async () => {
-    const r = await narrowScopeResources({ ...base, childProjects: ["local/api"], childLinks: LINKS.filter((l) => l.project === "local/api") });
+    const r = await narrowScopeResources({
+      ...base,
+      childProjects: ["local/api"],
+      childLinks: LINKS.filter((l) => l.project === "local/api"),
+    });
     expect(r.resourceIds).toEqual([REPO, SUB, LEAF].sort());
     expect(r.deniedResourceIds).toEqual([DOCS, WEB_API].sort());
   });
@@ -248,7 +260,13 @@ describe("narrowScopeResources", () => {
     // DOCS descends from REPO here and the parent holds both, but DOCS is linked into local/web only.
     const dag = async (ids: readonly string[]) => new Set([...(await withDescendants(ids)), ...(ids.includes(REPO) ? [DOCS] : [])]);
     const childLinks = LINKS.filter((l) => l.project === "local/api");
-    const flat = await narrowScopeResources({ ...base, childProjects: ["local/api"], childLinks, withDescendants: dag, expandDescendants: false });
+    const flat = await narrowScopeResources({
+      ...base,
+      childProjects: ["local/api"],
+      childLinks,
+      withDescendants: dag,
+      expandDescendants: false,
+    });
     expect(flat.resourceIds).toEqual([REPO, SUB, LEAF].sort());
     expect(flat.deniedResourceIds).toEqual([DOCS, WEB_API].sort());
     const expanded = await narrowScopeResources({ ...base, childProjects: ["local/api"], childLinks, withDescendants: dag });

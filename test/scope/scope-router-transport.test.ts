@@ -107,7 +107,9 @@ test("the scope of another principal is NOT_FOUND through the header, and nothin
 test("ValidateResourceScope names every offender in the ScopeViolation", async () => {
   const { scope } = await client(ScopeService, "bob").resolveScope({ projects: ["team/a"] });
   const [x, y] = [newUlid(), newUlid()];
-  const err = await failure(client(ScopeService, "bob", scope!.scopeId).validateResourceScope({ requestedResourceIds: [...scope!.resourceIds, x, y] }));
+  const err = await failure(
+    client(ScopeService, "bob", scope!.scopeId).validateResourceScope({ requestedResourceIds: [...scope!.resourceIds, x, y] }),
+  );
   expect(err.code).toBe(Code.PermissionDenied);
   expect(err.findDetails(ScopeViolationSchema)[0].resourceIds).toEqual([x, y]);
 });

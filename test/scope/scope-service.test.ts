@@ -118,9 +118,11 @@ describe("ResolveScope", () => {
     const flat = await resolve("admin", { projects: ["local/api"], expandDescendants: false });
     expect(flat.resourceIds).toEqual(sorted(ids.REPO, ids.SUB, ids.LEAF));
     expect(flat.expandDescendants).toBe(false);
-    expect(await badFields(scopeClient("admin").resolveScope({ projects: ["local/api"], includeResources: [ids.HIDDEN], expandDescendants: false }))).toEqual([
-      "include_resources[0]",
-    ]);
+    expect(
+      await badFields(
+        scopeClient("admin").resolveScope({ projects: ["local/api"], includeResources: [ids.HIDDEN], expandDescendants: false }),
+      ),
+    ).toEqual(["include_resources[0]"]);
     // Narrowing keeps the parent's setting.
     const child = await scopeClient("admin", flat.scopeId).narrowScope({ denyResourceIds: [ids.SUB] });
     expect(child.scope!.resourceIds).toEqual(sorted(ids.REPO, ids.LEAF));
@@ -158,8 +160,12 @@ describe("ResolveScope", () => {
       await badFields(c.resolveScope({ projects: ["local/api"], excludePaths: ["/etc/passwd", "a/../b", "x".repeat(1025), "[unclosed"] })),
     ).toEqual(["exclude_paths[0]", "exclude_paths[1]", "exclude_paths[2]", "exclude_paths[3]"]);
     expect(await badFields(c.resolveScope({ projects: ["local/api"], includeResources: [""] }))).toEqual(["include_resources[0]"]);
-    expect(await badFields(c.resolveScope({ projects: ["local/api"], excludeResources: ["x".repeat(401)] }))).toEqual(["exclude_resources[0]"]);
-    expect(await badFields(c.resolveScope({ projects: ["local/api"], includeResources: Array(1025).fill("api") }))).toEqual(["include_resources"]);
+    expect(await badFields(c.resolveScope({ projects: ["local/api"], excludeResources: ["x".repeat(401)] }))).toEqual([
+      "exclude_resources[0]",
+    ]);
+    expect(await badFields(c.resolveScope({ projects: ["local/api"], includeResources: Array(1025).fill("api") }))).toEqual([
+      "include_resources",
+    ]);
   });
 
   test("a missing project is NOT_FOUND; a project the key does not allow is PERMISSION_DENIED listing all offenders", async () => {
@@ -171,7 +177,8 @@ describe("ResolveScope", () => {
 
   test("a scope is frozen: a resource registered afterwards is outside it", async () => {
     const before = await resolve("writer", { projects: ["local/later"] });
-    const late = (await t.client(RegistryService, "writer").registerResource({ project: "local/later", alias: "late", kind: "repo" })).resource!;
+    const late = (await t.client(RegistryService, "writer").registerResource({ project: "local/later", alias: "late", kind: "repo" }))
+      .resource!;
     const { sv } = await violation(scopeClient("writer", before.scopeId).validateResourceScope({ requestedResourceIds: [late.id] }));
     expect(sv.resourceIds).toEqual([late.id]);
     const after = await resolve("writer", { projects: ["local/later"] });
@@ -261,7 +268,9 @@ describe("NarrowScope and the validation RPCs", () => {
   });
 
   test("a project outside the parent is PERMISSION_DENIED naming every offender", async () => {
-    const { err, sv } = await violation(scopeClient("writer", parent.scopeId).narrowScope({ projects: ["local/api", "local/empty", "other/x"] }));
+    const { err, sv } = await violation(
+      scopeClient("writer", parent.scopeId).narrowScope({ projects: ["local/api", "local/empty", "other/x"] }),
+    );
     expect(sv.projectNames).toEqual(["local/empty", "other/x"]);
     expect(sv.scopeProjectNames).toEqual(["local/api", "local/web"]);
     expect(err.rawMessage).toBe("Projects not in scope: local/empty, other/x. Available: local/api, local/web");
@@ -269,7 +278,10 @@ describe("NarrowScope and the validation RPCs", () => {
 
   test("deny removes with descendants and accumulates; ids the parent lacks change nothing; paths add up", async () => {
     const child = (
-      await scopeClient("writer", parent.scopeId).narrowScope({ denyResourceIds: [ids.SUB, ids.HIDDEN, newUlid()], excludePaths: ["tmp/**", "**/*.lock"] })
+      await scopeClient("writer", parent.scopeId).narrowScope({
+        denyResourceIds: [ids.SUB, ids.HIDDEN, newUlid()],
+        excludePaths: ["tmp/**", "**/*.lock"],
+      })
     ).scope!;
     expect(child.resourceIds).toEqual(sorted(ids.REPO, ids.WEB_API));
     expect(child.deniedResourceIds).toEqual(sorted(ids.DOCS, ids.SUB, ids.LEAF));
@@ -299,7 +311,10 @@ describe("NarrowScope and the validation RPCs", () => {
 
   test("malformed deny ids and bad globs are INVALID_ARGUMENT naming the field", async () => {
     const c = scopeClient("writer", parent.scopeId);
-    expect(await badFields(c.narrowScope({ denyResourceIds: [ids.SUB, "nope", ""] }))).toEqual(["deny_resource_ids[1]", "deny_resource_ids[2]"]);
+    expect(await badFields(c.narrowScope({ denyResourceIds: [ids.SUB, "nope", ""] }))).toEqual([
+      "deny_resource_ids[1]",
+      "deny_resource_ids[2]",
+    ]);
     expect(await badFields(c.narrowScope({ excludePaths: ["ok/**", "../up"] }))).toEqual(["exclude_paths[1]"]);
     expect(await badFields(c.narrowScope({ projects: ["BAD"] }))).toEqual(["projects[0]"]);
   });
@@ -354,7 +369,9 @@ describe("restart", () => {
     expect(listed.map((r) => r.id).sort()).toEqual(sorted(ids.REPO, ids.SUB, ids.LEAF));
     const sub = listed.find((r) => r.id === ids.SUB)!;
     expect(sub.parentIds).toEqual([ids.REPO]);
-    expect((await resolve("admin", { projects: ["local/api"], excludeResources: ["sub"] })).resourceIds).toEqual(sorted(ids.REPO, ids.HIDDEN));
+    expect((await resolve("admin", { projects: ["local/api"], excludeResources: ["sub"] })).resourceIds).toEqual(
+      sorted(ids.REPO, ids.HIDDEN),
+    );
   });
 
   test("a key that lost a project after a restart can no longer use scopes over it", async () => {

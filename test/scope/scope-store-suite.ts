@@ -154,7 +154,10 @@ export function runScopeStoreSuite(opts: ScopeStoreSuiteOptions): void {
         await store.save(sampleScope({ owner: "agent-b" }));
         await store.save(sampleScope({ owner: "agent-a2" }));
       }
-      const expected = mine.map((s) => s.scopeId).sort().reverse();
+      const expected = mine
+        .map((s) => s.scopeId)
+        .sort()
+        .reverse();
       const seen: string[] = [];
       let before: string | undefined;
       let pages = 0;

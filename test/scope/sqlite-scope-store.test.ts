@@ -30,7 +30,12 @@ runScopeStoreSuite({
   name: "SQLite (in memory, cache of one scope)",
   create: () => {
     const db = openSqliteDatabase(":memory:");
-    return { store: new SqliteScopeStore(db, { cacheSize: 1 }), close: () => { db.close(); } };
+    return {
+      store: new SqliteScopeStore(db, { cacheSize: 1 }),
+      close: () => {
+        db.close();
+      },
+    };
   },
   skip: { "a saved scope survives a restart, field for field": "an in-memory database is gone when it is closed" },
 });

@@ -13,7 +13,9 @@ const GEN = join(__dirname, "..", "..", "gen", "acms", "v1");
 /** Every generated acms.v1 file (read from gen/, so a new .proto is walked without editing this test). */
 function acmsFiles(): DescFile[] {
   const files: DescFile[] = [];
-  for (const name of readdirSync(GEN).filter((f) => f.endsWith("_pb.ts")).sort()) {
+  for (const name of readdirSync(GEN)
+    .filter((f) => f.endsWith("_pb.ts"))
+    .sort()) {
     const mod = require(join(GEN, name)) as Record<string, unknown>;
     for (const v of Object.values(mod)) if ((v as DescFile | undefined)?.kind === "file") files.push(v as DescFile);
   }
@@ -79,9 +81,12 @@ function findings(method: DescMethod): Finding[] {
     path.add(desc);
     for (const field of desc.fields) {
       const expected = carries(field, desc);
-      if (expected !== undefined) out.push({ key: `${method.parent.typeName}/${method.name} ${prefix}${field.name}`, expected, marked: getOption(field, ref) });
+      if (expected !== undefined)
+        out.push({ key: `${method.parent.typeName}/${method.name} ${prefix}${field.name}`, expected, marked: getOption(field, ref) });
       const sub =
-        field.fieldKind === "message" || (field.fieldKind === "list" && field.listKind === "message") || (field.fieldKind === "map" && field.mapKind === "message")
+        field.fieldKind === "message" ||
+        (field.fieldKind === "list" && field.listKind === "message") ||
+        (field.fieldKind === "map" && field.mapKind === "message")
           ? field.message
           : undefined;
       if (sub) walk(sub, `${prefix}${field.name}.`, path);
@@ -111,7 +116,9 @@ describe("fail-closed access annotations", () => {
   });
 
   test("every RPC has an explicit (acms.v1.access) option naming a rule", () => {
-    const missing = methods.filter((m) => !hasOption(m, access) || getOption(m, access) === Access.UNSPECIFIED).map((m) => `${m.parent.typeName}/${m.name}`);
+    const missing = methods
+      .filter((m) => !hasOption(m, access) || getOption(m, access) === Access.UNSPECIFIED)
+      .map((m) => `${m.parent.typeName}/${m.name}`);
     expect(missing).toEqual([]);
   });
 

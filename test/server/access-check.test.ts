@@ -1,6 +1,11 @@
-
 import { RefKind } from "../../gen/acms/v1/options_pb.js";
-import { InvalidArgumentError, NotFoundError, FailedPreconditionError, ScopeViolationError, UnauthenticatedError } from "../../src/domain/errors.js";
+import {
+  InvalidArgumentError,
+  NotFoundError,
+  FailedPreconditionError,
+  ScopeViolationError,
+  UnauthenticatedError,
+} from "../../src/domain/errors.js";
 import type { ResourceScope } from "../../src/domain/scope.js";
 import { createScopedBackendView } from "../../src/domain/scoped-backend-view.js";
 import { authenticate, checkPrincipalRefs, checkScopedRefs, resolveView } from "../../src/server/access/access-check.js";
@@ -62,7 +67,11 @@ describe("checkScopedRefs", () => {
 
   it("passes in-scope references", () => {
     expect(() =>
-      checkScopedRefs(view, [ref(RefKind.PROJECT, "local/api"), ref(RefKind.RESOURCE_ID, A), ref(RefKind.UKO_URI, `uko://${A}/docs/a.md#2`)]),
+      checkScopedRefs(view, [
+        ref(RefKind.PROJECT, "local/api"),
+        ref(RefKind.RESOURCE_ID, A),
+        ref(RefKind.UKO_URI, `uko://${A}/docs/a.md#2`),
+      ]),
     ).not.toThrow();
   });
 
@@ -101,18 +110,38 @@ describe("checkScopedRefs", () => {
 
 describe("checkPrincipalRefs", () => {
   const resources: Record<string, ResourceRecord> = {
-    [A]: { id: A, ownerProject: "local/api", kind: "repo", parentIds: [], metadata: {}, createdAt: new Date(0), links: [{ project: "local/api", resourceId: A, alias: "a" }] },
-    [B]: { id: B, ownerProject: "other/x", kind: "repo", parentIds: [], metadata: {}, createdAt: new Date(0), links: [{ project: "other/x", resourceId: B, alias: "b" }] },
+    [A]: {
+      id: A,
+      ownerProject: "local/api",
+      kind: "repo",
+      parentIds: [],
+      metadata: {},
+      createdAt: new Date(0),
+      links: [{ project: "local/api", resourceId: A, alias: "a" }],
+    },
+    [B]: {
+      id: B,
+      ownerProject: "other/x",
+      kind: "repo",
+      parentIds: [],
+      metadata: {},
+      createdAt: new Date(0),
+      links: [{ project: "other/x", resourceId: B, alias: "b" }],
+    },
   };
   const registry = { getResource: async (id: string) => resources[id] } as unknown as RegistryStore;
   const principal = createPrincipal("writer", ["local/*"], true);
 
   it("allows projects and resources of the key's globs", async () => {
-    await expect(checkPrincipalRefs(principal, registry, [ref(RefKind.PROJECT, "local/new"), ref(RefKind.RESOURCE_ID, A)])).resolves.not.toThrow();
+    await expect(
+      checkPrincipalRefs(principal, registry, [ref(RefKind.PROJECT, "local/new"), ref(RefKind.RESOURCE_ID, A)]),
+    ).resolves.not.toThrow();
   });
 
   it("refuses other tenants' resources and unknown ids alike", async () => {
-    const err = await violationOf(() => checkPrincipalRefs(principal, registry, [ref(RefKind.RESOURCE_ID, B), ref(RefKind.RESOURCE_ID, C), ref(RefKind.PROJECT, "other/x")]));
+    const err = await violationOf(() =>
+      checkPrincipalRefs(principal, registry, [ref(RefKind.RESOURCE_ID, B), ref(RefKind.RESOURCE_ID, C), ref(RefKind.PROJECT, "other/x")]),
+    );
     expect(err.info.resourceIds).toEqual([B, C]);
     expect(err.info.projectNames).toEqual(["other/x"]);
     expect(err.info.scopeProjectNames).toEqual(["local/*"]);
@@ -122,7 +151,12 @@ describe("checkPrincipalRefs", () => {
 describe("authenticate and resolveView", () => {
   const keys = new KeyRing([{ name: "agent-a", key_sha256: hashKey("secret-a"), projects: ["local/*"], write: false }]);
   const stored = scope();
-  const scopes: ScopeStore = { save: async () => undefined, get: async (id) => (id === stored.scopeId ? stored : undefined), listByOwner: async () => ({ scopes: [] }), close: async () => undefined };
+  const scopes: ScopeStore = {
+    save: async () => undefined,
+    get: async (id) => (id === stored.scopeId ? stored : undefined),
+    listByOwner: async () => ({ scopes: [] }),
+    close: async () => undefined,
+  };
 
   it("needs a known bearer key", () => {
     expect(authenticate(keys, "Bearer secret-a").name).toBe("agent-a");
@@ -185,7 +219,12 @@ describe("ScopeViewCache", () => {
 
   it("keeps at most `size` views, least recently used out first", async () => {
     const [s1, s2] = [scope({ scopeId: "01JSCOPESCOPESCOPESCOPES01" }), scope({ scopeId: "01JSCOPESCOPESCOPESCOPES02" })];
-    const scopes: ScopeStore = { save: async () => undefined, get: async (id) => [s1, s2].find((s) => s.scopeId === id), listByOwner: async () => ({ scopes: [] }), close: async () => undefined };
+    const scopes: ScopeStore = {
+      save: async () => undefined,
+      get: async (id) => [s1, s2].find((s) => s.scopeId === id),
+      listByOwner: async () => ({ scopes: [] }),
+      close: async () => undefined,
+    };
     const views = new ScopeViewCache(scopes, { size: 1 });
     const a = createPrincipal("agent-a", ["local/*"], false);
     await resolveView(views, a, s1.scopeId);
@@ -217,7 +256,9 @@ describe("checkPrincipalRefs for writes", () => {
   });
 
   it("writes need the owner project: a link never grants write access", async () => {
-    expect((await violationOf(() => checkPrincipalRefs(writer, registry, [ref(RefKind.RESOURCE_ID, A2)], true))).info.resourceIds).toEqual([A2]);
+    expect((await violationOf(() => checkPrincipalRefs(writer, registry, [ref(RefKind.RESOURCE_ID, A2)], true))).info.resourceIds).toEqual([
+      A2,
+    ]);
   });
 });
 

@@ -33,7 +33,9 @@ function syntheticService(name: string, mode?: Access): DescService {
     messageType: [
       {
         name: "PingRequest",
-        field: [{ name: "note", number: 1, type: FieldDescriptorProto_Type.STRING, label: FieldDescriptorProto_Label.OPTIONAL, jsonName: "note" }],
+        field: [
+          { name: "note", number: 1, type: FieldDescriptorProto_Type.STRING, label: FieldDescriptorProto_Label.OPTIONAL, jsonName: "note" },
+        ],
       },
       { name: "PingResponse" },
     ],
@@ -55,7 +57,12 @@ function ping(svc: DescService): DescMethodUnary {
 
 const key = generateKey();
 const keys = new KeyRing([{ name: "admin", key_sha256: hashKey(key), projects: ["*/*"], write: true }]);
-const noScopes: ScopeStore = { save: async () => undefined, get: async () => undefined, listByOwner: async () => ({ scopes: [] }), close: async () => undefined };
+const noScopes: ScopeStore = {
+  save: async () => undefined,
+  get: async () => undefined,
+  listByOwner: async () => ({ scopes: [] }),
+  close: async () => undefined,
+};
 const noRegistry = {} as RegistryStore;
 
 describe("accessRuleOf", () => {
@@ -89,7 +96,13 @@ describe("the access interceptor, fail closed", () => {
       {
         router: {
           interceptors: [
-            createAccessInterceptor({ keys, scopes: noScopes, registry: noRegistry, publicServices: new Set(), authenticatedServices: new Set(["acms.test.KeyOnly"]) }),
+            createAccessInterceptor({
+              keys,
+              scopes: noScopes,
+              registry: noRegistry,
+              publicServices: new Set(),
+              authenticatedServices: new Set(["acms.test.KeyOnly"]),
+            }),
           ],
         },
         transport: { interceptors: [authInterceptor(apiKey)] },

@@ -51,7 +51,10 @@ function h2(url: string, method: string, headers: Record<string, string>, body?:
   });
 }
 
-const list = (v: string | string[] | undefined) => String(v ?? "").toLowerCase().split(/\s*,\s*/);
+const list = (v: string | string[] | undefined) =>
+  String(v ?? "")
+    .toLowerCase()
+    .split(/\s*,\s*/);
 const corsHeaders = (a: Answer) => Object.keys(a.headers).filter((h) => h.startsWith("access-control-"));
 
 describe("ACMS_CORS_ORIGINS", () => {
@@ -62,12 +65,17 @@ describe("ACMS_CORS_ORIGINS", () => {
     expect(loadConfig({ ACMS_CORS_ORIGINS: `${APP}, https://b.example.test` }).corsOrigins).toEqual([APP, "https://b.example.test"]);
   });
 
-  test.each(["https://app.example.test/", "app.example.test", "ftp://app.example.test", "*,https://a.example.test", "https://a.example.test/path", "https://a.example.test,", "HTTPS://A.example.test"])(
-    "refuses %j with a message naming the variable",
-    (raw) => {
-      expect(() => loadConfig({ ACMS_CORS_ORIGINS: raw })).toThrow(/^ACMS_CORS_ORIGINS must be "\*" or comma-separated origins/);
-    },
-  );
+  test.each([
+    "https://app.example.test/",
+    "app.example.test",
+    "ftp://app.example.test",
+    "*,https://a.example.test",
+    "https://a.example.test/path",
+    "https://a.example.test,",
+    "HTTPS://A.example.test",
+  ])("refuses %j with a message naming the variable", (raw) => {
+    expect(() => loadConfig({ ACMS_CORS_ORIGINS: raw })).toThrow(/^ACMS_CORS_ORIGINS must be "\*" or comma-separated origins/);
+  });
 });
 
 describe.each([
@@ -97,7 +105,16 @@ describe.each([
     expect(list(res.headers.vary)).toContain("origin");
     expect(list(res.headers["access-control-allow-methods"])).toEqual(expect.arrayContaining(["post", "get"]));
     expect(list(res.headers["access-control-allow-headers"])).toEqual(
-      expect.arrayContaining(["authorization", "acms-scope", "content-type", "connect-protocol-version", "connect-timeout-ms", "x-grpc-web", "x-user-agent", "grpc-timeout"]),
+      expect.arrayContaining([
+        "authorization",
+        "acms-scope",
+        "content-type",
+        "connect-protocol-version",
+        "connect-timeout-ms",
+        "x-grpc-web",
+        "x-user-agent",
+        "grpc-timeout",
+      ]),
     );
     expect(Number(res.headers["access-control-max-age"])).toBeGreaterThan(0);
     expect(res.body).toBe("");
@@ -114,7 +131,16 @@ describe.each([
     expect(JSON.parse(res.body).projects).toEqual([expect.objectContaining({ name: "local/cors" })]);
     expect(res.headers["access-control-allow-origin"]).toBe(APP);
     expect(list(res.headers["access-control-expose-headers"])).toEqual(
-      expect.arrayContaining(["grpc-status", "grpc-message", "grpc-status-details-bin", "acms-scope-id", "acms-exhaustive", "acms-index-generation", "acms-partial", "acms-failed-sources"]),
+      expect.arrayContaining([
+        "grpc-status",
+        "grpc-message",
+        "grpc-status-details-bin",
+        "acms-scope-id",
+        "acms-exhaustive",
+        "acms-index-generation",
+        "acms-partial",
+        "acms-failed-sources",
+      ]),
     );
   });
 
@@ -134,7 +160,12 @@ describe.each([
     const pre = await preflight(OTHER, "authorization,content-type");
     expect(corsHeaders(pre)).toEqual([]);
     expect(pre.status).not.toBe(204);
-    const call = await send(`${t.server.url}/grpc.health.v1.Health/Check`, "POST", { origin: OTHER, "content-type": "application/json" }, "{}");
+    const call = await send(
+      `${t.server.url}/grpc.health.v1.Health/Check`,
+      "POST",
+      { origin: OTHER, "content-type": "application/json" },
+      "{}",
+    );
     expect(call.status).toBe(200);
     expect(corsHeaders(call)).toEqual([]);
   });
@@ -149,7 +180,10 @@ describe.each([
 test("`*` allows any origin without echoing it", async () => {
   const t = await startTestServer({ env: { ACMS_CORS_ORIGINS: "*" } });
   try {
-    const pre = await h1(`${t.server.url}/acms.v1.ScopeService/ResolveScope`, "OPTIONS", { origin: OTHER, "access-control-request-method": "POST" });
+    const pre = await h1(`${t.server.url}/acms.v1.ScopeService/ResolveScope`, "OPTIONS", {
+      origin: OTHER,
+      "access-control-request-method": "POST",
+    });
     expect(pre.status).toBe(204);
     expect(pre.headers["access-control-allow-origin"]).toBe("*");
     expect(pre.headers.vary).toBeUndefined();
@@ -161,7 +195,10 @@ test("`*` allows any origin without echoing it", async () => {
 test("without ACMS_CORS_ORIGINS a preflight gets no CORS headers", async () => {
   const t = await startTestServer();
   try {
-    const pre = await h1(`${t.server.url}/acms.v1.ScopeService/ResolveScope`, "OPTIONS", { origin: APP, "access-control-request-method": "POST" });
+    const pre = await h1(`${t.server.url}/acms.v1.ScopeService/ResolveScope`, "OPTIONS", {
+      origin: APP,
+      "access-control-request-method": "POST",
+    });
     expect(corsHeaders(pre)).toEqual([]);
     expect(pre.status).not.toBe(204);
   } finally {

@@ -46,7 +46,18 @@ describe("deferred background loads", () => {
       expect(read).not.toHaveBeenCalled();
       expect(graph.loads).toEqual({ snapshot: 0, sqlite: 0 });
       // Committed before the loads start (the store alone: no vector write reaches the backend).
-      await backends.documents.upsertDocuments(R, [{ path: "a.md", content: "a", metadata: {}, chunks: [{ text: "a", embedding: Float32Array.from({ length: 384 }, (_, i) => (i === 0 ? 1 : 0)) }] }], Date.now());
+      await backends.documents.upsertDocuments(
+        R,
+        [
+          {
+            path: "a.md",
+            content: "a",
+            metadata: {},
+            chunks: [{ text: "a", embedding: Float32Array.from({ length: 384 }, (_, i) => (i === 0 ? 1 : 0)) }],
+          },
+        ],
+        Date.now(),
+      );
       backends.startLoads!();
       backends.startLoads!();
       await backends.vectorReady;
@@ -54,7 +65,12 @@ describe("deferred background loads", () => {
       expect(read).toHaveBeenCalledTimes(1);
       expect(graph.loads.snapshot + graph.loads.sqlite).toBeGreaterThanOrEqual(1);
       const query = Float32Array.from({ length: 384 }, (_, i) => (i === 0 ? 1 : 0));
-      const { hits } = await backends.vector!.search(testView([R]), query, { topK: 1, minScore: 0, now: Date.now(), recentWindowMs: 60_000 });
+      const { hits } = await backends.vector!.search(testView([R]), query, {
+        topK: 1,
+        minScore: 0,
+        now: Date.now(),
+        recentWindowMs: 60_000,
+      });
       expect(hits.map((h) => h.path)).toEqual(["a.md"]);
     } finally {
       await backends.close();
@@ -88,17 +104,30 @@ describe("deferred background loads", () => {
 });
 
 describe("deferred keyword index on DuckDB", () => {
-  const duckConfig = () => loadConfig({ ACMS_HOST: "127.0.0.1", ACMS_PORT: "0", ACMS_DATA_DIR: dataDir, ACMS_GRAPH_WORKERS: "1", ACMS_DUCKDB_PATH: join(dataDir, "docs.duckdb") });
+  const duckConfig = () =>
+    loadConfig({
+      ACMS_HOST: "127.0.0.1",
+      ACMS_PORT: "0",
+      ACMS_DATA_DIR: dataDir,
+      ACMS_GRAPH_WORKERS: "1",
+      ACMS_DUCKDB_PATH: join(dataDir, "docs.duckdb"),
+    });
   const doc = (path: string, text: string) => ({ path, content: text, metadata: {}, chunks: [{ text }] });
   const paths = async (backends: Awaited<ReturnType<typeof createBackends>>, query: string) =>
-    (await backends.text.search(testView([R]), query, { maxResults: 50, now: Date.now(), recentWindowMs: 60_000 })).hits.map((h) => h.path).sort();
+    (await backends.text.search(testView([R]), query, { maxResults: 50, now: Date.now(), recentWindowMs: 60_000 })).hits
+      .map((h) => h.path)
+      .sort();
 
   it("is built from the file only after startLoads; writes made before and while it builds are in it", async () => {
     // Held in the file before this start: long enough chunks that the build spans many turns.
     const filler = Array.from({ length: 80 }, (_, i) => `lorem${i % 37} ipsum${i % 11} dolor`).join(" ");
     const seeding = await createBackends(duckConfig());
     for (let d = 0; d < 5; d++) {
-      await seeding.documents.upsertDocuments(R, Array.from({ length: 200 }, (_, i) => doc(`held/${d}-${i}.md`, `held${d}x${i} ${filler}`)), Date.now());
+      await seeding.documents.upsertDocuments(
+        R,
+        Array.from({ length: 200 }, (_, i) => doc(`held/${d}-${i}.md`, `held${d}x${i} ${filler}`)),
+        Date.now(),
+      );
     }
     await seeding.close();
 
@@ -144,7 +173,8 @@ describe("deferred keyword index on DuckDB", () => {
       let ready = false;
       void backends.textReady!.then(() => (ready = true));
       backends.startLoads!();
-      while (!write.mock.calls.some(([line]) => /keyword index could not be built at start.*read failed/.test(String(line)))) await turns(1);
+      while (!write.mock.calls.some(([line]) => /keyword index could not be built at start.*read failed/.test(String(line))))
+        await turns(1);
       await turns(5);
       expect(ready).toBe(false);
       expect(await paths(backends, "zebra")).toEqual(["kept.md"]);

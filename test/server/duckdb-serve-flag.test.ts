@@ -22,7 +22,9 @@ describe("ACMS_DUCKDB_PATH and serve --duckdb-path", () => {
   test("the path is read from the environment (resolved); it cannot be combined with ACMS_POSTGRES_URL", () => {
     expect(loadConfig({}).duckdbPath).toBeUndefined();
     expect(loadConfig({ ACMS_DUCKDB_PATH: " data/acms.duckdb " }).duckdbPath).toBe(resolve("data/acms.duckdb"));
-    expect(() => loadConfig({ ACMS_DUCKDB_PATH: "a.duckdb", ACMS_POSTGRES_URL: "postgres://u:p@db/acms" })).toThrow(/ACMS_DUCKDB_PATH and ACMS_POSTGRES_URL/);
+    expect(() => loadConfig({ ACMS_DUCKDB_PATH: "a.duckdb", ACMS_POSTGRES_URL: "postgres://u:p@db/acms" })).toThrow(
+      /ACMS_DUCKDB_PATH and ACMS_POSTGRES_URL/,
+    );
   });
 
   test("--duckdb-path serves from that file; a file made for another embedding dimension is refused by name", async () => {
@@ -35,9 +37,9 @@ describe("ACMS_DUCKDB_PATH and serve --duckdb-path", () => {
       const db = await DuckDbDatabase.open({ path, dimension: 384 });
       expect((await db.query("SELECT count(*) FROM chunk_vectors"))[0][0]).toBe(0n);
       await db.close();
-      await expect(runServe({ io: captureIo({ ACMS_DATA_DIR: dataDir }), port: "0", duckdbPath: path, embeddingDim: "8", handleSignals: false })).rejects.toThrow(
-        /FLOAT\[384\] embeddings, the server is configured for 8 dimensions/,
-      );
+      await expect(
+        runServe({ io: captureIo({ ACMS_DATA_DIR: dataDir }), port: "0", duckdbPath: path, embeddingDim: "8", handleSignals: false }),
+      ).rejects.toThrow(/FLOAT\[384\] embeddings, the server is configured for 8 dimensions/);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

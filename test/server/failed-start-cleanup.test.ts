@@ -39,7 +39,13 @@ async function outcomeWithin(promise: Promise<unknown>, ms: number): Promise<unk
   let timer: NodeJS.Timeout | undefined;
   const pending = new Promise<string>((resolve) => (timer = setTimeout(() => resolve("pending"), ms)));
   try {
-    return await Promise.race([promise.then(() => "resolved", (err: unknown) => err), pending]);
+    return await Promise.race([
+      promise.then(
+        () => "resolved",
+        (err: unknown) => err,
+      ),
+      pending,
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -59,7 +65,12 @@ describe("createBackends failing after its first steps", () => {
     const vector = load.mock.contexts[0] as PartitionedVectorBackend;
     expect(vector.loading).toBe(false);
     const query = Float32Array.from({ length: 384 }, (_, i) => (i === 0 ? 1 : 0));
-    const search = vector.search(testView(["01JD0C00000000000000000003"]), query, { topK: 1, minScore: 0, now: Date.now(), recentWindowMs: 60_000 });
+    const search = vector.search(testView(["01JD0C00000000000000000003"]), query, {
+      topK: 1,
+      minScore: 0,
+      now: Date.now(),
+      recentWindowMs: 60_000,
+    });
     expect(await outcomeWithin(search, 2000)).toEqual(new UnavailableError("the vector backend is closed"));
 
     const again = await createBackends(loadConfig({ ACMS_DATA_DIR: dataDir }));
@@ -69,7 +80,11 @@ describe("createBackends failing after its first steps", () => {
   it("DuckDB: closes the tiers and both databases, and frees the data directory and the DuckDB file", async () => {
     const tiersClosed = jest.spyOn(TierService.prototype, "close");
     const duckdbPath = join(dataDir, "docs.duckdb");
-    const env = { ACMS_DATA_DIR: dataDir, ACMS_DUCKDB_PATH: duckdbPath, ACMS_SPARQL_QUERY_URL: `http://127.0.0.1:${await closedPort()}/sparql` };
+    const env = {
+      ACMS_DATA_DIR: dataDir,
+      ACMS_DUCKDB_PATH: duckdbPath,
+      ACMS_SPARQL_QUERY_URL: `http://127.0.0.1:${await closedPort()}/sparql`,
+    };
     await expect(createBackends(loadConfig(env), { deferLoads: true })).rejects.toThrow(/SPARQL endpoint .* is unreachable/);
 
     expect(tiersClosed).toHaveBeenCalledTimes(1);

@@ -45,7 +45,16 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 
 function memoryLog(level: "info" | "debug"): { log: RequestLog; lines: () => Record<string, unknown>[]; raw: () => string } {
   let raw = "";
-  return { log: new RequestLog(level, { write: (l: string) => (raw += l) }), lines: () => raw.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>), raw: () => raw };
+  return {
+    log: new RequestLog(level, { write: (l: string) => (raw += l) }),
+    lines: () =>
+      raw
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    raw: () => raw,
+  };
 }
 
 /** TCP servers listening in this process. */
@@ -94,8 +103,14 @@ describe("ACMS_METRICS_PORT", () => {
     const ok = { service: REGISTRY, method: "CreateProject", code: "ok" };
     await t.client(RegistryService, "admin", undefined, "connect").createProject({ name: "local/metrics-connect" });
     await t.client(RegistryService, "admin", undefined, "grpc").createProject({ name: "local/metrics-grpc" });
-    await expectCode(t.client(RegistryService, "admin", undefined, "grpc").createProject({ name: "local/metrics-grpc" }), Code.AlreadyExists);
-    await expectCode(t.client(RegistryService, "reader", undefined, "connect").createProject({ name: "local/nope" }), Code.PermissionDenied);
+    await expectCode(
+      t.client(RegistryService, "admin", undefined, "grpc").createProject({ name: "local/metrics-grpc" }),
+      Code.AlreadyExists,
+    );
+    await expectCode(
+      t.client(RegistryService, "reader", undefined, "connect").createProject({ name: "local/nope" }),
+      Code.PermissionDenied,
+    );
     const after = await scrape();
     expect(sample(after, "acms_rpc_calls_total", ok) - sample(before, "acms_rpc_calls_total", ok)).toBe(2);
     const exists = { service: REGISTRY, method: "CreateProject", code: "already_exists" };
@@ -106,7 +121,10 @@ describe("ACMS_METRICS_PORT", () => {
     expect(sample(after, "acms_scope_violations_total", { service: REGISTRY, method: "CreateProject" })).toBe(0);
     const count = { service: REGISTRY, method: "CreateProject" };
     expect(sample(after, "acms_rpc_duration_seconds_count", count) - sample(before, "acms_rpc_duration_seconds_count", count)).toBe(4);
-    expect(sample(after, "acms_rpc_duration_seconds_bucket", { ...count, le: "+Inf" }) - sample(before, "acms_rpc_duration_seconds_bucket", { ...count, le: "+Inf" })).toBe(4);
+    expect(
+      sample(after, "acms_rpc_duration_seconds_bucket", { ...count, le: "+Inf" }) -
+        sample(before, "acms_rpc_duration_seconds_bucket", { ...count, le: "+Inf" }),
+    ).toBe(4);
   });
 
   it("counts scope violations over gRPC", async () => {
@@ -118,8 +136,13 @@ describe("ACMS_METRICS_PORT", () => {
     const after = await scrape();
     const labels = { service: SCOPE, method: "ValidateResourceScope" };
     expect(sample(after, "acms_scope_violations_total", labels) - sample(before, "acms_scope_violations_total", labels)).toBe(2);
-    expect(sample(after, "acms_rpc_calls_total", { ...labels, code: "permission_denied" }) - sample(before, "acms_rpc_calls_total", { ...labels, code: "permission_denied" })).toBe(2);
-    expect(sample(after, "acms_rpc_calls_total", { ...labels, code: "ok" }) - sample(before, "acms_rpc_calls_total", { ...labels, code: "ok" })).toBe(1);
+    expect(
+      sample(after, "acms_rpc_calls_total", { ...labels, code: "permission_denied" }) -
+        sample(before, "acms_rpc_calls_total", { ...labels, code: "permission_denied" }),
+    ).toBe(2);
+    expect(
+      sample(after, "acms_rpc_calls_total", { ...labels, code: "ok" }) - sample(before, "acms_rpc_calls_total", { ...labels, code: "ok" }),
+    ).toBe(1);
   });
 
   it("counts streams and the messages they send, and reads index and tier sizes at scrape time", async () => {
@@ -130,11 +153,17 @@ describe("ACMS_METRICS_PORT", () => {
     let sent = 0;
     for await (const _ of text.searchStream({ query: "quokka" })) sent += 1;
     expect(sent).toBe(2);
-    await t.client(ContextTierService, "writer", seeded.scopeId, "connect").storeFragment({ fragment: { content: "a decision", tier: Tier.HOT, projectName: "local/api" } });
+    await t
+      .client(ContextTierService, "writer", seeded.scopeId, "connect")
+      .storeFragment({ fragment: { content: "a decision", tier: Tier.HOT, projectName: "local/api" } });
     const after = await scrape();
     const stream = { service: TEXT, method: "SearchStream" };
-    expect(sample(after, "acms_rpc_stream_messages_sent_total", stream) - sample(before, "acms_rpc_stream_messages_sent_total", stream)).toBe(2);
-    expect(sample(after, "acms_rpc_calls_total", { ...stream, code: "ok" }) - sample(before, "acms_rpc_calls_total", { ...stream, code: "ok" })).toBe(1);
+    expect(
+      sample(after, "acms_rpc_stream_messages_sent_total", stream) - sample(before, "acms_rpc_stream_messages_sent_total", stream),
+    ).toBe(2);
+    expect(
+      sample(after, "acms_rpc_calls_total", { ...stream, code: "ok" }) - sample(before, "acms_rpc_calls_total", { ...stream, code: "ok" }),
+    ).toBe(1);
     expect(sample(after, "acms_rpc_streams_active", stream)).toBe(0);
     expect(sample(after, "acms_index_generation")).toBeGreaterThan(generationBefore);
     expect(sample(after, "acms_index_vectors")).toBe(0);
@@ -146,8 +175,16 @@ describe("ACMS_METRICS_PORT", () => {
 
   it("counts live documents and chunks, counted again after every write", async () => {
     const before = await scrape();
-    const live = (text: string) => [sample(text, "acms_index_documents") - sample(before, "acms_index_documents"), sample(text, "acms_index_chunks") - sample(before, "acms_index_chunks")];
-    await upsert(t, "admin", [{ resourceId: seeded.a, documents: [doc("count/a.md", "one two", { chunks: [{ text: "one" }, { text: "two" }] }), doc("count/b.md", "three")] }]);
+    const live = (text: string) => [
+      sample(text, "acms_index_documents") - sample(before, "acms_index_documents"),
+      sample(text, "acms_index_chunks") - sample(before, "acms_index_chunks"),
+    ];
+    await upsert(t, "admin", [
+      {
+        resourceId: seeded.a,
+        documents: [doc("count/a.md", "one two", { chunks: [{ text: "one" }, { text: "two" }] }), doc("count/b.md", "three")],
+      },
+    ]);
     expect(live(await scrape())).toEqual([2, 3]);
     // A change supersedes a.md's two chunks with one; scraping twice without a write counts the same.
     await upsert(t, "admin", [{ resourceId: seeded.a, documents: [doc("count/a.md", "one only")] }]);
@@ -159,9 +196,12 @@ describe("ACMS_METRICS_PORT", () => {
 
   it("counts tier hits, misses and movements deployment-wide, every tenant summed", async () => {
     const before = await scrape();
-    const delta = (text: string, name: string, labels: Record<string, string> = {}) => sample(text, name, labels) - sample(before, name, labels);
+    const delta = (text: string, name: string, labels: Record<string, string> = {}) =>
+      sample(text, name, labels) - sample(before, name, labels);
     const writer = t.client(ContextTierService, "writer", seeded.scopeId, "connect");
-    const { fragment } = await writer.storeFragment({ fragment: { content: "a decision to look up", tier: Tier.HOT, projectName: "local/api" } });
+    const { fragment } = await writer.storeFragment({
+      fragment: { content: "a decision to look up", tier: Tier.HOT, projectName: "local/api" },
+    });
     await writer.getFragment({ fragmentId: fragment!.fragmentId });
     await writer.demoteFragment({ fragmentId: fragment!.fragmentId });
     await writer.getFragment({ fragmentId: fragment!.fragmentId });
@@ -189,52 +229,60 @@ describe("ACMS_METRICS_PORT", () => {
     expect((await other.getMetrics({})).misses).toBeGreaterThanOrEqual(1n);
   });
 
-  it.each(["connect", "grpc"] as const)("counts a client that cancels mid-stream (%s) as canceled, in metrics and the request log", async (protocol) => {
-    // 100 results of about 7 KiB each: far more than HTTP/2 flow control lets through unread (a 64 KiB
-    // window), so the server is still sending when the client cancels after its first message (asserted below).
-    const rnd = prng(protocol === "connect" ? 41 : 42);
-    const filler = () => Array.from({ length: 1100 }, () => Math.floor(rnd() * 36 ** 6).toString(36)).join(" ");
-    const documents = Array.from({ length: 100 }, (_, i) => {
-      const body = `wombat ${filler()}`;
-      return doc(`cancel-${protocol}/${i}.md`, body, { chunks: [{ text: body }] });
-    });
-    await upsert(t, "admin", [{ resourceId: seeded.a, documents }]);
-    const stream = { service: TEXT, method: "SearchStream" };
-    const before = await scrape();
-    const requestId = `cancel-${protocol}`;
-    const text = t.client(TextBackendService, "writer", seeded.scopeId, protocol);
-    const cancel = new AbortController();
-    let received = 0;
-    await expectCode(
-      (async () => {
-        for await (const _ of text.searchStream({ query: "wombat", maxResults: 100 }, { headers: { "x-request-id": requestId }, signal: cancel.signal })) {
-          received += 1;
-          // A ConnectError reason: under jest, the client's AbortError check fails across realms.
-          cancel.abort(new ConnectError("the client stopped reading", Code.Canceled));
-        }
-      })(),
-      Code.Canceled,
-    );
-    expect(received).toBe(1);
-    // The server notices the cancel asynchronously: wait for the stream to end there (no time bound).
-    let after = await scrape();
-    while (sample(after, "acms_rpc_streams_active", stream) > 0 || !logs.lines().some((l) => l.request_id === requestId)) {
-      await new Promise((r) => setTimeout(r, 20));
-      after = await scrape();
-    }
-    const delta = (code: string) => sample(after, "acms_rpc_calls_total", { ...stream, code }) - sample(before, "acms_rpc_calls_total", { ...stream, code });
-    expect(delta("canceled")).toBe(1);
-    expect(delta("ok")).toBe(0);
-    expect(delta("internal")).toBe(0);
-    expect(delta("unknown")).toBe(0);
-    const sent = sample(after, "acms_rpc_stream_messages_sent_total", stream) - sample(before, "acms_rpc_stream_messages_sent_total", stream);
-    expect(sent).toBeGreaterThanOrEqual(1);
-    expect(sent).toBeLessThan(100);
-    const logged = logs.lines().filter((l) => l.request_id === requestId);
-    expect(logged).toHaveLength(1);
-    expect(logged[0]).toMatchObject({ msg: "call", service: TEXT, method: "SearchStream", code: "canceled", principal: "writer" });
-    expect(logs.lines().some((l) => l.level === "error")).toBe(false);
-  });
+  it.each(["connect", "grpc"] as const)(
+    "counts a client that cancels mid-stream (%s) as canceled, in metrics and the request log",
+    async (protocol) => {
+      // 100 results of about 7 KiB each: far more than HTTP/2 flow control lets through unread (a 64 KiB
+      // window), so the server is still sending when the client cancels after its first message (asserted below).
+      const rnd = prng(protocol === "connect" ? 41 : 42);
+      const filler = () => Array.from({ length: 1100 }, () => Math.floor(rnd() * 36 ** 6).toString(36)).join(" ");
+      const documents = Array.from({ length: 100 }, (_, i) => {
+        const body = `wombat ${filler()}`;
+        return doc(`cancel-${protocol}/${i}.md`, body, { chunks: [{ text: body }] });
+      });
+      await upsert(t, "admin", [{ resourceId: seeded.a, documents }]);
+      const stream = { service: TEXT, method: "SearchStream" };
+      const before = await scrape();
+      const requestId = `cancel-${protocol}`;
+      const text = t.client(TextBackendService, "writer", seeded.scopeId, protocol);
+      const cancel = new AbortController();
+      let received = 0;
+      await expectCode(
+        (async () => {
+          for await (const _ of text.searchStream(
+            { query: "wombat", maxResults: 100 },
+            { headers: { "x-request-id": requestId }, signal: cancel.signal },
+          )) {
+            received += 1;
+            // A ConnectError reason: under jest, the client's AbortError check fails across realms.
+            cancel.abort(new ConnectError("the client stopped reading", Code.Canceled));
+          }
+        })(),
+        Code.Canceled,
+      );
+      expect(received).toBe(1);
+      // The server notices the cancel asynchronously: wait for the stream to end there (no time bound).
+      let after = await scrape();
+      while (sample(after, "acms_rpc_streams_active", stream) > 0 || !logs.lines().some((l) => l.request_id === requestId)) {
+        await new Promise((r) => setTimeout(r, 20));
+        after = await scrape();
+      }
+      const delta = (code: string) =>
+        sample(after, "acms_rpc_calls_total", { ...stream, code }) - sample(before, "acms_rpc_calls_total", { ...stream, code });
+      expect(delta("canceled")).toBe(1);
+      expect(delta("ok")).toBe(0);
+      expect(delta("internal")).toBe(0);
+      expect(delta("unknown")).toBe(0);
+      const sent =
+        sample(after, "acms_rpc_stream_messages_sent_total", stream) - sample(before, "acms_rpc_stream_messages_sent_total", stream);
+      expect(sent).toBeGreaterThanOrEqual(1);
+      expect(sent).toBeLessThan(100);
+      const logged = logs.lines().filter((l) => l.request_id === requestId);
+      expect(logged).toHaveLength(1);
+      expect(logged[0]).toMatchObject({ msg: "call", service: TEXT, method: "SearchStream", code: "canceled", principal: "writer" });
+      expect(logs.lines().some((l) => l.level === "error")).toBe(false);
+    },
+  );
 
   it("logs refusals as one JSON line each with the request id, never the key", async () => {
     const registry = t.client(RegistryService, "reader", undefined, "connect");
@@ -262,17 +310,27 @@ describe("x-request-id", () => {
   it.each(["connect", "grpc"] as const)("is echoed over %s: the caller's, else a new one, on errors too", async (protocol) => {
     const registry = t.client(RegistryService, "admin", undefined, protocol);
     let echoed: string | null = null;
-    await registry.listProjects({}, { headers: { "x-request-id": `given-${protocol}` }, onHeader: (h) => (echoed = h.get("x-request-id")) });
+    await registry.listProjects(
+      {},
+      { headers: { "x-request-id": `given-${protocol}` }, onHeader: (h) => (echoed = h.get("x-request-id")) },
+    );
     expect(echoed).toBe(`given-${protocol}`);
     await registry.listProjects({}, { onHeader: (h) => (echoed = h.get("x-request-id")) });
     expect(echoed).toMatch(/^[0-9a-f-]{36}$/);
     // Not a plain token: replaced rather than copied into logs.
-    await registry.listProjects({}, { headers: { "x-request-id": "a b\"c" }, onHeader: (h) => (echoed = h.get("x-request-id")) });
+    await registry.listProjects({}, { headers: { "x-request-id": 'a b"c' }, onHeader: (h) => (echoed = h.get("x-request-id")) });
     expect(echoed).toMatch(/^[0-9a-f-]{36}$/);
-    const err = await expectCode(t.client(RegistryService, undefined, undefined, protocol).listProjects({}, { headers: { "x-request-id": `bad-${protocol}` } }), Code.Unauthenticated);
+    const err = await expectCode(
+      t.client(RegistryService, undefined, undefined, protocol).listProjects({}, { headers: { "x-request-id": `bad-${protocol}` } }),
+      Code.Unauthenticated,
+    );
     expect(err.metadata.get("x-request-id")).toBe(`bad-${protocol}`);
     // Level debug logs every call, successful ones too.
-    expect(logs.lines().find((l) => l.request_id === `given-${protocol}`)).toMatchObject({ level: "debug", code: "ok", principal: "admin" });
+    expect(logs.lines().find((l) => l.request_id === `given-${protocol}`)).toMatchObject({
+      level: "debug",
+      code: "ok",
+      principal: "admin",
+    });
     expect(logs.lines().find((l) => l.request_id === `bad-${protocol}`)).toMatchObject({ level: "info", code: "unauthenticated" });
   });
 
@@ -313,7 +371,12 @@ describe("acms serve --metrics-port", () => {
   it("prints where metrics are served, and refuses a busy metrics port in one line", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "acms-metrics-serve-"));
     let err = "";
-    const io = { env: { ACMS_DATA_DIR: dataDir }, stdout: { write: (_: string) => true }, stderr: { write: (s: string) => (err += s) }, setExitCode: () => undefined };
+    const io = {
+      env: { ACMS_DATA_DIR: dataDir },
+      stdout: { write: (_: string) => true },
+      stderr: { write: (s: string) => (err += s) },
+      setExitCode: () => undefined,
+    };
     let out = "";
     io.stdout.write = (s: string) => ((out += s), true);
     const running = await runServe({ io, port: "0", metricsPort: "0", handleSignals: false });
@@ -323,7 +386,9 @@ describe("acms serve --metrics-port", () => {
       const busy = new URL(running.server.metricsUrl!).port;
       const other = mkdtempSync(join(tmpdir(), "acms-metrics-serve-"));
       try {
-        await expect(runServe({ io: { ...io, env: { ACMS_DATA_DIR: other } }, port: "0", metricsPort: busy, handleSignals: false })).rejects.toThrow(
+        await expect(
+          runServe({ io: { ...io, env: { ACMS_DATA_DIR: other } }, port: "0", metricsPort: busy, handleSignals: false }),
+        ).rejects.toThrow(
           new RegExp(`^cannot serve metrics on 127\\.0\\.0\\.1:${busy}: the port is already in use \\(set ACMS_METRICS_PORT\\)$`),
         );
       } finally {

@@ -28,7 +28,17 @@ describe("RawRequestHeaders", () => {
   it("answers get and has as a copied Headers does, pseudo-headers and unknown names included", () => {
     const lazy = new RawRequestHeaders(raw());
     const plain = copied();
-    for (const name of ["authorization", "Authorization", "acms-scope", "x-trace", "content-type", "x-request-id", "constructor", ":path", "toString"]) {
+    for (const name of [
+      "authorization",
+      "Authorization",
+      "acms-scope",
+      "x-trace",
+      "content-type",
+      "x-request-id",
+      "constructor",
+      ":path",
+      "toString",
+    ]) {
       const expected = name.startsWith(":") ? null : plain.get(name);
       expect([name, lazy.get(name)]).toEqual([name, expected]);
       expect([name, lazy.has(name)]).toEqual([name, name.startsWith(":") ? false : plain.has(name)]);

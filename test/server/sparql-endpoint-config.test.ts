@@ -6,10 +6,24 @@ describe("ACMS_SPARQL_* configuration", () => {
   });
 
   it("reads the endpoint; the update URL defaults to the query URL", () => {
-    const c = loadConfig({ ACMS_SPARQL_QUERY_URL: "http://127.0.0.1:8890/sparql-auth", ACMS_SPARQL_USER: "acms", ACMS_SPARQL_PASSWORD: "pw" });
-    expect(c.sparqlEndpoint).toEqual({ queryUrl: "http://127.0.0.1:8890/sparql-auth", updateUrl: "http://127.0.0.1:8890/sparql-auth", user: "acms", password: "pw" });
+    const c = loadConfig({
+      ACMS_SPARQL_QUERY_URL: "http://127.0.0.1:8890/sparql-auth",
+      ACMS_SPARQL_USER: "acms",
+      ACMS_SPARQL_PASSWORD: "pw",
+    });
+    expect(c.sparqlEndpoint).toEqual({
+      queryUrl: "http://127.0.0.1:8890/sparql-auth",
+      updateUrl: "http://127.0.0.1:8890/sparql-auth",
+      user: "acms",
+      password: "pw",
+    });
     const split = loadConfig({ ACMS_SPARQL_QUERY_URL: "https://db.example/sparql", ACMS_SPARQL_UPDATE_URL: "https://db.example/update" });
-    expect(split.sparqlEndpoint).toEqual({ queryUrl: "https://db.example/sparql", updateUrl: "https://db.example/update", user: undefined, password: undefined });
+    expect(split.sparqlEndpoint).toEqual({
+      queryUrl: "https://db.example/sparql",
+      updateUrl: "https://db.example/update",
+      user: undefined,
+      password: undefined,
+    });
   });
 
   it("refuses bad values with one line naming the variable, never echoing a password", () => {
@@ -20,8 +34,14 @@ describe("ACMS_SPARQL_* configuration", () => {
       [{ ACMS_SPARQL_QUERY_URL: "http://db.example/sparql", ACMS_SPARQL_UPDATE_URL: "nope" }, /^ACMS_SPARQL_UPDATE_URL must be/],
       [{ ACMS_SPARQL_UPDATE_URL: "http://db.example/update" }, /^ACMS_SPARQL_QUERY_URL must be set/],
       [{ ACMS_SPARQL_PASSWORD: "secret-pw" }, /^ACMS_SPARQL_QUERY_URL must be set/],
-      [{ ACMS_SPARQL_QUERY_URL: "http://db.example/sparql", ACMS_SPARQL_USER: "acms" }, /^ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD must be set together/],
-      [{ ACMS_SPARQL_QUERY_URL: "http://db.example/sparql", ACMS_SPARQL_PASSWORD: "secret-pw" }, /^ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD must be set together/],
+      [
+        { ACMS_SPARQL_QUERY_URL: "http://db.example/sparql", ACMS_SPARQL_USER: "acms" },
+        /^ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD must be set together/,
+      ],
+      [
+        { ACMS_SPARQL_QUERY_URL: "http://db.example/sparql", ACMS_SPARQL_PASSWORD: "secret-pw" },
+        /^ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD must be set together/,
+      ],
     ];
     for (const [env, message] of cases) {
       let error: Error | undefined;

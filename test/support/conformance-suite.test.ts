@@ -19,7 +19,14 @@ function runFixture(ci: boolean): { report: JestJson; output: string; status: nu
     const env: NodeJS.ProcessEnv = { ...process.env, CI: ci ? "true" : "" };
     const r = spawnSync(
       process.execPath,
-      [require.resolve("jest/bin/jest"), "--ci", "--testMatch", "**/test/support/fixtures/conformance-outcomes.fixture.ts", "--json", `--outputFile=${out}`],
+      [
+        require.resolve("jest/bin/jest"),
+        "--ci",
+        "--testMatch",
+        "**/test/support/fixtures/conformance-outcomes.fixture.ts",
+        "--json",
+        `--outputFile=${out}`,
+      ],
       { cwd: ROOT, env, encoding: "utf8", timeout: 120_000 },
     );
     return { report: JSON.parse(readFileSync(out, "utf8")) as JestJson, output: `${r.stdout}${r.stderr}`, status: r.status };
@@ -38,13 +45,16 @@ describe("the conformance suite convention", () => {
     expect(ci.status).not.toBe(0);
     expect(statuses(ci.report)).toMatchObject({
       "FakePort conformance: engine missing FakeDB 9 is available": "failed",
-      "FakePort conformance: engine missing not run: FakeDB 9 unavailable a test that needs the engine [skipped: FakeDB 9 unavailable]": "pending",
+      "FakePort conformance: engine missing not run: FakeDB 9 unavailable a test that needs the engine [skipped: FakeDB 9 unavailable]":
+        "pending",
     });
     const local = runFixture(false);
     expect(local.output).toContain("ENGINE UNAVAILABLE: FakeDB 9 (fakedb is not installed): the FakePort suite did not run");
     expect(statuses(local.report)).toMatchObject({
-      "FakePort conformance: engine missing ENGINE UNAVAILABLE: FakeDB 9 (fakedb is not installed): the FakePort suite did not run": "pending",
-      "FakePort conformance: engine missing not run: FakeDB 9 unavailable a test that needs the engine [skipped: FakeDB 9 unavailable]": "pending",
+      "FakePort conformance: engine missing ENGINE UNAVAILABLE: FakeDB 9 (fakedb is not installed): the FakePort suite did not run":
+        "pending",
+      "FakePort conformance: engine missing not run: FakeDB 9 unavailable a test that needs the engine [skipped: FakeDB 9 unavailable]":
+        "pending",
     });
     // Whatever CI says, a stale skip and a suite that skips every test fail, and a skip shows its reason.
     for (const run of [ci, local]) {

@@ -30,7 +30,8 @@ export async function behindOneAddress(replicas: readonly AcmsServer[]): Promise
       // A pair that was wired wrong (every call to one replica) would pass its tests without testing two.
       const total = proxy.sent.reduce((a, b) => a + b, 0);
       const idle = proxy.sent.findIndex((n) => n === 0);
-      if (total >= replicas.length && idle >= 0) throw new Error(`replica ${idle + 1} of ${replicas.length} answered none of ${total} calls`);
+      if (total >= replicas.length && idle >= 0)
+        throw new Error(`replica ${idle + 1} of ${replicas.length} answered none of ${total} calls`);
     },
   };
 }

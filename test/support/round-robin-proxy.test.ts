@@ -59,7 +59,11 @@ async function upstream(name: string): Promise<Upstream> {
 }
 
 /** One HTTP/2 request over `session`: the answer's headers, body and trailers. */
-function h2Request(session: http2.ClientHttp2Session, path: string, body = ""): Promise<{ headers: http2.IncomingHttpHeaders; body: string; trailers: http2.IncomingHttpHeaders }> {
+function h2Request(
+  session: http2.ClientHttp2Session,
+  path: string,
+  body = "",
+): Promise<{ headers: http2.IncomingHttpHeaders; body: string; trailers: http2.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const req = session.request({ ":method": "POST", ":path": path });
     let headers: http2.IncomingHttpHeaders = {};
@@ -108,7 +112,9 @@ test("HTTP/2: the streams of one connection go to each upstream in turn, with he
   try {
     const answers = [];
     for (let i = 0; i < 4; i++) answers.push(await h2Request(session, "/echo", `call ${i}`));
-    expect(answers.map((r) => [r.headers[":status"], r.headers["x-upstream"], r.body, r.trailers["grpc-status"], r.trailers["x-body"]])).toEqual([
+    expect(
+      answers.map((r) => [r.headers[":status"], r.headers["x-upstream"], r.body, r.trailers["grpc-status"], r.trailers["x-body"]]),
+    ).toEqual([
       [200, "a", "a", "0", "call 0"],
       [200, "b", "b", "0", "call 1"],
       [200, "a", "a", "0", "call 2"],

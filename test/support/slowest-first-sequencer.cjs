@@ -43,7 +43,8 @@ class SlowestFirstSequencer extends Sequencer {
     super.cacheResults(tests, results);
     const rootDir = tests[0]?.context.config.rootDir;
     for (const r of results.testResults) {
-      if (rootDir && !r.skipped && r.perfStats.runtime) this.lastRun[keyOf(r.displayName?.name, rootDir, r.testFilePath)] = r.perfStats.runtime;
+      if (rootDir && !r.skipped && r.perfStats.runtime)
+        this.lastRun[keyOf(r.displayName?.name, rootDir, r.testFilePath)] = r.perfStats.runtime;
     }
     try {
       mkdirSync(join(lastRunPath, ".."), { recursive: true });

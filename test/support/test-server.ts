@@ -64,17 +64,19 @@ export function authInterceptor(key: string | undefined, scopeId?: string): Inte
  * two servers on one fresh database behind a round-robin proxy, which `server.url` and `server.port` name.
  * @example const t = await startTestServer(); const reg = t.client(RegistryService, "admin"); ... await t.close(true);
  */
-export async function startTestServer(opts: {
-  env?: Record<string, string>;
-  dataDir?: string;
-  keyEntries?: KeyEntry[];
-  keys?: Record<string, string>;
-  principals?: TestPrincipal[];
-  /** Receives every internal error (default: ignored). */
-  onInternalError?: (err: unknown) => void;
-  /** The call log; absent: one that writes nowhere. */
-  log?: RequestLog;
-} = {}): Promise<TestServer> {
+export async function startTestServer(
+  opts: {
+    env?: Record<string, string>;
+    dataDir?: string;
+    keyEntries?: KeyEntry[];
+    keys?: Record<string, string>;
+    principals?: TestPrincipal[];
+    /** Receives every internal error (default: ignored). */
+    onInternalError?: (err: unknown) => void;
+    /** The call log; absent: one that writes nowhere. */
+    log?: RequestLog;
+  } = {},
+): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "acms-test-"));
   let keys: Record<string, string> = opts.keys ?? {};
   let keyEntries = opts.keyEntries;
@@ -97,7 +99,15 @@ export async function startTestServer(opts: {
       const backends = await createBackends(c);
       // The embedded graph store loads in the background (health says when): tests start from a loaded one.
       await backends.graphReady;
-      servers.push(await startServer({ config: c, keys: new KeyRing(keyEntries), backends, onInternalError: opts.onInternalError ?? (() => undefined), log: opts.log ?? quietLog() }));
+      servers.push(
+        await startServer({
+          config: c,
+          keys: new KeyRing(keyEntries),
+          backends,
+          onInternalError: opts.onInternalError ?? (() => undefined),
+          log: opts.log ?? quietLog(),
+        }),
+      );
     }
   } catch (err) {
     await Promise.all(servers.map((s) => s.close(0)));
@@ -125,7 +135,7 @@ export async function startTestServer(opts: {
     keys,
     keyEntries,
     client(service, principal, scopeId, protocol = "connect") {
-      return createClient(service, transportFor(protocol, principal === undefined ? undefined : keys[principal] ?? principal, scopeId));
+      return createClient(service, transportFor(protocol, principal === undefined ? undefined : (keys[principal] ?? principal), scopeId));
     },
     async close(removeData = false) {
       for (const s of sessions) s.abort();

@@ -38,7 +38,13 @@ describe("readBeirCollection (the bench's public-collection reader, BEIR layout)
       { id: "d2", text: "BC1 RNA" },
     ]);
     expect(col.queries.map((q) => [q.text, [...q.grades]])).toEqual([
-      ["0-dimensional biomaterials show inductive properties.", [["d0", 1], ["d2", 2]]],
+      [
+        "0-dimensional biomaterials show inductive properties.",
+        [
+          ["d0", 1],
+          ["d2", 2],
+        ],
+      ],
       ["1,000 genomes project", [["d1", 1]]],
     ]);
   });

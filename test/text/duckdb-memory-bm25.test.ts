@@ -11,7 +11,11 @@ import { runTextBackendSuite, type TextBackendHarness } from "./text-backend-sui
 import { testView } from "./text-corpus.js";
 
 /** The DuckDB store with the in-memory BM25 kept current from its commits, and a count of the snapshots read. */
-async function createHarness(retainedVersions?: number): Promise<TextBackendHarness & { store: DuckDbDocumentStore; reader: DuckDbUnitReader; memory: MemoryBm25TextBackend; snapshots: () => number }> {
+async function createHarness(
+  retainedVersions?: number,
+): Promise<
+  TextBackendHarness & { store: DuckDbDocumentStore; reader: DuckDbUnitReader; memory: MemoryBm25TextBackend; snapshots: () => number }
+> {
   const db = await DuckDbDatabase.open({ path: ":memory:", dimension: 4, threads: 1 });
   let memory: MemoryBm25TextBackend | undefined;
   const store = new DuckDbDocumentStore(db, { retainedVersions, onChunkTexts: (c) => memory?.apply(c) });
@@ -28,7 +32,15 @@ async function createHarness(retainedVersions?: number): Promise<TextBackendHarn
     { incremental: true, sliceSize: 7 },
   );
   await memory.load();
-  return { store, reader, memory, backend: memory, loader: documentStoreLoader(store), snapshots: () => snapshots, close: () => db.close() };
+  return {
+    store,
+    reader,
+    memory,
+    backend: memory,
+    loader: documentStoreLoader(store),
+    snapshots: () => snapshots,
+    close: () => db.close(),
+  };
 }
 
 runTextBackendSuite({ name: "duckdb-memory-bm25", create: () => createHarness() });
@@ -55,8 +67,14 @@ describe("in-memory BM25 kept current from DuckDB's commits", () => {
         t += 1_000;
         const op = pick(10);
         if (op < 7) {
-          const chunks = Array.from({ length: 1 + pick(3) }, () => Array.from({ length: 1 + pick(6) }, () => vocab[pick(vocab.length)]).join(" "));
-          await h.store.upsertDocuments(rid, [{ path, content: chunks.join("\n"), metadata: {}, chunks: chunks.map((text) => ({ text })) }], t);
+          const chunks = Array.from({ length: 1 + pick(3) }, () =>
+            Array.from({ length: 1 + pick(6) }, () => vocab[pick(vocab.length)]).join(" "),
+          );
+          await h.store.upsertDocuments(
+            rid,
+            [{ path, content: chunks.join("\n"), metadata: {}, chunks: chunks.map((text) => ({ text })) }],
+            t,
+          );
         } else if (op < 9) {
           await h.store.deleteDocuments(rid, [path], t);
         } else {
@@ -64,7 +82,10 @@ describe("in-memory BM25 kept current from DuckDB's commits", () => {
         }
       }
       await h.store.bumpGeneration();
-      const rebuilt = new MemoryBm25TextBackend({ generation: () => h.store.generation(), snapshotChunks: () => h.reader.snapshotChunks() });
+      const rebuilt = new MemoryBm25TextBackend({
+        generation: () => h.store.generation(),
+        snapshotChunks: () => h.reader.snapshotChunks(),
+      });
       for (const q of ["run data", "database index graph", "the", "café fusion rank", "search vector"]) {
         for (const view of [testView(R), testView([R[0]]), testView(R, { temporal: "all" }), testView(R, { excludePaths: ["d1.md"] })]) {
           const a = await h.memory.search(view, q, opts);

@@ -81,7 +81,10 @@ describe("Fts5TextBackend specifics", () => {
     h.db.exec("CREATE VIRTUAL TABLE temp.rid_vocab USING fts5vocab(main, chunks_fts, 'col')");
     const terms = h.db.prepare("SELECT term FROM temp.rid_vocab WHERE col = 'rid' ORDER BY term").pluck().all();
     expect(terms).toEqual([resourceToken(ment), resourceToken(ness)].sort());
-    const rows = h.db.prepare("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?").pluck().all(`rid : "${resourceToken(ness)}"`);
+    const rows = h.db
+      .prepare("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?")
+      .pluck()
+      .all(`rid : "${resourceToken(ness)}"`);
     expect(rows).toHaveLength(1);
   });
 

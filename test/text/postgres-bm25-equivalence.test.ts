@@ -35,7 +35,12 @@ describe("PostgreSQL BM25 equals FTS5 bm25()", () => {
     chunks: chunks.map((text) => ({ text })),
   });
 
-  async function both(fn: (s: { upsertDocuments: SqliteDocumentStore["upsertDocuments"] | PostgresDocumentStore["upsertDocuments"]; deleteDocuments: SqliteDocumentStore["deleteDocuments"] | PostgresDocumentStore["deleteDocuments"] }) => unknown) {
+  async function both(
+    fn: (s: {
+      upsertDocuments: SqliteDocumentStore["upsertDocuments"] | PostgresDocumentStore["upsertDocuments"];
+      deleteDocuments: SqliteDocumentStore["deleteDocuments"] | PostgresDocumentStore["deleteDocuments"];
+    }) => unknown,
+  ) {
     await fn(ftsStore);
     await fn(pgStore);
   }
@@ -54,7 +59,19 @@ describe("PostgreSQL BM25 equals FTS5 bm25()", () => {
     for (let round = 0; round < 3; round++) {
       at += 30 * WINDOW;
       for (const d of corpus.documents) {
-        if (rnd() < 0.33) await both((s) => s.upsertDocuments(d.resourceId, [input(d, [...d.chunks].reverse().map((c) => `${c} v${round}`))], at));
+        if (rnd() < 0.33)
+          await both((s) =>
+            s.upsertDocuments(
+              d.resourceId,
+              [
+                input(
+                  d,
+                  [...d.chunks].reverse().map((c) => `${c} v${round}`),
+                ),
+              ],
+              at,
+            ),
+          );
       }
     }
     for (const d of corpus.documents) if (rnd() < 0.1) await both((s) => s.deleteDocuments(d.resourceId, [d.path], at));
@@ -66,9 +83,19 @@ describe("PostgreSQL BM25 equals FTS5 bm25()", () => {
 
   const queries = [
     ...corpus.queries.map((q) => q.query),
-    "the", "a of and", "retry", "Running runners ran", "naïve café", "error handling HTTP 500", "zzzz-nothing", "server client request response timeout",
+    "the",
+    "a of and",
+    "retry",
+    "Running runners ran",
+    "naïve café",
+    "error handling HTTP 500",
+    "zzzz-nothing",
+    "server client request response timeout",
     // A mark outside U+0300-U+036F joins a query word but splits it into two tokens: a two-term phrase.
-    "export\u0903function", "in\u0903a", "token\u0903from\u0903the", "users\u0903email",
+    "export\u0903function",
+    "in\u0903a",
+    "token\u0903from\u0903the",
+    "users\u0903email",
   ];
 
   async function ranked(backend: TextBackend, q: string, ids: readonly string[], temporal: TemporalScope) {
@@ -90,8 +117,12 @@ describe("PostgreSQL BM25 equals FTS5 bm25()", () => {
   test("every query, one resource at a time, and a scope larger than FTS5's rid-MATCH limit", async () => {
     const padding = Array.from({ length: RID_MATCH_MAX_RESOURCES + 3 }, (_, i) => `01JZ${String(i).padStart(22, "0")}`);
     for (const q of queries) {
-      for (const id of resources) expect({ q, id, ...(await ranked(postgres, q, [id], "all")) }).toEqual({ q, id, ...(await ranked(fts5, q, [id], "all")) });
-      expect({ q, ...(await ranked(postgres, q, [...resources, ...padding], "current")) }).toEqual({ q, ...(await ranked(fts5, q, [...resources, ...padding], "current")) });
+      for (const id of resources)
+        expect({ q, id, ...(await ranked(postgres, q, [id], "all")) }).toEqual({ q, id, ...(await ranked(fts5, q, [id], "all")) });
+      expect({ q, ...(await ranked(postgres, q, [...resources, ...padding], "current")) }).toEqual({
+        q,
+        ...(await ranked(fts5, q, [...resources, ...padding], "current")),
+      });
     }
   });
 

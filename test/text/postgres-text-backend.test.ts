@@ -7,7 +7,11 @@ import { runTextBackendSuite, type TextBackendHarness } from "./text-backend-sui
 /** The PostgreSQL keyword backend with its loader: documents go in through PostgresDocumentStore, like the server's. */
 async function createPostgresHarness(): Promise<TextBackendHarness> {
   const db = await openTestPostgres();
-  return { backend: new PostgresTextBackend(db.pool), loader: documentStoreLoader(new PostgresDocumentStore(db.pool)), close: () => db.close() };
+  return {
+    backend: new PostgresTextBackend(db.pool),
+    loader: documentStoreLoader(new PostgresDocumentStore(db.pool)),
+    close: () => db.close(),
+  };
 }
 
 // The golden file test/text/golden/postgres.json is a copy of fts5.json: PostgreSQL must rank exactly as FTS5.

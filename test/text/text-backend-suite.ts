@@ -125,7 +125,18 @@ export function runTextBackendSuite(opts: TextBackendSuiteOptions): void {
 
     test("hostile query syntax is plain text and never an error", async () => {
       const view = testView(all);
-      for (const q of ['"', "NEAR(a b", "body:secret", "rid : *", "a AND OR NOT", ")(", "*", "^x", "'; DROP TABLE chunks; --", "{body rid}: x"]) {
+      for (const q of [
+        '"',
+        "NEAR(a b",
+        "body:secret",
+        "rid : *",
+        "a AND OR NOT",
+        ")(",
+        "*",
+        "^x",
+        "'; DROP TABLE chunks; --",
+        "{body rid}: x",
+      ]) {
         await expect(search(view, q)).resolves.toHaveProperty("hits");
       }
       expect((await search(view, "!!! --- ???")).hits).toEqual([]);

@@ -63,7 +63,10 @@ export function loadFixtureCorpus(): FixtureCorpus {
   for (const [alias, resourceId] of Object.entries(manifest.resources)) {
     const root = join(CORPUS_DIR, alias);
     for (const file of filesUnder(root)) {
-      const path = relative(root, file).split("\\").join("/").replace(/\.txt$/, "");
+      const path = relative(root, file)
+        .split("\\")
+        .join("/")
+        .replace(/\.txt$/, "");
       const content = readFileSync(file, "utf8");
       documents.push({ resourceId, path, chunks: chunkText(content), metadata: { alias, kind: path.split(".").pop() ?? "" } });
     }

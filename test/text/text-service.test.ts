@@ -18,7 +18,9 @@ beforeAll(async () => {
   web = await makeResource(t, "writer", "local/web", "web");
   secret = await makeResource(t, "other", "other/secret", "secret");
   const { RegistryService } = await import("../../gen/acms/v1/registry_pb.js");
-  child = (await t.client(RegistryService, "writer").registerResource({ project: "local/api", alias: "api-docs", kind: "docs", parentIds: [api] })).resource!.id;
+  child = (
+    await t.client(RegistryService, "writer").registerResource({ project: "local/api", alias: "api-docs", kind: "docs", parentIds: [api] })
+  ).resource!.id;
   const shared = "zebra crossing traffic lights";
   await upsert(t, "writer", [
     { resourceId: api, documents: [doc("src/zebra.ts", `${shared} in the api`), doc("secret/zebra.md", `${shared} hidden api notes`)] },
@@ -126,7 +128,9 @@ describe("TextBackendService answers", () => {
     const got = [];
     const err = await (async () => {
       try {
-        for await (const m of t.client(TextBackendService, "writer", s).searchStream({ query: "okapi", maxResults: 30 }, { signal: ctl.signal })) {
+        for await (const m of t
+          .client(TextBackendService, "writer", s)
+          .searchStream({ query: "okapi", maxResults: 30 }, { signal: ctl.signal })) {
           got.push(m);
           if (got.length === 2) ctl.abort();
         }

@@ -62,13 +62,17 @@ describe("extractiveSummary", () => {
 
   test("is deterministic and always fits the target (property)", () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ minLength: 0, maxLength: 80 }), { maxLength: 30 }), fc.integer({ min: 8, max: 80 }), (parts, target) => {
-        const text = parts.join(". ");
-        const a = extractiveSummary(text, target);
-        expect(extractiveSummary(text, target)).toBe(a);
-        expect(countTokens(a)).toBeLessThanOrEqual(target);
-        if (text.trim().length > 0 && countTokens(text.trim()) <= target) expect(a).toBe(text.trim());
-      }),
+      fc.property(
+        fc.array(fc.string({ minLength: 0, maxLength: 80 }), { maxLength: 30 }),
+        fc.integer({ min: 8, max: 80 }),
+        (parts, target) => {
+          const text = parts.join(". ");
+          const a = extractiveSummary(text, target);
+          expect(extractiveSummary(text, target)).toBe(a);
+          expect(countTokens(a)).toBeLessThanOrEqual(target);
+          if (text.trim().length > 0 && countTokens(text.trim()) <= target) expect(a).toBe(text.trim());
+        },
+      ),
       { numRuns: 300 },
     );
   });

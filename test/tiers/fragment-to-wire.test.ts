@@ -44,8 +44,21 @@ function viaCreate(f: TierFragment) {
 test("fragmentToWire makes the message create() makes, to the millisecond, and the same bytes", () => {
   const cases = [
     fragment({}),
-    fragment({ tier: "hot", resourceId: "", metadata: {}, createdAt: new Date(0), updatedAt: new Date(999), lastAccessedAt: new Date(1000) }),
-    fragment({ tier: "cold", summary: "the plan", createdAt: new Date(-1), updatedAt: new Date(-1_500), lastAccessedAt: new Date(4_102_444_800_001) }),
+    fragment({
+      tier: "hot",
+      resourceId: "",
+      metadata: {},
+      createdAt: new Date(0),
+      updatedAt: new Date(999),
+      lastAccessedAt: new Date(1000),
+    }),
+    fragment({
+      tier: "cold",
+      summary: "the plan",
+      createdAt: new Date(-1),
+      updatedAt: new Date(-1_500),
+      lastAccessedAt: new Date(4_102_444_800_001),
+    }),
   ];
   for (const f of cases) {
     const wire = fragmentToWire(f);

@@ -54,7 +54,14 @@ describe("tier placement shared by two servers on one PostgreSQL database", () =
   test("a fragment promoted, demoted or evicted through one server is seen where it went through the other, at its next call", async () => {
     const a = await server();
     const b = await server();
-    const { fragment } = await a.storeFragment(view, { id: "note", content: "a warm note", tier: "warm", projectName: "local/a", resourceId: "", metadata: {} });
+    const { fragment } = await a.storeFragment(view, {
+      id: "note",
+      content: "a warm note",
+      tier: "warm",
+      projectName: "local/a",
+      resourceId: "",
+      metadata: {},
+    });
     expect((await b.getFragment(view, fragment.id)).tier).toBe("warm");
     await a.promoteFragment(view, "note");
     expect((await b.getFragment(view, "note")).tier).toBe("hot");
@@ -69,7 +76,14 @@ describe("tier placement shared by two servers on one PostgreSQL database", () =
     await expect(b.getFragment(view, "note")).rejects.toThrow("not found");
     expect((await b.getMetrics(view)).population).toEqual({ hot: 0, warm: 0, cold: 0 });
     // Stored again through b under the same id: a sees the new one.
-    await b.storeFragment(view, { id: "note", content: "stored again", tier: undefined, projectName: "local/a", resourceId: "", metadata: {} });
+    await b.storeFragment(view, {
+      id: "note",
+      content: "stored again",
+      tier: undefined,
+      projectName: "local/a",
+      resourceId: "",
+      metadata: {},
+    });
     expect((await a.getFragment(view, "note")).content).toBe("stored again");
   });
 
@@ -77,7 +91,8 @@ describe("tier placement shared by two servers on one PostgreSQL database", () =
     const pruning = { kept: 2, every: 1 };
     const a = await server(BUDGETS, pruning);
     const b = await server(BUDGETS, pruning);
-    const store = (s: TierService, id: string) => s.storeFragment(view, { id, content: `note ${id}`, tier: "cold", projectName: "local/a", resourceId: "", metadata: {} });
+    const store = (s: TierService, id: string) =>
+      s.storeFragment(view, { id, content: `note ${id}`, tier: "cold", projectName: "local/a", resourceId: "", metadata: {} });
     for (const id of ["c1", "c2", "c3"]) await store(a, id);
     expect((await b.getForActor(view, "strategist", [], false)).map((f) => f.id)).toEqual(["c3", "c2", "c1"]);
     // Through a: three removals and more writes, so the removals b has not seen are pruned.
@@ -103,7 +118,17 @@ describe("tier placement shared by two servers on one PostgreSQL database", () =
     // Refused (already hot) after nothing was written: counts nothing.
     await expect(b.promoteFragment(view, "w")).rejects.toThrow("already in hot");
     await b.evictLru(view, "warm", 1);
-    const expected = { hotHits: 1, hotMisses: 2, warmHits: 1, warmMisses: 1, coldHits: 0, misses: 1, promotions: 1, demotions: 2, evictions: 0 };
+    const expected = {
+      hotHits: 1,
+      hotMisses: 2,
+      warmHits: 1,
+      warmMisses: 1,
+      coldHits: 0,
+      misses: 1,
+      promotions: 1,
+      demotions: 2,
+      evictions: 0,
+    };
     for (const s of [a, b]) {
       const { population, tokens: _tokens, ...counters } = await s.getMetrics(view);
       expect(counters).toEqual(expected);
@@ -117,10 +142,18 @@ describe("tier placement shared by two servers on one PostgreSQL database", () =
   test("LRU order is the deployment's: a read through one server keeps that fragment from being the one displaced through the other", async () => {
     const a = await server();
     const b = await server();
-    for (const id of ["w1", "w2", "w3"]) await a.storeFragment(view, { id, content: `warm ${id}`, tier: "warm", projectName: "local/a", resourceId: "", metadata: {} });
+    for (const id of ["w1", "w2", "w3"])
+      await a.storeFragment(view, { id, content: `warm ${id}`, tier: "warm", projectName: "local/a", resourceId: "", metadata: {} });
     // w1 is the least recently used until b reads it; then w2 is, and a's store into the full warm tier demotes w2.
     await b.getFragment(view, "w1");
-    const { displaced } = await a.storeFragment(view, { id: "w4", content: "warm w4", tier: "warm", projectName: "local/a", resourceId: "", metadata: {} });
+    const { displaced } = await a.storeFragment(view, {
+      id: "w4",
+      content: "warm w4",
+      tier: "warm",
+      projectName: "local/a",
+      resourceId: "",
+      metadata: {},
+    });
     expect(displaced).toEqual([{ id: "w2", from: "warm", to: "cold", evicted: false }]);
     expect((await b.getForActor(view, "strategist", ["local/a"], false)).map((f) => [f.id, f.tier])).toEqual([
       ["w4", "warm"],
@@ -134,11 +167,23 @@ describe("tier placement shared by two servers on one PostgreSQL database", () =
     const a = await server();
     const b = await server();
     // Project b's fragments fit its budgets: nothing may ever move them.
-    const before: [string, TierName][] = [["b-hot", "hot"], ["b-warm", "warm"], ["b-cold", "cold"]];
-    for (const [id, tier] of before) await a.storeFragment(view, { id, content: tokens(30), tier, projectName: "local/b", resourceId: "", metadata: {} });
+    const before: [string, TierName][] = [
+      ["b-hot", "hot"],
+      ["b-warm", "warm"],
+      ["b-cold", "cold"],
+    ];
+    for (const [id, tier] of before)
+      await a.storeFragment(view, { id, content: tokens(30), tier, projectName: "local/b", resourceId: "", metadata: {} });
     const stores = (s: TierService, tag: string) =>
       Array.from({ length: 12 }, (_, i) =>
-        s.storeFragment(view, { id: `${tag}${i}`, content: tokens(15), tier: i % 3 === 0 ? "warm" : undefined, projectName: "local/a", resourceId: "", metadata: {} }),
+        s.storeFragment(view, {
+          id: `${tag}${i}`,
+          content: tokens(15),
+          tier: i % 3 === 0 ? "warm" : undefined,
+          projectName: "local/a",
+          resourceId: "",
+          metadata: {},
+        }),
       );
     const results = await Promise.all([...stores(a, "a"), ...stores(b, "b")]);
     // Every store was accepted; the project's tiers are within budget in the database and through either server.

@@ -42,9 +42,11 @@ describe("PostgresTierStore: every tier in the database, shared by the servers o
     await s.save(record("a", "cold", long));
     await s.save(record("b", "warm"));
     expect(files(s)).toEqual([]);
-    const { rows } = await opened.get(s)!.db.pool.query<{ id: string; tier: string; content: string | null; cold: number | null }>(
-      "SELECT id, tier, content, octet_length(cold_content) AS cold FROM tier_fragments ORDER BY id",
-    );
+    const { rows } = await opened
+      .get(s)!
+      .db.pool.query<{ id: string; tier: string; content: string | null; cold: number | null }>(
+        "SELECT id, tier, content, octet_length(cold_content) AS cold FROM tier_fragments ORDER BY id",
+      );
     expect(rows.map((r) => [r.id, r.tier, r.content])).toEqual([
       ["a", "cold", null],
       ["b", "warm", "content of b"],
@@ -54,7 +56,9 @@ describe("PostgresTierStore: every tier in the database, shared by the servers o
     expect(rows[1].cold).toBeNull();
     expect((await s.readContents(OWNER, ["a"])).get("a")).toBe(long);
     await s.save(record("a", "hot", "hot again"));
-    expect((await opened.get(s)!.db.pool.query("SELECT cold_content FROM tier_fragments WHERE id = 'a'")).rows).toEqual([{ cold_content: null }]);
+    expect((await opened.get(s)!.db.pool.query("SELECT cold_content FROM tier_fragments WHERE id = 'a'")).rows).toEqual([
+      { cold_content: null },
+    ]);
   });
 
   test("a fragment moved to cold through one server is read through another with its own data directory, after the first is gone", async () => {
@@ -90,7 +94,10 @@ describe("PostgresTierStore: every tier in the database, shared by the servers o
       );
     }
     mkdirSync(join(dir, "cold"), { recursive: true });
-    writeFileSync(join(dir, "cold", "0123456789abcdef0123456789abcde0-1.json"), JSON.stringify({ owner: OWNER, id: "mine", content: "from an old file" }));
+    writeFileSync(
+      join(dir, "cold", "0123456789abcdef0123456789abcde0-1.json"),
+      JSON.stringify({ owner: OWNER, id: "mine", content: "from an old file" }),
+    );
     const r = await reopen(s);
     expect((await r.load()).map((f) => [f.id, f.tier])).toEqual([
       ["mine", "cold"],

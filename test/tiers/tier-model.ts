@@ -41,9 +41,29 @@ function poolOf(item: Item): string {
   return `${item.principal}/${projectOf(item.owner)}`;
 }
 
-type Counters = { hotHits: number; hotMisses: number; warmHits: number; warmMisses: number; coldHits: number; misses: number; promotions: number; demotions: number; evictions: number };
+type Counters = {
+  hotHits: number;
+  hotMisses: number;
+  warmHits: number;
+  warmMisses: number;
+  coldHits: number;
+  misses: number;
+  promotions: number;
+  demotions: number;
+  evictions: number;
+};
 
-const zero = (): Counters => ({ hotHits: 0, hotMisses: 0, warmHits: 0, warmMisses: 0, coldHits: 0, misses: 0, promotions: 0, demotions: 0, evictions: 0 });
+const zero = (): Counters => ({
+  hotHits: 0,
+  hotMisses: 0,
+  warmHits: 0,
+  warmMisses: 0,
+  coldHits: 0,
+  misses: 0,
+  promotions: 0,
+  demotions: 0,
+  evictions: 0,
+});
 
 /** Whether a call as `principal` through a full or narrow view sees `item`: its own principal's, and allowed by the view. */
 function sees(principal: Principal, narrow: boolean, item: Item): boolean {

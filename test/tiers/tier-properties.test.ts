@@ -21,7 +21,10 @@ import { TierModel, type Outcome, type Owner, type Principal, type TierOp } from
 const R = newUlid();
 const PRINCIPALS = ["p", "q"] as const;
 /** Both principals get the same projects and resource: only the principal namespace keeps them apart. */
-const FULL: Record<Principal, ScopedBackendView> = { p: scopeView(["local/a", "local/b"], [R], "p"), q: scopeView(["local/a", "local/b"], [R], "q") };
+const FULL: Record<Principal, ScopedBackendView> = {
+  p: scopeView(["local/a", "local/b"], [R], "p"),
+  q: scopeView(["local/a", "local/b"], [R], "q"),
+};
 const NARROW: Record<Principal, ScopedBackendView> = { p: scopeView(["local/a"], [], "p"), q: scopeView(["local/a"], [], "q") };
 const OWNERS: Record<Owner, { projectName: string; resourceId: string }> = {
   a: { projectName: "local/a", resourceId: "" },
@@ -48,11 +51,22 @@ const opArb: fc.Arbitrary<TierOp> = fc.oneof(
   },
   {
     weight: 2,
-    arbitrary: fc.record({ kind: fc.constantFrom("get" as const, "promote" as const, "demote" as const), principal: principalArb, id: idArb, narrow: fc.boolean() }),
+    arbitrary: fc.record({
+      kind: fc.constantFrom("get" as const, "promote" as const, "demote" as const),
+      principal: principalArb,
+      id: idArb,
+      narrow: fc.boolean(),
+    }),
   },
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant("evict" as const), principal: principalArb, tier: tierArb, count: fc.integer({ min: 1, max: 4 }), narrow: fc.boolean() }),
+    arbitrary: fc.record({
+      kind: fc.constant("evict" as const),
+      principal: principalArb,
+      tier: tierArb,
+      count: fc.integer({ min: 1, max: 4 }),
+      narrow: fc.boolean(),
+    }),
   },
 );
 const budgetsArb: fc.Arbitrary<TierBudgets> = fc.record({
@@ -85,7 +99,13 @@ async function run(tiers: TierService, op: TierOp): Promise<Outcome> {
   try {
     switch (op.kind) {
       case "store":
-        await tiers.storeFragment(view, { id: op.id, content: content(op.tokens, op.principal), tier: op.tier, metadata: {}, ...OWNERS[op.owner] });
+        await tiers.storeFragment(view, {
+          id: op.id,
+          content: content(op.tokens, op.principal),
+          tier: op.tier,
+          metadata: {},
+          ...OWNERS[op.owner],
+        });
         break;
       case "get":
         await tiers.getFragment(view, op.id);
@@ -108,7 +128,13 @@ async function run(tiers: TierService, op: TierOp): Promise<Outcome> {
 
 /** Every invariant, checked against the reference model after each operation. */
 /** `store` (in memory) is compared tier by tier; `afterRestart` skips the counters, which count since start. */
-async function checkInvariants(tiers: TierService, model: TierModel, budgets: TierBudgets, store?: TierStore, afterRestart = false): Promise<void> {
+async function checkInvariants(
+  tiers: TierService,
+  model: TierModel,
+  budgets: TierBudgets,
+  store?: TierStore,
+  afterRestart = false,
+): Promise<void> {
   let hotTokens = 0;
   for (const principal of PRINCIPALS) {
     const listed = await tiers.getForActor(FULL[principal], "strategist", [], false);
@@ -118,19 +144,37 @@ async function checkInvariants(tiers: TierService, model: TierModel, budgets: Ti
     if (store instanceof MemoryTierStore) expect(new Map(listed.map((f) => [f.id, f.tier]))).toEqual(store.tiersOf(principal));
     // LRU order honoured: each tier's fragments, least recently used first, as the model has them.
     for (const tier of TIERS) {
-      const ids = listed.filter((f) => f.tier === tier).map((f) => f.id).reverse();
+      const ids = listed
+        .filter((f) => f.tier === tier)
+        .map((f) => f.id)
+        .reverse();
       expect(ids).toEqual(model.ids(tier, principal));
     }
     // Access order is also what the timestamps say (ties allowed: the sequence number decides).
     for (let i = 1; i < listed.length; i++) {
-      if (listed[i].tier === listed[i - 1].tier) expect(listed[i].lastAccessedAt.getTime()).toBeLessThanOrEqual(listed[i - 1].lastAccessedAt.getTime());
+      if (listed[i].tier === listed[i - 1].tier)
+        expect(listed[i].lastAccessedAt.getTime()).toBeLessThanOrEqual(listed[i - 1].lastAccessedAt.getTime());
     }
     // Metrics: counters, population and tokens are the principal's own, over the view's projects.
     const m = await tiers.getMetrics(FULL[principal]);
-    if (!afterRestart) expect({ ...m, population: undefined, tokens: undefined }).toEqual({ ...model.counters(principal, ["a", "b"]), population: undefined, tokens: undefined });
+    if (!afterRestart)
+      expect({ ...m, population: undefined, tokens: undefined }).toEqual({
+        ...model.counters(principal, ["a", "b"]),
+        population: undefined,
+        tokens: undefined,
+      });
     const narrow = await tiers.getMetrics(NARROW[principal]);
-    if (!afterRestart) expect({ ...narrow, population: undefined, tokens: undefined }).toEqual({ ...model.counters(principal, ["a"]), population: undefined, tokens: undefined });
-    expect(m.population).toEqual({ hot: model.ids("hot", principal).length, warm: model.ids("warm", principal).length, cold: model.ids("cold", principal).length });
+    if (!afterRestart)
+      expect({ ...narrow, population: undefined, tokens: undefined }).toEqual({
+        ...model.counters(principal, ["a"]),
+        population: undefined,
+        tokens: undefined,
+      });
+    expect(m.population).toEqual({
+      hot: model.ids("hot", principal).length,
+      warm: model.ids("warm", principal).length,
+      cold: model.ids("cold", principal).length,
+    });
     // The narrow view sees one project and no resource: its sizes are those of what it can list.
     const inNarrow = listed.filter((f) => f.projectName === "local/a" && f.resourceId === "");
     const sizes = (tier: TierName) => inNarrow.filter((f) => f.tier === tier);
@@ -160,7 +204,10 @@ async function checkInvariants(tiers: TierService, model: TierModel, budgets: Ti
  */
 async function runOnTwo(url: string, budgets: TierBudgets, ops: TierOp[], through: boolean[]): Promise<void> {
   const pools = [openPostgresPool(url), openPostgresPool(url)];
-  const servers = [await TierService.open(new PostgresTierStore(pools[0]), { budgets, summaryTokens: 8 }), await TierService.open(new PostgresTierStore(pools[1]), { budgets, summaryTokens: 8 })];
+  const servers = [
+    await TierService.open(new PostgresTierStore(pools[0]), { budgets, summaryTokens: 8 }),
+    await TierService.open(new PostgresTierStore(pools[1]), { budgets, summaryTokens: 8 }),
+  ];
   try {
     const model = new TierModel(budgets);
     for (const [i, op] of ops.entries()) {
@@ -232,10 +279,15 @@ describe("random sequences of store, get, promote, demote and evict keep every i
     const db = await openTestPostgres();
     try {
       await fc.assert(
-        fc.asyncProperty(budgetsArb, fc.array(opArb, { minLength: 1, maxLength: 25 }), fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }), async (budgets, ops, through) => {
-          await db.pool.query("TRUNCATE tier_fragments, tier_removals");
-          await runOnTwo(db.url, budgets, ops, through);
-        }),
+        fc.asyncProperty(
+          budgetsArb,
+          fc.array(opArb, { minLength: 1, maxLength: 25 }),
+          fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }),
+          async (budgets, ops, through) => {
+            await db.pool.query("TRUNCATE tier_fragments, tier_removals");
+            await runOnTwo(db.url, budgets, ops, through);
+          },
+        ),
         { numRuns: 15 },
       );
     } finally {

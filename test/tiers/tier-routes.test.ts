@@ -79,7 +79,9 @@ describe("ContextTierService over the network", () => {
   test("StoreFragment and GetFragment round-trip over Connect and gRPC", async () => {
     for (const protocol of ["connect", "grpc"] as const) {
       const c = tiers("both", "writer", protocol);
-      const stored = (await c.storeFragment({ fragment: fragment({ content: "remember the plan", resourceId: ids.API, metadata: { step: "1" } }) })).fragment!;
+      const stored = (
+        await c.storeFragment({ fragment: fragment({ content: "remember the plan", resourceId: ids.API, metadata: { step: "1" } }) })
+      ).fragment!;
       expect(isUlid(stored.fragmentId)).toBe(true);
       expect(stored.tier).toBe(Tier.HOT);
       expect(stored.tokenCount).toBe(countTokens("remember the plan"));
@@ -121,7 +123,11 @@ describe("ContextTierService over the network", () => {
   test("another tenant's fragments are NOT_FOUND, never evicted, never listed, never counted", async () => {
     const mine = tiers("both");
     const theirs = tiers("other", "other");
-    const f = (await theirs.storeFragment({ fragment: fragment({ projectName: "other/x", fragmentId: "secret-1", content: "their secret", tier: Tier.COLD }) })).fragment!;
+    const f = (
+      await theirs.storeFragment({
+        fragment: fragment({ projectName: "other/x", fragmentId: "secret-1", content: "their secret", tier: Tier.COLD }),
+      })
+    ).fragment!;
     for (const call of [mine.getFragment, mine.promoteFragment, mine.demoteFragment]) {
       const err = await expectCode(call({ fragmentId: f.fragmentId }), Code.NotFound);
       expect(err.rawMessage).toBe("fragment secret-1 not found");
@@ -150,7 +156,9 @@ describe("ContextTierService over the network", () => {
   });
 
   test("a narrower scope does not see fragments of resources outside it", async () => {
-    const web = (await tiers("both").storeFragment({ fragment: fragment({ projectName: "local/web", resourceId: ids.WEB, content: "web only" }) })).fragment!;
+    const web = (
+      await tiers("both").storeFragment({ fragment: fragment({ projectName: "local/web", resourceId: ids.WEB, content: "web only" }) })
+    ).fragment!;
     await expectCode(tiers("api").getFragment({ fragmentId: web.fragmentId }), Code.NotFound);
     expect((await tiers("api").getForActor({ role: Role.REVIEWER })).fragments.map((x) => x.fragmentId)).not.toContain(web.fragmentId);
   });
@@ -223,11 +231,17 @@ describe("concurrent calls", () => {
       const fragmentId = `busy-${i % 20}`;
       const k = i % 5;
       const call =
-        k === 0 ? c.storeFragment({ fragment: fragment({ projectName: "local/busy", fragmentId, content: tokens(10 + (i % 50)), tier: (i % 4) as Tier }) })
-        : k === 1 ? c.getFragment({ fragmentId })
-        : k === 2 ? c.promoteFragment({ fragmentId })
-        : k === 3 ? c.demoteFragment({ fragmentId })
-        : c.evictLru({ tier: (1 + (i % 3)) as Tier, count: 1 });
+        k === 0
+          ? c.storeFragment({
+              fragment: fragment({ projectName: "local/busy", fragmentId, content: tokens(10 + (i % 50)), tier: (i % 4) as Tier }),
+            })
+          : k === 1
+            ? c.getFragment({ fragmentId })
+            : k === 2
+              ? c.promoteFragment({ fragmentId })
+              : k === 3
+                ? c.demoteFragment({ fragmentId })
+                : c.evictLru({ tier: (1 + (i % 3)) as Tier, count: 1 });
       calls.push(
         call.catch((err: unknown) => {
           const code = ConnectError.from(err).code;
@@ -255,14 +269,19 @@ describe("restart", () => {
     const scopeId = (await t.client(ScopeService, "writer").resolveScope({ projects: ["local/durable"] })).scope!.scopeId;
     const c = t.client(ContextTierService, "writer", scopeId);
     const text = prose(10, "restart");
-    for (const [id, tier] of [["durable-h", Tier.HOT], ["durable-w", Tier.WARM], ["durable-c", Tier.COLD]] as const) {
+    for (const [id, tier] of [
+      ["durable-h", Tier.HOT],
+      ["durable-w", Tier.WARM],
+      ["durable-c", Tier.COLD],
+    ] as const) {
       await c.storeFragment({ fragment: fragment({ projectName: "local/durable", fragmentId: id, content: `${id}: ${text}`, tier }) });
     }
     await c.getFragment({ fragmentId: "durable-h" });
     const before = (await c.getForActor({ role: Role.STRATEGIST, includeFullContent: true })).fragments;
     await t.close();
     t = await startTestServer({ env: ENV, dataDir: t.dataDir, keyEntries: t.keyEntries, keys: t.keys });
-    const after = (await t.client(ContextTierService, "writer", scopeId).getForActor({ role: Role.STRATEGIST, includeFullContent: true })).fragments;
+    const after = (await t.client(ContextTierService, "writer", scopeId).getForActor({ role: Role.STRATEGIST, includeFullContent: true }))
+      .fragments;
     expect(after.map((f) => [f.fragmentId, f.tier, f.content, f.summary, f.tokenCount])).toEqual(
       before.map((f) => [f.fragmentId, f.tier, f.content, f.summary, f.tokenCount]),
     );

@@ -89,7 +89,9 @@ describe("StoreFragment", () => {
     expect(await fieldOf(() => tiers.storeFragment(view, input({ id: "has space" })))).toBe("fragment.fragment_id");
     expect(await fieldOf(() => tiers.storeFragment(view, input({ id: "x".repeat(129) })))).toBe("fragment.fragment_id");
     expect(await fieldOf(() => tiers.storeFragment(view, input({ content: "  \n " })))).toBe("fragment.content");
-    expect(await fieldOf(() => tiers.storeFragment(view, input({ content: "x".repeat(256 * 1024 + 1), tier: "cold" })))).toBe("fragment.content");
+    expect(await fieldOf(() => tiers.storeFragment(view, input({ content: "x".repeat(256 * 1024 + 1), tier: "cold" })))).toBe(
+      "fragment.content",
+    );
     expect(await fieldOf(() => tiers.storeFragment(view, input({ resourceId: "not-a-ulid" })))).toBe("fragment.resource_id");
     const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, "v"]));
     expect(await fieldOf(() => tiers.storeFragment(view, input({ metadata: many })))).toBe("fragment.metadata");
@@ -98,7 +100,10 @@ describe("StoreFragment", () => {
 
   test("a project or resource outside the scope is a ScopeViolation naming it", async () => {
     const { tiers } = await open();
-    const a = (await rejects(() => tiers.storeFragment(apiOnly, input({ projectName: "local/web" })), ScopeViolationError)) as ScopeViolationError;
+    const a = (await rejects(
+      () => tiers.storeFragment(apiOnly, input({ projectName: "local/web" })),
+      ScopeViolationError,
+    )) as ScopeViolationError;
     expect(a.info.projectNames).toEqual(["local/web"]);
     expect(a.info.scopeProjectNames).toEqual(["local/api"]);
     const b = (await rejects(() => tiers.storeFragment(view, input({ resourceId: R2 })), ScopeViolationError)) as ScopeViolationError;
@@ -191,8 +196,19 @@ describe("a fragment with an empty project_name", () => {
     const now = new Date();
     for (const [i, tier] of (["hot", "warm", "cold"] as const).entries()) {
       await store.save({
-        owner: "test", id: `orphan-${tier}`, tier, projectName: "", resourceId: "", metadata: {}, content: "no project at all",
-        summary: tier === "cold" ? "no project" : "", tokenCount: 4, createdAt: now, updatedAt: now, lastAccessedAt: now, accessSeq: i + 1,
+        owner: "test",
+        id: `orphan-${tier}`,
+        tier,
+        projectName: "",
+        resourceId: "",
+        metadata: {},
+        content: "no project at all",
+        summary: tier === "cold" ? "no project" : "",
+        tokenCount: 4,
+        createdAt: now,
+        updatedAt: now,
+        lastAccessedAt: now,
+        accessSeq: i + 1,
       });
     }
     const { tiers } = await open(BUDGETS, store);
@@ -583,9 +599,15 @@ describe("summariser and start-up", () => {
 
   test("opening over a store that exceeds smaller budgets brings every tier back within them", async () => {
     const store = new MemoryTierStore();
-    const first = await TierService.open(store, { budgets: { maxTokensHot: 1000, maxDecisionsWarm: 10, maxDecisionsCold: 10 }, summaryTokens: 8 });
+    const first = await TierService.open(store, {
+      budgets: { maxTokensHot: 1000, maxDecisionsWarm: 10, maxDecisionsCold: 10 },
+      summaryTokens: 8,
+    });
     for (let i = 0; i < 6; i++) await first.storeFragment(view, input({ id: `f${i}`, content: tokens(10) }));
-    const second = await TierService.open(store, { budgets: { maxTokensHot: 25, maxDecisionsWarm: 2, maxDecisionsCold: 1 }, summaryTokens: 8 });
+    const second = await TierService.open(store, {
+      budgets: { maxTokensHot: 25, maxDecisionsWarm: 2, maxDecisionsCold: 1 },
+      summaryTokens: 8,
+    });
     expect(second.totals().population).toEqual({ hot: 2, warm: 2, cold: 1 });
     expect((await second.getForActor(view, "strategist", [], false)).map((f) => f.id)).toEqual(["f5", "f4", "f3", "f2", "f1"]);
   });
@@ -599,14 +621,20 @@ describe("concurrency", () => {
       const id = `f${i % 25}`;
       const k = i % 5;
       const op =
-        k === 0 ? tiers.storeFragment(view, input({ id, content: tokens(1 + (i % 30)) }))
-        : k === 1 ? tiers.getFragment(view, id)
-        : k === 2 ? tiers.promoteFragment(view, id)
-        : k === 3 ? tiers.demoteFragment(view, id)
-        : tiers.evictLru(view, (["hot", "warm", "cold"] as const)[i % 3], 1);
-      ops.push(op.catch((err: unknown) => {
-        if (!(err instanceof NotFoundError || err instanceof FailedPreconditionError)) throw err;
-      }));
+        k === 0
+          ? tiers.storeFragment(view, input({ id, content: tokens(1 + (i % 30)) }))
+          : k === 1
+            ? tiers.getFragment(view, id)
+            : k === 2
+              ? tiers.promoteFragment(view, id)
+              : k === 3
+                ? tiers.demoteFragment(view, id)
+                : tiers.evictLru(view, (["hot", "warm", "cold"] as const)[i % 3], 1);
+      ops.push(
+        op.catch((err: unknown) => {
+          if (!(err instanceof NotFoundError || err instanceof FailedPreconditionError)) throw err;
+        }),
+      );
     }
     await Promise.all(ops);
     const listed = await tiers.getForActor(view, "strategist", [], false);
@@ -637,14 +665,21 @@ describe("reads answered at once", () => {
   test("a get answered at once marks the fragment used: LRU order, last access time and the store's record", async () => {
     let clock = 1_000;
     const store = new MemoryTierStore();
-    const tiers = await TierService.open(store, { budgets: { maxTokensHot: 10, maxDecisionsWarm: 5, maxDecisionsCold: 5 }, summaryTokens: 16, now: () => new Date((clock += 1)) });
+    const tiers = await TierService.open(store, {
+      budgets: { maxTokensHot: 10, maxDecisionsWarm: 5, maxDecisionsCold: 5 },
+      summaryTokens: 16,
+      now: () => new Date((clock += 1)),
+    });
     await tiers.storeFragment(view, input({ id: "a", content: tokens(4) }));
     await tiers.storeFragment(view, input({ id: "b", content: tokens(4) }));
     const got = await tiers.getFragment(view, "a");
     expect(got.lastAccessedAt.getTime()).toBe(clock);
     const { displaced } = await tiers.storeFragment(view, input({ id: "c", content: tokens(4) }));
     expect(displaced.map((d) => d.id)).toEqual(["b"]);
-    const reopened = await TierService.open(store, { budgets: { maxTokensHot: 10, maxDecisionsWarm: 5, maxDecisionsCold: 5 }, summaryTokens: 16 });
+    const reopened = await TierService.open(store, {
+      budgets: { maxTokensHot: 10, maxDecisionsWarm: 5, maxDecisionsCold: 5 },
+      summaryTokens: 16,
+    });
     const order = (await reopened.getForActor(view, "strategist", [], false)).map((f) => `${f.tier}:${f.id}`);
     expect(order).toEqual(["hot:c", "hot:a", "warm:b"]);
   });
@@ -661,7 +696,10 @@ describe("group commit on the durable store", () => {
     dirs.push(dir);
     const db = openSqliteDatabase(join(dir, "acms.db"));
     const store = new SqliteFileTierStore(db, join(dir, "cold"));
-    const tiers = await TierService.open(store, { budgets: { maxTokensHot: 1000, maxDecisionsWarm: 100, maxDecisionsCold: 100 }, summaryTokens: 16 });
+    const tiers = await TierService.open(store, {
+      budgets: { maxTokensHot: 1000, maxDecisionsWarm: 100, maxDecisionsCold: 100 },
+      summaryTokens: 16,
+    });
     return { tiers, store, db, dir };
   }
 
@@ -681,8 +719,13 @@ describe("group commit on the durable store", () => {
     await tiers.close();
     db.close();
     const db2 = openSqliteDatabase(join(dir, "acms.db"));
-    const again = await TierService.open(new SqliteFileTierStore(db2, join(dir, "cold")), { budgets: { maxTokensHot: 1000, maxDecisionsWarm: 100, maxDecisionsCold: 100 }, summaryTokens: 16 });
-    expect((await again.getForActor(view, "strategist", [], false)).map((f) => f.id).sort()).toEqual(["first", ...Array.from({ length: 24 }, (_, i) => `f${i}`)].sort());
+    const again = await TierService.open(new SqliteFileTierStore(db2, join(dir, "cold")), {
+      budgets: { maxTokensHot: 1000, maxDecisionsWarm: 100, maxDecisionsCold: 100 },
+      summaryTokens: 16,
+    });
+    expect((await again.getForActor(view, "strategist", [], false)).map((f) => f.id).sort()).toEqual(
+      ["first", ...Array.from({ length: 24 }, (_, i) => `f${i}`)].sort(),
+    );
     await again.close();
     db2.close();
   });
@@ -691,10 +734,13 @@ describe("group commit on the durable store", () => {
     const { tiers, store, db } = await openDurable();
     const stored = tiers.storeFragment(view, input({ id: "seen", content: "written, not yet durable" }));
     // Whatever order the two take, the read's answer never comes before the store's write is durable.
-    const read = tiers.getFragment(view, "seen").catch(() => undefined).then((f) => {
-      expect(store.sync()).toBeUndefined();
-      return f;
-    });
+    const read = tiers
+      .getFragment(view, "seen")
+      .catch(() => undefined)
+      .then((f) => {
+        expect(store.sync()).toBeUndefined();
+        return f;
+      });
     await Promise.all([stored, read]);
     // Once the store left the queue (before its sync), a read takes the in-memory path: it waits too.
     const second = tiers.storeFragment(view, input({ id: "seen", content: "written again" }));

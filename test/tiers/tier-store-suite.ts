@@ -48,7 +48,13 @@ export function runTierStoreSuite(opts: TierStoreSuiteOptions): void {
       expect(loaded[1]).toEqual({ ...h });
       expect(loaded[0]).toEqual({ ...c, content: undefined });
       expect(loaded[2].content).toBeUndefined();
-      expect(await s.readContents(OWNER, ["w", "c", "h", "missing"])).toEqual(new Map([["w", w.content], ["c", c.content], ["h", "hot words"]]));
+      expect(await s.readContents(OWNER, ["w", "c", "h", "missing"])).toEqual(
+        new Map([
+          ["w", w.content],
+          ["c", c.content],
+          ["h", "hot words"],
+        ]),
+      );
       await s.close();
     });
 
@@ -110,7 +116,12 @@ export function runTierStoreSuite(opts: TierStoreSuiteOptions): void {
       const r = await opts.reopen(s);
       const loaded = await r.load();
       expect(loaded).toEqual(saved.map((f) => ({ ...f, content: f.tier === "hot" ? f.content : undefined })));
-      expect(await r.readContents(OWNER, ["w", "c"])).toEqual(new Map([["w", "warm text"], ["c", "cold text"]]));
+      expect(await r.readContents(OWNER, ["w", "c"])).toEqual(
+        new Map([
+          ["w", "warm text"],
+          ["c", "cold text"],
+        ]),
+      );
       await r.close();
     });
 
@@ -122,7 +133,12 @@ export function runTierStoreSuite(opts: TierStoreSuiteOptions): void {
       const slashed = record("b/plan-1", "hot", "slashed plan", { owner: "a" });
       for (const f of [mine, theirs, slashed]) await s.save(f);
       expect(await s.readContents("a/b", ["plan-1"])).toEqual(new Map([["plan-1", "my plan"]]));
-      expect(await s.readContents("a", ["plan-1", "b/plan-1"])).toEqual(new Map([["plan-1", "their plan"], ["b/plan-1", "slashed plan"]]));
+      expect(await s.readContents("a", ["plan-1", "b/plan-1"])).toEqual(
+        new Map([
+          ["plan-1", "their plan"],
+          ["b/plan-1", "slashed plan"],
+        ]),
+      );
       expect((await s.readContents("nobody", ["plan-1"])).size).toBe(0);
       // An access recorded for one owner never reorders the other's fragment of the same id.
       const later = record("x", "hot");

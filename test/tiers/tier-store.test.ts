@@ -64,7 +64,10 @@ describe("SqliteFileTierStore crash safety", () => {
     await s.save(record("f", "warm", "warm content"));
     const dir = join(dbs.get(s)!.dir, "cold");
     // What the first half of a warm-to-cold move writes, and a temp file of an interrupted write.
-    writeFileSync(join(dir, "0123456789abcdef0123456789abcdef-99.json"), JSON.stringify({ owner: OWNER, id: "f", content: "warm content" }));
+    writeFileSync(
+      join(dir, "0123456789abcdef0123456789abcdef-99.json"),
+      JSON.stringify({ owner: OWNER, id: "f", content: "warm content" }),
+    );
     writeFileSync(join(dir, "0123456789abcdef0123456789abcdef-100.json.a1b2c3.tmp"), "{");
     const r = await reopenDurable(s);
     expect((await r.load()).map((f) => [f.id, f.tier])).toEqual([["f", "warm"]]);
@@ -178,10 +181,12 @@ describe("SqliteFileTierStore group commit", () => {
   test("writes made while a sync runs share the next one: many writers, few fsyncs", async () => {
     const s = await createDurable();
     const before = s.walSyncs;
-    const writers = Array.from({ length: 32 }, (_, i) => (async () => {
-      await s.save(record(`f${i}`, "warm"));
-      await s.sync();
-    })());
+    const writers = Array.from({ length: 32 }, (_, i) =>
+      (async () => {
+        await s.save(record(`f${i}`, "warm"));
+        await s.sync();
+      })(),
+    );
     await Promise.all(writers);
     const fsyncs = s.walSyncs - before;
     expect(fsyncs).toBeGreaterThanOrEqual(1);

@@ -11,7 +11,13 @@ const DIM = 16;
 
 function entries(count: number, resourceId: string, firstKey: number, seed: number): VectorEntry[] {
   const rnd = prng(seed);
-  return Array.from({ length: count }, (_, i) => ({ chunkKey: firstKey + i, resourceId, path: `p/${i % 10}.md`, supersededAt: null, vector: randomVector(rnd, DIM) }));
+  return Array.from({ length: count }, (_, i) => ({
+    chunkKey: firstKey + i,
+    resourceId,
+    path: `p/${i % 10}.md`,
+    supersededAt: null,
+    vector: randomVector(rnd, DIM),
+  }));
 }
 
 /** Yields `rows` in two halves, waiting between them until `release` is called: a load the test holds open. */
@@ -81,7 +87,13 @@ describe("PartitionedVectorBackend.load (start-up in the background)", () => {
     const want: VectorEntry[] = [
       ...a
         .filter((e) => e.chunkKey > 3 && e.chunkKey !== moved.chunkKey)
-        .map((e) => (e.chunkKey === 10 || e.chunkKey === 11 ? { ...e, supersededAt: 1_000 } : e.chunkKey === a[30].chunkKey ? { ...e, path: "renamed.md" } : e)),
+        .map((e) =>
+          e.chunkKey === 10 || e.chunkKey === 11
+            ? { ...e, supersededAt: 1_000 }
+            : e.chunkKey === a[30].chunkKey
+              ? { ...e, path: "renamed.md" }
+              : e,
+        ),
       moved,
       ...replacedRows,
     ];
@@ -94,14 +106,22 @@ describe("PartitionedVectorBackend.load (start-up in the background)", () => {
       const view = viewOf(all, { temporal });
       const opts = searchOpts({ topK: 1000, now });
       const got = await b.search(view, q, opts);
-      expect(got.hits.map((h) => [h.chunkKey, h.resourceId, h.path])).toEqual(referenceSearch(want, view, q, opts).map((h) => [h.chunkKey, h.resourceId, h.path]));
+      expect(got.hits.map((h) => [h.chunkKey, h.resourceId, h.path])).toEqual(
+        referenceSearch(want, view, q, opts).map((h) => [h.chunkKey, h.resourceId, h.path]),
+      );
     }
   });
 
   it("loads saved graphs in the background after the rows, scanning exactly until then", async () => {
     const dir = mkdtempSync(join(tmpdir(), "acms-load-graphs-"));
     try {
-      const rows = clusteredVectors(prng(7), DIM, 600, 8, 0.5).map((vector, i) => ({ chunkKey: i + 1, resourceId: R.a, path: "d.md", supersededAt: null, vector }));
+      const rows = clusteredVectors(prng(7), DIM, 600, 8, 0.5).map((vector, i) => ({
+        chunkKey: i + 1,
+        resourceId: R.a,
+        path: "d.md",
+        supersededAt: null,
+        vector,
+      }));
       const first = make({ exactThreshold: 64, storeGraph: false, graphDir: dir });
       first.replaceAll(rows);
       await first.whenIndexed();

@@ -8,7 +8,8 @@ import { runVectorBackendSuite } from "./vector-backend-suite.js";
 runVectorBackendSuite({
   name: "DuckDB (array_cosine_similarity in SQL)",
   exact: true,
-  create: async (dimension) => new DuckDbVectorBackend(await DuckDbDatabase.open({ path: ":memory:", dimension, threads: 1 }), { ownsDatabase: true }),
+  create: async (dimension) =>
+    new DuckDbVectorBackend(await DuckDbDatabase.open({ path: ":memory:", dimension, threads: 1 }), { ownsDatabase: true }),
   settle: (b) => (b as DuckDbVectorBackend).flushed(),
 });
 
@@ -19,7 +20,12 @@ describe("DuckDbVectorBackend over the document store's vectors", () => {
     try {
       const store = new DuckDbDocumentStore(db);
       const vectors = new DuckDbVectorBackend(db, { ownWrites: false });
-      const doc = (text: string, v: number[]) => ({ path: "a.md", content: text, metadata: {}, chunks: [{ text, embedding: Float32Array.from(v) }] });
+      const doc = (text: string, v: number[]) => ({
+        path: "a.md",
+        content: text,
+        metadata: {},
+        chunks: [{ text, embedding: Float32Array.from(v) }],
+      });
       const first = await store.upsertDocuments(R1, [doc("one", [1, 0, 0, 0])], 1_000);
       const second = await store.upsertDocuments(R1, [doc("two", [1, 1, 0, 0])], 2_000);
       vectors.upsert([{ chunkKey: 999, resourceId: R1, path: "x.md", supersededAt: null, vector: Float32Array.from([1, 0, 0, 0]) }]);

@@ -20,9 +20,21 @@ describe("saved HNSW graphs", () => {
   });
 
   const rows = (count: number, firstKey = 1): VectorEntry[] =>
-    clusteredVectors(prng(firstKey), DIM, count, 8, 0.5).map((vector, i) => ({ chunkKey: firstKey + i, resourceId: R.a, path: "d.md", supersededAt: null, vector }));
+    clusteredVectors(prng(firstKey), DIM, count, 8, 0.5).map((vector, i) => ({
+      chunkKey: firstKey + i,
+      resourceId: R.a,
+      path: "d.md",
+      supersededAt: null,
+      vector,
+    }));
   const backend = (connectivity?: number) => {
-    const b = new PartitionedVectorBackend({ dimension: DIM, exactThreshold: 64, storeGraph: false, graphDir: dir, hnsw: connectivity ? { connectivity } : undefined });
+    const b = new PartitionedVectorBackend({
+      dimension: DIM,
+      exactThreshold: 64,
+      storeGraph: false,
+      graphDir: dir,
+      hnsw: connectivity ? { connectivity } : undefined,
+    });
     open.push(b);
     return b;
   };
@@ -160,7 +172,8 @@ describe("saved HNSW graphs", () => {
     await third.whenIndexed();
     await third.close();
     open.splice(0);
-    for (const name of [`r-${other}.usearch`, `r-${other}.keys`, `r-${R.b}.keys`, `r-${R.a}.usearch.tmp`]) writeFileSync(join(dir, name), "left over");
+    for (const name of [`r-${other}.usearch`, `r-${other}.keys`, `r-${R.b}.keys`, `r-${R.a}.usearch.tmp`])
+      writeFileSync(join(dir, name), "left over");
     const fourth = backend();
     fourth.replaceAll([...mine, ...rows(10, 9_000).map((e) => ({ ...e, resourceId: R.b }))]);
     expect(readdirSync(dir).sort()).toEqual([`r-${R.a}.keys`, `r-${R.a}.usearch`]);

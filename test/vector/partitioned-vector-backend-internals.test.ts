@@ -8,7 +8,13 @@ const DIM = 16;
 
 function entries(count: number, resourceId: string, firstKey: number, seed: number, path = (i: number) => `p/${i % 10}.md`): VectorEntry[] {
   const rnd = prng(seed);
-  return Array.from({ length: count }, (_, i) => ({ chunkKey: firstKey + i, resourceId, path: path(i), supersededAt: null, vector: randomVector(rnd, DIM) }));
+  return Array.from({ length: count }, (_, i) => ({
+    chunkKey: firstKey + i,
+    resourceId,
+    path: path(i),
+    supersededAt: null,
+    vector: randomVector(rnd, DIM),
+  }));
 }
 
 describe("PartitionedVectorBackend specifics", () => {
@@ -130,7 +136,10 @@ describe("PartitionedVectorBackend specifics", () => {
     const old = ids.map((id, i) => ({ chunkKey: i + 1, resourceId: id, path: "old.md", supersededAt: null, vector: q }));
     await loadVectors(b, old);
     const pending = b.search(viewOf(ids), q, searchOpts({ topK: 100 }));
-    await loadVectors(b, ids.map((id, i) => ({ chunkKey: 1000 + i, resourceId: id, path: "new.md", supersededAt: null, vector: q })));
+    await loadVectors(
+      b,
+      ids.map((id, i) => ({ chunkKey: 1000 + i, resourceId: id, path: "new.md", supersededAt: null, vector: q })),
+    );
     const inFlight = await pending;
     expect(inFlight.hits).toHaveLength(20);
     expect(inFlight.hits.every((h) => h.path === "old.md")).toBe(true);
@@ -151,7 +160,9 @@ describe("PartitionedVectorBackend specifics", () => {
     expect(b.size).toBe(kept.length);
     const q = randomVector(prng(16), DIM);
     const got = await b.search(viewOf([R.a]), q, searchOpts({ topK: 1000 }));
-    expect(got.hits.map((h) => h.chunkKey)).toEqual(referenceSearch(kept, viewOf([R.a]), q, searchOpts({ topK: 1000 })).map((h) => h.chunkKey));
+    expect(got.hits.map((h) => h.chunkKey)).toEqual(
+      referenceSearch(kept, viewOf([R.a]), q, searchOpts({ topK: 1000 })).map((h) => h.chunkKey),
+    );
   });
 
   it("moves a chunk key that reappears under another resource", async () => {
@@ -228,7 +239,13 @@ describe("PartitionedVectorBackend specifics", () => {
       const q = randomVector(prng(132), DIM);
       const rnd = prng(33);
       const crowd = ids.slice(4).flatMap((id, i) =>
-        Array.from({ length: 200 }, (_, j) => ({ chunkKey: 50_000 + i * 1000 + j, resourceId: id, path: "near.md", supersededAt: null, vector: Float32Array.from(q, (x) => x + 0.3 * (rnd() - 0.5)) })),
+        Array.from({ length: 200 }, (_, j) => ({
+          chunkKey: 50_000 + i * 1000 + j,
+          resourceId: id,
+          path: "near.md",
+          supersededAt: null,
+          vector: Float32Array.from(q, (x) => x + 0.3 * (rnd() - 0.5)),
+        })),
       );
       const mine = ids.slice(0, 4).flatMap((id, i) => entries(100, id, i * 1000 + 1, 40 + i));
       b.upsert([...crowd, ...mine]);
@@ -247,7 +264,13 @@ describe("PartitionedVectorBackend specifics", () => {
     open.push(b);
     const rnd = prng(21);
     const vectors = clusteredVectors(rnd, dim, 4000, 40, 0.7);
-    const rows = vectors.map((vector, i) => ({ chunkKey: i + 1, resourceId: i % 5 === 0 ? R.b : R.a, path: "d.md", supersededAt: null, vector }));
+    const rows = vectors.map((vector, i) => ({
+      chunkKey: i + 1,
+      resourceId: i % 5 === 0 ? R.b : R.a,
+      path: "d.md",
+      supersededAt: null,
+      vector,
+    }));
     b.upsert(rows);
     await b.whenIndexed();
     const view = viewOf([R.a, R.b]);

@@ -13,7 +13,8 @@ runVectorBackendSuite({
 runVectorBackendSuite({
   name: "PartitionedVectorBackend, HNSW forced on every partition",
   exact: false,
-  create: (dimension) => new PartitionedVectorBackend({ dimension, exactThreshold: 0, yieldEveryMs: 0, indexBatchRows: 500, storeGraph: false }),
+  create: (dimension) =>
+    new PartitionedVectorBackend({ dimension, exactThreshold: 0, yieldEveryMs: 0, indexBatchRows: 500, storeGraph: false }),
   settle,
 });
 

@@ -39,7 +39,8 @@ runVectorBackendSuite({
   create: (d) => fresh(d, 0),
   settle,
   skip: {
-    "breaks score ties by chunk key": "an approximate index need not return every member of a tie; ties among the rows it returns are ordered by chunk key",
+    "breaks score ties by chunk key":
+      "an approximate index need not return every member of a tie; ties among the rows it returns are ordered by chunk key",
     "ties across partitions are broken by chunk key too": "as above",
   },
 });

@@ -14,7 +14,11 @@ afterAll(async () => {
 });
 
 async function follower(db: PostgresTestDatabase, dimension: number): Promise<PostgresVectorFollower> {
-  return PostgresVectorFollower.open(db.pool, db.url, new PartitionedVectorBackend({ dimension, exactThreshold: Number.MAX_SAFE_INTEGER, yieldEveryMs: 0 }));
+  return PostgresVectorFollower.open(
+    db.pool,
+    db.url,
+    new PartitionedVectorBackend({ dimension, exactThreshold: Number.MAX_SAFE_INTEGER, yieldEveryMs: 0 }),
+  );
 }
 
 runVectorBackendSuite({
@@ -55,10 +59,14 @@ describe("PostgresVectorFollower across servers", () => {
       expect(second.hits[0].chunkKey).not.toBe(first.hits[0].chunkKey);
       // The first version is superseded: invisible to `current`, visible to `all`.
       expect((await reader.search(view, v(0), opts)).hits).toEqual([]);
-      expect((await reader.search(viewOf([R1], { temporal: "all" }), v(0), opts)).hits.map((h) => h.chunkKey)).toEqual([first.hits[0].chunkKey]);
+      expect((await reader.search(viewOf([R1], { temporal: "all" }), v(0), opts)).hits.map((h) => h.chunkKey)).toEqual([
+        first.hits[0].chunkKey,
+      ]);
       // A third version drops the first beyond retention (1 superseded version kept).
       await writer.upsertDocuments(R1, [{ path: "a.md", content: "c", metadata: {}, chunks: [{ text: "c", embedding: v(2) }] }], 3_000);
-      expect((await reader.search(viewOf([R1], { temporal: "all" }), v(0), opts)).hits.map((h) => h.chunkKey)).not.toContain(first.hits[0].chunkKey);
+      expect((await reader.search(viewOf([R1], { temporal: "all" }), v(0), opts)).hits.map((h) => h.chunkKey)).not.toContain(
+        first.hits[0].chunkKey,
+      );
       await writer.deleteDocuments(R1, ["a.md"], 4_000);
       expect((await reader.search(view, v(2), opts)).hits).toEqual([]);
     } finally {
@@ -87,17 +95,28 @@ describe("PostgresVectorFollower across servers", () => {
     dbs.push(db);
     const store = new PostgresDocumentStore(db.pool);
     const logRows = async () => (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM vector_changes")).rows[0].n;
-    const write = (path: string, i: number, at: number) => store.upsertDocuments(R1, [{ path, content: path, metadata: {}, chunks: [{ text: path, embedding: v(i) }] }], at);
+    const write = (path: string, i: number, at: number) =>
+      store.upsertDocuments(R1, [{ path, content: path, metadata: {}, chunks: [{ text: path, embedding: v(i) }] }], at);
     // Only the test prunes here (the followers' own pruning is an hour away).
-    const current = await PostgresVectorFollower.open(db.pool, db.url, new PartitionedVectorBackend({ dimension: 4, exactThreshold: Number.MAX_SAFE_INTEGER, yieldEveryMs: 0 }), {
-      pruneEveryMs: 3_600_000,
-    });
+    const current = await PostgresVectorFollower.open(
+      db.pool,
+      db.url,
+      new PartitionedVectorBackend({ dimension: 4, exactThreshold: Number.MAX_SAFE_INTEGER, yieldEveryMs: 0 }),
+      {
+        pruneEveryMs: 3_600_000,
+      },
+    );
     // Learns of writes only when it searches or polls (never here): it stays where it is until asked.
-    const lagging = await PostgresVectorFollower.open(db.pool, db.url, new PartitionedVectorBackend({ dimension: 4, exactThreshold: Number.MAX_SAFE_INTEGER, yieldEveryMs: 0 }), {
-      notifications: false,
-      pollMs: 3_600_000,
-      pruneEveryMs: 3_600_000,
-    });
+    const lagging = await PostgresVectorFollower.open(
+      db.pool,
+      db.url,
+      new PartitionedVectorBackend({ dimension: 4, exactThreshold: Number.MAX_SAFE_INTEGER, yieldEveryMs: 0 }),
+      {
+        notifications: false,
+        pollMs: 3_600_000,
+        pruneEveryMs: 3_600_000,
+      },
+    );
     try {
       await write("a.md", 0, 1_000);
       await write("b.md", 1, 1_000);

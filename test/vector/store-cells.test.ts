@@ -17,7 +17,13 @@ const ids = Array.from({ length: 12 }, (_, i) => `01J0000000000000000000C${Strin
  */
 function rows(perResource: number, seed: number, firstKey = 1): VectorEntry[] {
   const vectors = clusteredVectors(prng(seed), DIM, ids.length * perResource, 24, 0.35);
-  return vectors.map((vector, i) => ({ chunkKey: firstKey + i, resourceId: ids[i % ids.length], path: `d/${i % 7}.md`, supersededAt: null, vector }));
+  return vectors.map((vector, i) => ({
+    chunkKey: firstKey + i,
+    resourceId: ids[i % ids.length],
+    path: `d/${i % 7}.md`,
+    supersededAt: null,
+    vector,
+  }));
 }
 
 describe("the store-wide cell index", () => {
@@ -113,7 +119,9 @@ describe("the store-wide cell index", () => {
     both.upsert(clustered);
     await both.whenIndexed();
     const view = viewOf(ids);
-    const queries = Array.from({ length: 64 }, (_, i) => Float32Array.from(clustered[i * 11].vector, (x, j) => x + 0.05 * Math.cos(i * 7 + j)));
+    const queries = Array.from({ length: 64 }, (_, i) =>
+      Float32Array.from(clustered[i * 11].vector, (x, j) => x + 0.05 * Math.cos(i * 7 + j)),
+    );
     for (const q of queries) await both.search(view, q, searchOpts());
     // Clustered rows: after its first searches the view is answered by the cells, the graph checking them now and then.
     expect(both.answeredBy.cells).toBeGreaterThan(both.answeredBy.storeGraph);
@@ -125,7 +133,13 @@ describe("the store-wide cell index", () => {
     open.push(cone);
     const rnd = prng(14);
     const axis = randomVector(rnd, DIM);
-    const dense = Array.from({ length: 1200 }, (_, i) => ({ chunkKey: i + 1, resourceId: ids[i % ids.length], path: "c.md", supersededAt: null, vector: Float32Array.from(axis, (x) => 3 * x + randomVector(rnd, 1)[0]) }));
+    const dense = Array.from({ length: 1200 }, (_, i) => ({
+      chunkKey: i + 1,
+      resourceId: ids[i % ids.length],
+      path: "c.md",
+      supersededAt: null,
+      vector: Float32Array.from(axis, (x) => 3 * x + randomVector(rnd, 1)[0]),
+    }));
     cone.upsert(dense);
     await cone.whenIndexed();
     let found = 0;
@@ -143,7 +157,14 @@ describe("the store-wide cell index", () => {
     const dir = mkdtempSync(join(tmpdir(), "acms-cells-"));
     try {
       const start = async (data: VectorEntry[]) => {
-        const b = new PartitionedVectorBackend({ dimension: DIM, exactThreshold: 100, storeGraph: false, cells: true, yieldEveryMs: 0, graphDir: dir });
+        const b = new PartitionedVectorBackend({
+          dimension: DIM,
+          exactThreshold: 100,
+          storeGraph: false,
+          cells: true,
+          yieldEveryMs: 0,
+          graphDir: dir,
+        });
         open.push(b);
         b.upsert(data);
         await b.whenIndexed();

@@ -20,7 +20,13 @@ function unit(i: number, dim = DIM): Float32Array {
   return v;
 }
 
-function entry(chunkKey: number, resourceId: string, vector: Float32Array, path = "src/a.ts", supersededAt: number | null = null): VectorEntry {
+function entry(
+  chunkKey: number,
+  resourceId: string,
+  vector: Float32Array,
+  path = "src/a.ts",
+  supersededAt: number | null = null,
+): VectorEntry {
   return { chunkKey, resourceId, path, supersededAt, vector };
 }
 
@@ -63,7 +69,10 @@ export function runVectorBackendSuite(opts: VectorBackendSuiteOptions): void {
 
     test("orders by cosine descending and honours topK", async () => {
       const cs = [0.2, 0.9, 0.5, 0.99, 0.7, 0.1];
-      await load(backend, cs.map((c, i) => entry(i + 1, R.a, atCosine(c, 1 + (i % 3)))));
+      await load(
+        backend,
+        cs.map((c, i) => entry(i + 1, R.a, atCosine(c, 1 + (i % 3)))),
+      );
       const { hits } = await backend.search(viewOf([R.a]), unit(0), searchOpts({ topK: 4 }));
       expect(hits.map((h) => h.chunkKey)).toEqual([4, 2, 5, 3]);
       hits.forEach((h, i) => expect(h.score).toBeCloseTo([0.99, 0.9, 0.7, 0.5][i], 5));
@@ -80,7 +89,10 @@ export function runVectorBackendSuite(opts: VectorBackendSuiteOptions): void {
     });
 
     test("breaks score ties by chunk key", async () => {
-      await load(backend, [9, 3, 7, 5].map((k) => entry(k, R.a, atCosine(0.8))));
+      await load(
+        backend,
+        [9, 3, 7, 5].map((k) => entry(k, R.a, atCosine(0.8))),
+      );
       const { hits } = await backend.search(viewOf([R.a]), unit(0), searchOpts({ topK: 3 }));
       expect(hits.map((h) => h.chunkKey)).toEqual([3, 5, 7]);
     });
@@ -92,7 +104,10 @@ export function runVectorBackendSuite(opts: VectorBackendSuiteOptions): void {
     });
 
     test("drops candidates under minScore", async () => {
-      await load(backend, [0.95, 0.6, 0.59, 0.3].map((c, i) => entry(i + 1, R.a, atCosine(c))));
+      await load(
+        backend,
+        [0.95, 0.6, 0.59, 0.3].map((c, i) => entry(i + 1, R.a, atCosine(c))),
+      );
       const { hits } = await backend.search(viewOf([R.a]), unit(0), searchOpts({ minScore: 0.6 }));
       expect(hits.map((h) => h.chunkKey)).toEqual([1, 2]);
       expect(hits.every((h) => h.score >= 0.6 - 1e-6)).toBe(true);
@@ -107,8 +122,19 @@ export function runVectorBackendSuite(opts: VectorBackendSuiteOptions): void {
     });
 
     test("scores stay within [0, 1]", async () => {
-      await load(backend, [entry(1, R.a, unit(0)), entry(2, R.a, Float32Array.from(unit(0), (x) => x * 1e-3))]);
-      const { hits } = await backend.search(viewOf([R.a]), Float32Array.from(unit(0), (x) => x * 7), searchOpts());
+      await load(backend, [
+        entry(1, R.a, unit(0)),
+        entry(
+          2,
+          R.a,
+          Float32Array.from(unit(0), (x) => x * 1e-3),
+        ),
+      ]);
+      const { hits } = await backend.search(
+        viewOf([R.a]),
+        Float32Array.from(unit(0), (x) => x * 7),
+        searchOpts(),
+      );
       expect(hits).toHaveLength(2);
       for (const h of hits) {
         expect(h.score).toBeLessThanOrEqual(1);
@@ -129,7 +155,13 @@ export function runVectorBackendSuite(opts: VectorBackendSuiteOptions): void {
 
     test("a large out-of-scope partition does not crowd out in-scope results", async () => {
       const rnd = prng(7);
-      const near = Array.from({ length: 300 }, (_, i) => entry(1000 + i, R.b, Float32Array.from(unit(0), (x, j) => x + 0.05 * (j === 0 ? 0 : rnd()))));
+      const near = Array.from({ length: 300 }, (_, i) =>
+        entry(
+          1000 + i,
+          R.b,
+          Float32Array.from(unit(0), (x, j) => x + 0.05 * (j === 0 ? 0 : rnd())),
+        ),
+      );
       await load(backend, [...near, entry(1, R.a, atCosine(0.2)), entry(2, R.a, atCosine(0.3))]);
       const { hits } = await backend.search(viewOf([R.a]), unit(0), searchOpts({ topK: 5 }));
       expect(hits.map((h) => h.chunkKey)).toEqual([2, 1]);
@@ -171,7 +203,11 @@ export function runVectorBackendSuite(opts: VectorBackendSuiteOptions): void {
       await opts.settle?.(backend);
       const cur = await backend.search(viewOf([R.a]), unit(0), searchOpts({ now: 1_000_000, recentWindowMs: 1000 }));
       expect(cur.hits.map((h) => h.chunkKey)).toEqual([2]);
-      const recent = await backend.search(viewOf([R.a], { temporal: "recent" }), unit(0), searchOpts({ now: 1_000_000, recentWindowMs: 1000 }));
+      const recent = await backend.search(
+        viewOf([R.a], { temporal: "recent" }),
+        unit(0),
+        searchOpts({ now: 1_000_000, recentWindowMs: 1000 }),
+      );
       expect(recent.hits.map((h) => h.chunkKey)).toEqual([1, 2]);
     });
 
@@ -186,7 +222,11 @@ export function runVectorBackendSuite(opts: VectorBackendSuiteOptions): void {
 
     test("a key written twice in one batch keeps its last version", async () => {
       await load(backend, [entry(3, R.b, atCosine(0.1)), entry(4, R.a, atCosine(0.1), "other.md")]);
-      await load(backend, [entry(1, R.a, atCosine(0.9), "first.md"), entry(2, R.a, atCosine(0.5)), entry(1, R.a, atCosine(0.3), "second.md")]);
+      await load(backend, [
+        entry(1, R.a, atCosine(0.9), "first.md"),
+        entry(2, R.a, atCosine(0.5)),
+        entry(1, R.a, atCosine(0.3), "second.md"),
+      ]);
       const { hits } = await backend.search(viewOf([R.a]), unit(0), searchOpts());
       expect(hits.map((h) => [h.chunkKey, h.path])).toEqual([
         [2, "src/a.ts"],
@@ -196,7 +236,10 @@ export function runVectorBackendSuite(opts: VectorBackendSuiteOptions): void {
     });
 
     test("remove drops versions; unknown keys are ignored", async () => {
-      await load(backend, [1, 2, 3, 4].map((k) => entry(k, R.a, atCosine(0.5 + k / 10))));
+      await load(
+        backend,
+        [1, 2, 3, 4].map((k) => entry(k, R.a, atCosine(0.5 + k / 10))),
+      );
       backend.remove([2, 4, 77]);
       await opts.settle?.(backend);
       const { hits } = await backend.search(viewOf([R.a]), unit(0), searchOpts());
@@ -220,7 +263,10 @@ export function runVectorBackendSuite(opts: VectorBackendSuiteOptions): void {
       await backend.replaceResource(R.a, [entry(4, R.a, atCosine(0.9)), entry(5, R.a, atCosine(0.7), "src/b.ts")]);
       await opts.settle?.(backend);
       const a = await backend.search(viewOf([R.a]), unit(0), searchOpts());
-      expect(a.hits.map((h) => [h.chunkKey, h.path])).toEqual([[4, "src/a.ts"], [5, "src/b.ts"]]);
+      expect(a.hits.map((h) => [h.chunkKey, h.path])).toEqual([
+        [4, "src/a.ts"],
+        [5, "src/b.ts"],
+      ]);
       const b = await backend.search(viewOf([R.b]), unit(0), searchOpts());
       expect(b.hits.map((h) => h.chunkKey)).toEqual([2]);
       await backend.replaceResource(R.a, []);
@@ -233,7 +279,13 @@ export function runVectorBackendSuite(opts: VectorBackendSuiteOptions): void {
     test("a search while replaceResource runs sees the old entries or the new ones, never a mix", async () => {
       await load(backend, [entry(1, R.a, unit(0)), entry(2, R.a, atCosine(0.8)), entry(3, R.a, atCosine(0.6))]);
       const rnd = prng(7);
-      const fresh = Array.from({ length: 1500 }, (_, i) => entry(100 + i, R.a, Float32Array.from(unit(0), (x) => x + 0.5 * rnd())));
+      const fresh = Array.from({ length: 1500 }, (_, i) =>
+        entry(
+          100 + i,
+          R.a,
+          Float32Array.from(unit(0), (x) => x + 0.5 * rnd()),
+        ),
+      );
       const replacing = backend.replaceResource(R.a, fresh);
       const seen: number[][] = [];
       let done = false;
@@ -277,7 +329,10 @@ export function runVectorBackendSuite(opts: VectorBackendSuiteOptions): void {
     test("a search cancelled while it runs stops between partitions", async () => {
       const rnd = prng(3);
       const ids = Array.from({ length: 60 }, (_, i) => `01J000000000000000000${String(i).padStart(5, "0")}`);
-      await load(backend, ids.flatMap((id, i) => Array.from({ length: 40 }, (_, j) => entry(i * 100 + j + 1, id, randomVector(rnd, DIM)))));
+      await load(
+        backend,
+        ids.flatMap((id, i) => Array.from({ length: 40 }, (_, j) => entry(i * 100 + j + 1, id, randomVector(rnd, DIM)))),
+      );
       const ctl = new AbortController();
       const pending = backend.search(viewOf(ids), unit(0), searchOpts({ signal: ctl.signal }));
       ctl.abort(new Error("cancelled mid-search"));
@@ -289,7 +344,13 @@ export function runVectorBackendSuite(opts: VectorBackendSuiteOptions): void {
       const ids = [R.a, R.b, R.c, R.d];
       const paths = ["src/a.ts", "src/b/c.ts", "docs/x.md", "test/y.ts"];
       const entries: VectorEntry[] = Array.from({ length: 400 }, (_, i) =>
-        entry(i + 1, ids[i % 4], randomVector(rnd, DIM), paths[Math.floor(rnd() * 4)], rnd() < 0.2 ? 999_000 + Math.floor(rnd() * 1000) : null),
+        entry(
+          i + 1,
+          ids[i % 4],
+          randomVector(rnd, DIM),
+          paths[Math.floor(rnd() * 4)],
+          rnd() < 0.2 ? 999_000 + Math.floor(rnd() * 1000) : null,
+        ),
       );
       await load(backend, entries);
       const views = [

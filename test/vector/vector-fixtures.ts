@@ -56,7 +56,12 @@ export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
 }
 
 /** The reference answer: brute force over `entries` with the port's rules, to hold adapters against. */
-export function referenceSearch(entries: readonly VectorEntry[], view: ScopedBackendView, query: ArrayLike<number>, opts: VectorSearchOptions): VectorHit[] {
+export function referenceSearch(
+  entries: readonly VectorEntry[],
+  view: ScopedBackendView,
+  query: ArrayLike<number>,
+  opts: VectorSearchOptions,
+): VectorHit[] {
   const minScore = Math.max(0, opts.minScore);
   const hits: VectorHit[] = [];
   for (const e of entries) {

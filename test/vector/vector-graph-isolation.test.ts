@@ -40,7 +40,10 @@ const target = randomVector(rnd, DIM);
 
 function client<S extends DescService>(deps: ServerDeps, service: S, who: keyof typeof keys, scopeId?: string): Client<S> {
   const { routes, interceptors } = createRoutes({ ...deps, log: quietLog() });
-  return createClient(service, createRouterTransport(routes, { router: { interceptors }, transport: { interceptors: [authInterceptor(keys[who], scopeId)] } }));
+  return createClient(
+    service,
+    createRouterTransport(routes, { router: { interceptors }, transport: { interceptors: [authInterceptor(keys[who], scopeId)] } }),
+  );
 }
 
 async function upsert(who: keyof typeof keys, msg: MessageInitShape<typeof UpsertDocumentsRequestSchema>): Promise<void> {
@@ -82,7 +85,9 @@ beforeAll(async () => {
   ids.A1 = (await reg.registerResource({ project: "local/a", alias: "a1", kind: "repo" })).resource!.id;
   ids.A2 = (await reg.registerResource({ project: "local/a", alias: "a2", kind: "repo" })).resource!.id;
   ids.B = (await reg.registerResource({ project: "local/b", alias: "b", kind: "repo" })).resource!.id;
-  ids.EVIL = (await client(graphDeps, RegistryService, "mallory").registerResource({ project: "evil/x", alias: "x", kind: "repo" })).resource!.id;
+  ids.EVIL = (
+    await client(graphDeps, RegistryService, "mallory").registerResource({ project: "evil/x", alias: "x", kind: "repo" })
+  ).resource!.id;
   // The out-of-scope resources hold the chunks nearest the query; the in-scope ones are farther off.
   await upsert("alice", { resourceId: ids.A1, documents: docs("a1", 40, 0.5) });
   await upsert("alice", { resourceId: ids.A2, documents: docs("a2", 40, 0.2) });
@@ -114,10 +119,15 @@ describe("similarity search on the graph paths, through the routes", () => {
     expect(cells.cellStats?.rows).toBe(cells.size);
   });
 
-  it.each(scopeShapes.flatMap(([label, req, allowed]) => [
-    [`${label} (graphs)`, req, allowed, "graphs"],
-    [`${label} (cells)`, req, allowed, "cells"],
-  ] as const))("%s: only in-scope chunks, and the exact answer", async (_label, req, allowed, paths) => {
+  it.each(
+    scopeShapes.flatMap(
+      ([label, req, allowed]) =>
+        [
+          [`${label} (graphs)`, req, allowed, "graphs"],
+          [`${label} (cells)`, req, allowed, "cells"],
+        ] as const,
+    ),
+  )("%s: only in-scope chunks, and the exact answer", async (_label, req, allowed, paths) => {
     const scopeId = (await client(graphDeps, ScopeService, "alice").resolveScope(req)).scope!.scopeId;
     const allowedIds = new Set(allowed.map((a) => ids[a]));
     const deps = paths === "graphs" ? graphDeps : cellsDeps;
@@ -137,12 +147,20 @@ describe("similarity search on the graph paths, through the routes", () => {
 
   it("another principal's scope cannot be borrowed, and its own sees only its resource", async () => {
     const evilScope = (await client(graphDeps, ScopeService, "mallory").resolveScope({ projects: ["evil/x"] })).scope!.scopeId;
-    const res = await client(graphDeps, VectorBackendService, "mallory", evilScope).similaritySearch({ embedding: [...target], topK: 1000 });
+    const res = await client(graphDeps, VectorBackendService, "mallory", evilScope).similaritySearch({
+      embedding: [...target],
+      topK: 1000,
+    });
     expect(new Set(res.results.map((r) => r.resourceId))).toEqual(new Set([ids.EVIL]));
-    const fromCells = await client(cellsDeps, VectorBackendService, "mallory", evilScope).similaritySearch({ embedding: [...target], topK: 1000 });
+    const fromCells = await client(cellsDeps, VectorBackendService, "mallory", evilScope).similaritySearch({
+      embedding: [...target],
+      topK: 1000,
+    });
     expect(new Set(fromCells.results.map((r) => r.resourceId))).toEqual(new Set([ids.EVIL]));
     const aliceScope = (await client(graphDeps, ScopeService, "alice").resolveScope({ projects: ["local/a"] })).scope!.scopeId;
-    await expect(client(graphDeps, VectorBackendService, "mallory", aliceScope).similaritySearch({ embedding: [...target] })).rejects.toThrow(/not found/i);
+    await expect(
+      client(graphDeps, VectorBackendService, "mallory", aliceScope).similaritySearch({ embedding: [...target] }),
+    ).rejects.toThrow(/not found/i);
   });
 
   it("the leak guard never had to drop anything", () => {

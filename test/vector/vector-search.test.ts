@@ -70,7 +70,9 @@ function fieldOf(err: unknown): string | undefined {
 
 describe("searchVectors", () => {
   it("is UNIMPLEMENTED without a vector backend", async () => {
-    await expect(searchVectors(deps(undefined, new MapDocuments()), viewOf([R.a]), { embedding: [1, 0, 0, 0] })).rejects.toBeInstanceOf(UnimplementedError);
+    await expect(searchVectors(deps(undefined, new MapDocuments()), viewOf([R.a]), { embedding: [1, 0, 0, 0] })).rejects.toBeInstanceOf(
+      UnimplementedError,
+    );
   });
 
   it("checks embedding, top_k and min_score, naming the field", async () => {
@@ -87,7 +89,10 @@ describe("searchVectors", () => {
       [{ embedding: [1, 0, 0, 0], minScore: 1.5 }, "min_score"],
     ];
     for (const [req, field] of cases) {
-      const err = await searchVectors(d, view, req).then(() => undefined, (e: unknown) => e);
+      const err = await searchVectors(d, view, req).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(fieldOf(err)).toBe(field);
     }
   });
@@ -107,7 +112,14 @@ describe("searchVectors", () => {
     }));
     const answer = await searchVectors(deps(vec, docs), viewOf([R.a]), { embedding: [1, 0, 0, 0], topK: 3 });
     expect(answer.results.map((r) => r.ukoUri)).toEqual([`uko://${R.a}/c.md#1`, `uko://${R.a}/a.md#0`, `uko://${R.a}/b.md#0`]);
-    expect(answer.results[0]).toEqual({ ukoUri: `uko://${R.a}/c.md#1`, resourceId: R.a, path: "c.md", content: "text of 3", score: 0.9, metadata: { lang: "en", key: "3" } });
+    expect(answer.results[0]).toEqual({
+      ukoUri: `uko://${R.a}/c.md#1`,
+      resourceId: R.a,
+      path: "c.md",
+      content: "text of 3",
+      score: 0.9,
+      metadata: { lang: "en", key: "3" },
+    });
     expect(answer.generation).toBe(7n);
     expect(answer.exhaustive).toBe(true);
     expect(vec.calls[0]).toMatchObject({ topK: 4, minScore: 0, now: NOW, recentWindowMs: 1000 });
@@ -167,8 +179,13 @@ describe("searchVectors", () => {
   it("reports a non-exhaustive answer when the backend's is, or when re-fetching hit its limit", async () => {
     const docs = new MapDocuments();
     for (let k = 1; k <= 100; k++) docs.add(k, R.a, "same.md", 0, NOW - k);
-    const approx = new ScriptedVectors((o) => ({ hits: [{ chunkKey: 1, resourceId: R.a, path: "same.md", score: 0.5 }].slice(0, o.topK), exhaustive: false }));
-    expect((await searchVectors(deps(approx, docs), viewOf([R.a], { temporal: "all" }), { embedding: [1, 0, 0, 0], topK: 2 })).exhaustive).toBe(false);
+    const approx = new ScriptedVectors((o) => ({
+      hits: [{ chunkKey: 1, resourceId: R.a, path: "same.md", score: 0.5 }].slice(0, o.topK),
+      exhaustive: false,
+    }));
+    expect(
+      (await searchVectors(deps(approx, docs), viewOf([R.a], { temporal: "all" }), { embedding: [1, 0, 0, 0], topK: 2 })).exhaustive,
+    ).toBe(false);
     const versions = new ScriptedVectors((o) => ({
       hits: Array.from({ length: o.topK }, (_, i) => ({ chunkKey: i + 1, resourceId: R.a, path: "same.md", score: 0.5 })),
       exhaustive: true,

@@ -65,7 +65,14 @@ beforeAll(async () => {
     {
       resourceId: ids.API,
       documents: [
-        doc("src/server.ts", [["server chunk zero", e(0.9, 0.1)], ["server chunk one", e(0.2, 1)]], { lang: "ts" }),
+        doc(
+          "src/server.ts",
+          [
+            ["server chunk zero", e(0.9, 0.1)],
+            ["server chunk one", e(0.2, 1)],
+          ],
+          { lang: "ts" },
+        ),
         doc("docs/guide.md", [["guide chunk", e(0.6, 0.4)]], { lang: "md" }),
         doc("src/opposite.ts", [["opposite chunk", e(-1, 0.05)]]),
       ],
@@ -86,7 +93,11 @@ describe("VectorBackendService over the real server", () => {
     expect(res.scopeId).toBe(scopeId);
     expect(res.exhaustive).toBe(true);
     expect(res.indexGeneration).toBeGreaterThanOrEqual(1n);
-    expect(res.results.map((r) => r.ukoUri)).toEqual([`uko://${ids.API}/src/server.ts#0`, `uko://${ids.API}/docs/guide.md#0`, `uko://${ids.API}/src/server.ts#1`]);
+    expect(res.results.map((r) => r.ukoUri)).toEqual([
+      `uko://${ids.API}/src/server.ts#0`,
+      `uko://${ids.API}/docs/guide.md#0`,
+      `uko://${ids.API}/src/server.ts#1`,
+    ]);
     const top = res.results[0];
     expect(top).toMatchObject({ content: "server chunk zero", resourceId: ids.API, path: "src/server.ts", metadata: { lang: "ts" } });
     expect(top.score).toBeCloseTo(cosine(e(1), e(0.9, 0.1)), 5);
@@ -107,7 +118,10 @@ describe("VectorBackendService over the real server", () => {
     const onlyWeb = await scope("reader", { projects: ["local/api", "local/web"], includeResources: ["web"] });
     expect((await search("reader", onlyWeb, e(1))).results.map((r) => r.path)).toEqual(["index.html"]);
     const srcOnly = await scope("reader", { projects: ["local/api"], includePaths: ["src/**"], excludePaths: ["**/opposite.ts"] });
-    expect((await search("reader", srcOnly, e(1))).results.map((r) => r.ukoUri)).toEqual([`uko://${ids.API}/src/server.ts#0`, `uko://${ids.API}/src/server.ts#1`]);
+    expect((await search("reader", srcOnly, e(1))).results.map((r) => r.ukoUri)).toEqual([
+      `uko://${ids.API}/src/server.ts#0`,
+      `uko://${ids.API}/src/server.ts#1`,
+    ]);
   });
 
   it("honours top_k and min_score, and refuses bad values naming the field", async () => {
@@ -126,7 +140,8 @@ describe("VectorBackendService over the real server", () => {
     const scopeId = await scope("reader", { projects: ["local/api", "local/web"] });
     const unary = await search("reader", scopeId, e(1, 0.3));
     const streamed: VectorResult[] = [];
-    for await (const m of t.client(VectorBackendService, "reader", scopeId).similaritySearchStream({ embedding: e(1, 0.3) })) streamed.push(m.result!);
+    for await (const m of t.client(VectorBackendService, "reader", scopeId).similaritySearchStream({ embedding: e(1, 0.3) }))
+      streamed.push(m.result!);
     expect(streamed.map((r) => [r.ukoUri, r.score])).toEqual(unary.results.map((r) => [r.ukoUri, r.score]));
     expect(streamed.length).toBeGreaterThan(2);
   });

@@ -1,10 +1,5 @@
 import type { Transport } from "@connectrpc/connect";
-import {
-  createConnectTransport,
-  createGrpcTransport,
-  createGrpcWebTransport,
-  Http2SessionManager,
-} from "@connectrpc/connect-node";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { assembleAcmsClient, type AcmsClient, type AcmsClientBaseOptions } from "./acms-client.js";
 
 /** The wire protocols the server speaks on its one port. */

@@ -28,7 +28,10 @@ export async function projectsPage(main: HTMLElement): Promise<void> {
     replace(main.querySelector("#project-picker")!, h("p", {}, "This key sees no project yet."));
     return;
   }
-  replace(select, projects.map((p) => h("option", { value: p }, p)));
+  replace(
+    select,
+    projects.map((p) => h("option", { value: p }, p)),
+  );
   select.addEventListener("change", () => void showProject(select.value, detail));
   replace(main.querySelector("#project-picker")!, field(`Project (${projects.length} visible to this key)`, select));
   await showProject(projects[0], detail);
@@ -69,7 +72,12 @@ async function showProject(project: string, detail: HTMLElement): Promise<void> 
   const tableHolder = h("div", { id: "resources-holder" });
   const showTable = () => {
     const needle = filter.value.trim().toLowerCase();
-    const shown = needle === "" ? sorted : sorted.filter((r) => r.alias.toLowerCase().includes(needle) || r.kind.toLowerCase().includes(needle) || r.id.toLowerCase().startsWith(needle));
+    const shown =
+      needle === ""
+        ? sorted
+        : sorted.filter(
+            (r) => r.alias.toLowerCase().includes(needle) || r.kind.toLowerCase().includes(needle) || r.id.toLowerCase().startsWith(needle),
+          );
     const table = pagedList(
       shown,
       (r) =>
@@ -90,18 +98,38 @@ async function showProject(project: string, detail: HTMLElement): Promise<void> 
       h(
         "table",
         { class: "data", id: "resources-table" },
-        h("thead", {}, h("tr", {}, ["Alias here", "Kind", "Id", "Owner", "Parents", "Aliases in every project"].map((c) => h("th", { scope: "col" }, c)))),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["Alias here", "Kind", "Id", "Owner", "Parents", "Aliases in every project"].map((c) => h("th", { scope: "col" }, c)),
+          ),
+        ),
         table.body,
       ),
       needle !== "" && shown.length === 0 ? h("p", {}, `No resource of ${project} matches “${filter.value.trim()}”.`) : null,
       table.pager,
     );
   };
-  filter.addEventListener("input", debounce(() => { showTable(); announce(`${tableHolder.querySelectorAll("tbody tr").length} resources shown`); }, FILTER_DEBOUNCE_MS));
+  filter.addEventListener(
+    "input",
+    debounce(() => {
+      showTable();
+      announce(`${tableHolder.querySelectorAll("tbody tr").length} resources shown`);
+    }, FILTER_DEBOUNCE_MS),
+  );
   showTable();
   replace(
     detail,
-    h("section", { "aria-labelledby": "dag-h" }, h("h3", { id: "dag-h" }, `Parent DAG of ${project} (${resources.length} resources)`), tree.body, tree.pager),
+    h(
+      "section",
+      { "aria-labelledby": "dag-h" },
+      h("h3", { id: "dag-h" }, `Parent DAG of ${project} (${resources.length} resources)`),
+      tree.body,
+      tree.pager,
+    ),
     h(
       "section",
       { "aria-labelledby": "aliases-h" },

@@ -19,7 +19,11 @@ export async function scopePage(main: HTMLElement): Promise<void> {
   const exclude = h("textarea", { name: "exclude_resources", rows: 3, spellcheck: "false" });
   const includePaths = h("textarea", { name: "include_paths", rows: 2, spellcheck: "false" });
   const excludePaths = h("textarea", { name: "exclude_paths", rows: 2, spellcheck: "false" });
-  const temporal = h("select", { name: "temporal_scope" }, ["current", "recent", "all"].map((t) => h("option", { value: t }, t)));
+  const temporal = h(
+    "select",
+    { name: "temporal_scope" },
+    ["current", "recent", "all"].map((t) => h("option", { value: t }, t)),
+  );
   const expand = h("input", { type: "checkbox", name: "expand_descendants", checked: true });
   const result = h("section", { id: "scope-result", "aria-labelledby": "resolved-h", "aria-busy": "false" });
   const stored = h("section", { id: "stored-scopes", "aria-labelledby": "stored-h" });
@@ -39,7 +43,8 @@ export async function scopePage(main: HTMLElement): Promise<void> {
   const aliases = new Map<string, string>();
   let seq = 0;
   const fillForm = (scope: ResourceScope) => {
-    for (const box of projectsBox.querySelectorAll<HTMLInputElement>("input[name=projects]")) box.checked = scope.projectNames.includes(box.value);
+    for (const box of projectsBox.querySelectorAll<HTMLInputElement>("input[name=projects]"))
+      box.checked = scope.projectNames.includes(box.value);
     include.value = scope.includeResources.join("\n");
     exclude.value = scope.excludeResources.join("\n");
     includePaths.value = scope.includePaths.join("\n");
@@ -79,7 +84,14 @@ export async function scopePage(main: HTMLElement): Promise<void> {
     projectsBox,
     h("legend", {}, "Projects"),
     projects.length === 0 ? "This key sees no project." : null,
-    projects.map((p, i) => h("div", { class: "checkbox" }, h("input", { type: "checkbox", id: `project-${i}`, name: "projects", value: p }), h("label", { for: `project-${i}` }, p))),
+    projects.map((p, i) =>
+      h(
+        "div",
+        { class: "checkbox" },
+        h("input", { type: "checkbox", id: `project-${i}`, name: "projects", value: p }),
+        h("label", { for: `project-${i}` }, p),
+      ),
+    ),
   );
   const resolve = async () => {
     const chosen = [...projectsBox.querySelectorAll<HTMLInputElement>("input[name=projects]:checked")].map((c) => c.value);
@@ -162,7 +174,20 @@ function showResolved(result: HTMLElement, scope: ResourceScope, aliases: Map<st
     { label: "Resolved resources" },
   );
   list.body.id = "resolved-resources";
-  const use = h("button", { type: "button", class: "primary", onclick: () => { setScopeId(scope.scopeId); use.textContent = "In use for search and tiers"; onUse(); announce("Scope in use"); } }, getScopeId() === scope.scopeId ? "In use for search and tiers" : "Use this scope");
+  const use = h(
+    "button",
+    {
+      type: "button",
+      class: "primary",
+      onclick: () => {
+        setScopeId(scope.scopeId);
+        use.textContent = "In use for search and tiers";
+        onUse();
+        announce("Scope in use");
+      },
+    },
+    getScopeId() === scope.scopeId ? "In use for search and tiers" : "Use this scope",
+  );
   replace(
     result,
     h("h3", { id: "resolved-h", tabindex: -1 }, `Resolved scope: ${plural(scope.resourceIds.length, "resource")}`),
@@ -182,9 +207,18 @@ function showResolved(result: HTMLElement, scope: ResourceScope, aliases: Map<st
       h("dt", {}, "Descendants"),
       h("dd", {}, scope.expandDescendants ? "expanded" : "only the linked resources"),
       h("dt", {}, "Paths"),
-      h("dd", {}, [scope.includePaths.length ? `include ${scope.includePaths.join(", ")}` : "all", scope.excludePaths.length ? `; exclude ${scope.excludePaths.join(", ")}` : ""].join("")),
+      h(
+        "dd",
+        {},
+        [
+          scope.includePaths.length ? `include ${scope.includePaths.join(", ")}` : "all",
+          scope.excludePaths.length ? `; exclude ${scope.excludePaths.join(", ")}` : "",
+        ].join(""),
+      ),
     ),
-    refusal === undefined ? [use, h("h4", {}, "Resources in the scope"), list.body, list.pager] : [h("p", {}, "This scope holds no resource: every call that uses it is refused."), errorView(refusal)],
+    refusal === undefined
+      ? [use, h("h4", {}, "Resources in the scope"), list.body, list.pager]
+      : [h("p", {}, "This scope holds no resource: every call that uses it is refused."), errorView(refusal)],
   );
   announce(`Scope resolved: ${plural(scope.resourceIds.length, "resource")}`);
 }
@@ -234,7 +268,15 @@ function storedList(stored: HTMLElement, open: (scopeId: string) => void): { ref
         : h(
             "table",
             { class: "data", id: "stored-table" },
-            h("thead", {}, h("tr", {}, ["scope_id", "Projects", "Resources", "Filters", "Made", ""].map((c) => h("th", { scope: "col" }, c)))),
+            h(
+              "thead",
+              {},
+              h(
+                "tr",
+                {},
+                ["scope_id", "Projects", "Resources", "Filters", "Made", ""].map((c) => h("th", { scope: "col" }, c)),
+              ),
+            ),
             h(
               "tbody",
               {},
@@ -251,13 +293,31 @@ function storedList(stored: HTMLElement, open: (scopeId: string) => void): { ref
                     "td",
                     { class: "actions" },
                     h("button", { type: "button", "aria-label": `Open scope ${s.scopeId}`, onclick: () => open(s.scopeId) }, "Open"),
-                    h("button", { type: "button", "aria-label": `Use scope ${s.scopeId}`, onclick: () => { setScopeId(s.scopeId); render(scopes); announce("Scope in use"); } }, s.scopeId === current ? "In use" : "Use"),
+                    h(
+                      "button",
+                      {
+                        type: "button",
+                        "aria-label": `Use scope ${s.scopeId}`,
+                        onclick: () => {
+                          setScopeId(s.scopeId);
+                          render(scopes);
+                          announce("Scope in use");
+                        },
+                      },
+                      s.scopeId === current ? "In use" : "Use",
+                    ),
                   ),
                 ),
               ),
             ),
           ),
-      h("div", { class: "pager", role: "group", "aria-label": "Stored scopes pages" }, prev, h("span", { class: "page-status" }, `page ${page + 1}`), next),
+      h(
+        "div",
+        { class: "pager", role: "group", "aria-label": "Stored scopes pages" },
+        prev,
+        h("span", { class: "page-status" }, `page ${page + 1}`),
+        next,
+      ),
     );
   };
   return { refresh: () => show(0) };

@@ -39,7 +39,11 @@ const SOURCES: [Source, string][] = [
 export function searchPage(main: HTMLElement): void {
   const scopeId = getScopeId();
   if (!scopeId) {
-    replace(main, h("h2", {}, "Search playground"), h("p", {}, "No scope in use yet: ", h("a", { href: "#scope" }, "build a scope"), " first."));
+    replace(
+      main,
+      h("h2", {}, "Search playground"),
+      h("p", {}, "No scope in use yet: ", h("a", { href: "#scope" }, "build a scope"), " first."),
+    );
     return;
   }
   let mode: Mode = "hybrid";
@@ -48,7 +52,12 @@ export function searchPage(main: HTMLElement): void {
     { class: "modes" },
     h("legend", {}, "Mode"),
     (["text", "vector", "graph", "hybrid"] as Mode[]).map((m) =>
-      h("span", { class: "checkbox" }, h("input", { type: "radio", name: "mode", id: `mode-${m}`, value: m, checked: m === mode }), h("label", { for: `mode-${m}` }, m)),
+      h(
+        "span",
+        { class: "checkbox" },
+        h("input", { type: "radio", name: "mode", id: `mode-${m}`, value: m, checked: m === mode }),
+        h("label", { for: `mode-${m}` }, m),
+      ),
     ),
   );
   const query = h("input", { type: "search", name: "query", autocomplete: "off" });
@@ -59,7 +68,14 @@ export function searchPage(main: HTMLElement): void {
     "fieldset",
     { class: "sources" },
     h("legend", {}, "Hybrid sources (none ticked: every source that applies)"),
-    SOURCES.map(([s, name]) => h("span", { class: "checkbox" }, h("input", { type: "checkbox", id: `source-${name}`, name: "sources", value: s }), h("label", { for: `source-${name}` }, name))),
+    SOURCES.map(([s, name]) =>
+      h(
+        "span",
+        { class: "checkbox" },
+        h("input", { type: "checkbox", id: `source-${name}`, name: "sources", value: s }),
+        h("label", { for: `source-${name}` }, name),
+      ),
+    ),
   );
   const maxField = field("Max results (top_k)", max);
   const queryField = field("Query", query);
@@ -88,7 +104,15 @@ export function searchPage(main: HTMLElement): void {
         fetched,
         h("h3", { id: "fetch-h" }, "FetchContent"),
         flagsView({ scopeId: answer.scopeId, exhaustive: answer.exhaustive, indexGeneration: answer.indexGeneration }),
-        answer.items.map((item) => h("article", { class: "fetched-item" }, h("h4", {}, item.ukoUri), h("p", { class: "hint" }, `${item.path}${item.chunkIndex !== undefined ? ` (chunk ${item.chunkIndex})` : ""}`), h("pre", {}, item.content))),
+        answer.items.map((item) =>
+          h(
+            "article",
+            { class: "fetched-item" },
+            h("h4", {}, item.ukoUri),
+            h("p", { class: "hint" }, `${item.path}${item.chunkIndex !== undefined ? ` (chunk ${item.chunkIndex})` : ""}`),
+            h("pre", {}, item.content),
+          ),
+        ),
         answer.missing.length ? h("p", {}, "Missing (in scope, no such unit): ", answer.missing.join(", ")) : null,
       );
       announce("Content fetched");
@@ -103,7 +127,20 @@ export function searchPage(main: HTMLElement): void {
     replace(flags);
     replace(results, h("p", {}, "Searching…"));
     try {
-      await search(mode, { query: query.value, embedding: embedding.value, sparql: sparql.value, max: Number(max.value), sources: [...sources.querySelectorAll<HTMLInputElement>("input:checked")].map((c) => Number(c.value) as Source) }, scopeId, flags, results, fetchOne);
+      await search(
+        mode,
+        {
+          query: query.value,
+          embedding: embedding.value,
+          sparql: sparql.value,
+          max: Number(max.value),
+          sources: [...sources.querySelectorAll<HTMLInputElement>("input:checked")].map((c) => Number(c.value) as Source),
+        },
+        scopeId,
+        flags,
+        results,
+        fetchOne,
+      );
     } catch (err) {
       replace(results, errorView(err));
       announce("Search refused");
@@ -113,7 +150,14 @@ export function searchPage(main: HTMLElement): void {
   };
   const form = h(
     "form",
-    { class: "search-form", "aria-label": "Search", onsubmit: (e: Event) => { e.preventDefault(); void run(); } },
+    {
+      class: "search-form",
+      "aria-label": "Search",
+      onsubmit: (e: Event) => {
+        e.preventDefault();
+        void run();
+      },
+    },
     modes,
     queryField,
     embeddingField,
@@ -124,12 +168,24 @@ export function searchPage(main: HTMLElement): void {
   );
   const fetchForm = h(
     "form",
-    { class: "fetch-form", "aria-label": "Fetch a URI", onsubmit: (e: Event) => { e.preventDefault(); void fetchOne(fetchUri.value.trim()); } },
+    {
+      class: "fetch-form",
+      "aria-label": "Fetch a URI",
+      onsubmit: (e: Event) => {
+        e.preventDefault();
+        void fetchOne(fetchUri.value.trim());
+      },
+    },
     field("Fetch any UKO URI", fetchUri),
     h("button", { type: "submit" }, "Fetch"),
   );
   showFields();
-  replace(main, h("h2", {}, "Search playground"), h("p", { class: "hint" }, "Scope in use: ", h("code", { id: "search-scope" }, scopeId)), h("div", { class: "two-col" }, h("div", {}, form, fetchForm), h("div", {}, flags, results, fetched)));
+  replace(
+    main,
+    h("h2", {}, "Search playground"),
+    h("p", { class: "hint" }, "Scope in use: ", h("code", { id: "search-scope" }, scopeId)),
+    h("div", { class: "two-col" }, h("div", {}, form, fetchForm), h("div", {}, flags, results, fetched)),
+  );
 }
 
 async function search(
@@ -146,11 +202,65 @@ async function search(
     const answer = await acms.graph.sparqlQuery({ query: input.sparql });
     replace(flagsEl, flagsView(answer));
     if (answer.variables.length > 0) {
-      const rows = pagedList(answer.rows, (row) => h("tr", {}, answer.variables.map((v) => h("td", {}, termView(row.bindings[v])))), { label: "Solutions", container: "tbody" });
-      replace(resultsEl, h("h3", {}, plural(answer.rows.length, "solution")), h("table", { class: "data", id: "sparql-table" }, h("thead", {}, h("tr", {}, answer.variables.map((v) => h("th", { scope: "col" }, `?${v}`)))), rows.body), rows.pager);
+      const rows = pagedList(
+        answer.rows,
+        (row) =>
+          h(
+            "tr",
+            {},
+            answer.variables.map((v) => h("td", {}, termView(row.bindings[v]))),
+          ),
+        { label: "Solutions", container: "tbody" },
+      );
+      replace(
+        resultsEl,
+        h("h3", {}, plural(answer.rows.length, "solution")),
+        h(
+          "table",
+          { class: "data", id: "sparql-table" },
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              answer.variables.map((v) => h("th", { scope: "col" }, `?${v}`)),
+            ),
+          ),
+          rows.body,
+        ),
+        rows.pager,
+      );
     } else if (answer.triples.length > 0) {
-      const rows = pagedList(answer.triples, (t) => h("tr", {}, [t.subject, t.predicate, t.object].map((term) => h("td", {}, termView(term)))), { label: "Triples", container: "tbody" });
-      replace(resultsEl, h("h3", {}, plural(answer.triples.length, "triple")), h("table", { class: "data", id: "sparql-table" }, h("thead", {}, h("tr", {}, ["subject", "predicate", "object"].map((c) => h("th", { scope: "col" }, c)))), rows.body), rows.pager);
+      const rows = pagedList(
+        answer.triples,
+        (t) =>
+          h(
+            "tr",
+            {},
+            [t.subject, t.predicate, t.object].map((term) => h("td", {}, termView(term))),
+          ),
+        { label: "Triples", container: "tbody" },
+      );
+      replace(
+        resultsEl,
+        h("h3", {}, plural(answer.triples.length, "triple")),
+        h(
+          "table",
+          { class: "data", id: "sparql-table" },
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ["subject", "predicate", "object"].map((c) => h("th", { scope: "col" }, c)),
+            ),
+          ),
+          rows.body,
+        ),
+        rows.pager,
+      );
     } else {
       replace(resultsEl, h("h3", {}, "ASK"), h("p", { id: "sparql-boolean" }, String(answer.boolean)));
     }
@@ -161,16 +271,34 @@ async function search(
   if (mode === "text") {
     const answer = await acms.text.search({ query: input.query, maxResults: max });
     replace(flagsEl, flagsView(answer));
-    rows = answer.results.map((r, i) => ({ ukoUri: r.ukoUri, path: r.path, score: r.score, content: r.content, contributions: [{ source: "text", rank: i + 1, score: r.score }] }));
+    rows = answer.results.map((r, i) => ({
+      ukoUri: r.ukoUri,
+      path: r.path,
+      score: r.score,
+      content: r.content,
+      contributions: [{ source: "text", rank: i + 1, score: r.score }],
+    }));
   } else if (mode === "vector") {
     const answer = await acms.vector.similaritySearch({ embedding: parseEmbedding(input.embedding), topK: max });
     replace(flagsEl, flagsView(answer));
-    rows = answer.results.map((r, i) => ({ ukoUri: r.ukoUri, path: r.path, score: r.score, content: r.content, contributions: [{ source: "vector", rank: i + 1, score: r.score }] }));
+    rows = answer.results.map((r, i) => ({
+      ukoUri: r.ukoUri,
+      path: r.path,
+      score: r.score,
+      content: r.content,
+      contributions: [{ source: "vector", rank: i + 1, score: r.score }],
+    }));
   } else {
     const embedding = input.embedding.trim() === "" ? [] : parseEmbedding(input.embedding);
     const answer = await acms.rag.hybridSearch({ query: input.query, embedding, topK: max, sources: input.sources });
     replace(flagsEl, flagsView({ ...answer, failedSources: answer.failedSources.map(sourceName) }));
-    rows = answer.results.map((r) => ({ ukoUri: r.ukoUri, path: r.path, score: r.score, content: r.content, contributions: r.contributions.map((c) => ({ source: sourceName(c.source), rank: c.rank, score: c.score })) }));
+    rows = answer.results.map((r) => ({
+      ukoUri: r.ukoUri,
+      path: r.path,
+      score: r.score,
+      content: r.content,
+      contributions: r.contributions.map((c) => ({ source: sourceName(c.source), rank: c.rank, score: c.score })),
+    }));
   }
   const list = pagedList(
     rows,
@@ -181,7 +309,15 @@ async function search(
         h("td", {}, i + 1),
         h("td", { class: "num" }, score(r.score)),
         h("td", {}, h("code", { class: "uri" }, r.ukoUri), h("div", { class: "snippet" }, r.content.slice(0, 200))),
-        h("td", {}, h("ul", { class: "plain contributions" }, r.contributions.map((c) => h("li", {}, `${c.source}: rank ${c.rank}, score ${score(c.score)}`)))),
+        h(
+          "td",
+          {},
+          h(
+            "ul",
+            { class: "plain contributions" },
+            r.contributions.map((c) => h("li", {}, `${c.source}: rank ${c.rank}, score ${score(c.score)}`)),
+          ),
+        ),
         h("td", {}, h("button", { type: "button", "aria-label": `Fetch ${r.ukoUri}`, onclick: () => fetchOne(r.ukoUri) }, "Fetch")),
       ),
     { label: "Results", container: "tbody" },
@@ -189,8 +325,29 @@ async function search(
   replace(
     resultsEl,
     h("h3", {}, plural(rows.length, "result")),
-    mode === "hybrid" ? h("p", { class: "hint" }, "Fused score: reciprocal rank fusion of each source's rank (rrf_k 60 unless set), normalised into [0, 1]; a unit found by more sources ranks higher.") : null,
-    h("table", { class: "data", id: "results-table" }, h("thead", {}, h("tr", {}, ["#", mode === "hybrid" ? "Fused score" : "Score", "Unit", "Why it ranked here (source: rank, score)", ""].map((c) => h("th", { scope: "col" }, c)))), list.body),
+    mode === "hybrid"
+      ? h(
+          "p",
+          { class: "hint" },
+          "Fused score: reciprocal rank fusion of each source's rank (rrf_k 60 unless set), normalised into [0, 1]; a unit found by more sources ranks higher.",
+        )
+      : null,
+    h(
+      "table",
+      { class: "data", id: "results-table" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ["#", mode === "hybrid" ? "Fused score" : "Score", "Unit", "Why it ranked here (source: rank, score)", ""].map((c) =>
+            h("th", { scope: "col" }, c),
+          ),
+        ),
+      ),
+      list.body,
+    ),
     list.pager,
   );
   announce(plural(rows.length, "result"));
@@ -198,9 +355,13 @@ async function search(
 
 /** Floats from a pasted embedding: `[0.1, 0.2]`, `0.1,0.2` or `0.1 0.2`; anything else is refused here. */
 export function parseEmbedding(text: string): number[] {
-  const parts = text.replace(/[[\]]/g, " ").split(/[\s,]+/).filter((p) => p !== "");
+  const parts = text
+    .replace(/[[\]]/g, " ")
+    .split(/[\s,]+/)
+    .filter((p) => p !== "");
   const values = parts.map(Number);
-  if (values.length === 0 || values.some((v) => !Number.isFinite(v))) throw new Error("The embedding must be a list of numbers, e.g. [0.1, 0.2, 0.3].");
+  if (values.length === 0 || values.some((v) => !Number.isFinite(v)))
+    throw new Error("The embedding must be a list of numbers, e.g. [0.1, 0.2, 0.3].");
   return values;
 }
 

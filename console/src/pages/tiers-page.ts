@@ -10,7 +10,11 @@ import { client, getScopeId } from "../session.js";
 export async function tiersPage(main: HTMLElement): Promise<void> {
   const scopeId = getScopeId();
   if (!scopeId) {
-    replace(main, h("h2", {}, "Context tiers"), h("p", {}, "No scope in use yet: ", h("a", { href: "#scope" }, "build a scope"), " first."));
+    replace(
+      main,
+      h("h2", {}, "Context tiers"),
+      h("p", {}, "No scope in use yet: ", h("a", { href: "#scope" }, "build a scope"), " first."),
+    );
     return;
   }
   const out = h("section", { id: "tier-metrics", "aria-live": "polite" });
@@ -22,7 +26,11 @@ export async function tiersPage(main: HTMLElement): Promise<void> {
     replace(main.querySelector("#tier-picker")!, errorView(err));
     return;
   }
-  const select = h("select", { name: "project" }, projects.map((p) => h("option", { value: p }, p)));
+  const select = h(
+    "select",
+    { name: "project" },
+    projects.map((p) => h("option", { value: p }, p)),
+  );
   const refresh = h("button", { type: "button", onclick: () => void show() }, "Refresh");
   const show = async () => {
     replace(out, h("p", {}, `Loading the tiers of ${select.value}…`));
@@ -59,10 +67,43 @@ function metricsView(project: string, m: GetMetricsResponse): HTMLElement {
       "table",
       { class: "data", id: "tiers-table" },
       h("caption", {}, "Population, tokens, budget (per project) and GetFragment hit rate per tier"),
-      h("thead", {}, h("tr", {}, ["Tier", "Population", "Tokens", "Budget", "Hit rate"].map((c) => h("th", { scope: "col", class: c === "Population" || c === "Tokens" ? "num" : undefined }, c)))),
-      h("tbody", {}, tiers.map(([name, pop, tokens, b, r]) => h("tr", { "data-tier": name }, h("th", { scope: "row" }, name), h("td", { class: "num" }, String(pop)), h("td", { class: "num" }, String(tokens)), h("td", {}, b), h("td", {}, r)))),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ["Tier", "Population", "Tokens", "Budget", "Hit rate"].map((c) =>
+            h("th", { scope: "col", class: c === "Population" || c === "Tokens" ? "num" : undefined }, c),
+          ),
+        ),
+      ),
+      h(
+        "tbody",
+        {},
+        tiers.map(([name, pop, tokens, b, r]) =>
+          h(
+            "tr",
+            { "data-tier": name },
+            h("th", { scope: "row" }, name),
+            h("td", { class: "num" }, String(pop)),
+            h("td", { class: "num" }, String(tokens)),
+            h("td", {}, b),
+            h("td", {}, r),
+          ),
+        ),
+      ),
     ),
-    h("dl", { class: "kv" }, h("dt", {}, "Promotions"), h("dd", {}, String(m.promotions)), h("dt", {}, "Demotions"), h("dd", {}, String(m.demotions)), h("dt", {}, "Evictions"), h("dd", {}, String(m.evictions))),
+    h(
+      "dl",
+      { class: "kv" },
+      h("dt", {}, "Promotions"),
+      h("dd", {}, String(m.promotions)),
+      h("dt", {}, "Demotions"),
+      h("dd", {}, String(m.demotions)),
+      h("dt", {}, "Evictions"),
+      h("dd", {}, String(m.evictions)),
+    ),
   );
 }
 

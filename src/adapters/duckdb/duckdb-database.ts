@@ -1,4 +1,11 @@
-import { DuckDBDataChunk, DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
+import {
+  DuckDBDataChunk,
+  DuckDBInstance,
+  type DuckDBConnection,
+  type DuckDBPreparedStatement,
+  type DuckDBType,
+  type DuckDBValue,
+} from "@duckdb/node-api";
 
 /** Reader connections per instance: concurrent searches and fetches run on them, one query each at a time. */
 const READERS = 2;
@@ -149,7 +156,8 @@ export class DuckDbDatabase {
   }
 
   static async open(opts: DuckDbDatabaseOptions): Promise<DuckDbDatabase> {
-    if (!Number.isInteger(opts.dimension) || opts.dimension <= 0) throw new RangeError(`dimension must be a positive integer, got ${opts.dimension}`);
+    if (!Number.isInteger(opts.dimension) || opts.dimension <= 0)
+      throw new RangeError(`dimension must be a positive integer, got ${opts.dimension}`);
     const instance = await DuckDBInstance.create(opts.path, { threads: String(opts.threads ?? 2) });
     try {
       const writer = new Statements(await instance.connect());
@@ -186,9 +194,15 @@ export class DuckDbDatabase {
       let result: T;
       try {
         result = await fn(tx);
-        const moved = state.generation !== before.generation || state.nextDocKey !== before.nextDocKey || state.nextChunkKey !== before.nextChunkKey;
-        for (const [name, v] of [["generation", state.generation], ["next document key", state.nextDocKey], ["next chunk key", state.nextChunkKey]] as const) {
-          if (typeof v === "number" ? !Number.isSafeInteger(v) : typeof v !== "bigint") throw new RangeError(`${name} is not an integer: ${v}`);
+        const moved =
+          state.generation !== before.generation || state.nextDocKey !== before.nextDocKey || state.nextChunkKey !== before.nextChunkKey;
+        for (const [name, v] of [
+          ["generation", state.generation],
+          ["next document key", state.nextDocKey],
+          ["next chunk key", state.nextChunkKey],
+        ] as const) {
+          if (typeof v === "number" ? !Number.isSafeInteger(v) : typeof v !== "bigint")
+            throw new RangeError(`${name} is not an integer: ${v}`);
         }
         await tx.run(
           moved
@@ -284,7 +298,9 @@ async function createSchema(tx: DuckDbTx, dimension: number): Promise<IndexState
       embedding FLOAT[${dimension}] NOT NULL
     );
   `);
-  const rows = await tx.all("SELECT data_type FROM information_schema.columns WHERE table_name = 'chunk_vectors' AND column_name = 'embedding'");
+  const rows = await tx.all(
+    "SELECT data_type FROM information_schema.columns WHERE table_name = 'chunk_vectors' AND column_name = 'embedding'",
+  );
   const type = String(rows[0]?.[0]);
   if (type !== `FLOAT[${dimension}]`) {
     throw new Error(`the DuckDB file holds ${type} embeddings, the server is configured for ${dimension} dimensions (ACMS_EMBEDDING_DIM)`);

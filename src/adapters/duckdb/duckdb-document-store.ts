@@ -16,7 +16,6 @@ import type { VectorEntry } from "../../ports/vector-backend.js";
 import { keyList, numberOrNull, type DuckDbDatabase, type DuckDbTx, type DuckDbWriteTx } from "./duckdb-database.js";
 import { DEFAULT_RETAINED_VERSIONS } from "../shared/retention.js";
 
-
 /** Options of the DuckDB document store. */
 export interface DuckDbDocumentStoreOptions {
   /** Superseded versions kept per document (live version not counted). */
@@ -71,7 +70,10 @@ function stringList(values: readonly string[]): DuckDBValue {
 export class DuckDbDocumentStore implements DocumentStore {
   private readonly retained: number;
 
-  constructor(private readonly db: DuckDbDatabase, private readonly opts: DuckDbDocumentStoreOptions = {}) {
+  constructor(
+    private readonly db: DuckDbDatabase,
+    private readonly opts: DuckDbDocumentStoreOptions = {},
+  ) {
     this.retained = opts.retainedVersions ?? DEFAULT_RETAINED_VERSIONS;
   }
 
@@ -115,7 +117,16 @@ export class DuckDbDocumentStore implements DocumentStore {
       const resourceId = String(r[2]);
       const path = String(r[3]);
       const chunkIndex = Number(r[4]);
-      out.set(chunkKey, { chunkKey, resourceId, path, chunkIndex, text: String(r[5]), metadata, supersededAt: numberOrNull(r[6]), ukoUri: formatUkoUri(resourceId, path, chunkIndex) });
+      out.set(chunkKey, {
+        chunkKey,
+        resourceId,
+        path,
+        chunkIndex,
+        text: String(r[5]),
+        metadata,
+        supersededAt: numberOrNull(r[6]),
+        ukoUri: formatUkoUri(resourceId, path, chunkIndex),
+      });
     }
     return out;
   }
@@ -130,7 +141,11 @@ export class DuckDbDocumentStore implements DocumentStore {
       async (tx): Promise<WriteResult<UpsertOutcome>> => {
         const vectors: VectorChanges = { added: [], superseded: [], removed: [], at: now };
         const texts: ChunkTextChanges = { generation: 0n, added: [], superseded: [], removed: [], at: now };
-        const live = await liveDocs(tx, resourceId, documents.map((d) => d.path));
+        const live = await liveDocs(
+          tx,
+          resourceId,
+          documents.map((d) => d.path),
+        );
         let nextDoc = tx.state.nextDocKey;
         let nextChunk = tx.state.nextChunkKey;
         const pending: PendingDoc[] = [];
@@ -166,7 +181,8 @@ export class DuckDbDocumentStore implements DocumentStore {
           };
           p.chunks.forEach((c, chunkIndex) => {
             texts.added.push({ chunkKey: c.chunkKey, resourceId, path: doc.path, chunkIndex, text: c.text, supersededAt: null });
-            if (c.embedding) vectors.added.push({ chunkKey: c.chunkKey, resourceId, path: doc.path, supersededAt: null, vector: c.embedding });
+            if (c.embedding)
+              vectors.added.push({ chunkKey: c.chunkKey, resourceId, path: doc.path, supersededAt: null, vector: c.embedding });
           });
           pending.push(p);
           live.set(doc.path, { docKey: p.docKey, fingerprint, pending: p });
@@ -174,7 +190,17 @@ export class DuckDbDocumentStore implements DocumentStore {
           if (current) expirePaths.add(doc.path);
         }
         if (pending.length === 0) {
-          return { outcome: { documentsUpserted: 0, documentsUnchanged, chunksIndexed: 0, vectorsIndexed: 0, generation: await this.generation(), vectors }, texts };
+          return {
+            outcome: {
+              documentsUpserted: 0,
+              documentsUnchanged,
+              chunksIndexed: 0,
+              vectorsIndexed: 0,
+              generation: await this.generation(),
+              vectors,
+            },
+            texts,
+          };
         }
         await supersedeDocs(tx, supersedeStored, now, vectors, texts);
         await appendDocs(tx, resourceId, pending, now, this.db.dimension);
@@ -183,7 +209,14 @@ export class DuckDbDocumentStore implements DocumentStore {
         tx.state.nextChunkKey = nextChunk;
         const generation = bump(tx);
         texts.generation = generation;
-        const outcome = { documentsUpserted: pending.length, documentsUnchanged, chunksIndexed, vectorsIndexed: vectors.added.length, generation, vectors };
+        const outcome = {
+          documentsUpserted: pending.length,
+          documentsUnchanged,
+          chunksIndexed,
+          vectorsIndexed: vectors.added.length,
+          generation,
+          vectors,
+        };
         return { outcome, texts };
       },
       (r) => this.committed(r),
@@ -198,7 +231,13 @@ export class DuckDbDocumentStore implements DocumentStore {
         const texts: ChunkTextChanges = { generation: 0n, added: [], superseded: [], removed: [], at: now };
         const live = await liveDocs(tx, resourceId, [...new Set(paths)]);
         if (live.size === 0) return { outcome: { deleted: 0, generation: await this.generation(), vectors }, texts };
-        await supersedeDocs(tx, [...live.values()].map((d) => d.docKey), now, vectors, texts);
+        await supersedeDocs(
+          tx,
+          [...live.values()].map((d) => d.docKey),
+          now,
+          vectors,
+          texts,
+        );
         await expire(tx, resourceId, [...live.keys()], this.retained, vectors, texts);
         const generation = bump(tx);
         texts.generation = generation;
@@ -235,7 +274,14 @@ export class DuckDbDocumentStore implements DocumentStore {
           supersededAt: numberOrNull(r[5]),
         }));
         const generation = bump(tx);
-        const texts: ChunkTextChanges = { generation, added, superseded: [], removed: [], at: 0, ...(full ? { clearResource: resourceId } : {}) };
+        const texts: ChunkTextChanges = {
+          generation,
+          added,
+          superseded: [],
+          removed: [],
+          at: 0,
+          ...(full ? { clearResource: resourceId } : {}),
+        };
         return { outcome: { documents: docs.size, chunks: added.length, vectors: vectorRows.map(vectorEntryOf), generation }, texts };
       },
       (r) => this.committed(r),
@@ -267,7 +313,13 @@ async function liveDocs(tx: DuckDbTx, resourceId: string, paths: readonly string
 }
 
 /** Stamps stored documents, their chunks and vectors superseded at `now`. */
-async function supersedeDocs(tx: DuckDbTx, docKeys: readonly number[], now: number, vectors: VectorChanges, texts: ChunkTextChanges): Promise<void> {
+async function supersedeDocs(
+  tx: DuckDbTx,
+  docKeys: readonly number[],
+  now: number,
+  vectors: VectorChanges,
+  texts: ChunkTextChanges,
+): Promise<void> {
   if (docKeys.length === 0) return;
   const keys = keyList(docKeys);
   await tx.run(`UPDATE documents SET superseded_at = ${now} WHERE list_contains(${keys}, doc_key)`);
@@ -275,12 +327,21 @@ async function supersedeDocs(tx: DuckDbTx, docKeys: readonly number[], now: numb
   const chunkKeys = chunkRows.map((r) => Number(r[0]));
   texts.superseded.push(...chunkKeys);
   if (chunkKeys.length === 0) return;
-  const vectorRows = await tx.all(`UPDATE chunk_vectors SET superseded_at = ${now} WHERE list_contains(${keyList(chunkKeys)}, chunk_key) RETURNING chunk_key`);
+  const vectorRows = await tx.all(
+    `UPDATE chunk_vectors SET superseded_at = ${now} WHERE list_contains(${keyList(chunkKeys)}, chunk_key) RETURNING chunk_key`,
+  );
   vectors.superseded.push(...vectorRows.map((r) => Number(r[0])));
 }
 
 /** Drops the superseded versions of `paths` beyond the retention cap, with their chunks and vectors. */
-async function expire(tx: DuckDbTx, resourceId: string, paths: readonly string[], retained: number, vectors: VectorChanges, texts: ChunkTextChanges): Promise<void> {
+async function expire(
+  tx: DuckDbTx,
+  resourceId: string,
+  paths: readonly string[],
+  retained: number,
+  vectors: VectorChanges,
+  texts: ChunkTextChanges,
+): Promise<void> {
   if (paths.length === 0) return;
   const rows = await tx.all(
     `SELECT doc_key FROM (
@@ -334,7 +395,8 @@ async function appendDocs(tx: DuckDbTx, resourceId: string, docs: readonly Pendi
   ]);
   const entries: VectorEntry[] = [];
   for (const { doc, chunk } of chunks) {
-    if (chunk.embedding) entries.push({ chunkKey: chunk.chunkKey, resourceId, path: doc.path, supersededAt: doc.supersededAt, vector: chunk.embedding });
+    if (chunk.embedding)
+      entries.push({ chunkKey: chunk.chunkKey, resourceId, path: doc.path, supersededAt: doc.supersededAt, vector: chunk.embedding });
   }
   await appendVectorRows(tx, entries, dimension);
 }
@@ -343,19 +405,30 @@ async function appendDocs(tx: DuckDbTx, resourceId: string, docs: readonly Pendi
 export async function appendVectorRows(tx: DuckDbTx, entries: readonly VectorEntry[], dimension: number): Promise<void> {
   // A data chunk's array cell takes the first `dimension` items and nulls the ones missing: refused here instead.
   for (const e of entries) {
-    if (e.vector.length !== dimension) throw new RangeError(`chunk ${e.chunkKey} has a ${e.vector.length}-dimensional embedding, the DuckDB file holds ${dimension}`);
+    if (e.vector.length !== dimension)
+      throw new RangeError(`chunk ${e.chunkKey} has a ${e.vector.length}-dimensional embedding, the DuckDB file holds ${dimension}`);
   }
-  await tx.append("chunk_vectors", [BIGINT, VARCHAR, VARCHAR, BIGINT, ARRAY(FLOAT, dimension)], [
-    entries.map((e) => BigInt(e.chunkKey)),
-    entries.map((e) => e.resourceId),
-    entries.map((e) => e.path),
-    entries.map((e) => bigOrNull(e.supersededAt)),
-    entries.map((e) => arrayValue(Array.from(e.vector))),
-  ]);
+  await tx.append(
+    "chunk_vectors",
+    [BIGINT, VARCHAR, VARCHAR, BIGINT, ARRAY(FLOAT, dimension)],
+    [
+      entries.map((e) => BigInt(e.chunkKey)),
+      entries.map((e) => e.resourceId),
+      entries.map((e) => e.path),
+      entries.map((e) => bigOrNull(e.supersededAt)),
+      entries.map((e) => arrayValue(Array.from(e.vector))),
+    ],
+  );
 }
 
 /** A `chunk_vectors` row (chunk_key, resource_id, path, superseded_at, embedding) as an entry. */
 export function vectorEntryOf(r: DuckDBValue[]): VectorEntry {
   const items = (r[4] as { items: number[] }).items;
-  return { chunkKey: Number(r[0]), resourceId: String(r[1]), path: String(r[2]), supersededAt: numberOrNull(r[3]), vector: Float32Array.from(items) };
+  return {
+    chunkKey: Number(r[0]),
+    resourceId: String(r[1]),
+    path: String(r[2]),
+    supersededAt: numberOrNull(r[3]),
+    vector: Float32Array.from(items),
+  };
 }

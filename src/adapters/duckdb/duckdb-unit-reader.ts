@@ -52,7 +52,14 @@ export class DuckDbUnitReader implements UnitReader {
           if (text === undefined) continue;
           content = text;
         }
-        return { resourceId: a.resourceId, path: a.path, chunkIndex: a.chunkIndex, content, metadata: JSON.parse(String(v[4])) as Record<string, string>, supersededAt };
+        return {
+          resourceId: a.resourceId,
+          path: a.path,
+          chunkIndex: a.chunkIndex,
+          content,
+          metadata: JSON.parse(String(v[4])) as Record<string, string>,
+          supersededAt,
+        };
       }
       return undefined;
     });
@@ -64,7 +71,14 @@ export class DuckDbUnitReader implements UnitReader {
       const rows = await tx.all("SELECT chunk_key, resource_id, path, chunk_index, text, superseded_at FROM chunks ORDER BY chunk_key");
       return {
         generation,
-        chunks: rows.map((r) => ({ chunkKey: Number(r[0]), resourceId: String(r[1]), path: String(r[2]), chunkIndex: Number(r[3]), text: String(r[4]), supersededAt: numberOrNull(r[5]) })),
+        chunks: rows.map((r) => ({
+          chunkKey: Number(r[0]),
+          resourceId: String(r[1]),
+          path: String(r[2]),
+          chunkIndex: Number(r[3]),
+          text: String(r[4]),
+          supersededAt: numberOrNull(r[5]),
+        })),
       };
     });
   }

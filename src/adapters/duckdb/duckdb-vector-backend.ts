@@ -1,7 +1,15 @@
 import { listValue, type DuckDBValue } from "@duckdb/node-api";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import { supersededCutoff } from "../../domain/temporal-filter.js";
-import { checkDimensions, checkReplacement, lastWriteOfEachKey, type VectorBackend, type VectorEntry, type VectorHit, type VectorSearchOptions } from "../../ports/vector-backend.js";
+import {
+  checkDimensions,
+  checkReplacement,
+  lastWriteOfEachKey,
+  type VectorBackend,
+  type VectorEntry,
+  type VectorHit,
+  type VectorSearchOptions,
+} from "../../ports/vector-backend.js";
 import { keyList, type DuckDbDatabase, type DuckDbTx } from "./duckdb-database.js";
 import { appendVectorRows } from "./duckdb-document-store.js";
 
@@ -41,7 +49,10 @@ export class DuckDbVectorBackend implements VectorBackend {
   private readonly ownWrites: boolean;
   private readonly ownsDatabase: boolean;
 
-  constructor(private readonly db: DuckDbDatabase, opts: DuckDbVectorBackendOptions = {}) {
+  constructor(
+    private readonly db: DuckDbDatabase,
+    opts: DuckDbVectorBackendOptions = {},
+  ) {
     this.ownWrites = opts.ownWrites ?? true;
     this.ownsDatabase = opts.ownsDatabase ?? false;
   }
@@ -91,7 +102,11 @@ export class DuckDbVectorBackend implements VectorBackend {
     await this.flushed();
   }
 
-  async search(view: ScopedBackendView, query: Float32Array, opts: VectorSearchOptions): Promise<{ hits: VectorHit[]; exhaustive: boolean }> {
+  async search(
+    view: ScopedBackendView,
+    query: Float32Array,
+    opts: VectorSearchOptions,
+  ): Promise<{ hits: VectorHit[]; exhaustive: boolean }> {
     opts.signal?.throwIfAborted();
     if (query.length !== this.dimension) throw new RangeError(`query has ${query.length} dimensions, the backend ${this.dimension}`);
     if (!Number.isInteger(opts.topK) || opts.topK <= 0) throw new RangeError(`topK must be a positive integer, got ${opts.topK}`);
@@ -123,7 +138,12 @@ export class DuckDbVectorBackend implements VectorBackend {
           return tx.all(ranked(`AND path IN (SELECT unnest($${params.length}::VARCHAR[]))`), params);
         });
     opts.signal?.throwIfAborted();
-    const hits = rows.map((r) => ({ chunkKey: Number(r[0]), resourceId: String(r[1]), path: String(r[2]), score: Math.min(1, Number(r[3])) }));
+    const hits = rows.map((r) => ({
+      chunkKey: Number(r[0]),
+      resourceId: String(r[1]),
+      path: String(r[2]),
+      score: Math.min(1, Number(r[3])),
+    }));
     return { hits, exhaustive: true };
   }
 
@@ -153,7 +173,9 @@ export class DuckDbVectorBackend implements VectorBackend {
 
 /** The distinct paths of the scope's resources' vectors that the scope's path filter lets through. */
 async function pathsInScope(tx: DuckDbTx, view: ScopedBackendView): Promise<string[]> {
-  const rows = await tx.all("SELECT DISTINCT path FROM chunk_vectors WHERE list_contains($1::VARCHAR[], resource_id)", [listValue([...view.resourceIds])]);
+  const rows = await tx.all("SELECT DISTINCT path FROM chunk_vectors WHERE list_contains($1::VARCHAR[], resource_id)", [
+    listValue([...view.resourceIds]),
+  ]);
   const out: string[] = [];
   for (const r of rows) {
     const path = String(r[0]);

@@ -4,7 +4,12 @@
  */
 import { OxigraphGraphBackend, type OxigraphGraphBackendOptions } from "./oxigraph-graph-backend.js";
 
-export { DEFAULT_GRAPH_MAX_RESULTS, MAX_SPARQL_LENGTH, OxigraphGraphBackend, type OxigraphGraphBackendOptions } from "./oxigraph-graph-backend.js";
+export {
+  DEFAULT_GRAPH_MAX_RESULTS,
+  MAX_SPARQL_LENGTH,
+  OxigraphGraphBackend,
+  type OxigraphGraphBackendOptions,
+} from "./oxigraph-graph-backend.js";
 
 /**
  * Opens the graph in `options.path` and starts its query workers (loading in the background; with

@@ -4,12 +4,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { blankNode, literal, namedNode } from "oxigraph";
-import {
-  DeadlineExceededError,
-  InvalidArgumentError,
-  ResourceExhaustedError,
-  UnavailableError,
-} from "../../domain/errors.js";
+import { DeadlineExceededError, InvalidArgumentError, ResourceExhaustedError, UnavailableError } from "../../domain/errors.js";
 import { inspectSparqlQuery, MAX_SPARQL_LENGTH } from "../../domain/inspect-sparql-query.js";
 import type { RdfTerm, RdfTriple } from "../../domain/rdf-term.js";
 import { requireText } from "../../domain/request-limits.js";
@@ -17,16 +12,18 @@ import { scopeSparqlDataset } from "../../domain/scope-sparql-dataset.js";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import { graphIri, resourceIdOfGraphIri } from "../../domain/uko-uri.js";
 import { isUlid } from "../../domain/ulid-id.js";
-import type {
-  GraphBackend,
-  GraphQueryOptions,
-  GraphQueryResult,
-  GraphTriple,
-  GraphTriplesResult,
-} from "../../ports/graph-backend.js";
+import type { GraphBackend, GraphQueryOptions, GraphQueryResult, GraphTriple, GraphTriplesResult } from "../../ports/graph-backend.js";
 import { openSqliteDatabase, type SqliteDatabase } from "../shared/sqlite-database.js";
 import { FairQueue } from "./fair-queue.js";
-import { oxigraphWorkerSource, type OxigraphWorkerData, type WorkerError, type WorkerReply, type WorkerRequest, type WorkerRow, type WorkerWrite } from "./oxigraph-worker.js";
+import {
+  oxigraphWorkerSource,
+  type OxigraphWorkerData,
+  type WorkerError,
+  type WorkerReply,
+  type WorkerRequest,
+  type WorkerRow,
+  type WorkerWrite,
+} from "./oxigraph-worker.js";
 
 export { MAX_SPARQL_LENGTH };
 
@@ -143,7 +140,10 @@ function checked<T extends object, R>(make: () => T, read: (term: T) => R): R {
 
 function iriOf(value: string, field: string): string {
   try {
-    return checked(() => namedNode(value), (n) => n.value);
+    return checked(
+      () => namedNode(value),
+      (n) => n.value,
+    );
   } catch (err) {
     throw InvalidArgumentError.field(field, `"${value.slice(0, 120)}" is not an absolute IRI: ${(err as Error).message}`);
   }
@@ -152,7 +152,10 @@ function iriOf(value: string, field: string): string {
 function blankLabelOf(value: string, field: string): string {
   const label = value.startsWith("_:") ? value.slice(2) : value;
   try {
-    return checked(() => blankNode(label), (n) => n.value);
+    return checked(
+      () => blankNode(label),
+      (n) => n.value,
+    );
   } catch {
     throw InvalidArgumentError.field(field, `"${value.slice(0, 120)}" is not a blank node label`);
   }
@@ -171,7 +174,15 @@ function encodeTerm(t: RdfTerm, field: string, allowed: readonly RdfTerm["kind"]
       throw InvalidArgumentError.field(`${field}.datatype`, "a literal with a language has no datatype but rdf:langString");
     }
     try {
-      return [2, t.value, "", checked(() => literal(t.value, language), (l) => l.language)];
+      return [
+        2,
+        t.value,
+        "",
+        checked(
+          () => literal(t.value, language),
+          (l) => l.language,
+        ),
+      ];
     } catch (err) {
       throw InvalidArgumentError.field(`${field}.language`, `"${language.slice(0, 40)}" is not a language tag: ${(err as Error).message}`);
     }
@@ -194,7 +205,8 @@ export const MAX_NODE_LENGTH = 64 * 1024;
 /** Parses GetTriples' subject or Traverse's start: an absolute IRI, or `_:label` for a blank node. */
 function nodeOf(value: string, field: string): RdfTerm {
   if (value.length === 0) throw InvalidArgumentError.field(field, "must not be empty");
-  if (value.length > MAX_NODE_LENGTH) throw InvalidArgumentError.field(field, `must be at most ${MAX_NODE_LENGTH} characters, got ${value.length}`);
+  if (value.length > MAX_NODE_LENGTH)
+    throw InvalidArgumentError.field(field, `must be at most ${MAX_NODE_LENGTH} characters, got ${value.length}`);
   if (value.startsWith("_:")) return { kind: "blank", value: blankLabelOf(value, field) };
   return { kind: "iri", value: iriOf(value, field) };
 }
@@ -296,7 +308,12 @@ export class OxigraphGraphBackend implements GraphBackend {
     );
     this.deleteGraph = db.prepare("DELETE FROM graph_triples WHERE graph = ?");
     this.setSeq = db.prepare("UPDATE graph_meta SET value = ? WHERE key = 'seq'");
-    this.workerData = { oxigraphPath: resolvePackage("oxigraph"), sqlitePath: resolvePackage("better-sqlite3"), dbPath: path, snapshotPath: `${path}.nq` };
+    this.workerData = {
+      oxigraphPath: resolvePackage("oxigraph"),
+      sqlitePath: resolvePackage("better-sqlite3"),
+      dbPath: path,
+      snapshotPath: `${path}.nq`,
+    };
     const workers = Math.max(1, opts.workers ?? DEFAULT_GRAPH_WORKERS);
     this.spareCount = Math.max(0, opts.spares ?? 1);
     this.queueTimeoutMs = opts.queueTimeoutMs ?? DEFAULT_GRAPH_QUEUE_TIMEOUT_MS;
@@ -449,8 +466,12 @@ export class OxigraphGraphBackend implements GraphBackend {
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: this.workerData });
     const slot: Slot = { worker, state: "loading" };
     worker.on("message", (m: WorkerReply) => this.onMessage(slot, m));
-    worker.on("error", (err: Error) => this.onWorkerFailure(slot, new UnavailableError(`the graph engine failed and is restarting: ${err.message}`)));
-    worker.on("exit", (code: number) => this.onWorkerFailure(slot, new UnavailableError(`the graph engine exited (code ${code}) and is restarting`)));
+    worker.on("error", (err: Error) =>
+      this.onWorkerFailure(slot, new UnavailableError(`the graph engine failed and is restarting: ${err.message}`)),
+    );
+    worker.on("exit", (code: number) =>
+      this.onWorkerFailure(slot, new UnavailableError(`the graph engine exited (code ${code}) and is restarting`)),
+    );
     return slot;
   }
 
@@ -545,7 +566,10 @@ export class OxigraphGraphBackend implements GraphBackend {
     const tenant = opts.tenant ?? "";
     if (this.queue.waiting(tenant) >= this.maxQueuedPerTenant) {
       return Promise.reject(
-        new ResourceExhaustedError(`more than ${this.maxQueuedPerTenant} graph queries of this caller are waiting; retry when some have answered`, 1000),
+        new ResourceExhaustedError(
+          `more than ${this.maxQueuedPerTenant} graph queries of this caller are waiting; retry when some have answered`,
+          1000,
+        ),
       );
     }
     return new Promise((resolve, reject) => {
@@ -554,7 +578,10 @@ export class OxigraphGraphBackend implements GraphBackend {
         () =>
           this.abandon(
             job,
-            new ResourceExhaustedError(`the graph engine is busy: the query waited ${this.queueTimeoutMs} ms for a worker without starting`, 1000),
+            new ResourceExhaustedError(
+              `the graph engine is busy: the query waited ${this.queueTimeoutMs} ms for a worker without starting`,
+              1000,
+            ),
           ),
         this.queueTimeoutMs,
       );

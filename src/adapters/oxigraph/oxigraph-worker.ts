@@ -60,8 +60,7 @@ export type WorkerRequest =
 
 /** A committed write the main thread forwards to every worker. */
 export type WorkerWrite =
-  | { type: "write"; seq: number; graph: string; replace?: boolean; rows: WorkerRow[] }
-  | { type: "clear"; seq: number; graph: string };
+  { type: "write"; seq: number; graph: string; replace?: boolean; rows: WorkerRow[] } | { type: "clear"; seq: number; graph: string };
 
 /** Why a query failed, as the worker reports it. */
 export interface WorkerError {
@@ -104,7 +103,9 @@ interface SnapshotIn {
 }
 
 /** A row as Oxigraph's RDF/JS conversion reads it. */
-type PlainTerm = { termType: "NamedNode" | "BlankNode"; value: string } | { termType: "Literal"; value: string; language: string; datatype: { termType: "NamedNode"; value: string } };
+type PlainTerm =
+  | { termType: "NamedNode" | "BlankNode"; value: string }
+  | { termType: "Literal"; value: string; language: string; datatype: { termType: "NamedNode"; value: string } };
 
 /**
  * The worker's program. `load` is the worker's `require`. Self-contained: see the module comment.
@@ -349,7 +350,10 @@ export function runOxigraphWorker(load: NodeJS.Require): void {
     let size = 0;
     let graph = "";
     let gText = "";
-    for (const r of db.prepare(ALL_ROWS + " WHERE s_kind = 0 AND o_kind <> 1").raw().iterate() as IterableIterator<GraphRow>) {
+    for (const r of db
+      .prepare(ALL_ROWS + " WHERE s_kind = 0 AND o_kind <> 1")
+      .raw()
+      .iterate() as IterableIterator<GraphRow>) {
       if (r[0] !== graph) {
         graph = r[0];
         gText = ntIri(graph);
@@ -421,7 +425,10 @@ export function runOxigraphWorker(load: NodeJS.Require): void {
         loaded = loadChunks(store, rowChunks(db, out), false);
         if (!loaded) {
           restart();
-          const rows = db.prepare(ALL_ROWS + " WHERE s_kind = 0 AND o_kind <> 1").raw().iterate() as IterableIterator<GraphRow>;
+          const rows = db
+            .prepare(ALL_ROWS + " WHERE s_kind = 0 AND o_kind <> 1")
+            .raw()
+            .iterate() as IterableIterator<GraphRow>;
           for (const r of rows) addQuad(store, r[0], rowOf(r));
         }
         addBlankRows();

@@ -67,8 +67,14 @@ export async function openPostgres(
       vector = new PgvectorBackend(pool, config.embeddingDim, { ownWrites: false });
       log("acms: postgres: vectors in PostgreSQL with pgvector (exact scan for small scopes, HNSW with iterative scan for large ones)");
     } else {
-      vector = await PostgresVectorFollower.open(pool, config.postgresUrl, new PartitionedVectorBackend({ dimension: config.embeddingDim }));
-      log("acms: postgres: no vector extension in this database: vectors held in process, loaded from PostgreSQL and kept current through LISTEN/NOTIFY");
+      vector = await PostgresVectorFollower.open(
+        pool,
+        config.postgresUrl,
+        new PartitionedVectorBackend({ dimension: config.embeddingDim }),
+      );
+      log(
+        "acms: postgres: no vector extension in this database: vectors held in process, loaded from PostgreSQL and kept current through LISTEN/NOTIFY",
+      );
     }
     const documents = new PostgresDocumentStore(pool, { vectorTable: pgvector });
     return {

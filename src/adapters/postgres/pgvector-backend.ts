@@ -1,7 +1,15 @@
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import type { TemporalScope } from "../../domain/scope.js";
 import { supersededCutoff } from "../../domain/temporal-filter.js";
-import { checkDimensions, checkReplacement, lastWriteOfEachKey, type VectorBackend, type VectorEntry, type VectorHit, type VectorSearchOptions } from "../../ports/vector-backend.js";
+import {
+  checkDimensions,
+  checkReplacement,
+  lastWriteOfEachKey,
+  type VectorBackend,
+  type VectorEntry,
+  type VectorHit,
+  type VectorSearchOptions,
+} from "../../ports/vector-backend.js";
 import { insertVectorRows } from "./postgres-document-store.js";
 import { withSchemaLock } from "./postgres-migrations.js";
 import type { PostgresClient, PostgresPool } from "./postgres-pool.js";
@@ -51,7 +59,9 @@ export async function ensureVectorTable(pool: PostgresPool, dimension: number): 
       "SELECT atttypmod AS dim FROM pg_attribute WHERE attrelid = 'chunk_vectors'::regclass AND attname = 'embedding'",
     );
     if (rows[0].dim !== dimension) {
-      throw new Error(`chunk_vectors holds ${rows[0].dim}-dimensional vectors, the server is configured for ${dimension} (ACMS_EMBEDDING_DIM)`);
+      throw new Error(
+        `chunk_vectors holds ${rows[0].dim}-dimensional vectors, the server is configured for ${dimension} (ACMS_EMBEDDING_DIM)`,
+      );
     }
     await c.query("CREATE INDEX IF NOT EXISTS chunk_vectors_by_resource ON chunk_vectors (resource_id)");
     await c.query("CREATE INDEX IF NOT EXISTS chunk_vectors_hnsw ON chunk_vectors USING hnsw (embedding vector_cosine_ops)");
@@ -69,8 +79,14 @@ async function reconcileVectorTable(c: PostgresClient): Promise<void> {
   await c.query(
     "UPDATE chunk_vectors v SET superseded_at = c.superseded_at FROM chunks c WHERE c.chunk_key = v.chunk_key AND c.superseded_at IS DISTINCT FROM v.superseded_at",
   );
-  for (let after = 0; ; ) {
-    const { rows } = await c.query<{ chunk_key: number; resource_id: string; path: string; superseded_at: number | null; embedding: Buffer }>(
+  for (let after = 0; ;) {
+    const { rows } = await c.query<{
+      chunk_key: number;
+      resource_id: string;
+      path: string;
+      superseded_at: number | null;
+      embedding: Buffer;
+    }>(
       `SELECT chunk_key, resource_id, path, superseded_at, embedding FROM chunks c
         WHERE embedding IS NOT NULL AND chunk_key > $1 AND NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.chunk_key = c.chunk_key)
         ORDER BY chunk_key LIMIT 1000`,
@@ -81,7 +97,13 @@ async function reconcileVectorTable(c: PostgresClient): Promise<void> {
     const entries = rows.map((r) => {
       const copy = new Uint8Array(r.embedding.byteLength);
       copy.set(r.embedding);
-      return { chunkKey: r.chunk_key, resourceId: r.resource_id, path: r.path, supersededAt: r.superseded_at, vector: new Float32Array(copy.buffer) };
+      return {
+        chunkKey: r.chunk_key,
+        resourceId: r.resource_id,
+        path: r.path,
+        supersededAt: r.superseded_at,
+        vector: new Float32Array(copy.buffer),
+      };
     });
     await insertVectorRows(c, entries);
   }
@@ -214,7 +236,11 @@ export class PgvectorBackend implements VectorBackend {
     }
   }
 
-  async search(view: ScopedBackendView, query: Float32Array, opts: VectorSearchOptions): Promise<{ hits: VectorHit[]; exhaustive: boolean }> {
+  async search(
+    view: ScopedBackendView,
+    query: Float32Array,
+    opts: VectorSearchOptions,
+  ): Promise<{ hits: VectorHit[]; exhaustive: boolean }> {
     opts.signal?.throwIfAborted();
     if (query.length !== this.dimension) throw new RangeError(`query has ${query.length} dimensions, the backend ${this.dimension}`);
     if (!Number.isInteger(opts.topK) || opts.topK <= 0) throw new RangeError(`topK must be a positive integer, got ${opts.topK}`);

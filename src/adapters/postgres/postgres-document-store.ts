@@ -16,7 +16,6 @@ import { keywordBatch } from "./keyword-postings.js";
 import { inTransaction, type PostgresClient, type PostgresPool } from "./postgres-pool.js";
 import { DEFAULT_RETAINED_VERSIONS } from "../shared/retention.js";
 
-
 /** The channel every committed write notifies, with its generation as payload (read by other servers). */
 export const GENERATION_CHANNEL = "acms_index_generation";
 
@@ -52,7 +51,10 @@ function hasNul(s: string): boolean {
 function assertStorable(documents: readonly DocumentInputRecord[]): void {
   documents.forEach((d, i) => {
     const bad =
-      hasNul(d.path) || hasNul(d.content) || Object.entries(d.metadata).some(([k, v]) => hasNul(k) || hasNul(v)) || d.chunks.some((c) => hasNul(c.text));
+      hasNul(d.path) ||
+      hasNul(d.content) ||
+      Object.entries(d.metadata).some(([k, v]) => hasNul(k) || hasNul(v)) ||
+      d.chunks.some((c) => hasNul(c.text));
     if (bad) throw InvalidArgumentError.field(`documents[${i}]`, "holds a NUL character (U+0000), which this store cannot keep");
   });
 }
@@ -92,7 +94,10 @@ export class PostgresDocumentStore implements DocumentStore {
   private readonly retained: number;
   private readonly vectorTable: boolean;
 
-  constructor(private readonly pool: PostgresPool, opts: PostgresDocumentStoreOptions = {}) {
+  constructor(
+    private readonly pool: PostgresPool,
+    opts: PostgresDocumentStoreOptions = {},
+  ) {
     this.retained = opts.retainedVersions ?? DEFAULT_RETAINED_VERSIONS;
     this.vectorTable = opts.vectorTable ?? false;
   }
@@ -163,13 +168,25 @@ export class PostgresDocumentStore implements DocumentStore {
       await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
       let after = 0;
       for (;;) {
-        const { rows } = await client.query<{ chunk_key: number; resource_id: string; path: string; superseded_at: number | null; embedding: Buffer }>(
+        const { rows } = await client.query<{
+          chunk_key: number;
+          resource_id: string;
+          path: string;
+          superseded_at: number | null;
+          embedding: Buffer;
+        }>(
           `SELECT chunk_key, resource_id, path, superseded_at, embedding FROM chunks
             WHERE embedding IS NOT NULL AND chunk_key > $1 AND (${condition}) ORDER BY chunk_key LIMIT ${VECTOR_PAGE}`,
           [after, ...params],
         );
         for (const r of rows) {
-          yield { chunkKey: r.chunk_key, resourceId: r.resource_id, path: r.path, supersededAt: r.superseded_at, vector: fromBytes(r.embedding) };
+          yield {
+            chunkKey: r.chunk_key,
+            resourceId: r.resource_id,
+            path: r.path,
+            supersededAt: r.superseded_at,
+            vector: fromBytes(r.embedding),
+          };
         }
         if (rows.length < VECTOR_PAGE) break;
         after = rows[rows.length - 1].chunk_key;
@@ -236,7 +253,12 @@ export class PostgresDocumentStore implements DocumentStore {
     totals.unchanged += round.length - changed.length;
     if (changed.length === 0) return;
     const replaced = changed.map((r) => live.get(r.doc.path)).filter((l) => l !== undefined);
-    await this.supersede(c, replaced.map((l) => l.doc_key), now, vectors);
+    await this.supersede(
+      c,
+      replaced.map((l) => l.doc_key),
+      now,
+      vectors,
+    );
     const rows = changed.flatMap((r) => r.doc.chunks.map((ch, index) => ({ path: r.doc.path, index, ch })));
     // Row numbers stand in for the chunk keys the insert assigns: the statement joins them back.
     const batch = keywordBatch(rows.map((r, i) => ({ chunkKey: i, text: r.ch.text })));
@@ -286,13 +308,20 @@ export class PostgresDocumentStore implements DocumentStore {
     const keyOf = new Map(inserted.rows.map((r) => [`${r.path}#${r.chunk_index}`, r.chunk_key]));
     const added: VectorEntry[] = [];
     for (const r of rows) {
-      if (r.ch.embedding) added.push({ chunkKey: keyOf.get(`${r.path}#${r.index}`)!, resourceId, path: r.path, supersededAt: null, vector: r.ch.embedding });
+      if (r.ch.embedding)
+        added.push({ chunkKey: keyOf.get(`${r.path}#${r.index}`)!, resourceId, path: r.path, supersededAt: null, vector: r.ch.embedding });
     }
     vectors.added.push(...added);
     if (this.vectorTable) await insertVectorRows(c, added);
     totals.chunks += rows.length;
     totals.upserted += changed.length;
-    await this.expire(c, resourceId, changed.filter((r) => live.has(r.doc.path)).map((r) => r.doc.path), vectors, counters);
+    await this.expire(
+      c,
+      resourceId,
+      changed.filter((r) => live.has(r.doc.path)).map((r) => r.doc.path),
+      vectors,
+      counters,
+    );
   }
 
   async deleteDocuments(resourceId: string, paths: readonly string[], now: number): Promise<DeleteOutcome> {
@@ -305,8 +334,19 @@ export class PostgresDocumentStore implements DocumentStore {
           [resourceId, [...new Set(paths)]],
         )
       ).rows;
-      await this.supersede(c, live.map((l) => l.doc_key), now, vectors);
-      await this.expire(c, resourceId, live.map((l) => l.path), vectors, counters);
+      await this.supersede(
+        c,
+        live.map((l) => l.doc_key),
+        now,
+        vectors,
+      );
+      await this.expire(
+        c,
+        resourceId,
+        live.map((l) => l.path),
+        vectors,
+        counters,
+      );
       const generation = live.length > 0 ? await this.commitCounters(c, counters, changeRecord(vectors)) : await this.current(c);
       return { deleted: live.length, generation, vectors };
     });
@@ -324,16 +364,34 @@ export class PostgresDocumentStore implements DocumentStore {
       );
       counters.rows -= Number(dropped.rows[0].n);
       counters.tokens -= Number(dropped.rows[0].t);
-      const { rows } = await c.query<{ chunk_key: number; doc_key: number; path: string; text: string; embedding: Buffer | null; superseded_at: number | null }>(
-        "SELECT chunk_key, doc_key, path, text, embedding, superseded_at FROM chunks WHERE resource_id = $1 ORDER BY chunk_key",
-        [resourceId],
+      const { rows } = await c.query<{
+        chunk_key: number;
+        doc_key: number;
+        path: string;
+        text: string;
+        embedding: Buffer | null;
+        superseded_at: number | null;
+      }>("SELECT chunk_key, doc_key, path, text, embedding, superseded_at FROM chunks WHERE resource_id = $1 ORDER BY chunk_key", [
+        resourceId,
+      ]);
+      await this.index(
+        c,
+        resourceId,
+        rows.map((r) => ({ chunkKey: r.chunk_key, text: r.text })),
+        counters,
       );
-      await this.index(c, resourceId, rows.map((r) => ({ chunkKey: r.chunk_key, text: r.text })), counters);
       const vectors: VectorEntry[] = [];
       for (const r of rows) {
-        if (r.embedding) vectors.push({ chunkKey: r.chunk_key, resourceId, path: r.path, supersededAt: r.superseded_at, vector: fromBytes(r.embedding) });
+        if (r.embedding)
+          vectors.push({ chunkKey: r.chunk_key, resourceId, path: r.path, supersededAt: r.superseded_at, vector: fromBytes(r.embedding) });
       }
-      const generation = await this.commitCounters(c, counters, { resourceReloaded: resourceId, added: [], superseded: [], removed: [], at: Date.now() });
+      const generation = await this.commitCounters(c, counters, {
+        resourceReloaded: resourceId,
+        added: [],
+        superseded: [],
+        removed: [],
+        at: Date.now(),
+      });
       return { documents: new Set(rows.map((r) => r.doc_key)).size, chunks: rows.length, vectors, generation };
     });
   }
@@ -356,7 +414,10 @@ export class PostgresDocumentStore implements DocumentStore {
    * server does, so nothing is logged), and notifies the other servers, all in the write's transaction.
    */
   private async commitCounters(c: PostgresClient, counters: Counters, change?: VectorChangeRecord): Promise<bigint> {
-    const logged = change !== undefined && !this.vectorTable && (change.resourceReloaded !== undefined || change.added.length + change.superseded.length + change.removed.length > 0);
+    const logged =
+      change !== undefined &&
+      !this.vectorTable &&
+      (change.resourceReloaded !== undefined || change.added.length + change.superseded.length + change.removed.length > 0);
     const { rows } = await c.query<{ g: string }>(
       `WITH s AS (
          UPDATE index_state SET generation = generation + 1, keyword_rows = keyword_rows + $1, keyword_tokens = keyword_tokens + $2
@@ -381,14 +442,18 @@ export class PostgresDocumentStore implements DocumentStore {
     return BigInt(rows[0].g);
   }
 
-  private async index(c: PostgresClient, resourceId: string, chunks: ReadonlyArray<{ chunkKey: number; text: string }>, counters: Counters): Promise<void> {
+  private async index(
+    c: PostgresClient,
+    resourceId: string,
+    chunks: ReadonlyArray<{ chunkKey: number; text: string }>,
+    counters: Counters,
+  ): Promise<void> {
     if (chunks.length === 0) return;
     const batch = keywordBatch(chunks);
-    await c.query("INSERT INTO keyword_rows (chunk_key, resource_id, length) SELECT k, $1, l FROM unnest($2::bigint[], $3::integer[]) AS u (k, l)", [
-      resourceId,
-      batch.rowKeys,
-      batch.rowLengths,
-    ]);
+    await c.query(
+      "INSERT INTO keyword_rows (chunk_key, resource_id, length) SELECT k, $1, l FROM unnest($2::bigint[], $3::integer[]) AS u (k, l)",
+      [resourceId, batch.rowKeys, batch.rowLengths],
+    );
     if (batch.terms.length > 0) {
       await c.query(
         "INSERT INTO postings (term, resource_id, chunk_key, positions) SELECT t, $1, k, p::integer[] FROM unnest($2::text[], $3::bigint[], $4::text[]) AS u (t, k, p)",
@@ -414,11 +479,18 @@ export class PostgresDocumentStore implements DocumentStore {
     );
     const keys = rows.filter((r) => r.has_vector).map((r) => r.chunk_key);
     vectors.superseded.push(...keys);
-    if (this.vectorTable && keys.length > 0) await c.query("UPDATE chunk_vectors SET superseded_at = $1 WHERE chunk_key = ANY($2::bigint[])", [now, keys]);
+    if (this.vectorTable && keys.length > 0)
+      await c.query("UPDATE chunk_vectors SET superseded_at = $1 WHERE chunk_key = ANY($2::bigint[])", [now, keys]);
   }
 
   /** Drops the superseded versions of documents beyond the retention cap, with their chunks and keyword rows. */
-  private async expire(c: PostgresClient, resourceId: string, paths: readonly string[], vectors: VectorChanges, counters: Counters): Promise<void> {
+  private async expire(
+    c: PostgresClient,
+    resourceId: string,
+    paths: readonly string[],
+    vectors: VectorChanges,
+    counters: Counters,
+  ): Promise<void> {
     if (paths.length === 0) return;
     const expired = await c.query<{ doc_key: number }>(
       `SELECT doc_key FROM (
@@ -470,6 +542,12 @@ export async function insertVectorRows(c: PostgresClient, entries: readonly Vect
      SELECT k, r, p, s, e::vector FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[]) AS u (k, r, p, s, e)
      ON CONFLICT (chunk_key) DO UPDATE SET resource_id = excluded.resource_id, path = excluded.path,
        superseded_at = excluded.superseded_at, embedding = excluded.embedding`,
-    [kept.map((e) => e.chunkKey), kept.map((e) => e.resourceId), kept.map((e) => e.path), kept.map((e) => e.supersededAt), kept.map((e) => vectorLiteral(e.vector))],
+    [
+      kept.map((e) => e.chunkKey),
+      kept.map((e) => e.resourceId),
+      kept.map((e) => e.path),
+      kept.map((e) => e.supersededAt),
+      kept.map((e) => vectorLiteral(e.vector)),
+    ],
   );
 }

@@ -264,11 +264,15 @@ export async function migrate(pool: PostgresPool, migrations: readonly Migration
       name text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
-    const done = new Set((await client.query<{ version: number }>("SELECT version FROM acms_schema_migrations")).rows.map((r) => r.version));
+    const done = new Set(
+      (await client.query<{ version: number }>("SELECT version FROM acms_schema_migrations")).rows.map((r) => r.version),
+    );
     const known = new Set(migrations.map((m) => m.version));
     const unknown = [...done].filter((v) => !known.has(v));
     if (unknown.length > 0) {
-      throw new Error(`the database has schema version ${Math.max(...unknown)}, newer than this server knows (${Math.max(...known)}): upgrade the server`);
+      throw new Error(
+        `the database has schema version ${Math.max(...unknown)}, newer than this server knows (${Math.max(...known)}): upgrade the server`,
+      );
     }
     const applied: number[] = [];
     for (const m of [...migrations].sort((a, b) => a.version - b.version)) {

@@ -42,7 +42,12 @@ export function openPostgresPool(url: string, opts: PostgresPoolOptions = {}): P
  * it throws (the error passes through). `mode` adds e.g. `ISOLATION LEVEL REPEATABLE READ READ ONLY`;
  * `first`, a statement without parameters (a lock), is sent with BEGIN in the same round trip.
  */
-export async function inTransaction<T>(pool: PostgresPool, work: (client: PostgresClient) => Promise<T>, mode = "", first = ""): Promise<T> {
+export async function inTransaction<T>(
+  pool: PostgresPool,
+  work: (client: PostgresClient) => Promise<T>,
+  mode = "",
+  first = "",
+): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   try {

@@ -79,12 +79,17 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   async getProject(name: string): Promise<ProjectRecord | undefined> {
-    const { rows } = await this.pool.query<{ name: string; created_at: number }>("SELECT name, created_at FROM registry_projects WHERE name = $1", [name]);
+    const { rows } = await this.pool.query<{ name: string; created_at: number }>(
+      "SELECT name, created_at FROM registry_projects WHERE name = $1",
+      [name],
+    );
     return rows[0] ? { name: rows[0].name, createdAt: new Date(rows[0].created_at) } : undefined;
   }
 
   async listProjects(): Promise<ProjectRecord[]> {
-    const { rows } = await this.pool.query<{ name: string; created_at: number }>("SELECT name, created_at FROM registry_projects ORDER BY name");
+    const { rows } = await this.pool.query<{ name: string; created_at: number }>(
+      "SELECT name, created_at FROM registry_projects ORDER BY name",
+    );
     return rows.map((r) => ({ name: r.name, createdAt: new Date(r.created_at) }));
   }
 
@@ -107,7 +112,9 @@ export class PostgresRegistryStore implements RegistryStore {
         // and edges never change afterwards. `FOR KEY SHARE` keeps each parent row in place until commit.
         if (parentIds.length > 0) {
           const found = new Set(
-            (await c.query<{ id: string }>("SELECT id FROM registry_resources WHERE id = ANY($1::text[]) FOR KEY SHARE", [parentIds])).rows.map((r) => r.id),
+            (
+              await c.query<{ id: string }>("SELECT id FROM registry_resources WHERE id = ANY($1::text[]) FOR KEY SHARE", [parentIds])
+            ).rows.map((r) => r.id),
           );
           const missing = parentIds.find((p) => !found.has(p));
           if (missing !== undefined) throw new NotFoundError(`parent resource ${missing} not found`);
@@ -128,7 +135,8 @@ export class PostgresRegistryStore implements RegistryStore {
         }
       });
     } catch (err) {
-      if (isUniqueViolation(err)) throw new AlreadyExistsError(`resource ${id} or alias "${input.alias}" in ${input.project} already exists`);
+      if (isUniqueViolation(err))
+        throw new AlreadyExistsError(`resource ${id} or alias "${input.alias}" in ${input.project} already exists`);
       throw err;
     }
     return {
@@ -144,23 +152,31 @@ export class PostgresRegistryStore implements RegistryStore {
 
   async linkResource(link: LinkRecord): Promise<LinkRecord> {
     assertAlias("alias", link.alias);
-    if (!isUlid(link.resourceId)) throw InvalidArgumentError.field("resource_id", `"${link.resourceId.slice(0, 80)}" is not a resource id (ULID)`);
+    if (!isUlid(link.resourceId))
+      throw InvalidArgumentError.field("resource_id", `"${link.resourceId.slice(0, 80)}" is not a resource id (ULID)`);
     try {
       await inTransaction(this.pool, async (c) => {
         await requireProject(c, link.project);
         if (!(await c.query("SELECT 1 FROM registry_resources WHERE id = $1", [link.resourceId])).rowCount) {
           throw new NotFoundError(`resource ${link.resourceId} not found`);
         }
-        if ((await c.query("SELECT 1 FROM registry_links WHERE project = $1 AND resource_id = $2", [link.project, link.resourceId])).rowCount) {
+        if (
+          (await c.query("SELECT 1 FROM registry_links WHERE project = $1 AND resource_id = $2", [link.project, link.resourceId])).rowCount
+        ) {
           throw new AlreadyExistsError(`resource ${link.resourceId} is already linked into ${link.project}`);
         }
         if ((await c.query("SELECT 1 FROM registry_links WHERE project = $1 AND alias = $2", [link.project, link.alias])).rowCount) {
           throw new AlreadyExistsError(`alias "${link.alias}" is already taken in ${link.project}`);
         }
-        await c.query("INSERT INTO registry_links (project, resource_id, alias) VALUES ($1, $2, $3)", [link.project, link.resourceId, link.alias]);
+        await c.query("INSERT INTO registry_links (project, resource_id, alias) VALUES ($1, $2, $3)", [
+          link.project,
+          link.resourceId,
+          link.alias,
+        ]);
       });
     } catch (err) {
-      if (isUniqueViolation(err)) throw new AlreadyExistsError(`resource ${link.resourceId} or alias "${link.alias}" already in ${link.project}`);
+      if (isUniqueViolation(err))
+        throw new AlreadyExistsError(`resource ${link.resourceId} or alias "${link.alias}" already in ${link.project}`);
       throw err;
     }
     return { project: link.project, resourceId: link.resourceId, alias: link.alias };
@@ -170,10 +186,17 @@ export class PostgresRegistryStore implements RegistryStore {
     return inTransaction(
       this.pool,
       async (c) => {
-        const row = (await c.query<ResourceRow>("SELECT id, owner_project, kind, metadata, created_at FROM registry_resources WHERE id = $1", [id])).rows[0];
+        const row = (
+          await c.query<ResourceRow>("SELECT id, owner_project, kind, metadata, created_at FROM registry_resources WHERE id = $1", [id])
+        ).rows[0];
         if (!row) return undefined;
-        const parents = await c.query<{ parent_id: string }>("SELECT parent_id FROM registry_parents WHERE child_id = $1 ORDER BY position", [id]);
-        const links = await c.query<LinkRow>("SELECT project, resource_id, alias FROM registry_links WHERE resource_id = $1 ORDER BY seq", [id]);
+        const parents = await c.query<{ parent_id: string }>(
+          "SELECT parent_id FROM registry_parents WHERE child_id = $1 ORDER BY position",
+          [id],
+        );
+        const links = await c.query<LinkRow>("SELECT project, resource_id, alias FROM registry_links WHERE resource_id = $1 ORDER BY seq", [
+          id,
+        ]);
         return toRecord(
           row,
           parents.rows.map((p) => p.parent_id),
@@ -243,7 +266,9 @@ export class PostgresRegistryStore implements RegistryStore {
       this.pool,
       async (c) => {
         await requireProject(c, project);
-        return (await c.query<LinkRow>("SELECT project, resource_id, alias FROM registry_links WHERE project = $1 ORDER BY alias", [project])).rows;
+        return (
+          await c.query<LinkRow>("SELECT project, resource_id, alias FROM registry_links WHERE project = $1 ORDER BY alias", [project])
+        ).rows;
       },
       "ISOLATION LEVEL REPEATABLE READ READ ONLY",
     );
@@ -291,5 +316,6 @@ export class PostgresRegistryStore implements RegistryStore {
 }
 
 async function requireProject(c: PostgresClient, name: string): Promise<void> {
-  if (!(await c.query("SELECT 1 FROM registry_projects WHERE name = $1", [name])).rowCount) throw new NotFoundError(`project ${name} not found`);
+  if (!(await c.query("SELECT 1 FROM registry_projects WHERE name = $1", [name])).rowCount)
+    throw new NotFoundError(`project ${name} not found`);
 }

@@ -21,7 +21,10 @@ import { isUniqueViolation, type PostgresPool } from "./postgres-pool.js";
 export class PostgresScopeStore implements ScopeStore {
   private readonly cache: ScopeCache;
 
-  constructor(private readonly pool: PostgresPool, opts: { cacheSize?: number } = {}) {
+  constructor(
+    private readonly pool: PostgresPool,
+    opts: { cacheSize?: number } = {},
+  ) {
     this.cache = new ScopeCache(opts.cacheSize);
   }
 

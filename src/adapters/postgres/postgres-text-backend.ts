@@ -142,7 +142,15 @@ export class PostgresTextBackend implements TextBackend {
         let page = Math.min(opts.maxResults + (mayDrop ? FIRST_PAGE_SLACK : 1), MAX_PAGE);
         let offset = 0;
         for (;;) {
-          const { rows } = await c.query<PostgresRankedRow>(sql!, [params.phrase, params.offset, params.term, view.resourceIds, page, offset, ...cutoff]);
+          const { rows } = await c.query<PostgresRankedRow>(sql!, [
+            params.phrase,
+            params.offset,
+            params.term,
+            view.resourceIds,
+            page,
+            offset,
+            ...cutoff,
+          ]);
           opts.signal?.throwIfAborted();
           for (let i = 0; i < rows.length; i++) {
             const row = rows[i];

@@ -37,7 +37,8 @@ interface LegacyColdFile {
 /** How long read accesses wait to be written together, in ms. */
 const ACCESS_FLUSH_MS = 50;
 
-const COLUMNS = "owner, id, tier, project_name, resource_id, metadata, content, cold_content, summary, token_count, created_at, updated_at, last_accessed_at, access_seq, change_seq";
+const COLUMNS =
+  "owner, id, tier, project_name, resource_id, metadata, content, cold_content, summary, token_count, created_at, updated_at, last_accessed_at, access_seq, change_seq";
 
 /** What a server keeps of a fragment row: hot content only. */
 const LOADED = `owner, id, tier, project_name, resource_id, metadata, CASE WHEN tier = 'hot' THEN content END AS content,
@@ -163,7 +164,12 @@ export class PostgresTierStore implements SharedTierStore {
         `${TOP_SQL}; SELECT removals_pruned_through AS pruned FROM tier_sync;
          SELECT ${LOADED} FROM tier_fragments WHERE change_seq > ${since} ORDER BY access_seq;
          SELECT owner, id FROM tier_removals WHERE change_seq > ${since}`,
-      )) as unknown as [{ rows: { top: number }[] }, { rows: { pruned: number }[] }, { rows: Row[] }, { rows: { owner: string; id: string }[] }];
+      )) as unknown as [
+        { rows: { top: number }[] },
+        { rows: { pruned: number }[] },
+        { rows: Row[] },
+        { rows: { owner: string; id: string }[] },
+      ];
       if (results[1].rows[0].pruned <= since) {
         return { top: results[0].rows[0].top, changes: { full: false, saved: results[2].rows.map(fromRow), removed: results[3].rows } };
       }
@@ -276,14 +282,14 @@ export class PostgresTierStore implements SharedTierStore {
       const tx = this.tx;
       const db = this.writer();
       const written = db
-          .query<{ change_seq: number }>(
-            `UPDATE tier_fragments SET last_accessed_at = $3, access_seq = $4, change_seq = nextval('tier_change_seq')
+        .query<{ change_seq: number }>(
+          `UPDATE tier_fragments SET last_accessed_at = $3, access_seq = $4, change_seq = nextval('tier_change_seq')
               WHERE owner = $1 AND id = $2 AND access_seq < $4 RETURNING change_seq`,
-            [owner, id, lastAccessedAt.getTime(), seq],
-          )
-          .then(({ rows }) => {
-            for (const r of rows) tx.top = Math.max(tx.top, r.change_seq);
-          });
+          [owner, id, lastAccessedAt.getTime(), seq],
+        )
+        .then(({ rows }) => {
+          for (const r of rows) tx.top = Math.max(tx.top, r.change_seq);
+        });
       // Awaited before commit; a call that fails first rolls back and never awaits it.
       written.catch(() => undefined);
       tx.accesses.push(written);

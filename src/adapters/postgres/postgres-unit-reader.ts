@@ -40,7 +40,9 @@ export class PostgresUnitReader implements UnitReader {
         const wanted = addresses.filter((a) => a.chunkIndex !== undefined);
         const chunkText = new Map<string, string>();
         if (wanted.length > 0) {
-          const docKeys = [...new Set(wanted.flatMap((a) => (byDocument.get(`${a.resourceId}\u0000${a.path}`) ?? []).map((r) => r.doc_key)))];
+          const docKeys = [
+            ...new Set(wanted.flatMap((a) => (byDocument.get(`${a.resourceId}\u0000${a.path}`) ?? []).map((r) => r.doc_key))),
+          ];
           const indexes = [...new Set(wanted.map((a) => a.chunkIndex!))];
           const chunks = await c.query<{ doc_key: number; chunk_index: number; text: string }>(
             "SELECT doc_key, chunk_index, text FROM chunks WHERE doc_key = ANY($1::bigint[]) AND chunk_index = ANY($2::integer[])",
@@ -78,9 +80,14 @@ export class PostgresUnitReader implements UnitReader {
       this.pool,
       async (c) => {
         const generation = BigInt((await c.query<{ g: string }>("SELECT generation::text AS g FROM index_state WHERE id = 1")).rows[0].g);
-        const { rows } = await c.query<{ chunk_key: number; resource_id: string; path: string; chunk_index: number; text: string; superseded_at: number | null }>(
-          "SELECT chunk_key, resource_id, path, chunk_index, text, superseded_at FROM chunks ORDER BY chunk_key",
-        );
+        const { rows } = await c.query<{
+          chunk_key: number;
+          resource_id: string;
+          path: string;
+          chunk_index: number;
+          text: string;
+          superseded_at: number | null;
+        }>("SELECT chunk_key, resource_id, path, chunk_index, text, superseded_at FROM chunks ORDER BY chunk_key");
         return {
           generation,
           chunks: rows.map((r) => ({

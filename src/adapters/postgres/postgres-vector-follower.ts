@@ -102,7 +102,12 @@ export class PostgresVectorFollower implements VectorBackend {
   }
 
   /** Loads every retained vector into `index`, then follows the database's changes. */
-  static async open(pool: PostgresPool, url: string, index: FollowedVectorIndex, opts: VectorFollowerOptions = {}): Promise<PostgresVectorFollower> {
+  static async open(
+    pool: PostgresPool,
+    url: string,
+    index: FollowedVectorIndex,
+    opts: VectorFollowerOptions = {},
+  ): Promise<PostgresVectorFollower> {
     const f = new PostgresVectorFollower(pool, index, url, opts);
     if (opts.notifications ?? true) await f.listen();
     await f.reloadAll();
@@ -147,7 +152,11 @@ export class PostgresVectorFollower implements VectorBackend {
     return this.index.replaceResource(resourceId, entries);
   }
 
-  async search(view: ScopedBackendView, query: Float32Array, opts: VectorSearchOptions): Promise<{ hits: VectorHit[]; exhaustive: boolean }> {
+  async search(
+    view: ScopedBackendView,
+    query: Float32Array,
+    opts: VectorSearchOptions,
+  ): Promise<{ hits: VectorHit[]; exhaustive: boolean }> {
     await this.catchUp();
     return this.index.search(view, query, opts);
   }
@@ -179,7 +188,8 @@ export class PostgresVectorFollower implements VectorBackend {
       this.listener = undefined;
     });
     client.on("notification", (n) => {
-      if (n.channel === GENERATION_CHANNEL && n.payload !== undefined && BigInt(n.payload) > this.applied) void this.catchUp().catch(() => undefined);
+      if (n.channel === GENERATION_CHANNEL && n.payload !== undefined && BigInt(n.payload) > this.applied)
+        void this.catchUp().catch(() => undefined);
     });
     await client.connect();
     await client.query(`LISTEN ${GENERATION_CHANNEL}`);

@@ -43,7 +43,9 @@ export async function pruneVectorChanges(pool: PostgresPool, horizonMs = DEFAULT
     );
     const safe = rows[0].safe;
     const deleted = await c.query("DELETE FROM vector_changes WHERE generation <= $1", [safe]);
-    await c.query("UPDATE index_state SET vector_changes_pruned_through = GREATEST(vector_changes_pruned_through, $1) WHERE id = 1", [safe]);
+    await c.query("UPDATE index_state SET vector_changes_pruned_through = GREATEST(vector_changes_pruned_through, $1) WHERE id = 1", [
+      safe,
+    ]);
     return deleted.rowCount ?? 0;
   });
 }

@@ -58,7 +58,12 @@ export class EndpointAuth {
     const algorithm = algorithmName.startsWith("SHA-256") ? "sha256" : "md5";
     const realm = c.params.realm ?? "";
     const nonce = c.params.nonce ?? "";
-    const qop = (c.params.qop ?? "").split(",").map((q) => q.trim()).includes("auth") ? "auth" : undefined;
+    const qop = (c.params.qop ?? "")
+      .split(",")
+      .map((q) => q.trim())
+      .includes("auth")
+      ? "auth"
+      : undefined;
     const cnonce = randomBytes(8).toString("hex");
     const nc = (++this.nonceCount).toString(16).padStart(8, "0");
     let ha1 = hash(algorithm, `${this.user}:${realm}:${this.password}`);

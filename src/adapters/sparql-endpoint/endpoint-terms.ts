@@ -130,7 +130,21 @@ export function sparqlTerm(t: RdfTerm): string {
 
 /** The XSD integer types: the embedded engine answers each as xsd:integer (it keeps integers by value). */
 const INTEGER_TYPES = new Set(
-  ["integer", "long", "int", "short", "byte", "nonNegativeInteger", "positiveInteger", "nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte"].map((t) => `${XSD}${t}`),
+  [
+    "integer",
+    "long",
+    "int",
+    "short",
+    "byte",
+    "nonNegativeInteger",
+    "positiveInteger",
+    "nonPositiveInteger",
+    "negativeInteger",
+    "unsignedLong",
+    "unsignedInt",
+    "unsignedShort",
+    "unsignedByte",
+  ].map((t) => `${XSD}${t}`),
 );
 const DURATION_TYPES = new Set(["duration", "dayTimeDuration", "yearMonthDuration"].map((t) => `${XSD}${t}`));
 const XML_LITERAL = "http://www.w3.org/1999/02/22-rdf-syntax-ns#XMLLiteral";
@@ -148,7 +162,8 @@ export function canonicalDuration(lexical: string, datatype: string): string | u
   if (!m || lexical.endsWith("T") || !/\d/.test(lexical)) return undefined;
   const [, minus, y, mo, d, h, mi, s] = m;
   if (datatype === `${XSD}dayTimeDuration` && (y !== undefined || mo !== undefined)) return undefined;
-  if (datatype === `${XSD}yearMonthDuration` && (d !== undefined || h !== undefined || mi !== undefined || s !== undefined)) return undefined;
+  if (datatype === `${XSD}yearMonthDuration` && (d !== undefined || h !== undefined || mi !== undefined || s !== undefined))
+    return undefined;
   const months = BigInt(y ?? 0) * 12n + BigInt(mo ?? 0);
   const [whole, fraction = ""] = (s ?? "0").split(".");
   const frac = fraction.replace(/0+$/, "");
@@ -191,7 +206,9 @@ function verbatimForm(value: string, datatype: string): string | undefined {
 export function storedTerm(t: RdfTerm): string {
   if (t.kind !== "literal" || !t.datatype) return sparqlTerm(t);
   const verbatim = verbatimForm(t.value, t.datatype);
-  return verbatim === undefined ? sparqlTerm(t) : sparqlTerm({ kind: "literal", value: verbatim, datatype: `${VERBATIM_PREFIX}${t.datatype}` });
+  return verbatim === undefined
+    ? sparqlTerm(t)
+    : sparqlTerm({ kind: "literal", value: verbatim, datatype: `${VERBATIM_PREFIX}${t.datatype}` });
 }
 
 /**
@@ -219,7 +236,12 @@ function canonicalDouble(lexical: string): string {
   const negative = mantissa.startsWith("-");
   const digits = mantissa.replace(/^-/, "").replace(".", "");
   const point = 1 + Number(exp);
-  const body = point <= 0 ? `0.${"0".repeat(-point)}${digits}` : point >= digits.length ? digits + "0".repeat(point - digits.length) : `${digits.slice(0, point)}.${digits.slice(point)}`;
+  const body =
+    point <= 0
+      ? `0.${"0".repeat(-point)}${digits}`
+      : point >= digits.length
+        ? digits + "0".repeat(point - digits.length)
+        : `${digits.slice(0, point)}.${digits.slice(point)}`;
   return `${negative ? "-" : ""}${body}`;
 }
 
@@ -245,7 +267,8 @@ function literalOf(value: string, datatype: string | undefined, language: string
     if (value === "0") return { kind: "literal", value: "false", datatype };
   }
   if (datatype === `${XSD}double` || datatype === `${XSD}float`) return { kind: "literal", value: canonicalDouble(value), datatype };
-  if (INTEGER_TYPES.has(datatype) && /^[+-]?\d+$/.test(value)) return { kind: "literal", value: String(BigInt(value)), datatype: `${XSD}integer` };
+  if (INTEGER_TYPES.has(datatype) && /^[+-]?\d+$/.test(value))
+    return { kind: "literal", value: String(BigInt(value)), datatype: `${XSD}integer` };
   if (datatype === `${XSD}dateTime` || datatype === `${XSD}time`) return { kind: "literal", value: canonicalSeconds(value), datatype };
   return { kind: "literal", value, datatype };
 }

@@ -36,8 +36,7 @@ function unusedVariable(query: string): string {
  * condition gets this rank as a key in front of it (Virtuoso's isLiteral is true of an unbound value;
  * the length of STR() tells unbound apart, and every bound term has one).
  */
-const kindRank = (e: string) =>
-  `IF(COALESCE(STRLEN(STR(${e})), -1) < 0, 0, IF(isBlank(${e}) || ${isSkolem(e)}, 1, IF(isIRI(${e}), 2, 3)))`;
+const kindRank = (e: string) => `IF(COALESCE(STRLEN(STR(${e})), -1) < 0, 0, IF(isBlank(${e}) || ${isSkolem(e)}, 1, IF(isIRI(${e}), 2, 3)))`;
 
 /** The index of the last token of the ORDER BY condition starting at `at`, or -1 when none starts there. */
 function conditionEnd(tokens: readonly SparqlToken[], at: number): number {
@@ -80,7 +79,12 @@ export function rewriteForVirtuoso(query: string, unbound = unusedVariable(query
   let from = 0;
   for (let i = 0; i + 2 < tokens.length; i++) {
     const t = tokens[i];
-    if (t.kind === "word" && t.value.toUpperCase() === "ORDER" && tokens[i + 1].kind === "word" && tokens[i + 1].value.toUpperCase() === "BY") {
+    if (
+      t.kind === "word" &&
+      t.value.toUpperCase() === "ORDER" &&
+      tokens[i + 1].kind === "word" &&
+      tokens[i + 1].value.toUpperCase() === "BY"
+    ) {
       const conditions: string[] = [];
       let at = i + 2;
       for (let end = conditionEnd(tokens, at); end >= 0; end = conditionEnd(tokens, at)) {

@@ -14,7 +14,17 @@ import type {
   GraphTriplesResult,
   SparqlRow,
 } from "../../ports/graph-backend.js";
-import { TYPED_PREFIX, VERBATIM_PREFIX, nodeTerm, normaliseTriple, sparqlTerm, storedTerm, termOfJson, termOfNTriples, typedCopy } from "./endpoint-terms.js";
+import {
+  TYPED_PREFIX,
+  VERBATIM_PREFIX,
+  nodeTerm,
+  normaliseTriple,
+  sparqlTerm,
+  storedTerm,
+  termOfJson,
+  termOfNTriples,
+  typedCopy,
+} from "./endpoint-terms.js";
 import { rewriteForVirtuoso } from "./rewrite-for-virtuoso.js";
 import { SparqlHttpClient, type SparqlResponse } from "./sparql-http-client.js";
 import { readNTriples, readSparqlJsonResults } from "./sparql-results-reader.js";
@@ -148,7 +158,10 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
       const head = `${sparqlTerm(n.subject)} ${sparqlTerm(n.predicate)}`;
       const copy = typedCopy(n.object);
       // Keyed by the term as written: two literals stored alike (PT60M and PT1H) each keep their copy.
-      unique.set(`${head} ${sparqlTerm(n.object)}`, { text: `${head} ${storedTerm(n.object)} .`, copy: copy === undefined ? undefined : `${head} ${copy} .` });
+      unique.set(`${head} ${sparqlTerm(n.object)}`, {
+        text: `${head} ${storedTerm(n.object)} .`,
+        copy: copy === undefined ? undefined : `${head} ${copy} .`,
+      });
     });
     const lines = [...unique.values()];
     const batches = this.batches(lines);
@@ -194,7 +207,11 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
     if (inspection.form === "CONSTRUCT" || inspection.form === "DESCRIBE") {
       const res = await this.send(this.queryUrl, queryBody(text, dataset, opts.timeoutMs), ACCEPT_TRIPLES, "query", deadline, opts.signal);
       const read = await this.read(res, (body) => readNTriples(body, this.cap, res.stop));
-      const triples = read.triples.map(([s, p, o]) => ({ subject: termOfNTriples(s), predicate: termOfNTriples(p), object: termOfNTriples(o) }));
+      const triples = read.triples.map(([s, p, o]) => ({
+        subject: termOfNTriples(s),
+        predicate: termOfNTriples(p),
+        object: termOfNTriples(o),
+      }));
       return { form: inspection.form, triples, exhaustive: read.exhaustive };
     }
     const res = await this.send(this.queryUrl, queryBody(text, dataset, opts.timeoutMs), ACCEPT_RESULTS, "query", deadline, opts.signal);
@@ -247,7 +264,14 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
       for (let at = 0; at < frontier.length; at += FRONTIER_SLICE) {
         const slice = frontier.slice(at, at + FRONTIER_SLICE);
         const q = `SELECT ?s ?g ?p ?o WHERE { VALUES ?s { ${slice.map(sparqlTerm).join(" ")} } GRAPH ?g { ?s ?p ?o } ${EXACT_OBJECTS} }`;
-        const res = await this.send(this.queryUrl, queryBody(q, dataset, deadline - Date.now()), ACCEPT_RESULTS, "query", deadline, opts.signal);
+        const res = await this.send(
+          this.queryUrl,
+          queryBody(q, dataset, deadline - Date.now()),
+          ACCEPT_RESULTS,
+          "query",
+          deadline,
+          opts.signal,
+        );
         const read = await this.read(res, (body) => readSparqlJsonResults(body, Number.MAX_SAFE_INTEGER, res.stop));
         if (read.kind !== "bindings") throw new UnavailableError("the SPARQL endpoint answered a SELECT query without bindings");
         for (const b of read.rows) {
@@ -340,7 +364,14 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
     this.seq = current !== undefined && current > this.seq ? current : this.seq + 1n;
   }
 
-  private send(url: URL, body: string, accept: string, kind: "query" | "update", deadline: number, signal?: AbortSignal): Promise<SparqlResponse> {
+  private send(
+    url: URL,
+    body: string,
+    accept: string,
+    kind: "query" | "update",
+    deadline: number,
+    signal?: AbortSignal,
+  ): Promise<SparqlResponse> {
     return this.http.send({ url, body, accept, kind, deadline, signal });
   }
 
@@ -406,7 +437,8 @@ function insertData(graph: string, typed: string, lines: readonly Line[]): strin
 
 function checkedNode(value: string, field: string): RdfTerm {
   if (value.length === 0) throw InvalidArgumentError.field(field, "must not be empty");
-  if (value.length > MAX_NODE_LENGTH) throw InvalidArgumentError.field(field, `must be at most ${MAX_NODE_LENGTH} characters, got ${value.length}`);
+  if (value.length > MAX_NODE_LENGTH)
+    throw InvalidArgumentError.field(field, `must be at most ${MAX_NODE_LENGTH} characters, got ${value.length}`);
   return nodeTerm(value, field);
 }
 
@@ -424,4 +456,3 @@ function queryBody(sparql: string, dataset: ScopedDataset, timeoutMs?: number): 
   if (timeoutMs !== undefined) parts.push(`timeout=${Math.max(1, Math.floor(timeoutMs))}`);
   return parts.join("&");
 }
-

@@ -1,11 +1,6 @@
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
-import {
-  AcmsError,
-  DeadlineExceededError,
-  InvalidArgumentError,
-  UnavailableError,
-} from "../../domain/errors.js";
+import { AcmsError, DeadlineExceededError, InvalidArgumentError, UnavailableError } from "../../domain/errors.js";
 import { EndpointAuth } from "./digest-auth.js";
 
 /** Options of the HTTP side of the SPARQL endpoint adapter. */
@@ -70,7 +65,9 @@ function refusal(status: number, text: string, kind: "query" | "update", where: 
     return new DeadlineExceededError(`the SPARQL endpoint stopped the query at its time limit: ${message}`);
   }
   if (status === 401 || status === 403) {
-    return new UnavailableError(`the SPARQL endpoint ${where} refused the service's credentials (HTTP ${status}): check ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD`);
+    return new UnavailableError(
+      `the SPARQL endpoint ${where} refused the service's credentials (HTTP ${status}): check ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD`,
+    );
   }
   if (status === 400 || /^Virtuoso (37000|42\d{3}|22\d{3}|S0022)\b/.test(message)) {
     return InvalidArgumentError.field(kind === "query" ? "query" : "triples", `the SPARQL endpoint refused it: ${message}`);
@@ -114,11 +111,9 @@ export class SparqlHttpClient {
       ac.abort(err);
     };
     const remaining = req.deadline - Date.now();
-    const timer = setTimeout(
-      () => abort(new DeadlineExceededError("the graph query ran past its time limit")),
-      Math.max(0, remaining),
-    );
-    const onAbort = () => abort(req.signal?.reason instanceof Error ? req.signal.reason : new UnavailableError("the graph query was cancelled"));
+    const timer = setTimeout(() => abort(new DeadlineExceededError("the graph query ran past its time limit")), Math.max(0, remaining));
+    const onAbort = () =>
+      abort(req.signal?.reason instanceof Error ? req.signal.reason : new UnavailableError("the graph query was cancelled"));
     if (req.signal?.aborted) onAbort();
     else req.signal?.addEventListener("abort", onAbort, { once: true });
     const done = () => {

@@ -136,7 +136,7 @@ const ECHAR: Record<string, string> = { t: "\t", b: "\b", n: "\n", r: "\r", f: "
 function unescapeNt(s: string): string {
   if (!s.includes("\\")) return s;
   return s.replace(/\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))/g, (all, u4: string, u8: string, e: string) =>
-    u4 || u8 ? String.fromCodePoint(parseInt(u4 || u8, 16)) : ECHAR[e] ?? all,
+    u4 || u8 ? String.fromCodePoint(parseInt(u4 || u8, 16)) : (ECHAR[e] ?? all),
   );
 }
 
@@ -185,7 +185,11 @@ export type NTriplesTriple = [NTriplesTerm, NTriplesTerm, NTriplesTerm];
  * Reads N-Triples (`application/n-triples`) as it streams in, line by line, up to `cap` triples: one more
  * makes the answer non-exhaustive and calls `stop()` at once. Comment and blank lines are skipped.
  */
-export async function readNTriples(body: AsyncIterable<string>, cap: number, stop: () => void): Promise<{ triples: NTriplesTriple[]; exhaustive: boolean }> {
+export async function readNTriples(
+  body: AsyncIterable<string>,
+  cap: number,
+  stop: () => void,
+): Promise<{ triples: NTriplesTriple[]; exhaustive: boolean }> {
   const triples: NTriplesTriple[] = [];
   let rest = "";
   const line = (text: string): boolean => {

@@ -20,7 +20,6 @@ import { DEFAULT_RETAINED_VERSIONS } from "../shared/retention.js";
 const VECTORS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
   WHERE c.embedding IS NOT NULL ORDER BY c.chunk_key`;
 
-
 /**
  * Chunks (with their documents) staged per transaction by default: some 10-20 ms of synchronous
  * work on 2 busy cores, the longest an upload holds the event loop between two turns.
@@ -119,7 +118,10 @@ export class SqliteDocumentStore implements DocumentStore {
   private readonly live: StoreCounts;
   private readonly stmts;
 
-  constructor(private readonly db: SqliteDatabase, opts: SqliteDocumentStoreOptions = {}) {
+  constructor(
+    private readonly db: SqliteDatabase,
+    opts: SqliteDocumentStoreOptions = {},
+  ) {
     this.retained = opts.retainedVersions ?? DEFAULT_RETAINED_VERSIONS;
     db.exec(`
       CREATE TABLE IF NOT EXISTS index_state (
@@ -277,7 +279,13 @@ export class SqliteDocumentStore implements DocumentStore {
    * connection: read whole there (tests).
    */
   async *iterateVectors(): AsyncIterable<VectorEntry> {
-    const entry = (row: ChunkRow): VectorEntry => ({ chunkKey: row.chunk_key, resourceId: row.resource_id, path: row.path, supersededAt: row.superseded_at, vector: fromBlob(row.embedding!) });
+    const entry = (row: ChunkRow): VectorEntry => ({
+      chunkKey: row.chunk_key,
+      resourceId: row.resource_id,
+      path: row.path,
+      supersededAt: row.superseded_at,
+      vector: fromBlob(row.embedding!),
+    });
     if (this.db.memory) {
       for (const row of this.stmts.vectors.all()) yield entry(row);
       return;
@@ -312,7 +320,12 @@ export class SqliteDocumentStore implements DocumentStore {
    * the marks, so nothing of it remains; a crash while staging leaves rows the next open drops, a crash
    * once published leaves a stage the next open settles.
    */
-  async upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number, hooks?: UpsertHooks): Promise<UpsertOutcome> {
+  async upsertDocuments(
+    resourceId: string,
+    documents: readonly DocumentInputRecord[],
+    now: number,
+    hooks?: UpsertHooks,
+  ): Promise<UpsertOutcome> {
     return this.serially(resourceId, async () => {
       const stage = ++this.stageSeq;
       const staged: StagedDocument[] = [];
@@ -338,7 +351,8 @@ export class SqliteDocumentStore implements DocumentStore {
           );
           doc.chunks.forEach((chunk, index) => {
             const chunkKey = Number(
-              this.stmts.insertChunk.run(docKey, resourceId, doc.path, index, chunk.text, chunk.embedding ? toBlob(chunk.embedding) : null).lastInsertRowid,
+              this.stmts.insertChunk.run(docKey, resourceId, doc.path, index, chunk.text, chunk.embedding ? toBlob(chunk.embedding) : null)
+                .lastInsertRowid,
             );
             this.stmts.insertFts.run(chunkKey, chunk.text, rid);
             if (chunk.embedding) added.push({ chunkKey, resourceId, path: doc.path, supersededAt: null, vector: chunk.embedding });
@@ -349,7 +363,15 @@ export class SqliteDocumentStore implements DocumentStore {
           const expires = live && !earlier ? this.stmts.expired.all(resourceId, doc.path, this.retained - 1).map((r) => r.doc_key) : [];
           const replaced = live ? this.stmts.chunksOfDoc.all(live.doc_key) : [];
           const replacedVectors = replaced.filter((c) => c.has_vector).map((c) => c.chunk_key);
-          staged.push({ path: doc.path, docKey, replaces: live?.doc_key, replacedVectors, chunkDelta: doc.chunks.length - replaced.length, replacesStaged: earlier !== undefined, expires });
+          staged.push({
+            path: doc.path,
+            docKey,
+            replaces: live?.doc_key,
+            replacedVectors,
+            chunkDelta: doc.chunks.length - replaced.length,
+            replacesStaged: earlier !== undefined,
+            expires,
+          });
           stagedByPath.set(doc.path, { doc_key: docKey, fingerprint: print });
         }
       });
@@ -359,7 +381,7 @@ export class SqliteDocumentStore implements DocumentStore {
         return this.stmts.bump.get() as bigint;
       });
       try {
-        for (let from = 0; from < documents.length; ) {
+        for (let from = 0; from < documents.length;) {
           const to = this.sliceEnd(documents, from);
           // Staged rows are invisible until the publish, and dropped at open after a crash: no fsync of their
           // own; the publish commit (synchronous FULL) syncs the WAL with every slice before it.
@@ -382,7 +404,14 @@ export class SqliteDocumentStore implements DocumentStore {
         hooks?.afterPublish?.(vectors.superseded, now);
         await this.settle(resourceId, stage, staged, vectors);
       }
-      return { documentsUpserted: staged.length, documentsUnchanged, chunksIndexed, vectorsIndexed: added.length, generation: this.gen, vectors };
+      return {
+        documentsUpserted: staged.length,
+        documentsUnchanged,
+        chunksIndexed,
+        vectorsIndexed: added.length,
+        generation: this.gen,
+        vectors,
+      };
     });
   }
 
@@ -460,7 +489,11 @@ export class SqliteDocumentStore implements DocumentStore {
       bytes += doc.content.length;
       for (const c of doc.chunks) bytes += c.text.length;
       i += 1;
-    } while (i < documents.length && chunks + Math.max(1, documents[i].chunks.length) <= this.stageBatchChunks && bytes < STAGE_BATCH_BYTES);
+    } while (
+      i < documents.length &&
+      chunks + Math.max(1, documents[i].chunks.length) <= this.stageBatchChunks &&
+      bytes < STAGE_BATCH_BYTES
+    );
     return i;
   }
 
@@ -472,18 +505,20 @@ export class SqliteDocumentStore implements DocumentStore {
 
   /** Removes up to `limit` of a stage's marks, else chunks (and, once none are left, its documents); true while some remain. */
   private discardSlice(stage: number, limit: number): boolean {
-    return this.db.transaction((): boolean => {
-      if (this.stmts.unmarkReplaced.run(stage, limit).changes === limit) return true;
-      const chunks = this.stmts.stagedChunks.all(stage, limit);
-      for (const c of chunks) {
-        this.stmts.deleteFts.run(c.chunk_key);
-        this.stmts.deleteChunk.run(c.chunk_key);
-      }
-      if (chunks.length === limit) return true;
-      const docs = this.stmts.stagedDocs.all(stage, limit);
-      for (const d of docs) this.stmts.deleteDoc.run(d.doc_key);
-      return docs.length === limit;
-    }).immediate();
+    return this.db
+      .transaction((): boolean => {
+        if (this.stmts.unmarkReplaced.run(stage, limit).changes === limit) return true;
+        const chunks = this.stmts.stagedChunks.all(stage, limit);
+        for (const c of chunks) {
+          this.stmts.deleteFts.run(c.chunk_key);
+          this.stmts.deleteChunk.run(c.chunk_key);
+        }
+        if (chunks.length === limit) return true;
+        const docs = this.stmts.stagedDocs.all(stage, limit);
+        for (const d of docs) this.stmts.deleteDoc.run(d.doc_key);
+        return docs.length === limit;
+      })
+      .immediate();
   }
 
   async deleteDocuments(resourceId: string, paths: readonly string[], now: number): Promise<DeleteOutcome> {
@@ -532,7 +567,13 @@ export class SqliteDocumentStore implements DocumentStore {
           this.stmts.replaceFts.run(row.chunk_key, row.text, rid);
           docs.add(row.doc_key);
           if (row.embedding) {
-            vectors.push({ chunkKey: row.chunk_key, resourceId, path: row.path, supersededAt: row.superseded_at, vector: fromBlob(row.embedding) });
+            vectors.push({
+              chunkKey: row.chunk_key,
+              resourceId,
+              path: row.path,
+              supersededAt: row.superseded_at,
+              vector: fromBlob(row.embedding),
+            });
           }
           after = row.chunk_key;
         }

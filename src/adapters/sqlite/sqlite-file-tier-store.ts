@@ -294,7 +294,10 @@ export class SqliteFileTierStore implements TierStore {
  * save makes larger, so a move's new file never overwrites the copy it replaces.
  */
 function coldFileName(owner: string, id: string, accessSeq: number): string {
-  return `${createHash("sha256").update(JSON.stringify([owner, id])).digest("hex").slice(0, 32)}-${accessSeq}.json`;
+  return `${createHash("sha256")
+    .update(JSON.stringify([owner, id]))
+    .digest("hex")
+    .slice(0, 32)}-${accessSeq}.json`;
 }
 
 /**
@@ -318,7 +321,9 @@ function prepareStatements(db: SqliteDatabase) {
               cold_file, summary, token_count, created_at, updated_at, last_accessed_at, access_seq
        FROM tier_fragments ORDER BY access_seq`,
     ),
-    coldFileOf: db.prepare<[string, string], { cold_file: string | null }>(`SELECT cold_file FROM tier_fragments WHERE owner = ? AND id = ?`),
+    coldFileOf: db.prepare<[string, string], { cold_file: string | null }>(
+      `SELECT cold_file FROM tier_fragments WHERE owner = ? AND id = ?`,
+    ),
     upsert: db.prepare(
       `INSERT INTO tier_fragments (owner, id, tier, project_name, resource_id, metadata, content, cold_file, summary, token_count,
                                    created_at, updated_at, last_accessed_at, access_seq)

@@ -92,19 +92,29 @@ export class SqliteRegistryStore implements RegistryStore {
     db.exec(SCHEMA);
     this.stmts = {
       insertProject: db.prepare<[string, number]>("INSERT INTO registry_projects (name, created_at) VALUES (?, ?)"),
-      getProject: db.prepare<[string], { name: string; created_at: number }>("SELECT name, created_at FROM registry_projects WHERE name = ?"),
+      getProject: db.prepare<[string], { name: string; created_at: number }>(
+        "SELECT name, created_at FROM registry_projects WHERE name = ?",
+      ),
       listProjects: db.prepare<[], { name: string; created_at: number }>("SELECT name, created_at FROM registry_projects ORDER BY name"),
       insertResource: db.prepare<[string, string, string, string, number]>(
         "INSERT INTO registry_resources (id, owner_project, kind, metadata, created_at) VALUES (?, ?, ?, ?, ?)",
       ),
-      getResource: db.prepare<[string], ResourceRow>("SELECT id, owner_project, kind, metadata, created_at FROM registry_resources WHERE id = ?"),
+      getResource: db.prepare<[string], ResourceRow>(
+        "SELECT id, owner_project, kind, metadata, created_at FROM registry_resources WHERE id = ?",
+      ),
       insertLink: db.prepare<[string, string, string]>("INSERT INTO registry_links (project, resource_id, alias) VALUES (?, ?, ?)"),
       insertParent: db.prepare<[string, string, number]>("INSERT INTO registry_parents (child_id, parent_id, position) VALUES (?, ?, ?)"),
       parentsOf: db.prepare<[string], { parent_id: string }>("SELECT parent_id FROM registry_parents WHERE child_id = ? ORDER BY position"),
       linksOf: db.prepare<[string], LinkRow>("SELECT project, resource_id, alias FROM registry_links WHERE resource_id = ? ORDER BY seq"),
-      linkByAlias: db.prepare<[string, string], { resource_id: string }>("SELECT resource_id FROM registry_links WHERE project = ? AND alias = ?"),
-      linkByResource: db.prepare<[string, string], LinkRow>("SELECT project, resource_id, alias FROM registry_links WHERE project = ? AND resource_id = ?"),
-      linksOfProject: db.prepare<[string], LinkRow>("SELECT project, resource_id, alias FROM registry_links WHERE project = ? ORDER BY alias"),
+      linkByAlias: db.prepare<[string, string], { resource_id: string }>(
+        "SELECT resource_id FROM registry_links WHERE project = ? AND alias = ?",
+      ),
+      linkByResource: db.prepare<[string, string], LinkRow>(
+        "SELECT project, resource_id, alias FROM registry_links WHERE project = ? AND resource_id = ?",
+      ),
+      linksOfProject: db.prepare<[string], LinkRow>(
+        "SELECT project, resource_id, alias FROM registry_links WHERE project = ? ORDER BY alias",
+      ),
       resourcesOfProject: db.prepare<[string], ResourceRow & { alias: string }>(
         `SELECT r.id, r.owner_project, r.kind, r.metadata, r.created_at, l.alias
            FROM registry_links l JOIN registry_resources r ON r.id = l.resource_id
@@ -170,7 +180,8 @@ export class SqliteRegistryStore implements RegistryStore {
     try {
       write();
     } catch (err) {
-      if (isUniqueViolation(err)) throw new AlreadyExistsError(`resource ${id} or alias "${input.alias}" in ${input.project} already exists`);
+      if (isUniqueViolation(err))
+        throw new AlreadyExistsError(`resource ${id} or alias "${input.alias}" in ${input.project} already exists`);
       throw err;
     }
     if (this.children) for (const p of parentIds) addChild(this.children, p, id);
@@ -203,7 +214,8 @@ export class SqliteRegistryStore implements RegistryStore {
     try {
       write();
     } catch (err) {
-      if (isUniqueViolation(err)) throw new AlreadyExistsError(`resource ${link.resourceId} or alias "${link.alias}" already in ${link.project}`);
+      if (isUniqueViolation(err))
+        throw new AlreadyExistsError(`resource ${link.resourceId} or alias "${link.alias}" already in ${link.project}`);
       throw err;
     }
     return { project: link.project, resourceId: link.resourceId, alias: link.alias };

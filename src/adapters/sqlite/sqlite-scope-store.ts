@@ -37,7 +37,9 @@ export class SqliteScopeStore implements ScopeStore {
   constructor(db: SqliteDatabase, opts: { cacheSize?: number } = {}) {
     this.cache = new ScopeCache(opts.cacheSize);
     db.exec(SCHEMA);
-    this.insert = db.prepare<[string, string, string, number]>("INSERT INTO scopes (scope_id, owner, body, created_at) VALUES (?, ?, ?, ?)");
+    this.insert = db.prepare<[string, string, string, number]>(
+      "INSERT INTO scopes (scope_id, owner, body, created_at) VALUES (?, ?, ?, ?)",
+    );
     this.select = db.prepare<[string], StoredScopeRow>("SELECT scope_id, owner, body, created_at FROM scopes WHERE scope_id = ?");
     this.newestOf = db.prepare<[string, number], StoredScopeRow>(
       "SELECT scope_id, owner, body, created_at FROM scopes WHERE owner = ? ORDER BY scope_id DESC LIMIT ?",

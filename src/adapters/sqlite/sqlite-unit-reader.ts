@@ -42,7 +42,10 @@ export class SqliteUnitReader implements UnitReader {
       `SELECT c.chunk_key, c.resource_id, c.path, c.chunk_index, c.text, d.superseded_at FROM chunks c
        JOIN visible_documents d ON d.doc_key = c.doc_key ORDER BY c.chunk_key`,
     );
-    this.generation = db.prepare<[], bigint>("SELECT generation FROM index_state WHERE id = 1").pluck().safeIntegers() as unknown as Statement<[], bigint>;
+    this.generation = db
+      .prepare<[], bigint>("SELECT generation FROM index_state WHERE id = 1")
+      .pluck()
+      .safeIntegers() as unknown as Statement<[], bigint>;
     this.snapshot = db.transaction((): ChunkSnapshot => {
       const generation = this.generation.get() ?? 0n;
       const chunks: ChunkText[] = this.allChunks.all().map((r) => ({

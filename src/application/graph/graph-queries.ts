@@ -61,11 +61,21 @@ export class GraphQueries {
     const indexGeneration = await this.deps.indexGeneration();
     const started = performance.now();
     const r = await graph.getTriples(view, subject, this.options(opts));
-    return { triples: guardResults(view, r.triples, "graph backend"), exhaustive: r.exhaustive, indexGeneration, elapsedMs: performance.now() - started };
+    return {
+      triples: guardResults(view, r.triples, "graph backend"),
+      exhaustive: r.exhaustive,
+      indexGeneration,
+      elapsedMs: performance.now() - started,
+    };
   }
 
   /** Triples reachable from `start` within `depth` hops (absent: DEFAULT_TRAVERSE_DEPTH), and the depth used. */
-  async traverse(view: ScopedBackendView, start: string, depth: number | undefined, opts: GraphCallOptions = {}): Promise<GraphTriplesAnswer & { depth: number }> {
+  async traverse(
+    view: ScopedBackendView,
+    start: string,
+    depth: number | undefined,
+    opts: GraphCallOptions = {},
+  ): Promise<GraphTriplesAnswer & { depth: number }> {
     const graph = this.backend();
     const hops = resolveDepth("depth", depth, DEFAULT_TRAVERSE_DEPTH);
     const indexGeneration = await this.deps.indexGeneration();

@@ -127,7 +127,8 @@ export class Indexer {
    */
   async putTriples(resourceId: string, triples: readonly RdfTriple[], replace: boolean): Promise<{ count: number; generation: bigint }> {
     await this.requireResource(resourceId);
-    if (triples.length === 0 && !replace) throw InvalidArgumentError.field("triples", "must not be empty (unless replace clears the graph)");
+    if (triples.length === 0 && !replace)
+      throw InvalidArgumentError.field("triples", "must not be empty (unless replace clears the graph)");
     const graph = this.deps.graph;
     if (!graph) throw new UnimplementedError("no graph backend is configured on this server");
     const count = await graph.putTriples(resourceId, triples, replace);
@@ -201,7 +202,7 @@ export class Indexer {
  */
 async function addInSlices(vector: VectorBackend, entries: readonly VectorEntry[]): Promise<void> {
   let size = VECTOR_SLICE_FIRST;
-  for (let i = 0; i < entries.length; ) {
+  for (let i = 0; i < entries.length;) {
     if (i > 0) await yieldToEventLoop();
     const slice = i === 0 && entries.length <= size ? entries : entries.slice(i, i + size);
     const started = performance.now();

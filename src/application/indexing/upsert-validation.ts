@@ -90,15 +90,24 @@ export async function validateUpsertMessage(msg: UpsertMessage, opts: UpsertVali
     const pathProblem = validateDocumentPath(doc.path);
     if (pathProblem) violations.push({ field: `${at}.path`, description: pathProblem });
     else if (firstByPath.has(doc.path)) {
-      violations.push({ field: `${at}.path`, description: `"${doc.path.slice(0, 120)}" repeats documents[${firstByPath.get(doc.path)}].path` });
+      violations.push({
+        field: `${at}.path`,
+        description: `"${doc.path.slice(0, 120)}" repeats documents[${firstByPath.get(doc.path)}].path`,
+      });
     } else firstByPath.set(doc.path, i);
     if (doc.content.trim().length === 0) violations.push({ field: `${at}.content`, description: "must not be empty" });
     else if (doc.content.length > MAX_DOCUMENT_BYTES || Buffer.byteLength(doc.content) > MAX_DOCUMENT_BYTES) {
-      violations.push({ field: `${at}.content`, description: `must be at most ${MAX_DOCUMENT_BYTES} bytes, got ${Buffer.byteLength(doc.content)}` });
+      violations.push({
+        field: `${at}.content`,
+        description: `must be at most ${MAX_DOCUMENT_BYTES} bytes, got ${Buffer.byteLength(doc.content)}`,
+      });
     }
     violations.push(...metadataViolations(`${at}.metadata`, doc.metadata));
     if (doc.chunks.length > MAX_CHUNKS_PER_DOCUMENT) {
-      violations.push({ field: `${at}.chunks`, description: `must have at most ${MAX_CHUNKS_PER_DOCUMENT} chunks, got ${doc.chunks.length}` });
+      violations.push({
+        field: `${at}.chunks`,
+        description: `must have at most ${MAX_CHUNKS_PER_DOCUMENT} chunks, got ${doc.chunks.length}`,
+      });
     }
     const chunks: ChunkInputRecord[] = [];
     doc.chunks.forEach((c, j) => {

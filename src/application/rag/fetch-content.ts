@@ -77,7 +77,9 @@ export async function fetchContent(deps: FetchContentDeps, view: ScopedBackendVi
     now: (deps.now ?? Date.now)(),
     recentWindowMs: deps.recentWindowMs,
   });
-  const sizes = read.map((u) => (u ? Buffer.byteLength(u.content) + Object.entries(u.metadata).reduce((n, [k, v]) => n + k.length + v.length, 0) : 0));
+  const sizes = read.map((u) =>
+    u ? Buffer.byteLength(u.content) + Object.entries(u.metadata).reduce((n, [k, v]) => n + k.length + v.length, 0) : 0,
+  );
   let answerBytes = 0;
   parsed.forEach((p, i) => {
     answerBytes += sizes[slot.get(keyOf(p))!] + uris[i].length;
@@ -94,7 +96,14 @@ export async function fetchContent(deps: FetchContentDeps, view: ScopedBackendVi
   parsed.forEach((p, i) => {
     const unit = read[slot.get(keyOf(p))!];
     if (unit) {
-      items.push({ ukoUri: uris[i], resourceId: unit.resourceId, path: unit.path, content: unit.content, metadata: unit.metadata, chunkIndex: p.chunkIndex });
+      items.push({
+        ukoUri: uris[i],
+        resourceId: unit.resourceId,
+        path: unit.path,
+        content: unit.content,
+        metadata: unit.metadata,
+        chunkIndex: p.chunkIndex,
+      });
     } else if (!seenMissing.has(uris[i])) {
       seenMissing.add(uris[i]);
       missing.push(uris[i]);

@@ -51,7 +51,10 @@ export function graphQueryWords(query: string): string[] {
 }
 
 function sparqlString(s: string): string {
-  return `"${s.replace(/[\\"]/g, (c) => `\\${c}`).replace(/\n/g, "\\n").replace(/\r/g, "\\r")}"`;
+  return `"${s
+    .replace(/[\\"]/g, (c) => `\\${c}`)
+    .replace(/\n/g, "\\n")
+    .replace(/\r/g, "\\r")}"`;
 }
 
 /** IRIs that can be written as `<iri>` in SPARQL (others cannot be a node we expand). */

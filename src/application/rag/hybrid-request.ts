@@ -78,7 +78,8 @@ export function checkHybridRequest(req: HybridSearchFields, limits: HybridLimits
   const named = new Set<RagSource>();
   req.sources.forEach((s, i) => {
     const source = SOURCE_FROM.get(s);
-    if (!source) throw InvalidArgumentError.field(`sources[${i}]`, `must be SOURCE_TEXT, SOURCE_VECTOR or SOURCE_GRAPH, got ${Source[s] ?? s}`);
+    if (!source)
+      throw InvalidArgumentError.field(`sources[${i}]`, `must be SOURCE_TEXT, SOURCE_VECTOR or SOURCE_GRAPH, got ${Source[s] ?? s}`);
     named.add(source);
   });
   if (named.has("vector") && !embedding) {
@@ -87,14 +88,23 @@ export function checkHybridRequest(req: HybridSearchFields, limits: HybridLimits
   const explicitSources = named.size > 0;
   const wanted = explicitSources
     ? named
-    : new Set<RagSource>(["text", ...(embedding && limits.hasVector ? (["vector"] as const) : []), ...(limits.hasGraph ? (["graph"] as const) : [])]);
+    : new Set<RagSource>([
+        "text",
+        ...(embedding && limits.hasVector ? (["vector"] as const) : []),
+        ...(limits.hasGraph ? (["graph"] as const) : []),
+      ]);
   const sources = (["text", "vector", "graph"] as const).filter((s) => wanted.has(s));
 
   const weights = new Map<RagSource, number>();
   req.weights.forEach((w, i) => {
     const source = SOURCE_FROM.get(w.source);
-    if (!source) throw InvalidArgumentError.field(`weights[${i}].source`, `must be SOURCE_TEXT, SOURCE_VECTOR or SOURCE_GRAPH, got ${Source[w.source] ?? w.source}`);
-    if (!Number.isFinite(w.weight) || w.weight < 0) throw InvalidArgumentError.field(`weights[${i}].weight`, `must be a finite number >= 0, got ${w.weight}`);
+    if (!source)
+      throw InvalidArgumentError.field(
+        `weights[${i}].source`,
+        `must be SOURCE_TEXT, SOURCE_VECTOR or SOURCE_GRAPH, got ${Source[w.source] ?? w.source}`,
+      );
+    if (!Number.isFinite(w.weight) || w.weight < 0)
+      throw InvalidArgumentError.field(`weights[${i}].weight`, `must be a finite number >= 0, got ${w.weight}`);
     if (weights.has(source)) throw InvalidArgumentError.field(`weights[${i}].source`, `${Source[w.source]} is weighted twice`);
     weights.set(source, w.weight);
   });

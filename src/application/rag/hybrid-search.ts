@@ -65,12 +65,16 @@ interface SourceList {
 
 /** Errors that are the caller's doing, not a source's failure: they fail the call as they are. */
 function isCallersFault(err: unknown): boolean {
-  return err instanceof AcmsError && (err.kind === "invalid_argument" || err.kind === "scope_violation" || err.kind === "permission_denied");
+  return (
+    err instanceof AcmsError && (err.kind === "invalid_argument" || err.kind === "scope_violation" || err.kind === "permission_denied")
+  );
 }
 
 const defaultSourceError = (source: RagSource, err: unknown) => {
   if (err instanceof AcmsError) return;
-  process.stderr.write(`acms: hybrid search: ${source} source failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(
+    `acms: hybrid search: ${source} source failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
 };
 
 const docUriOf = (chunkUri: string): string => chunkUri.slice(0, chunkUri.lastIndexOf("#"));
@@ -156,7 +160,12 @@ async function runSource(
   const limits = { maxResultsCap: deps.maxResultsCap, recentWindowMs: deps.recentWindowMs, now: () => now };
   switch (source) {
     case "text": {
-      const a = await searchText({ ...limits, text: deps.text, documents: deps.documents }, view, { query: plan.query, maxResults: plan.depth }, signal);
+      const a = await searchText(
+        { ...limits, text: deps.text, documents: deps.documents },
+        view,
+        { query: plan.query, maxResults: plan.depth },
+        signal,
+      );
       const items = a.results.map((r) => ({ key: r.ukoUri, score: r.score, payload: payloadOf(r) }));
       return { list: { items, exhaustive: a.exhaustive }, exhaustive: a.exhaustive };
     }
@@ -173,7 +182,12 @@ async function runSource(
     }
     case "graph": {
       if (!deps.graph) throw new UnimplementedError("no graph backend is configured on this server");
-      const e = await findGraphEvidence(deps.graph, view, plan.query, { depth: plan.depth, timeoutMs: deps.sparqlTimeoutMs, signal, tenant });
+      const e = await findGraphEvidence(deps.graph, view, plan.query, {
+        depth: plan.depth,
+        timeoutMs: deps.sparqlTimeoutMs,
+        signal,
+        tenant,
+      });
       return { list: e.units, exhaustive: e.exhaustive };
     }
   }
@@ -207,7 +221,8 @@ async function toRankedLists(
       else chunksOfDoc.set(doc, [item.key]);
     }
   }
-  for (const keys of chunksOfDoc.values()) keys.sort((x, y) => Number(x.slice(x.lastIndexOf("#") + 1)) - Number(y.slice(y.lastIndexOf("#") + 1)));
+  for (const keys of chunksOfDoc.values())
+    keys.sort((x, y) => Number(x.slice(x.lastIndexOf("#") + 1)) - Number(y.slice(y.lastIndexOf("#") + 1)));
 
   const lists: RankedList<RagSource, UnitPayload>[] = [];
   for (const a of answered) {
@@ -230,7 +245,8 @@ async function toRankedLists(
       }
     }
     const keys = [...toRead.keys()];
-    const read = (await deps.units?.readUnits([...toRead.values()], { temporal: view.temporalScope, now, recentWindowMs: deps.recentWindowMs })) ?? [];
+    const read =
+      (await deps.units?.readUnits([...toRead.values()], { temporal: view.temporalScope, now, recentWindowMs: deps.recentWindowMs })) ?? [];
     const graphFound = new Map<string, UnitPayload>();
     read.forEach((r, i) => {
       if (r) graphFound.set(keys[i], { ukoUri: keys[i], resourceId: r.resourceId, path: r.path, content: r.content, metadata: r.metadata });

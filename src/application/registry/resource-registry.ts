@@ -25,7 +25,12 @@ export interface VisibleResource {
   createdAt: Date;
 }
 
-async function visibleResource(r: ResourceRecord, alias: string, principal: Principal, visible: ResourceVisibility): Promise<VisibleResource> {
+async function visibleResource(
+  r: ResourceRecord,
+  alias: string,
+  principal: Principal,
+  visible: ResourceVisibility,
+): Promise<VisibleResource> {
   return {
     id: r.id,
     ownerProject: principal.allowsProject(r.ownerProject) ? r.ownerProject : "",
@@ -45,7 +50,10 @@ async function visibleResource(r: ResourceRecord, alias: string, principal: Prin
  * stay ALREADY_EXISTS: nothing to hide, and the clearer answer.
  */
 function unusableId(id: string): InvalidArgumentError {
-  return InvalidArgumentError.field("id", `"${id.slice(0, 80)}" cannot be used as a resource id: choose another ULID or leave it empty to have one assigned`);
+  return InvalidArgumentError.field(
+    "id",
+    `"${id.slice(0, 80)}" cannot be used as a resource id: choose another ULID or leave it empty to have one assigned`,
+  );
 }
 
 /**
@@ -108,7 +116,8 @@ export class ResourceRegistry {
     const projectProblem = projectNameProblem(project);
     if (projectProblem) violations.push({ field: "project", description: projectProblem });
     if (aliasOrId.length === 0) violations.push({ field: "alias_or_id", description: "empty: give an alias or a resource id" });
-    else if (aliasOrId.length > MAX_ALIAS_OR_ID) violations.push({ field: "alias_or_id", description: `longer than ${MAX_ALIAS_OR_ID} characters` });
+    else if (aliasOrId.length > MAX_ALIAS_OR_ID)
+      violations.push({ field: "alias_or_id", description: `longer than ${MAX_ALIAS_OR_ID} characters` });
     if (violations.length > 0) throw new InvalidArgumentError(violations);
     await this.requireProject(project);
     const id = await this.registry.resolveAlias(project, aliasOrId);

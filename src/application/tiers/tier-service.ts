@@ -1,10 +1,5 @@
 import { tiersForRole, type ActorRole } from "../../domain/actor-role.js";
-import {
-  AlreadyExistsError,
-  FailedPreconditionError,
-  InvalidArgumentError,
-  NotFoundError,
-} from "../../domain/errors.js";
+import { AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError } from "../../domain/errors.js";
 import { extractiveSummary, type Summariser } from "../../domain/extractive-summariser.js";
 import { guardFragments, isFragmentVisible } from "../../domain/fragment-visibility.js";
 import { projectNameProblem } from "../../domain/project-name.js";
@@ -374,7 +369,8 @@ export class TierService {
     return this.run(true, async () => {
       const f = this.visible(view, id);
       const down = tierBelow(f.tier);
-      if (!down) throw new FailedPreconditionError(`fragment ${id} is already in cold: there is no tier below it (EvictLru deletes from cold)`);
+      if (!down)
+        throw new FailedPreconditionError(`fragment ${id} is already in cold: there is no tier below it (EvictLru deletes from cold)`);
       const fragment = await this.move(f, down);
       this.count(f.owner, f.projectName, DEMOTED);
       const displaced = await this.rebalance(view);
@@ -411,7 +407,12 @@ export class TierService {
    * then cold, most recently used first within a tier. Cold fragments show their summary as content unless
    * `includeFullContent`. Reading a view is not a use: it leaves the LRU order alone.
    */
-  getForActor(view: ScopedBackendView, role: ActorRole, projectNames: readonly string[], includeFullContent: boolean): Promise<TierFragment[]> {
+  getForActor(
+    view: ScopedBackendView,
+    role: ActorRole,
+    projectNames: readonly string[],
+    includeFullContent: boolean,
+  ): Promise<TierFragment[]> {
     projectNames.forEach((p, i) => {
       const problem = projectNameProblem(p);
       if (problem) throw InvalidArgumentError.field(`project_names[${i}]`, problem);
@@ -641,12 +642,14 @@ function notFound(id: string): NotFoundError {
 
 function checkId(field: string, id: string): string {
   if (id.length === 0) throw InvalidArgumentError.field(field, "must not be empty");
-  if (!FRAGMENT_ID.test(id)) throw InvalidArgumentError.field(field, `"${id.slice(0, 80)}" is not a fragment id: 1 to 128 of [A-Za-z0-9._:-]`);
+  if (!FRAGMENT_ID.test(id))
+    throw InvalidArgumentError.field(field, `"${id.slice(0, 80)}" is not a fragment id: 1 to 128 of [A-Za-z0-9._:-]`);
   return id;
 }
 
 function checkOwner(view: ScopedBackendView, projectName: string, resourceId: string): void {
-  if (projectName.length === 0) throw InvalidArgumentError.field("fragment.project_name", "must not be empty: every fragment belongs to a project");
+  if (projectName.length === 0)
+    throw InvalidArgumentError.field("fragment.project_name", "must not be empty: every fragment belongs to a project");
   const projectProblem = projectNameProblem(projectName);
   if (projectProblem) throw InvalidArgumentError.field("fragment.project_name", projectProblem);
   const resourceProblem = resourceId.length > 0 ? resourceIdProblem(resourceId) : undefined;
@@ -654,7 +657,11 @@ function checkOwner(view: ScopedBackendView, projectName: string, resourceId: st
   const badProject = !view.projectSet.has(projectName);
   const badResource = resourceId.length > 0 && !view.resourceSet.has(resourceId);
   if (!badProject && !badResource) return;
-  throw scopeViolation({ available: view.projectNames, projects: badProject ? [projectName] : [], resources: badResource ? [resourceId] : [] });
+  throw scopeViolation({
+    available: view.projectNames,
+    projects: badProject ? [projectName] : [],
+    resources: badResource ? [resourceId] : [],
+  });
 }
 
 function checkContent(content: string): void {
@@ -663,4 +670,3 @@ function checkContent(content: string): void {
     throw InvalidArgumentError.field("fragment.content", `must be at most ${MAX_FRAGMENT_CHARS} characters, got ${content.length}`);
   }
 }
-

@@ -83,7 +83,11 @@ function admit(scope: ResourceScope | undefined, principal: Principal, scopeId: 
  * A cached scope is answered synchronously (no await on the hot path); otherwise the answer is a promise
  * of the view read from the store. Errors known without a store read are thrown synchronously.
  */
-export function resolveView(views: ScopeViewCache, principal: Principal, scopeHeader: string | null): ScopedBackendView | Promise<ScopedBackendView> {
+export function resolveView(
+  views: ScopeViewCache,
+  principal: Principal,
+  scopeHeader: string | null,
+): ScopedBackendView | Promise<ScopedBackendView> {
   const scopeId = scopeHeader?.trim() ?? "";
   if (scopeId.length === 0) {
     throw new FailedPreconditionError("missing acms-scope header: resolve a scope with ScopeService.ResolveScope and send its scope_id");
@@ -104,7 +108,12 @@ interface Offenders {
   paths: string[];
 }
 
-function classify(refs: readonly RequestRef[], resourceVisible: (id: string) => boolean, projectVisible: (p: string) => boolean, pathVisible: (id: string, path: string) => boolean): Offenders {
+function classify(
+  refs: readonly RequestRef[],
+  resourceVisible: (id: string) => boolean,
+  projectVisible: (p: string) => boolean,
+  pathVisible: (id: string, path: string) => boolean,
+): Offenders {
   const o: Offenders = { violations: [], projects: [], resources: [], paths: [] };
   // A Set per list keeps this linear in the number of refs (a list `includes` was quadratic).
   const seen = new Map<string[], Set<string>>();
@@ -197,12 +206,22 @@ export function checkScopedRefs(view: ScopedBackendView, refs: readonly RequestR
  * linking another tenant's resource into a project never hands out write access to it. The resources
  * named are read from the registry together (one look-up each, concurrently) before the refs are judged.
  */
-export async function checkPrincipalRefs(principal: Principal, registry: RegistryStore, refs: readonly RequestRef[], write = false): Promise<void> {
+export async function checkPrincipalRefs(
+  principal: Principal,
+  registry: RegistryStore,
+  refs: readonly RequestRef[],
+  write = false,
+): Promise<void> {
   if (refs.length === 0) return;
   // A first pass only collects the resource ids the refs name (same parsing as the judging pass);
   // malformed values are refused before any registry read.
   const named = new Set<string>();
-  const malformed = classify(refs, (id) => (named.add(id), true), () => true, () => true).violations;
+  const malformed = classify(
+    refs,
+    (id) => (named.add(id), true),
+    () => true,
+    () => true,
+  ).violations;
   if (malformed.length > 0) throw new InvalidArgumentError(malformed);
   const records = new Map(await Promise.all([...named].map(async (id) => [id, await registry.getResource(id)] as const)));
   const reachable = (id: string): boolean => (write ? mayWrite : mayRead)(principal, records.get(id));

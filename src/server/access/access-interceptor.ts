@@ -5,7 +5,15 @@ import { Access } from "../../../gen/acms/v1/options_pb.js";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import type { RegistryStore } from "../../ports/registry-store.js";
 import type { ScopeStore } from "../../ports/scope-store.js";
-import { accessRuleOf, authenticate, checkPrincipalRefs, checkScopedRefs, requireWrite, resolveView, type AccessRule } from "./access-check.js";
+import {
+  accessRuleOf,
+  authenticate,
+  checkPrincipalRefs,
+  checkScopedRefs,
+  requireWrite,
+  resolveView,
+  type AccessRule,
+} from "./access-check.js";
 import { principalKey, requestIdKey, viewKey } from "./context-keys.js";
 import { toConnectError, type InternalErrorSink } from "../transport/error-mapping.js";
 import type { KeyRing } from "../../application/access/key-ring.js";

@@ -71,7 +71,8 @@ function walk(message: Record<string, unknown>, plan: RefPlan, prefix: string, o
     const v = fieldValue(message, field);
     const name = prefix + field.name;
     if (Array.isArray(v)) {
-      if (v.length > MAX_REFS_PER_FIELD) throw InvalidArgumentError.field(name, `must have at most ${MAX_REFS_PER_FIELD} entries, got ${v.length}`);
+      if (v.length > MAX_REFS_PER_FIELD)
+        throw InvalidArgumentError.field(name, `must have at most ${MAX_REFS_PER_FIELD} entries, got ${v.length}`);
       v.forEach((s, i) => out.push({ kind, field: `${name}[${i}]`, value: String(s) }));
     } else if (typeof v === "string" && v.length > 0) out.push({ kind, field: name, value: v });
   }
@@ -80,7 +81,8 @@ function walk(message: Record<string, unknown>, plan: RefPlan, prefix: string, o
     const name = prefix + field.name;
     if (v === undefined || v === null) continue;
     if (Array.isArray(v)) {
-      if (v.length > MAX_REFS_PER_FIELD) throw InvalidArgumentError.field(name, `must have at most ${MAX_REFS_PER_FIELD} entries, got ${v.length}`);
+      if (v.length > MAX_REFS_PER_FIELD)
+        throw InvalidArgumentError.field(name, `must have at most ${MAX_REFS_PER_FIELD} entries, got ${v.length}`);
       v.forEach((m, i) => walk(m as Record<string, unknown>, sub, `${name}[${i}].`, out));
     } else if (field.fieldKind === "map") {
       for (const [k, m] of Object.entries(v as Record<string, unknown>)) walk(m as Record<string, unknown>, sub, `${name}[${k}].`, out);

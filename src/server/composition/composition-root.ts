@@ -93,7 +93,9 @@ function chooseTextBackend(native: TextBackend | undefined, source: ChunkTextSou
 
 /** The tier service over the catalogue's store, pushed onto `opened` (it closes the store). */
 async function openTiers(config: Config, catalog: SqliteCatalog, opened: CloseStack): Promise<TierService> {
-  return opened.push(await TierService.open(catalog.tierStore, { budgets: config.tiers, summaryTokens: config.tiers.summaryTokens }), (t) => t.close());
+  return opened.push(await TierService.open(catalog.tierStore, { budgets: config.tiers, summaryTokens: config.tiers.summaryTokens }), (t) =>
+    t.close(),
+  );
 }
 
 /** Where the embedded engine and the catalogue beside DuckDB keep their SQLite file and cold fragments. */
@@ -105,13 +107,22 @@ async function openEmbedded(config: Config, opened: CloseStack, deferLoads: bool
   const sqlite = opened.push(openSqlite(sqliteConfig(config)), (e) => e.close());
   const tiers = await openTiers(config, sqlite, opened);
   const { registry, scopes, documents, units } = sqlite;
-  const text = chooseTextBackend(sqlite.text, { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
-  const vector = opened.push(new PartitionedVectorBackend({ dimension: config.embeddingDim, graphDir: `${config.dataDir}/vectors` }), (v) => v.close());
+  const text = chooseTextBackend(
+    sqlite.text,
+    { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() },
+    config.keywordIndex,
+  );
+  const vector = opened.push(new PartitionedVectorBackend({ dimension: config.embeddingDim, graphDir: `${config.dataDir}/vectors` }), (v) =>
+    v.close(),
+  );
   // Loads in the background (health says NOT_SERVING for vectors meanwhile): start-up does not wait for
   // the vectors held. Writes from here on are queued and replayed after the rows read, which start once
   // the gate opens (deferLoads: once the server listens).
   const gate = opened.push(loadGate(deferLoads), (g) => g.cancel());
-  const vectorReady = loadVectors(vector, readAfter(gate.opened, () => documents.iterateVectors()));
+  const vectorReady = loadVectors(
+    vector,
+    readAfter(gate.opened, () => documents.iterateVectors()),
+  );
   // Whoever starts a server watches it (health); a bare set of backends (tools, tests) may close first.
   vectorReady.catch(() => undefined);
   const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads, opened);
@@ -159,9 +170,16 @@ async function openGraph(
 /** ACMS_POSTGRES_URL: every PostgreSQL adapter (openPostgres); the graph and cold files stay under the data directory. */
 async function openOnPostgres(config: Config, postgresUrl: string, opened: CloseStack, deferLoads: boolean): Promise<Backends> {
   const pg = opened.push(await openPostgres({ postgresUrl, embeddingDim: config.embeddingDim, dataDir: config.dataDir }), (p) => p.close());
-  const tiers = opened.push(await TierService.open(pg.tierStore, { budgets: config.tiers, summaryTokens: config.tiers.summaryTokens }), (t) => t.close());
+  const tiers = opened.push(
+    await TierService.open(pg.tierStore, { budgets: config.tiers, summaryTokens: config.tiers.summaryTokens }),
+    (t) => t.close(),
+  );
   const { documents, units } = pg;
-  const text = chooseTextBackend(pg.text, { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, config.keywordIndex);
+  const text = chooseTextBackend(
+    pg.text,
+    { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() },
+    config.keywordIndex,
+  );
   const { graph, graphEngine, graphReady, beginLoading } = await openGraph(config, deferLoads, opened);
   return {
     startLoads: beginLoading,
@@ -186,8 +204,14 @@ async function openOnPostgres(config: Config, postgresUrl: string, opened: Close
  */
 async function openOnDuckDb(config: Config, duckdbPath: string, opened: CloseStack, deferLoads: boolean): Promise<Backends> {
   const catalog = opened.push(openSqliteCatalog(sqliteConfig(config)), (c) => c.close());
-  const text = new MemoryBm25TextBackend({ generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() }, { incremental: true });
-  const duck = opened.push(await openDuckDb({ path: duckdbPath, dimension: config.embeddingDim, onChunkTexts: (changes) => text.apply(changes) }), (d) => d.close());
+  const text = new MemoryBm25TextBackend(
+    { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() },
+    { incremental: true },
+  );
+  const duck = opened.push(
+    await openDuckDb({ path: duckdbPath, dimension: config.embeddingDim, onChunkTexts: (changes) => text.apply(changes) }),
+    (d) => d.close(),
+  );
   const { registry, scopes } = catalog;
   const tiers = await openTiers(config, catalog, opened);
   const { documents, units } = duck;
@@ -202,7 +226,9 @@ async function openOnDuckDb(config: Config, duckdbPath: string, opened: CloseSta
   // start-up build began.
   const textReady = gate.opened.then(() =>
     startBuild.catch((err: unknown) => {
-      process.stderr.write(`acms: the keyword index could not be built at start (each keyword search tries again): ${err instanceof Error ? err.message : String(err)}\n`);
+      process.stderr.write(
+        `acms: the keyword index could not be built at start (each keyword search tries again): ${err instanceof Error ? err.message : String(err)}\n`,
+      );
       return text.whenBuilt();
     }),
   );
@@ -245,8 +271,22 @@ export function createServices(config: Config, backends: Backends): Services {
   const indexer = new Indexer({ documents, registry, vector, graph, embeddingDim: config.embeddingDim });
   const textDeps = { ...limits, text, documents };
   const vectorDeps = { ...limits, vector, documents, embeddingDim: config.embeddingDim };
-  const hybridDeps = { ...limits, documents, text, vector, graph, units, embeddingDim: config.embeddingDim, sparqlTimeoutMs: config.sparqlTimeoutMs };
-  const fetchDeps = units && { units, maxUris: config.maxResultsCap, maxAnswerBytes: config.maxMessageBytes, recentWindowMs: config.recentWindowMs };
+  const hybridDeps = {
+    ...limits,
+    documents,
+    text,
+    vector,
+    graph,
+    units,
+    embeddingDim: config.embeddingDim,
+    sparqlTimeoutMs: config.sparqlTimeoutMs,
+  };
+  const fetchDeps = units && {
+    units,
+    maxUris: config.maxResultsCap,
+    maxAnswerBytes: config.maxMessageBytes,
+    recentWindowMs: config.recentWindowMs,
+  };
   return {
     registry: new ResourceRegistry(registry),
     scopes: new ScopeResolver(registry, scopes),

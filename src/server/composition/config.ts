@@ -81,8 +81,10 @@ function httpUrlFrom(env: NodeJS.ProcessEnv, name: string): string | undefined {
     // The value is not echoed: a malformed URL may still hold a password.
     throw new Error(`${name} must be an http or https URL`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${name} must be an http or https URL, got "${url.protocol}" URL`);
-  if (url.username !== "" || url.password !== "") throw new Error(`${name} must not hold credentials: set ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new Error(`${name} must be an http or https URL, got "${url.protocol}" URL`);
+  if (url.username !== "" || url.password !== "")
+    throw new Error(`${name} must not hold credentials: set ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD`);
   return url.toString();
 }
 
@@ -93,7 +95,8 @@ function sparqlEndpointFrom(env: NodeJS.ProcessEnv): SparqlEndpointConfig | unde
   const user = env.ACMS_SPARQL_USER && env.ACMS_SPARQL_USER.length > 0 ? env.ACMS_SPARQL_USER : undefined;
   const password = env.ACMS_SPARQL_PASSWORD && env.ACMS_SPARQL_PASSWORD.length > 0 ? env.ACMS_SPARQL_PASSWORD : undefined;
   if (!queryUrl) {
-    if (updateUrl || user || password) throw new Error("ACMS_SPARQL_QUERY_URL must be set when ACMS_SPARQL_UPDATE_URL, ACMS_SPARQL_USER or ACMS_SPARQL_PASSWORD is");
+    if (updateUrl || user || password)
+      throw new Error("ACMS_SPARQL_QUERY_URL must be set when ACMS_SPARQL_UPDATE_URL, ACMS_SPARQL_USER or ACMS_SPARQL_PASSWORD is");
     return undefined;
   }
   if ((user === undefined) !== (password === undefined)) throw new Error("ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD must be set together");

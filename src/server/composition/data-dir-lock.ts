@@ -42,7 +42,9 @@ export function lockDataDir(dir: string): DataDirLock {
       const holder = holderOf(path);
       if (holder !== undefined && isAlive(holder)) {
         const who = holder === process.pid ? "this process (another server in it)" : `process ${holder}`;
-        throw new Error(`data directory ${dir} is in use by ${who}: stop it or choose another ACMS_DATA_DIR (remove ${path} if no server runs)`);
+        throw new Error(
+          `data directory ${dir} is in use by ${who}: stop it or choose another ACMS_DATA_DIR (remove ${path} if no server runs)`,
+        );
       }
       try {
         unlinkSync(path);

@@ -85,17 +85,24 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   };
   if (deps.backends.graphReady) {
     deps.serving.waitFor([GraphBackendService.typeName, RagService.typeName], deps.backends.graphReady, (err) => {
-      if (deps.serving.serving) process.stderr.write(`acms: the graph store could not be loaded (graph calls answer UNAVAILABLE): ${err instanceof Error ? err.message : String(err)}\n`);
+      if (deps.serving.serving)
+        process.stderr.write(
+          `acms: the graph store could not be loaded (graph calls answer UNAVAILABLE): ${err instanceof Error ? err.message : String(err)}\n`,
+        );
     });
   }
   if (deps.backends.vectorReady) {
     deps.serving.waitFor([VectorBackendService.typeName, RagService.typeName], deps.backends.vectorReady, (err) => {
-      if (deps.serving.serving) process.stderr.write(`acms: the vectors could not be loaded (vector search answers UNAVAILABLE): ${err instanceof Error ? err.message : String(err)}\n`);
+      if (deps.serving.serving)
+        process.stderr.write(
+          `acms: the vectors could not be loaded (vector search answers UNAVAILABLE): ${err instanceof Error ? err.message : String(err)}\n`,
+        );
     });
   }
   if (deps.backends.textReady) {
     deps.serving.waitFor([TextBackendService.typeName, RagService.typeName], deps.backends.textReady, (err) => {
-      if (deps.serving.serving) process.stderr.write(`acms: the keyword index could not be loaded: ${err instanceof Error ? err.message : String(err)}\n`);
+      if (deps.serving.serving)
+        process.stderr.write(`acms: the keyword index could not be loaded: ${err instanceof Error ? err.message : String(err)}\n`);
     });
   }
   const { routes, binaryRoutes, interceptors } = createRoutes(deps);
@@ -112,9 +119,20 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   let listener: Listener;
   let metricsListener: MetricsListener | undefined;
   try {
-    const grpc = createGrpcStreamHandler({ methods, interceptors, maxMessageBytes: deps.config.maxMessageBytes, compressMinBytes: COMPRESS_MIN_BYTES });
+    const grpc = createGrpcStreamHandler({
+      methods,
+      interceptors,
+      maxMessageBytes: deps.config.maxMessageBytes,
+      compressMinBytes: COMPRESS_MIN_BYTES,
+    });
     const consoleApi = { [CONSOLE_SCOPES_PATH]: createConsoleScopesEndpoint({ keys: deps.keys, scopes: deps.backends.scopes }) };
-    listener = await listen(withConsole(withCors(handler, deps.config.corsOrigins), deps.config.consoleDir, consoleApi), deps.config.host, deps.config.port, deps.config.connections, grpc);
+    listener = await listen(
+      withConsole(withCors(handler, deps.config.corsOrigins), deps.config.consoleDir, consoleApi),
+      deps.config.host,
+      deps.config.port,
+      deps.config.connections,
+      grpc,
+    );
     if (deps.metrics && metricsPort !== undefined) {
       metricsListener = await listenMetrics(deps.metrics.registry, deps.config.host, metricsPort).catch(async (err: unknown) => {
         await listener.close(0);

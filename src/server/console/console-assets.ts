@@ -35,7 +35,8 @@ const CONTENT_TYPES: Record<string, string> = {
  * origin, so an injected string can neither run nor send the key elsewhere; it is never framed.
  */
 const SECURITY_HEADERS: Record<string, string> = {
-  "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  "Content-Security-Policy":
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "no-referrer",
 };
@@ -64,7 +65,8 @@ export function withConsole(handler: Handler, dir: string, api: ConsoleApi = {})
     const endpoint = api[pathname];
     if (endpoint) {
       endpoint(req, res).catch(() => {
-        if (!res.headersSent) send(res, req, 500, "application/json; charset=utf-8", '{"code":"internal","message":"console: internal error"}', "no-store");
+        if (!res.headersSent)
+          send(res, req, 500, "application/json; charset=utf-8", '{"code":"internal","message":"console: internal error"}', "no-store");
         else res.end();
       });
       return;

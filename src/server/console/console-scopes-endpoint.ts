@@ -73,7 +73,8 @@ export function createConsoleScopesEndpoint(deps: ConsoleScopesDeps): (req: Requ
       return sendJson(res, 400, errorBody("invalid_argument", `page_size must be a whole number from 1 to ${MAX_SCOPE_PAGE}`));
     }
     const token = query.get("page_token") ?? "";
-    if (token !== "" && !isUlid(token)) return sendJson(res, 400, errorBody("invalid_argument", "page_token must be the nextPageToken of a previous page"));
+    if (token !== "" && !isUlid(token))
+      return sendJson(res, 400, errorBody("invalid_argument", "page_token must be the nextPageToken of a previous page"));
     const page = await deps.scopes.listByOwner(owner, { limit: Number(size), before: token === "" ? undefined : token });
     const body: ConsoleScopesPage = { scopes: page.scopes.map(summary), nextPageToken: page.next ?? "" };
     sendJson(res, 200, body);

@@ -50,7 +50,13 @@ export class RequestLog {
    * AsyncLocalStorage installs a promise hook that every promise of every call pays for.
    */
   readonly internalError: InternalErrorSink = (err, requestId) => {
-    const stack = err instanceof Error && err.stack ? err.stack.split("\n").filter((l) => /^\s+at /.test(l)).map((l) => l.trim()) : [];
+    const stack =
+      err instanceof Error && err.stack
+        ? err.stack
+            .split("\n")
+            .filter((l) => /^\s+at /.test(l))
+            .map((l) => l.trim())
+        : [];
     this.line({
       level: "error",
       msg: "internal error",

@@ -41,11 +41,37 @@ export class ServerMetrics {
     const registers = [this.registry];
     const counts = this.countsReader(backends.documents);
     collectDefaultMetrics({ register: this.registry });
-    this.calls = new Counter({ name: "acms_rpc_calls_total", help: "RPCs finished, by service, method and gRPC code", labelNames: ["service", "method", "code"], registers });
-    this.duration = new Histogram({ name: "acms_rpc_duration_seconds", help: "RPC latency until the last response message, by service and method", labelNames: ["service", "method"], buckets: LATENCY_BUCKETS, registers });
-    this.streamsActive = new Gauge({ name: "acms_rpc_streams_active", help: "Streaming RPCs in progress", labelNames: ["service", "method"], registers });
-    this.messagesSent = new Counter({ name: "acms_rpc_stream_messages_sent_total", help: "Messages sent on streaming responses", labelNames: ["service", "method"], registers });
-    this.scopeViolations = new Counter({ name: "acms_scope_violations_total", help: "Calls refused with a ScopeViolation (PERMISSION_DENIED naming what is out of scope)", labelNames: ["service", "method"], registers });
+    this.calls = new Counter({
+      name: "acms_rpc_calls_total",
+      help: "RPCs finished, by service, method and gRPC code",
+      labelNames: ["service", "method", "code"],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: "acms_rpc_duration_seconds",
+      help: "RPC latency until the last response message, by service and method",
+      labelNames: ["service", "method"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.streamsActive = new Gauge({
+      name: "acms_rpc_streams_active",
+      help: "Streaming RPCs in progress",
+      labelNames: ["service", "method"],
+      registers,
+    });
+    this.messagesSent = new Counter({
+      name: "acms_rpc_stream_messages_sent_total",
+      help: "Messages sent on streaming responses",
+      labelNames: ["service", "method"],
+      registers,
+    });
+    this.scopeViolations = new Counter({
+      name: "acms_scope_violations_total",
+      help: "Calls refused with a ScopeViolation (PERMISSION_DENIED naming what is out of scope)",
+      labelNames: ["service", "method"],
+      registers,
+    });
     new Gauge({
       name: "acms_index_generation",
       help: "The index generation (bumped by every committed write)",
@@ -125,8 +151,16 @@ export class ServerMetrics {
     });
     for (const [name, help, of] of [
       ["acms_tier_promotions_total", "Fragments moved one tier up (PromoteFragment), deployment-wide", (t: TierMetrics) => t.promotions],
-      ["acms_tier_demotions_total", "Fragments moved one tier down (DemoteFragment, over-budget displacement, EvictLru on hot or warm), deployment-wide", (t: TierMetrics) => t.demotions],
-      ["acms_tier_evictions_total", "Fragments deleted out of cold (overflow, EvictLru on cold), deployment-wide", (t: TierMetrics) => t.evictions],
+      [
+        "acms_tier_demotions_total",
+        "Fragments moved one tier down (DemoteFragment, over-budget displacement, EvictLru on hot or warm), deployment-wide",
+        (t: TierMetrics) => t.demotions,
+      ],
+      [
+        "acms_tier_evictions_total",
+        "Fragments deleted out of cold (overflow, EvictLru on cold), deployment-wide",
+        (t: TierMetrics) => t.evictions,
+      ],
     ] as const) {
       new Counter({
         name,

@@ -36,11 +36,17 @@ class CostMeter {
   add(message: Message, rows: number): void {
     this.rows += rows;
     if (this.rows > this.limits.resultRows) {
-      throw resourceExhausted(`the answer exceeds the per-call budget of ${this.limits.resultRows} rows: narrow the query or lower its limit`, 1000);
+      throw resourceExhausted(
+        `the answer exceeds the per-call budget of ${this.limits.resultRows} rows: narrow the query or lower its limit`,
+        1000,
+      );
     }
     this.bytes += encodeForSend(this.schema, message).byteLength;
     if (this.bytes > this.limits.resultBytes) {
-      throw resourceExhausted(`the answer exceeds the per-call budget of ${this.limits.resultBytes} bytes: narrow the query or lower its limit`, 1000);
+      throw resourceExhausted(
+        `the answer exceeds the per-call budget of ${this.limits.resultBytes} bytes: narrow the query or lower its limit`,
+        1000,
+      );
     }
   }
 }

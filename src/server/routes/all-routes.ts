@@ -15,7 +15,10 @@ import { ragRoutes } from "./rag-routes.js";
 export const PUBLIC_SERVICES: ReadonlySet<string> = new Set(["grpc.health.v1.Health"]);
 
 /** Services answered on a valid key alone: reflection, whose vendored protos carry no access option. */
-export const AUTHENTICATED_SERVICES: ReadonlySet<string> = new Set(["grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]);
+export const AUTHENTICATED_SERVICES: ReadonlySet<string> = new Set([
+  "grpc.reflection.v1.ServerReflection",
+  "grpc.reflection.v1alpha.ServerReflection",
+]);
 
 /** Every service of the contract, each from its own route module. */
 export function allRoutes(deps: RouteDeps): (router: ConnectRouter) => void {

@@ -27,7 +27,10 @@ export async function decodeDocumentSlices(encoded: readonly Uint8Array[]): Prom
       out[i] = fromBinary(DocumentInputSchema, encoded[i]);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
-      violations.push({ field: `documents[${i}]`, description: `is not a valid ${DocumentInputSchema.typeName} message (${why.replace(/^parse binary: /, "")})` });
+      violations.push({
+        field: `documents[${i}]`,
+        description: `is not a valid ${DocumentInputSchema.typeName} message (${why.replace(/^parse binary: /, "")})`,
+      });
     }
   }
   if (violations.length > 0) throw new InvalidArgumentError(violations);

@@ -1,11 +1,6 @@
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import {
-  GraphBackendService,
-  type Row,
-  type SparqlQueryStreamResponseSchema,
-  type Triple,
-} from "../../../gen/acms/v1/graph_pb.js";
+import { GraphBackendService, type Row, type SparqlQueryStreamResponseSchema, type Triple } from "../../../gen/acms/v1/graph_pb.js";
 import type { GraphCallOptions } from "../../application/graph/graph-queries.js";
 import type { GraphQueryResult } from "../../ports/graph-backend.js";
 import { principalKey } from "../access/context-keys.js";

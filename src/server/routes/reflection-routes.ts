@@ -1,11 +1,4 @@
-import {
-  create,
-  createRegistry,
-  fromBinary,
-  toBinary,
-  type DescFile,
-  type Registry,
-} from "@bufbuild/protobuf";
+import { create, createRegistry, fromBinary, toBinary, type DescFile, type Registry } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { Code, type ConnectRouter } from "@connectrpc/connect";
 import { file_acms_v1_errors } from "../../../gen/acms/v1/errors_pb.js";
@@ -76,7 +69,8 @@ function fileOfSymbol(index: ReflectionIndex, symbol: string): DescFile | undefi
   // Enum values live in the scope enclosing their enum (`acms.v1.REF_KIND_PROJECT`); `Enum.VALUE` is accepted too.
   if (parent?.kind === "enum" && parent.values.some((v) => v.name === member)) return parent.file;
   for (const t of index.registry) {
-    if (t.kind === "enum" && t.typeName.slice(0, t.typeName.lastIndexOf(".")) === scope && t.values.some((v) => v.name === member)) return t.file;
+    if (t.kind === "enum" && t.typeName.slice(0, t.typeName.lastIndexOf(".")) === scope && t.values.some((v) => v.name === member))
+      return t.file;
   }
   return undefined;
 }
@@ -122,12 +116,16 @@ function answer(index: ReflectionIndex, req: ServerReflectionRequest, sent: Set<
       break;
     case "fileByFilename": {
       const file = index.files.get(r.value);
-      messageResponse = file ? filesResponse(withDependencies(file, sent)) : errorResponse(Code.NotFound, `file not found: ${r.value.slice(0, 200)}`);
+      messageResponse = file
+        ? filesResponse(withDependencies(file, sent))
+        : errorResponse(Code.NotFound, `file not found: ${r.value.slice(0, 200)}`);
       break;
     }
     case "fileContainingSymbol": {
       const file = fileOfSymbol(index, r.value);
-      messageResponse = file ? filesResponse(withDependencies(file, sent)) : errorResponse(Code.NotFound, `symbol not found: ${r.value.slice(0, 200)}`);
+      messageResponse = file
+        ? filesResponse(withDependencies(file, sent))
+        : errorResponse(Code.NotFound, `symbol not found: ${r.value.slice(0, 200)}`);
       break;
     }
     case "fileContainingExtension": {

@@ -1,12 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
-import {
-  ContextTierService,
-  DisplacedFragmentSchema,
-  Role,
-  Tier,
-  type DisplacedFragment,
-} from "../../../gen/acms/v1/tiers_pb.js";
+import { ContextTierService, DisplacedFragmentSchema, Role, Tier, type DisplacedFragment } from "../../../gen/acms/v1/tiers_pb.js";
 import type { ActorRole } from "../../domain/actor-role.js";
 import { InvalidArgumentError } from "../../domain/errors.js";
 import type { TierName } from "../../domain/tier-fragment.js";
@@ -25,7 +19,11 @@ const ROLE_OF: Partial<Record<Role, ActorRole>> = {
 /** A specified tier, or INVALID_ARGUMENT naming `field`. */
 function tierOf(field: string, tier: Tier): TierName {
   const t = TIER_OF[tier];
-  if (!t) throw InvalidArgumentError.field(field, tier === Tier.UNSPECIFIED ? "must be specified (TIER_HOT, TIER_WARM or TIER_COLD)" : `unknown tier ${tier}`);
+  if (!t)
+    throw InvalidArgumentError.field(
+      field,
+      tier === Tier.UNSPECIFIED ? "must be specified (TIER_HOT, TIER_WARM or TIER_COLD)" : `unknown tier ${tier}`,
+    );
   return t;
 }
 
@@ -80,7 +78,9 @@ export function tierRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
         if (!role) {
           throw InvalidArgumentError.field(
             "role",
-            req.role === Role.UNSPECIFIED ? "must be specified (ROLE_STRATEGIST, ROLE_EXECUTOR or ROLE_REVIEWER)" : `unknown role ${req.role}`,
+            req.role === Role.UNSPECIFIED
+              ? "must be specified (ROLE_STRATEGIST, ROLE_EXECUTOR or ROLE_REVIEWER)"
+              : `unknown role ${req.role}`,
           );
         }
         const view = viewOf(ctx);

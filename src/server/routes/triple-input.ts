@@ -14,7 +14,7 @@ export const MAX_TERM_LENGTH = 64 * 1024;
 function iriProblem(iri: string): string | undefined {
   if (iri.length === 0) return "the IRI is empty";
   if (iri.length > MAX_TERM_LENGTH) return `the IRI is longer than ${MAX_TERM_LENGTH} characters`;
-  if (IRI_FORBIDDEN.test(iri)) return "the IRI contains a space, a control character or one of <>\"{}|^`\\";
+  if (IRI_FORBIDDEN.test(iri)) return 'the IRI contains a space, a control character or one of <>"{}|^`\\';
   if (!IRI_SCHEME.test(iri)) return "the IRI is not absolute (no scheme such as http:)";
   return undefined;
 }
@@ -48,7 +48,8 @@ function termOf(term: Term | undefined, field: string, allowed: readonly TermKin
       if (term.datatype !== "") {
         const why = iriProblem(term.datatype);
         if (why) return bad(`datatype: ${why}`);
-        if (term.language !== "" && term.datatype !== RDF_LANG_STRING) return bad("a literal with a language must have no datatype or rdf:langString");
+        if (term.language !== "" && term.datatype !== RDF_LANG_STRING)
+          return bad("a literal with a language must have no datatype or rdf:langString");
       }
       const out: RdfTerm = { kind: "literal", value: term.value };
       if (term.language !== "") out.language = term.language;

@@ -8,7 +8,14 @@ type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.
 export const ACMS_REQUEST_HEADERS: readonly string[] = ["Authorization", "Acms-Scope", "X-Request-Id"];
 
 /** Response headers of ours a page may read: the scope and index state of stream answers, partial RAG answers, the request id. */
-export const ACMS_RESPONSE_HEADERS: readonly string[] = ["Acms-Scope-Id", "Acms-Exhaustive", "Acms-Index-Generation", "Acms-Partial", "Acms-Failed-Sources", "X-Request-Id"];
+export const ACMS_RESPONSE_HEADERS: readonly string[] = [
+  "Acms-Scope-Id",
+  "Acms-Exhaustive",
+  "Acms-Index-Generation",
+  "Acms-Partial",
+  "Acms-Failed-Sources",
+  "X-Request-Id",
+];
 
 /** How long a browser may reuse a preflight answer, in seconds. */
 const PREFLIGHT_MAX_AGE_S = 600;

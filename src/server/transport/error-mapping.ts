@@ -134,9 +134,7 @@ export function toConnectError(err: unknown, sink: InternalErrorSink = defaultSi
         {
           desc: BadRequestSchema,
           value: create(BadRequestSchema, {
-            fieldViolations: violations.map((v) =>
-              create(BadRequest_FieldViolationSchema, { field: v.field, description: v.description }),
-            ),
+            fieldViolations: violations.map((v) => create(BadRequest_FieldViolationSchema, { field: v.field, description: v.description })),
           }),
         },
       ]);

@@ -17,7 +17,6 @@ export interface Listener {
   close(graceMs?: number): Promise<void>;
 }
 
-
 /**
  * How long a new connection may take to send the bytes that pick its protocol. Until then neither HTTP
  * server owns the socket, so none of their timeouts apply: without this bound a client could hold
@@ -37,7 +36,10 @@ export async function listen(
   streamHandler?: StreamHandler,
 ): Promise<Listener> {
   const guard = new ConnectionGuard(limits);
-  const h2 = http2.createServer({ maxSessionMemory: 64 }, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
+  const h2 = http2.createServer(
+    { maxSessionMemory: 64 },
+    handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
+  );
   if (streamHandler) takeStreamsFirst(h2, streamHandler);
   const h1 = http.createServer(handler as (req: http.IncomingMessage, res: http.ServerResponse) => void);
   h1.keepAliveTimeout = Math.min(5000, limits.idleTimeoutMs);

@@ -167,7 +167,11 @@ export interface NodeHandlerOptions extends ConnectNodeAdapterOptions {
 /** Whether a content type carries protobuf: gRPC, gRPC-Web (binary or text) and Connect with protobuf. */
 function isBinaryContentType(contentType: string | undefined): boolean {
   const type = (contentType ?? "").split(";", 1)[0].trim().toLowerCase();
-  return /^application\/(grpc|grpc-web|grpc-web-text)(\+proto)?$/.test(type) || type === "application/connect+proto" || type === "application/proto";
+  return (
+    /^application\/(grpc|grpc-web|grpc-web-text)(\+proto)?$/.test(type) ||
+    type === "application/connect+proto" ||
+    type === "application/proto"
+  );
 }
 
 /**
@@ -180,7 +184,10 @@ export function createNodeHandler(options: NodeHandlerOptions): (req: NodeReques
   const routerOptions = {
     acceptCompression: [compressionGzip, compressionBrotli],
     ...options,
-    jsonOptions: { textDecoder: new TextDecoder("utf-8", { fatal: true }), ...options.jsonOptions } as ConnectNodeAdapterOptions["jsonOptions"],
+    jsonOptions: {
+      textDecoder: new TextDecoder("utf-8", { fatal: true }),
+      ...options.jsonOptions,
+    } as ConnectNodeAdapterOptions["jsonOptions"],
   };
   const handlersOf = (routes: (router: ConnectRouter) => void, readMaxBytes = options.readMaxBytes): Map<string, UniversalHandler> => {
     const router = createConnectRouter({ ...routerOptions, readMaxBytes });
@@ -192,7 +199,8 @@ export function createNodeHandler(options: NodeHandlerOptions): (req: NodeReques
   const paths = handlersOf(options.routes);
   const binaryPaths = options.binaryRoutes ? handlersOf(options.binaryRoutes) : new Map<string, UniversalHandler>();
   const jsonMax = options.jsonReadMaxBytes;
-  const jsonPaths = jsonMax !== undefined && jsonMax < (options.readMaxBytes ?? Number.MAX_SAFE_INTEGER) ? handlersOf(options.routes, jsonMax) : paths;
+  const jsonPaths =
+    jsonMax !== undefined && jsonMax < (options.readMaxBytes ?? Number.MAX_SAFE_INTEGER) ? handlersOf(options.routes, jsonMax) : paths;
   return (req, res) => {
     const path = req.url?.split("?", 2)[0] ?? "";
     const isBinary = isBinaryContentType(req.headers["content-type"]);

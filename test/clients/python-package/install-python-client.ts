@@ -33,10 +33,15 @@ export async function installPythonClient(): Promise<InstalledPythonClient> {
  */
 async function installWheel(dir: string): Promise<{ dir: string }> {
   cpSync(join(ROOT, "clients/python"), join(dir, "src"), { recursive: true, filter: (f) => !f.includes("__pycache__") });
-  await exec(SYSTEM_PYTHON, ["-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "--wheel-dir", join(dir, "wheels"), join(dir, "src")], { cwd: dir });
+  await exec(
+    SYSTEM_PYTHON,
+    ["-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "--wheel-dir", join(dir, "wheels"), join(dir, "src")],
+    { cwd: dir },
+  );
   await exec(SYSTEM_PYTHON, ["-m", "venv", "--system-site-packages", join(dir, "venv")]);
   const wheels = readdirSync(join(dir, "wheels"));
-  await exec(join(dir, "venv/bin/python"), ["-m", "pip", "install", "--no-index", ...wheels.map((w) => join(dir, "wheels", w))], { cwd: dir });
+  await exec(join(dir, "venv/bin/python"), ["-m", "pip", "install", "--no-index", ...wheels.map((w) => join(dir, "wheels", w))], {
+    cwd: dir,
+  });
   return { dir };
 }
-

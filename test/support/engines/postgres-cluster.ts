@@ -40,7 +40,10 @@ function freePort(): Promise<number> {
 /** Runs a cluster binary as the postgres user when we are root (PostgreSQL refuses to run as root). */
 function asPostgres(bin: string, args: string[]): void {
   const cmd = join(POSTGRES_BIN, bin);
-  const run = process.getuid?.() === 0 ? spawnSync("su", ["postgres", "-s", "/bin/sh", "-c", [cmd, ...args].map(shellQuote).join(" ")], { encoding: "utf8" }) : spawnSync(cmd, args, { encoding: "utf8" });
+  const run =
+    process.getuid?.() === 0
+      ? spawnSync("su", ["postgres", "-s", "/bin/sh", "-c", [cmd, ...args].map(shellQuote).join(" ")], { encoding: "utf8" })
+      : spawnSync(cmd, args, { encoding: "utf8" });
   if (run.status !== 0) throw new Error(`${bin} failed: ${run.stderr || run.stdout}`);
 }
 
@@ -64,8 +67,15 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     const port = await freePort();
     try {
       asPostgres("pg_ctl", [
-        "-D", data, "-l", join(dir, "log"), "-w", "-t", "60",
-        "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300 -c shared_buffers=32MB`,
+        "-D",
+        data,
+        "-l",
+        join(dir, "log"),
+        "-w",
+        "-t",
+        "60",
+        "-o",
+        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300 -c shared_buffers=32MB`,
         "start",
       ]);
       return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, dir };

@@ -45,11 +45,11 @@ async function sharedCluster(): Promise<PostgresCluster> {
   }
   for (;;) {
     if (existsSync(state)) return JSON.parse(readFileSync(state, "utf8")) as PostgresCluster;
-    if (existsSync(join(runDir, ERROR_FILE))) throw new Error(`PostgreSQL did not start: ${readFileSync(join(runDir, ERROR_FILE), "utf8")}`);
+    if (existsSync(join(runDir, ERROR_FILE)))
+      throw new Error(`PostgreSQL did not start: ${readFileSync(join(runDir, ERROR_FILE), "utf8")}`);
     await sleep(100);
   }
 }
-
 
 let counter = 0;
 

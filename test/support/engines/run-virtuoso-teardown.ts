@@ -8,8 +8,7 @@ import type { VirtuosoInstance } from "./virtuoso.js";
  */
 export default async function runVirtuosoTeardown(): Promise<void> {
   const held = (globalThis as Record<symbol, unknown>)[Symbol.for("acms.test.runVirtuoso")] as
-    | { starting: Promise<VirtuosoInstance | undefined>; state: string }
-    | undefined;
+    { starting: Promise<VirtuosoInstance | undefined>; state: string } | undefined;
   if (!held) return;
   const instance = await held.starting;
   await instance?.stop();

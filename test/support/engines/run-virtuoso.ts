@@ -8,7 +8,8 @@ import { setTimeout as sleep } from "node:timers/promises";
  */
 export async function runVirtuosoEnv(): Promise<Record<string, string>> {
   const state = process.env.ACMS_TEST_VIRTUOSO_STATE;
-  if (!state) throw new Error("no run Virtuoso: ACMS_TEST_VIRTUOSO_STATE is unset (the jest project's globalSetup must be run-virtuoso-setup.ts)");
+  if (!state)
+    throw new Error("no run Virtuoso: ACMS_TEST_VIRTUOSO_STATE is unset (the jest project's globalSetup must be run-virtuoso-setup.ts)");
   for (;;) {
     if (existsSync(state)) return JSON.parse(readFileSync(state, "utf8")) as Record<string, string>;
     if (existsSync(`${state}.error`)) throw new Error(`the run's Virtuoso did not start: ${readFileSync(`${state}.error`, "utf8")}`);

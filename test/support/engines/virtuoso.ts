@@ -36,14 +36,22 @@ function onPath(cmd: string): boolean {
 export function ensureVirtuosoInstalled(): void {
   if (onPath(VIRTUOSO) && onPath(ISQL)) return;
   const sudo = process.getuid?.() === 0 ? [] : ["sudo"];
-  const run = (args: string[]) => execFileSync(sudo.length ? "sudo" : args[0], sudo.length ? args : args.slice(1), {
-    stdio: "inherit",
-    env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-  });
+  const run = (args: string[]) =>
+    execFileSync(sudo.length ? "sudo" : args[0], sudo.length ? args : args.slice(1), {
+      stdio: "inherit",
+      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+    });
   run(["apt-get", "update", "-qq"]);
   run(["apt-get", "install", "-y", "-qq", "virtuoso-opensource"]);
   // The package starts a system Virtuoso on fixed ports with a default dba account: stop it, tests start their own.
-  spawnSync("sh", ["-c", `${sudo.join(" ")} /etc/init.d/virtuoso-opensource-7 stop; command -v systemctl && ${sudo.join(" ")} systemctl disable --now virtuoso-opensource-7`], { stdio: "ignore" });
+  spawnSync(
+    "sh",
+    [
+      "-c",
+      `${sudo.join(" ")} /etc/init.d/virtuoso-opensource-7 stop; command -v systemctl && ${sudo.join(" ")} systemctl disable --now virtuoso-opensource-7`,
+    ],
+    { stdio: "ignore" },
+  );
   if (!onPath(VIRTUOSO)) throw new Error("virtuoso-opensource was installed but virtuoso-t is not on PATH");
 }
 

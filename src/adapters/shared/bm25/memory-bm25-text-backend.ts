@@ -72,7 +72,10 @@ export class MemoryBm25TextBackend implements TextBackend {
   private firstBuilt!: () => void;
   private readonly built = new Promise<void>((resolve) => (this.firstBuilt = resolve));
 
-  constructor(private readonly source: ChunkTextSource, opts: MemoryBm25Options = {}) {
+  constructor(
+    private readonly source: ChunkTextSource,
+    opts: MemoryBm25Options = {},
+  ) {
     this.lengthOffset = opts.lengthOffset ?? 1;
     this.sliceSize = opts.sliceSize ?? 512;
     this.incremental = opts.incremental ?? false;
@@ -115,7 +118,8 @@ export class MemoryBm25TextBackend implements TextBackend {
     opts.signal?.throwIfAborted();
     const scored = index.score(
       phrases,
-      (row) => view.resourceSet.has(row.resourceId) && isVersionVisible(view.temporalScope, row.supersededAt, opts.now, opts.recentWindowMs),
+      (row) =>
+        view.resourceSet.has(row.resourceId) && isVersionVisible(view.temporalScope, row.supersededAt, opts.now, opts.recentWindowMs),
     );
     const rows = index.rows;
     scored.sort((x, y) => {

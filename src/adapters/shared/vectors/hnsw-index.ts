@@ -53,7 +53,10 @@ export class HnswIndex {
 
   private readonly connectivity: number;
 
-  constructor(readonly dimension: number, params: HnswParams) {
+  constructor(
+    readonly dimension: number,
+    params: HnswParams,
+  ) {
     this.connectivity = params.connectivity;
     this.index = new usearch.Index({
       dimensions: dimension,
@@ -81,7 +84,11 @@ export class HnswIndex {
   addMany(keys: readonly number[], vectors: Float32Array): void {
     if (keys.length === 0) return;
     for (const k of keys) if (this.members.has(k)) this.remove(k);
-    this.index.add(BigUint64Array.from(keys, (k) => BigInt(k)), vectors, ADD_THREADS);
+    this.index.add(
+      BigUint64Array.from(keys, (k) => BigInt(k)),
+      vectors,
+      ADD_THREADS,
+    );
     for (const k of keys) this.members.add(k);
     this.dirty = true;
   }
@@ -119,7 +126,8 @@ export class HnswIndex {
       const words = new Float64Array(raw.buffer, raw.byteOffset, Math.floor(raw.length / 8));
       if (words.length < KEYS_HEADER_WORDS || words[0] !== KEYS_FORMAT) return undefined;
       const [, dim, connectivity, graphBytes, count] = words;
-      if (dim !== dimension || connectivity !== params.connectivity || count !== keys.length || words.length !== KEYS_HEADER_WORDS + count) return undefined;
+      if (dim !== dimension || connectivity !== params.connectivity || count !== keys.length || words.length !== KEYS_HEADER_WORDS + count)
+        return undefined;
       if (statSync(`${path}.usearch`).size !== graphBytes) return undefined;
       const sorted = [...keys].sort((a, b) => a - b);
       for (let i = 0; i < count; i++) if (words[KEYS_HEADER_WORDS + i] !== sorted[i]) return undefined;

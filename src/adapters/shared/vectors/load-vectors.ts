@@ -12,6 +12,9 @@ export interface BulkLoadableVectors {
  * while loading), never half of it, and writes made meanwhile are applied after, in order.
  * @example await loadVectors(vectors, documents.iterateVectors());
  */
-export async function loadVectors(backend: BulkLoadableVectors, entries: AsyncIterable<VectorEntry> | Iterable<VectorEntry>): Promise<void> {
+export async function loadVectors(
+  backend: BulkLoadableVectors,
+  entries: AsyncIterable<VectorEntry> | Iterable<VectorEntry>,
+): Promise<void> {
   await backend.load(entries);
 }

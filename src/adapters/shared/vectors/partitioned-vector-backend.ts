@@ -211,11 +211,16 @@ export class PartitionedVectorBackend implements VectorBackend {
   private loadGraphsInline = true;
 
   constructor(opts: PartitionedVectorBackendOptions) {
-    if (!Number.isInteger(opts.dimension) || opts.dimension <= 0) throw new RangeError(`dimension must be a positive integer, got ${opts.dimension}`);
+    if (!Number.isInteger(opts.dimension) || opts.dimension <= 0)
+      throw new RangeError(`dimension must be a positive integer, got ${opts.dimension}`);
     this.dimension = opts.dimension;
     this.exactThreshold = opts.exactThreshold ?? EXACT_SCAN_THRESHOLD;
-    if (!Number.isInteger(this.exactThreshold) || this.exactThreshold < 0) throw new RangeError(`exactThreshold must be an integer >= 0, got ${this.exactThreshold}`);
-    this.indexMinRows = Math.max(1, opts.graphMinRows ?? (opts.exactThreshold === undefined ? PARTITION_GRAPH_MIN_ROWS : this.exactThreshold));
+    if (!Number.isInteger(this.exactThreshold) || this.exactThreshold < 0)
+      throw new RangeError(`exactThreshold must be an integer >= 0, got ${this.exactThreshold}`);
+    this.indexMinRows = Math.max(
+      1,
+      opts.graphMinRows ?? (opts.exactThreshold === undefined ? PARTITION_GRAPH_MIN_ROWS : this.exactThreshold),
+    );
     this.overfetch = opts.overfetch ?? DEFAULT_OVERFETCH;
     if (!(this.overfetch >= 1)) throw new RangeError(`overfetch must be >= 1, got ${this.overfetch}`);
     this.hnswParams = { ...DEFAULT_HNSW_PARAMS, ...opts.hnsw };
@@ -436,7 +441,9 @@ export class PartitionedVectorBackend implements VectorBackend {
           done = op();
         } catch (err) {
           // Each write was checked when it was queued; one failing now must not lose the others.
-          process.stderr.write(`acms: a vector write made while loading failed on replay: ${err instanceof Error ? err.message : String(err)}\n`);
+          process.stderr.write(
+            `acms: a vector write made while loading failed on replay: ${err instanceof Error ? err.message : String(err)}\n`,
+          );
         } finally {
           this.replaying = false;
         }
@@ -494,14 +501,21 @@ export class PartitionedVectorBackend implements VectorBackend {
     this.sweepGraphDir();
   }
 
-  async search(view: ScopedBackendView, query: Float32Array, opts: VectorSearchOptions): Promise<{ hits: VectorHit[]; exhaustive: boolean }> {
+  async search(
+    view: ScopedBackendView,
+    query: Float32Array,
+    opts: VectorSearchOptions,
+  ): Promise<{ hits: VectorHit[]; exhaustive: boolean }> {
     this.assertOpen();
     if (this.loadDone !== null) {
       // Health says NOT_SERVING meanwhile; a search that comes anyway waits (within its deadline).
       await settledOrAborted(this.loadDone, opts.signal);
       this.assertOpen();
     }
-    if (this.loadError !== undefined) throw new UnavailableError(`the vectors could not be loaded: ${this.loadError instanceof Error ? this.loadError.message : String(this.loadError)}`);
+    if (this.loadError !== undefined)
+      throw new UnavailableError(
+        `the vectors could not be loaded: ${this.loadError instanceof Error ? this.loadError.message : String(this.loadError)}`,
+      );
     opts.signal?.throwIfAborted();
     if (query.length !== this.dimension) throw new RangeError(`query has ${query.length} dimensions, the backend ${this.dimension}`);
     if (!Number.isInteger(opts.topK) || opts.topK <= 0) throw new RangeError(`topK must be a positive integer, got ${opts.topK}`);
@@ -536,11 +550,15 @@ export class PartitionedVectorBackend implements VectorBackend {
     for (let i = 0; i < inScope.length; i++) {
       const p = inScope[i];
       if (useGraphs && p.index && p.searchIndexed(filter, heap, i, fetch, need)) exhaustive = false;
-      else if (useGraphs && p.size >= INT8_SCAN_MIN_ROWS && p.size < this.indexMinRows && p.scanQuantized(filter, heap, i, fetch * INT8_OVERFETCH_FACTOR, need)) {
+      else if (
+        useGraphs &&
+        p.size >= INT8_SCAN_MIN_ROWS &&
+        p.size < this.indexMinRows &&
+        p.scanQuantized(filter, heap, i, fetch * INT8_OVERFETCH_FACTOR, need)
+      ) {
         // A partition too small for a graph of its own; one waiting for its graph is scanned exactly.
         exhaustive = false;
-      }
-      else p.scanExact(filter, heap, i);
+      } else p.scanExact(filter, heap, i);
       if (performance.now() - lastYield >= this.yieldEveryMs && i + 1 < inScope.length) {
         await yieldToEventLoop();
         this.assertOpen();
@@ -559,7 +577,14 @@ export class PartitionedVectorBackend implements VectorBackend {
    * widened (STORE_GRAPH_WIDENINGS). Returns the answer's heap, or null when the graph is not there, the
    * scope is cheaper to scan, or the graph could not settle the answer.
    */
-  private searchStoreGraph(layout: ScopeLayout, candidates: number, filter: PartitionFilter, topK: number, need: number, afterFirstRound: () => TopKHeap | null): TopKHeap | null {
+  private searchStoreGraph(
+    layout: ScopeLayout,
+    candidates: number,
+    filter: PartitionFilter,
+    topK: number,
+    need: number,
+    afterFirstRound: () => TopKHeap | null,
+  ): TopKHeap | null {
     const graph = this.storeGraph.index;
     const total = this.partitionOfKey.size;
     if (!graph || total === 0 || candidates < STORE_GRAPH_MIN_SHARE * total) return null;
@@ -606,7 +631,17 @@ export class PartitionedVectorBackend implements VectorBackend {
       const p = this.partitions.get(id);
       if (p && p.size > 0) partitions.push(p);
     }
-    const layout: ScopeLayout = { epoch: this.layoutEpoch, source: this.partitions, partitions, tagOf: null, graphRounds: 0, graphMisses: 0, searches: 0, checks: 0, agreement: 0 };
+    const layout: ScopeLayout = {
+      epoch: this.layoutEpoch,
+      source: this.partitions,
+      partitions,
+      tagOf: null,
+      graphRounds: 0,
+      graphMisses: 0,
+      searches: 0,
+      checks: 0,
+      agreement: 0,
+    };
     this.layouts.set(view, layout);
     return layout;
   }
@@ -619,7 +654,14 @@ export class PartitionedVectorBackend implements VectorBackend {
    * and the cells' top k is compared with the graph's; a view whose graph searches mostly miss, or whose
    * cells agree with the graph (CELLS_AGREEMENT), asks the cells first, and keeps checking now and then.
    */
-  private answerFromStoreIndexes(layout: ScopeLayout, candidates: number, filter: PartitionFilter, topK: number, fetch: number, need: number): TopKHeap | null {
+  private answerFromStoreIndexes(
+    layout: ScopeLayout,
+    candidates: number,
+    filter: PartitionFilter,
+    topK: number,
+    fetch: number,
+    need: number,
+  ): TopKHeap | null {
     // A scope cheap to answer partition by partition asks neither (checked once here, for both).
     if (this.partitionScanMaxCost > 0 && this.partitionScanCost(layout.partitions) <= this.partitionScanMaxCost) return null;
     const cellsReady = this.cells?.ready === true;
@@ -663,17 +705,31 @@ export class PartitionedVectorBackend implements VectorBackend {
    * ones over all of them (at most `fetch`) are re-scored exactly. Null when the index is not ready or fewer
    * than `need` candidates passed (the store graph and the partitions then answer).
    */
-  private searchCells(layout: ScopeLayout, candidates: number, filter: PartitionFilter, topK: number, fetch: number, need: number): TopKHeap | null {
+  private searchCells(
+    layout: ScopeLayout,
+    candidates: number,
+    filter: PartitionFilter,
+    topK: number,
+    fetch: number,
+    need: number,
+  ): TopKHeap | null {
     const cells = this.cells;
     const total = this.partitionOfKey.size;
     if (!cells?.ready || total === 0 || candidates === 0) return null;
     // Every partition held in scope: every row qualifies, and the cells are scanned as they are.
-    if (!layout.ordinals) layout.ordinals = layout.partitions.length === this.partitions.size ? "all" : new Set(layout.partitions.map((p) => p.ordinal));
+    if (!layout.ordinals)
+      layout.ordinals = layout.partitions.length === this.partitions.size ? "all" : new Set(layout.partitions.map((p) => p.ordinal));
     const owners = layout.ordinals === "all" ? undefined : layout.ordinals;
     const found = cells.search(filter.query, filter.queryCodes, probesFor(cells.cellCount), fetch, owners, candidates / total);
     const heap = new TopKHeap(topK);
     // A row is tagged with its partition when placed; one moved or removed since is checked by its key here.
-    const tally = this.offerInScope(layout, found.map((c) => c.key), filter, heap, fetch);
+    const tally = this.offerInScope(
+      layout,
+      found.map((c) => c.key),
+      filter,
+      heap,
+      fetch,
+    );
     return tally.visible >= need ? heap : null;
   }
 
@@ -747,7 +803,8 @@ export class PartitionedVectorBackend implements VectorBackend {
   }
 
   private checkEntry(e: VectorEntry): void {
-    if (!Number.isSafeInteger(e.chunkKey) || e.chunkKey < 0) throw new RangeError(`chunkKey must be a non-negative safe integer, got ${e.chunkKey}`);
+    if (!Number.isSafeInteger(e.chunkKey) || e.chunkKey < 0)
+      throw new RangeError(`chunkKey must be a non-negative safe integer, got ${e.chunkKey}`);
     if (e.vector.length !== this.dimension) {
       throw new RangeError(`chunk ${e.chunkKey} has ${e.vector.length} dimensions, the backend ${this.dimension}`);
     }
@@ -814,7 +871,7 @@ export class PartitionedVectorBackend implements VectorBackend {
     const run = async () => {
       try {
         // Each step after a turn of the event loop: never inside the write that started the build.
-        for (const steps = building.buildSteps(saved); ; ) {
+        for (const steps = building.buildSteps(saved); ;) {
           await yieldToEventLoop();
           if (this.closed || building.detached) return;
           if (steps.next().done) break;
@@ -827,12 +884,16 @@ export class PartitionedVectorBackend implements VectorBackend {
             try {
               building.saveCentroids(savedAt);
             } catch (err) {
-              process.stderr.write(`acms: could not save the vector cells' centroids (they are trained again at the next start): ${err instanceof Error ? err.message : String(err)}\n`);
+              process.stderr.write(
+                `acms: could not save the vector cells' centroids (they are trained again at the next start): ${err instanceof Error ? err.message : String(err)}\n`,
+              );
             }
           }
         }
       } catch (err) {
-        process.stderr.write(`acms: vector cell index build failed, searches use the graphs: ${err instanceof Error ? err.message : String(err)}\n`);
+        process.stderr.write(
+          `acms: vector cell index build failed, searches use the graphs: ${err instanceof Error ? err.message : String(err)}\n`,
+        );
       } finally {
         if (this.cellsBuilding === building) this.cellsBuilding = null;
         if (this.cellsBuilder === job) this.cellsBuilder = null;
@@ -896,7 +957,9 @@ export class PartitionedVectorBackend implements VectorBackend {
     try {
       holder.index.save(path);
     } catch (err) {
-      process.stderr.write(`acms: could not save a vector graph (it is rebuilt at the next start): ${err instanceof Error ? err.message : String(err)}\n`);
+      process.stderr.write(
+        `acms: could not save a vector graph (it is rebuilt at the next start): ${err instanceof Error ? err.message : String(err)}\n`,
+      );
     }
   }
 
@@ -924,7 +987,12 @@ export class PartitionedVectorBackend implements VectorBackend {
         if (name === `${CENTROIDS_FILE}.tmp`) rmSync(join(this.graphDir, name), { force: true });
         const m = /^(?:r-(.+)|store)\.(?:usearch|keys)(\.tmp)?$/.exec(name);
         if (!m) continue;
-        const held = m[1] === undefined ? (this.useStoreGraph ? this.storeGraph.size >= this.storeGraphMinRows : false) : (this.partitions.get(m[1])?.size ?? 0) >= this.indexMinRows;
+        const held =
+          m[1] === undefined
+            ? this.useStoreGraph
+              ? this.storeGraph.size >= this.storeGraphMinRows
+              : false
+            : (this.partitions.get(m[1])?.size ?? 0) >= this.indexMinRows;
         if (m[2] !== undefined || !held) rmSync(join(this.graphDir, name), { force: true });
       }
     } catch (err) {
@@ -972,7 +1040,7 @@ export class PartitionedVectorBackend implements VectorBackend {
         const keys = p.keySnapshot();
         try {
           // Steps sized by time, at most indexBatchRows: a fixed 256 rows held the loop 0.5-0.9 s under load.
-          for (let i = 0, size = Math.min(16, this.indexBatchRows); i < keys.length; ) {
+          for (let i = 0, size = Math.min(16, this.indexBatchRows); i < keys.length;) {
             await yieldToEventLoop();
             if (this.closed || p.detached || p.building !== graph) break;
             const slice = keys.slice(i, i + size);
@@ -985,7 +1053,9 @@ export class PartitionedVectorBackend implements VectorBackend {
         } catch (err) {
           // A failed build must not take the process down: drop it; searches of this holder stay exact.
           if (p.building === graph) p.building = null;
-          process.stderr.write(`acms: vector graph build failed, searches stay exact: ${err instanceof Error ? err.message : String(err)}\n`);
+          process.stderr.write(
+            `acms: vector graph build failed, searches stay exact: ${err instanceof Error ? err.message : String(err)}\n`,
+          );
           continue;
         }
         if (!this.closed && !p.detached && p.building === graph) {

@@ -166,7 +166,12 @@ export class StoreCells {
     const d = this.dimension;
     this.centroids = centroids;
     this.trainedRows = trainedRows;
-    this.cells = Array.from({ length: centroids.length / d }, () => ({ codes: new Int8Array(16 * d), keys: new Float64Array(16), owners: new Float64Array(16), count: 0 }));
+    this.cells = Array.from({ length: centroids.length / d }, () => ({
+      codes: new Int8Array(16 * d),
+      keys: new Float64Array(16),
+      owners: new Float64Array(16),
+      count: 0,
+    }));
   }
 
   /** Writes the centroids to `path` (through a temp file and a rename), so a restart need not train them again. */
@@ -174,7 +179,10 @@ export class StoreCells {
     const centroids = this.centroids;
     if (!centroids) return;
     const header = Float64Array.of(CENTROIDS_FORMAT, this.dimension, this.cells.length, this.trainedRows);
-    writeFileSync(`${path}.tmp`, Buffer.concat([Buffer.from(header.buffer), Buffer.from(centroids.buffer, centroids.byteOffset, centroids.byteLength)]));
+    writeFileSync(
+      `${path}.tmp`,
+      Buffer.concat([Buffer.from(header.buffer), Buffer.from(centroids.buffer, centroids.byteOffset, centroids.byteLength)]),
+    );
     renameSync(`${path}.tmp`, path);
   }
 
@@ -185,7 +193,8 @@ export class StoreCells {
       if (raw.length < CENTROIDS_HEADER_BYTES) return undefined;
       const header = new Float64Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + CENTROIDS_HEADER_BYTES));
       const [format, dim, cells, trainedRows] = header;
-      if (format !== CENTROIDS_FORMAT || dim !== dimension || !Number.isInteger(cells) || cells < 1 || !(trainedRows >= cells)) return undefined;
+      if (format !== CENTROIDS_FORMAT || dim !== dimension || !Number.isInteger(cells) || cells < 1 || !(trainedRows >= cells))
+        return undefined;
       if (raw.length !== CENTROIDS_HEADER_BYTES + cells * dimension * 4) return undefined;
       const centroids = new Float32Array(raw.buffer.slice(raw.byteOffset + CENTROIDS_HEADER_BYTES, raw.byteOffset + raw.length));
       if (!centroids.every(Number.isFinite)) return undefined;
@@ -264,7 +273,14 @@ export class StoreCells {
    * barely holds finds them however far down the whole cell's ranking they are; a scope holding most of the
    * store first takes its rows among the cell's nearest.
    */
-  search(query: Float32Array, queryCodes: Int8Array, probes: number, wanted: number, owners: ReadonlySet<number> | undefined, share = 1): CellCandidate[] {
+  search(
+    query: Float32Array,
+    queryCodes: Int8Array,
+    probes: number,
+    wanted: number,
+    owners: ReadonlySet<number> | undefined,
+    share = 1,
+  ): CellCandidate[] {
     const centroids = this.centroids;
     if (!centroids || this.cells.length === 0) return [];
     const d = this.dimension;
@@ -296,7 +312,7 @@ export class StoreCells {
       const codes = this.scratchCodes(cell.count);
       const keys = new Float64Array(cell.count);
       let n = 0;
-      for (let r = 0; r < cell.count; ) {
+      for (let r = 0; r < cell.count;) {
         if (!owners.has(cell.owners[r])) {
           r += 1;
           continue;
@@ -319,7 +335,14 @@ export class StoreCells {
   private scanInto(out: CellCandidate[], codes: Int8Array, keys: Float64Array, n: number, queryCodes: Int8Array, wanted: number): void {
     const k = Math.min(wanted, n);
     if (k <= 0) return;
-    const found = usearch.exactSearch(codes.subarray(0, n * this.dimension), queryCodes, this.dimension, k, usearch.MetricKind.IP, 1) as Matches;
+    const found = usearch.exactSearch(
+      codes.subarray(0, n * this.dimension),
+      queryCodes,
+      this.dimension,
+      k,
+      usearch.MetricKind.IP,
+      1,
+    ) as Matches;
     for (let i = 0; i < found.keys.length; i++) out.push({ key: keys[Number(found.keys[i])], distance: found.distances[i] });
   }
 

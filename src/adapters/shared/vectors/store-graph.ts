@@ -14,7 +14,10 @@ export class StoreGraph implements GraphHolder {
   building: HnswIndex | null = null;
   detached = false;
 
-  constructor(private readonly partitionOfKey: ReadonlyMap<number, VectorPartition>, private readonly dimension: number) {}
+  constructor(
+    private readonly partitionOfKey: ReadonlyMap<number, VectorPartition>,
+    private readonly dimension: number,
+  ) {}
 
   get size(): number {
     return this.partitionOfKey.size;

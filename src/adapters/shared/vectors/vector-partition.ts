@@ -71,7 +71,11 @@ export class VectorPartition implements GraphHolder {
   /** A number no other partition of this process has had (the cell index tags rows with it). */
   readonly ordinal = ++partitionsMade;
 
-  constructor(readonly resourceId: string, readonly dimension: number, initialRows = INITIAL_ROWS) {
+  constructor(
+    readonly resourceId: string,
+    readonly dimension: number,
+    initialRows = INITIAL_ROWS,
+  ) {
     const rows = Math.max(1, initialRows);
     this.data = new Float32Array(rows * dimension);
     this.codes = new Int8Array(rows * dimension);

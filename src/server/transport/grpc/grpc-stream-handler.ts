@@ -53,7 +53,8 @@ async function single<T>(messages: AsyncIterable<T>): Promise<T> {
   const first = await it.next();
   if (first.done === true) throw new ConnectError("protocol error: missing input message for server-streaming method", Code.Unimplemented);
   const second = await it.next();
-  if (second.done !== true) throw new ConnectError("protocol error: received extra input message for server-streaming method", Code.Unimplemented);
+  if (second.done !== true)
+    throw new ConnectError("protocol error: received extra input message for server-streaming method", Code.Unimplemented);
   return first.value;
 }
 
@@ -362,9 +363,11 @@ class GrpcCall {
         size += chunk.length;
         if (limit < 0 && size >= 5) {
           const head = chunks.length === 1 ? chunk : Buffer.concat(chunks);
-          if ((head[0] & 1) === 1) return fail(new ConnectError("protocol error: received a compressed message without grpc-encoding", Code.InvalidArgument));
+          if ((head[0] & 1) === 1)
+            return fail(new ConnectError("protocol error: received a compressed message without grpc-encoding", Code.InvalidArgument));
           const length = head.readUInt32BE(1);
-          if (length > max) return fail(new ConnectError(`message size ${length} is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted));
+          if (length > max)
+            return fail(new ConnectError(`message size ${length} is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted));
           limit = 5 + length;
         }
         if (limit >= 0 && size > limit) fail(new ConnectError("protocol error: received extra input message", Code.Unimplemented));
@@ -376,8 +379,15 @@ class GrpcCall {
       };
       const onEnd = () => {
         this.stream.off("close", onClose);
-        if (size === 0) return reject(new ConnectError(`protocol error: missing input message for ${this.spec.kind === "unary" ? "unary" : "server-streaming"} method`, Code.Unimplemented));
-        if (limit < 0 || size < limit) return reject(new ConnectError(`protocol error: incomplete envelope (${size} bytes)`, Code.InvalidArgument));
+        if (size === 0)
+          return reject(
+            new ConnectError(
+              `protocol error: missing input message for ${this.spec.kind === "unary" ? "unary" : "server-streaming"} method`,
+              Code.Unimplemented,
+            ),
+          );
+        if (limit < 0 || size < limit)
+          return reject(new ConnectError(`protocol error: incomplete envelope (${size} bytes)`, Code.InvalidArgument));
         const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
         resolve(body.subarray(5, limit));
       };
@@ -418,7 +428,8 @@ class GrpcCall {
 
   private request(stream: boolean, message: unknown): UnaryRequest | StreamRequest {
     const { method } = this.spec;
-    return (this.ownRequest = new CallRequest(this, stream, method.parent, method, this.values, message)) as unknown as UnaryRequest | StreamRequest;
+    return (this.ownRequest = new CallRequest(this, stream, method.parent, method, this.values, message)) as unknown as
+      UnaryRequest | StreamRequest;
   }
 
   private async unary(input: Message): Promise<void> {
@@ -457,9 +468,15 @@ class GrpcCall {
   private async send(schema: DescMessage, message: Message): Promise<void> {
     let bytes: Uint8Array = takeEncoded(schema, message);
     if (bytes.length > this.opts.maxMessageBytes) {
-      throw new ConnectError(`message size ${bytes.length} is larger than configured writeMaxBytes ${this.opts.maxMessageBytes}`, Code.ResourceExhausted);
+      throw new ConnectError(
+        `message size ${bytes.length} is larger than configured writeMaxBytes ${this.opts.maxMessageBytes}`,
+        Code.ResourceExhausted,
+      );
     }
-    const compress = bytes.length >= this.opts.compressMinBytes && /\bgzip\b/.test(this.header("grpc-accept-encoding") ?? "") && (!this.headersSent || this.compressing);
+    const compress =
+      bytes.length >= this.opts.compressMinBytes &&
+      /\bgzip\b/.test(this.header("grpc-accept-encoding") ?? "") &&
+      (!this.headersSent || this.compressing);
     if (compress) bytes = await gzipAsync(bytes);
     if (this.stream.destroyed) return;
     if (!this.headersSent) this.compressing = compress;

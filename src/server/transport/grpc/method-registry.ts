@@ -31,7 +31,11 @@ export function recordingRoutes(
   };
 }
 
-function record(registry: Map<string, MethodImplSpec & { kind: "unary" | "server_streaming" }>, service: DescService, impl: ServiceImpl<DescService>): void {
+function record(
+  registry: Map<string, MethodImplSpec & { kind: "unary" | "server_streaming" }>,
+  service: DescService,
+  impl: ServiceImpl<DescService>,
+): void {
   const spec = createServiceImplSpec(service, impl);
   for (const m of Object.values(spec.methods)) {
     if (m.kind === "unary" || m.kind === "server_streaming") registry.set(`/${service.typeName}/${m.method.name}`, m);

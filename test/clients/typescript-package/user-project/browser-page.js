@@ -12,8 +12,14 @@ async function run(protocol) {
     const scoped = acms.withScope(scope.scopeId);
     const { results } = await scoped.text.search({ query: "onboarding checklist", maxResults: 3 });
     let streamedScopeId;
-    for await (const _ of scoped.text.searchStream({ query: "deploys", maxResults: 3 }, { onHeader: (h) => (streamedScopeId = h.get("acms-scope-id")) }));
-    const refused = await scoped.scope.validateResourceScope({ requestedResourceIds: [OUTSIDE] }).then(() => undefined, (e) => e);
+    for await (const _ of scoped.text.searchStream(
+      { query: "deploys", maxResults: 3 },
+      { onHeader: (h) => (streamedScopeId = h.get("acms-scope-id")) },
+    ));
+    const refused = await scoped.scope.validateResourceScope({ requestedResourceIds: [OUTSIDE] }).then(
+      () => undefined,
+      (e) => e,
+    );
     const violation = findScopeViolation(refused);
     return {
       protocol,

@@ -6,7 +6,11 @@ import { HealthCheckResponse_ServingStatus } from "@acms/client/gen/grpc/health/
 
 const protocol = process.argv[2];
 const acms = createAcmsClient({ baseUrl: process.env.ACMS_URL, apiKey: process.env.ACMS_API_KEY, protocol });
-const refusal = (promise) => promise.then(() => undefined, (err) => err);
+const refusal = (promise) =>
+  promise.then(
+    () => undefined,
+    (err) => err,
+  );
 try {
   const health = await acms.health.check({ service: "" });
   const { scope } = await acms.scope.resolveScope({ projects: [process.env.ACMS_PROJECT] });
@@ -15,19 +19,21 @@ try {
   const refused = await refusal(scoped.scope.validateResourceScope({ requestedResourceIds: ["01ARZ3NDEKTSV4RRFFQ69G5FAV"] }));
   const violation = findScopeViolation(refused);
   const bad = findBadRequest(await refusal(scoped.text.search({ query: "" })));
-  console.log(JSON.stringify({
-    protocol,
-    serving: health.status === HealthCheckResponse_ServingStatus.SERVING,
-    scopeId: scope.scopeId,
-    paths: results.map((r) => r.path),
-    refusedCode: Code[refused.code],
-    violation: violation && {
-      typeName: violation.$typeName === ScopeViolationSchema.typeName ? violation.$typeName : "mismatch",
-      resourceIds: violation.resourceIds,
-      scopeProjectNames: violation.scopeProjectNames,
-    },
-    badFields: bad?.fieldViolations.map((v) => v.field),
-  }));
+  console.log(
+    JSON.stringify({
+      protocol,
+      serving: health.status === HealthCheckResponse_ServingStatus.SERVING,
+      scopeId: scope.scopeId,
+      paths: results.map((r) => r.path),
+      refusedCode: Code[refused.code],
+      violation: violation && {
+        typeName: violation.$typeName === ScopeViolationSchema.typeName ? violation.$typeName : "mismatch",
+        resourceIds: violation.resourceIds,
+        scopeProjectNames: violation.scopeProjectNames,
+      },
+      badFields: bad?.fieldViolations.map((v) => v.field),
+    }),
+  );
 } finally {
   acms.close();
 }

@@ -14,4 +14,7 @@ export function offenders(err: unknown): string[] {
   return v?.resourceIds ?? [];
 }
 
-export const clients = [createAcmsClient({ baseUrl: "http://127.0.0.1:1", protocol: "grpc" }), createAcmsWebClient({ baseUrl: "http://127.0.0.1:1", protocol: "grpc-web" })];
+export const clients = [
+  createAcmsClient({ baseUrl: "http://127.0.0.1:1", protocol: "grpc" }),
+  createAcmsWebClient({ baseUrl: "http://127.0.0.1:1", protocol: "grpc-web" }),
+];
