@@ -1,6 +1,5 @@
 import { arrayValue, ARRAY, BIGINT, FLOAT, INTEGER, listValue, VARCHAR, type DuckDBValue } from "@duckdb/node-api";
 import { documentFingerprint } from "../../domain/document-fingerprint.js";
-import { formatUkoUri } from "../../domain/uko-uri.js";
 import type {
   ChunkRecord,
   DeleteOutcome,
@@ -14,6 +13,7 @@ import type {
 import type { ChunkText, ChunkTextChanges } from "../../ports/unit-reader.js";
 import type { VectorEntry } from "../../ports/vector-backend.js";
 import { keyList, numberOrNull, type DuckDbDatabase, type DuckDbTx, type DuckDbWriteTx } from "./duckdb-database.js";
+import { chunkRecordsOf } from "../shared/chunk-rows.js";
 import { DEFAULT_RETAINED_VERSIONS } from "../shared/retention.js";
 
 /** Options of the DuckDB document store. */
@@ -102,33 +102,23 @@ export class DuckDbDocumentStore implements DocumentStore {
   }
 
   async getChunks(keys: readonly number[]): Promise<Map<number, ChunkRecord>> {
-    const out = new Map<number, ChunkRecord>();
-    if (keys.length === 0) return out;
+    if (keys.length === 0) return new Map();
     const rows = await this.db.query(
       `SELECT c.chunk_key, c.doc_key, c.resource_id, c.path, c.chunk_index, c.text, c.superseded_at, d.metadata
          FROM chunks c JOIN documents d ON d.doc_key = c.doc_key WHERE c.chunk_key IN (SELECT unnest(${keyList(keys)}))`,
     );
-    const metadataByDoc = new Map<number, Record<string, string>>();
-    for (const r of rows) {
-      const docKey = Number(r[1]);
-      let metadata = metadataByDoc.get(docKey);
-      if (!metadata) metadataByDoc.set(docKey, (metadata = JSON.parse(String(r[7])) as Record<string, string>));
-      const chunkKey = Number(r[0]);
-      const resourceId = String(r[2]);
-      const path = String(r[3]);
-      const chunkIndex = Number(r[4]);
-      out.set(chunkKey, {
-        chunkKey,
-        resourceId,
-        path,
-        chunkIndex,
+    return chunkRecordsOf(
+      rows.map((r) => ({
+        chunk_key: Number(r[0]),
+        doc_key: Number(r[1]),
+        resource_id: String(r[2]),
+        path: String(r[3]),
+        chunk_index: Number(r[4]),
         text: String(r[5]),
-        metadata,
-        supersededAt: numberOrNull(r[6]),
-        ukoUri: formatUkoUri(resourceId, path, chunkIndex),
-      });
-    }
-    return out;
+        superseded_at: numberOrNull(r[6]),
+        metadata: String(r[7]),
+      })),
+    );
   }
 
   async *iterateVectors(): AsyncIterable<VectorEntry> {

@@ -1,5 +1,6 @@
-import { isVersionVisible } from "../../domain/temporal-filter.js";
 import type { ChunkSnapshot, UnitAddress, UnitReader, UnitRecord, UnitVisibility } from "../../ports/unit-reader.js";
+import { groupBy } from "../shared/group-by.js";
+import { toChunkText, unitFromVersions } from "../shared/unit-rows.js";
 import { numberOrNull, type DuckDbDatabase } from "./duckdb-database.js";
 
 /**
@@ -35,34 +36,21 @@ export class DuckDbUnitReader implements UnitReader {
       }
       return { versions, chunkTexts };
     });
-    const byDoc = new Map<string, typeof versions>();
-    for (const v of versions) {
-      const key = `${String(v[1])}\u0000${String(v[2])}`;
-      const list = byDoc.get(key);
-      if (list) list.push(v);
-      else byDoc.set(key, [v]);
-    }
-    return addresses.map((a) => {
-      for (const v of byDoc.get(`${a.resourceId}\u0000${a.path}`) ?? []) {
-        const supersededAt = numberOrNull(v[5]);
-        if (!isVersionVisible(visibility.temporal, supersededAt, visibility.now, visibility.recentWindowMs)) continue;
-        let content = String(v[3]);
-        if (a.chunkIndex !== undefined) {
-          const text = chunkTexts.get(`${Number(v[0])}#${a.chunkIndex}`);
-          if (text === undefined) continue;
-          content = text;
-        }
-        return {
-          resourceId: a.resourceId,
-          path: a.path,
-          chunkIndex: a.chunkIndex,
-          content,
-          metadata: JSON.parse(String(v[4])) as Record<string, string>,
-          supersededAt,
-        };
-      }
-      return undefined;
-    });
+    const byDoc = groupBy(
+      versions.map((v) => ({
+        key: `${String(v[1])}\u0000${String(v[2])}`,
+        doc_key: Number(v[0]),
+        content: String(v[3]),
+        metadata: String(v[4]),
+        superseded_at: numberOrNull(v[5]),
+      })),
+      (v) => v.key,
+    );
+    return addresses.map((a) =>
+      unitFromVersions(a, byDoc.get(`${a.resourceId}\u0000${a.path}`) ?? [], visibility, (docKey, chunkIndex) =>
+        chunkTexts.get(`${docKey}#${chunkIndex}`),
+      ),
+    );
   }
 
   async snapshotChunks(): Promise<ChunkSnapshot> {
@@ -71,14 +59,16 @@ export class DuckDbUnitReader implements UnitReader {
       const rows = await tx.all("SELECT chunk_key, resource_id, path, chunk_index, text, superseded_at FROM chunks ORDER BY chunk_key");
       return {
         generation,
-        chunks: rows.map((r) => ({
-          chunkKey: Number(r[0]),
-          resourceId: String(r[1]),
-          path: String(r[2]),
-          chunkIndex: Number(r[3]),
-          text: String(r[4]),
-          supersededAt: numberOrNull(r[5]),
-        })),
+        chunks: rows.map((r) =>
+          toChunkText({
+            chunk_key: Number(r[0]),
+            resource_id: String(r[1]),
+            path: String(r[2]),
+            chunk_index: Number(r[3]),
+            text: String(r[4]),
+            superseded_at: numberOrNull(r[5]),
+          }),
+        ),
       };
     });
   }

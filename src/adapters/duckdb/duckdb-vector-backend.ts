@@ -12,6 +12,8 @@ import {
 } from "../../ports/vector-backend.js";
 import { keyList, type DuckDbDatabase, type DuckDbTx } from "./duckdb-database.js";
 import { appendVectorRows } from "./duckdb-document-store.js";
+import { assertVectorQuery } from "../shared/vectors/vector-query-checks.js";
+import { WriteQueue } from "../shared/vectors/write-queue.js";
 
 /** Options of the DuckDB vector backend. */
 export interface DuckDbVectorBackendOptions {
@@ -44,8 +46,7 @@ function norm(v: Float32Array): number {
  * next search.
  */
 export class DuckDbVectorBackend implements VectorBackend {
-  private queue: Promise<void> = Promise.resolve();
-  private failure: Error | undefined;
+  private readonly writes = new WriteQueue();
   private readonly ownWrites: boolean;
   private readonly ownsDatabase: boolean;
 
@@ -65,7 +66,7 @@ export class DuckDbVectorBackend implements VectorBackend {
     checkDimensions(entries, this.dimension);
     if (!this.ownWrites || entries.length === 0) return;
     const kept = lastWriteOfEachKey(entries);
-    this.enqueue(async (tx) => {
+    this.enqueueWrite(async (tx) => {
       await tx.run(`DELETE FROM chunk_vectors WHERE list_contains(${keyList(kept.map((e) => e.chunkKey))}, chunk_key)`);
       await appendVectorRows(tx, kept, this.dimension);
     });
@@ -74,18 +75,18 @@ export class DuckDbVectorBackend implements VectorBackend {
   supersede(chunkKeys: readonly number[], at: number): void {
     if (!this.ownWrites || chunkKeys.length === 0) return;
     const keys = keyList(chunkKeys);
-    this.enqueue((tx) => tx.run(`UPDATE chunk_vectors SET superseded_at = $1 WHERE list_contains(${keys}, chunk_key)`, [BigInt(at)]));
+    this.enqueueWrite((tx) => tx.run(`UPDATE chunk_vectors SET superseded_at = $1 WHERE list_contains(${keys}, chunk_key)`, [BigInt(at)]));
   }
 
   remove(chunkKeys: readonly number[]): void {
     if (!this.ownWrites || chunkKeys.length === 0) return;
     const keys = keyList(chunkKeys);
-    this.enqueue((tx) => tx.run(`DELETE FROM chunk_vectors WHERE list_contains(${keys}, chunk_key)`));
+    this.enqueueWrite((tx) => tx.run(`DELETE FROM chunk_vectors WHERE list_contains(${keys}, chunk_key)`));
   }
 
   clearResource(resourceId: string): void {
     if (!this.ownWrites) return;
-    this.enqueue((tx) => tx.run("DELETE FROM chunk_vectors WHERE resource_id = $1", [resourceId]));
+    this.enqueueWrite((tx) => tx.run("DELETE FROM chunk_vectors WHERE resource_id = $1", [resourceId]));
   }
 
   /** Deletes the resource's rows and inserts `entries` in one transaction, so a search sees one or the other. */
@@ -95,7 +96,7 @@ export class DuckDbVectorBackend implements VectorBackend {
     const byKey = new Map<number, VectorEntry>();
     for (const e of entries) byKey.set(e.chunkKey, e);
     const kept = [...byKey.values()].filter((e) => norm(e.vector) > 0);
-    this.enqueue(async (tx) => {
+    this.enqueueWrite(async (tx) => {
       await tx.run("DELETE FROM chunk_vectors WHERE resource_id = $1", [resourceId]);
       if (kept.length > 0) await appendVectorRows(tx, kept, this.dimension);
     });
@@ -107,9 +108,7 @@ export class DuckDbVectorBackend implements VectorBackend {
     query: Float32Array,
     opts: VectorSearchOptions,
   ): Promise<{ hits: VectorHit[]; exhaustive: boolean }> {
-    opts.signal?.throwIfAborted();
-    if (query.length !== this.dimension) throw new RangeError(`query has ${query.length} dimensions, the backend ${this.dimension}`);
-    if (!Number.isInteger(opts.topK) || opts.topK <= 0) throw new RangeError(`topK must be a positive integer, got ${opts.topK}`);
+    assertVectorQuery(query, this.dimension, opts);
     await this.flushed();
     opts.signal?.throwIfAborted();
     if (view.resourceIds.length === 0 || !(norm(query) > 0)) return { hits: [], exhaustive: true };
@@ -149,25 +148,15 @@ export class DuckDbVectorBackend implements VectorBackend {
 
   /** Resolves when every queued write is in the database (a failed one throws here, once). */
   async flushed(): Promise<void> {
-    await this.queue;
-    if (this.failure) {
-      const err = this.failure;
-      this.failure = undefined;
-      throw err;
-    }
+    await this.writes.flushed();
   }
 
   async close(): Promise<void> {
-    await this.queue;
+    await this.writes.idle();
     if (this.ownsDatabase) await this.db.close();
   }
-
-  private enqueue(write: (tx: DuckDbTx) => Promise<void>): void {
-    this.queue = this.queue
-      .then(() => this.db.write(write))
-      .catch((err: unknown) => {
-        this.failure ??= err instanceof Error ? err : new Error(String(err));
-      });
+  private enqueueWrite(write: (tx: DuckDbTx) => Promise<void>): void {
+    this.writes.enqueue(() => this.db.write(write));
   }
 }
 

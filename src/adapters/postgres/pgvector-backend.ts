@@ -13,6 +13,9 @@ import {
 import { insertVectorRows } from "./postgres-document-store.js";
 import { withSchemaLock } from "./postgres-migrations.js";
 import type { PostgresClient, PostgresPool } from "./postgres-pool.js";
+import { assertVectorQuery } from "../shared/vectors/vector-query-checks.js";
+import { WriteQueue } from "../shared/vectors/write-queue.js";
+import { vectorFromBytes } from "../shared/vectors/vector-bytes.js";
 
 /** In-scope vectors up to which a search is an exact scan (recall 1); above, HNSW with iterative scan. */
 export const PGVECTOR_EXACT_THRESHOLD = 10_000;
@@ -94,17 +97,13 @@ async function reconcileVectorTable(c: PostgresClient): Promise<void> {
     );
     if (rows.length === 0) return;
     after = rows[rows.length - 1].chunk_key;
-    const entries = rows.map((r) => {
-      const copy = new Uint8Array(r.embedding.byteLength);
-      copy.set(r.embedding);
-      return {
-        chunkKey: r.chunk_key,
-        resourceId: r.resource_id,
-        path: r.path,
-        supersededAt: r.superseded_at,
-        vector: new Float32Array(copy.buffer),
-      };
-    });
+    const entries = rows.map((r) => ({
+      chunkKey: r.chunk_key,
+      resourceId: r.resource_id,
+      path: r.path,
+      supersededAt: r.superseded_at,
+      vector: vectorFromBytes(r.embedding),
+    }));
     await insertVectorRows(c, entries);
   }
 }
@@ -147,8 +146,7 @@ interface HitRow {
  * first, so a search sees every write made before it; a failed write fails the next search.
  */
 export class PgvectorBackend implements VectorBackend {
-  private queue: Promise<void> = Promise.resolve();
-  private failure: Error | undefined;
+  private readonly writes = new WriteQueue();
   private readonly exactThreshold: number;
   private readonly ownWrites: boolean;
 
@@ -168,7 +166,7 @@ export class PgvectorBackend implements VectorBackend {
     const last = lastWriteOfEachKey(entries);
     const kept = last.filter((e) => norm(e.vector) > 0);
     const zero = last.filter((e) => norm(e.vector) === 0).map((e) => e.chunkKey);
-    this.enqueue(async () => {
+    this.writes.enqueue(async () => {
       if (zero.length > 0) await this.pool.query("DELETE FROM chunk_vectors WHERE chunk_key = ANY($1::bigint[])", [zero]);
       const client = await this.pool.connect();
       try {
@@ -182,7 +180,7 @@ export class PgvectorBackend implements VectorBackend {
   supersede(chunkKeys: readonly number[], at: number): void {
     if (!this.ownWrites || chunkKeys.length === 0) return;
     const keys = [...chunkKeys];
-    this.enqueue(async () => {
+    this.writes.enqueue(async () => {
       await this.pool.query("UPDATE chunk_vectors SET superseded_at = $2 WHERE chunk_key = ANY($1::bigint[])", [keys, at]);
     });
   }
@@ -190,14 +188,14 @@ export class PgvectorBackend implements VectorBackend {
   remove(chunkKeys: readonly number[]): void {
     if (!this.ownWrites || chunkKeys.length === 0) return;
     const keys = [...chunkKeys];
-    this.enqueue(async () => {
+    this.writes.enqueue(async () => {
       await this.pool.query("DELETE FROM chunk_vectors WHERE chunk_key = ANY($1::bigint[])", [keys]);
     });
   }
 
   clearResource(resourceId: string): void {
     if (!this.ownWrites) return;
-    this.enqueue(async () => {
+    this.writes.enqueue(async () => {
       await this.pool.query("DELETE FROM chunk_vectors WHERE resource_id = $1", [resourceId]);
     });
   }
@@ -209,7 +207,7 @@ export class PgvectorBackend implements VectorBackend {
     const byKey = new Map<number, VectorEntry>();
     for (const e of entries) byKey.set(e.chunkKey, e);
     const kept = [...byKey.values()].filter((e) => norm(e.vector) > 0);
-    this.enqueue(async () => {
+    this.writes.enqueue(async () => {
       const client = await this.pool.connect();
       try {
         await client.query("BEGIN");
@@ -228,12 +226,7 @@ export class PgvectorBackend implements VectorBackend {
 
   /** Resolves when every queued write is in the database. */
   async flushed(): Promise<void> {
-    await this.queue;
-    if (this.failure) {
-      const err = this.failure;
-      this.failure = undefined;
-      throw err;
-    }
+    await this.writes.flushed();
   }
 
   async search(
@@ -241,9 +234,7 @@ export class PgvectorBackend implements VectorBackend {
     query: Float32Array,
     opts: VectorSearchOptions,
   ): Promise<{ hits: VectorHit[]; exhaustive: boolean }> {
-    opts.signal?.throwIfAborted();
-    if (query.length !== this.dimension) throw new RangeError(`query has ${query.length} dimensions, the backend ${this.dimension}`);
-    if (!Number.isInteger(opts.topK) || opts.topK <= 0) throw new RangeError(`topK must be a positive integer, got ${opts.topK}`);
+    assertVectorQuery(query, this.dimension, opts);
     await this.flushed();
     opts.signal?.throwIfAborted();
     if (view.resourceIds.length === 0 || norm(query) === 0) return { hits: [], exhaustive: true };
@@ -319,12 +310,6 @@ export class PgvectorBackend implements VectorBackend {
   }
 
   async close(): Promise<void> {
-    await this.queue;
-  }
-
-  private enqueue(write: () => Promise<void>): void {
-    this.queue = this.queue.then(write).catch((err: unknown) => {
-      this.failure ??= err instanceof Error ? err : new Error(String(err));
-    });
+    await this.writes.idle();
   }
 }

@@ -1,6 +1,5 @@
 import { documentFingerprint } from "../../domain/document-fingerprint.js";
 import { InvalidArgumentError } from "../../domain/errors.js";
-import { formatUkoUri } from "../../domain/uko-uri.js";
 import type {
   ChunkRecord,
   DeleteOutcome,
@@ -14,7 +13,9 @@ import type {
 import type { VectorEntry } from "../../ports/vector-backend.js";
 import { keywordBatch } from "./keyword-postings.js";
 import { inTransaction, type PostgresClient, type PostgresPool } from "./postgres-pool.js";
+import { chunkRecordsOf, type StoredChunkRow } from "../shared/chunk-rows.js";
 import { DEFAULT_RETAINED_VERSIONS } from "../shared/retention.js";
+import { vectorFromBytes, vectorToBytes } from "../shared/vectors/vector-bytes.js";
 
 /** The channel every committed write notifies, with its generation as payload (read by other servers). */
 export const GENERATION_CHANNEL = "acms_index_generation";
@@ -31,16 +32,6 @@ export interface PostgresDocumentStoreOptions {
    * database-side vector index holds exactly the committed chunk versions, crash or not.
    */
   vectorTable?: boolean;
-}
-
-function toBytes(v: Float32Array): Buffer {
-  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-}
-
-function fromBytes(b: Buffer): Float32Array {
-  const copy = new Uint8Array(b.byteLength);
-  copy.set(b);
-  return new Float32Array(copy.buffer);
 }
 
 function hasNul(s: string): boolean {
@@ -120,39 +111,14 @@ export class PostgresDocumentStore implements DocumentStore {
   }
 
   async getChunks(keys: readonly number[]): Promise<Map<number, ChunkRecord>> {
-    const out = new Map<number, ChunkRecord>();
-    if (keys.length === 0) return out;
-    const { rows } = await this.pool.query<{
-      chunk_key: number;
-      doc_key: number;
-      resource_id: string;
-      path: string;
-      chunk_index: number;
-      text: string;
-      superseded_at: number | null;
-      metadata: string;
-    }>(
+    if (keys.length === 0) return new Map();
+    const { rows } = await this.pool.query<StoredChunkRow>(
       `SELECT c.chunk_key, c.doc_key, c.resource_id, c.path, c.chunk_index, c.text, c.superseded_at, d.metadata
          FROM chunks c JOIN documents d ON d.doc_key = c.doc_key
         WHERE c.chunk_key = ANY($1::bigint[])`,
       [[...keys]],
     );
-    const metadataByDoc = new Map<number, Record<string, string>>();
-    for (const row of rows) {
-      let metadata = metadataByDoc.get(row.doc_key);
-      if (!metadata) metadataByDoc.set(row.doc_key, (metadata = JSON.parse(row.metadata) as Record<string, string>));
-      out.set(row.chunk_key, {
-        chunkKey: row.chunk_key,
-        resourceId: row.resource_id,
-        path: row.path,
-        chunkIndex: row.chunk_index,
-        text: row.text,
-        metadata,
-        supersededAt: row.superseded_at,
-        ukoUri: formatUkoUri(row.resource_id, row.path, row.chunk_index),
-      });
-    }
-    return out;
+    return chunkRecordsOf(rows);
   }
 
   /** Every retained vector, read page by page in one repeatable-read transaction (one committed state). */
@@ -185,7 +151,7 @@ export class PostgresDocumentStore implements DocumentStore {
             resourceId: r.resource_id,
             path: r.path,
             supersededAt: r.superseded_at,
-            vector: fromBytes(r.embedding),
+            vector: vectorFromBytes(r.embedding),
           };
         }
         if (rows.length < VECTOR_PAGE) break;
@@ -296,7 +262,7 @@ export class PostgresDocumentStore implements DocumentStore {
         rows.map((r) => r.path),
         rows.map((r) => r.index),
         rows.map((r) => r.ch.text),
-        rows.map((r) => (r.ch.embedding ? toBytes(r.ch.embedding) : null)),
+        rows.map((r) => (r.ch.embedding ? vectorToBytes(r.ch.embedding) : null)),
         batch.rowLengths,
         batch.terms,
         batch.postingKeys,
@@ -383,7 +349,13 @@ export class PostgresDocumentStore implements DocumentStore {
       const vectors: VectorEntry[] = [];
       for (const r of rows) {
         if (r.embedding)
-          vectors.push({ chunkKey: r.chunk_key, resourceId, path: r.path, supersededAt: r.superseded_at, vector: fromBytes(r.embedding) });
+          vectors.push({
+            chunkKey: r.chunk_key,
+            resourceId,
+            path: r.path,
+            supersededAt: r.superseded_at,
+            vector: vectorFromBytes(r.embedding),
+          });
       }
       const generation = await this.commitCounters(c, counters, {
         resourceReloaded: resourceId,

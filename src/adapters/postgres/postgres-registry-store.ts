@@ -4,57 +4,17 @@ import { assertProjectName } from "../../domain/project-name.js";
 import { assertAlias } from "../../domain/resource-alias.js";
 import { isUlid, newUlid } from "../../domain/ulid-id.js";
 import type { LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
+import {
+  aliasCollisions,
+  encodeMetadata,
+  decodeMetadata,
+  toLink,
+  toResourceRecord,
+  type LinkRow,
+  type ResourceRow,
+} from "../shared/registry-rows.js";
+import { groupBy } from "../shared/group-by.js";
 import { inTransaction, isUniqueViolation, type PostgresClient, type PostgresPool } from "./postgres-pool.js";
-
-interface ResourceRow {
-  id: string;
-  owner_project: string;
-  kind: string;
-  metadata: string;
-  created_at: number;
-}
-
-interface LinkRow {
-  project: string;
-  resource_id: string;
-  alias: string;
-}
-
-function toLink(r: LinkRow): LinkRecord {
-  return { project: r.project, resourceId: r.resource_id, alias: r.alias };
-}
-
-/** Metadata is stored as an array of pairs (as the embedded store does), so no key is special on the way back. */
-function decodeMetadata(json: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of JSON.parse(json) as Array<[string, string]>) {
-    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-  }
-  return out;
-}
-
-function toRecord(row: ResourceRow, parentIds: string[], links: LinkRecord[]): ResourceRecord {
-  return {
-    id: row.id,
-    ownerProject: row.owner_project,
-    kind: row.kind,
-    parentIds,
-    metadata: decodeMetadata(row.metadata),
-    createdAt: new Date(row.created_at),
-    links,
-  };
-}
-
-function groupBy<R>(rows: R[], key: (r: R) => string): Map<string, R[]> {
-  const out = new Map<string, R[]>();
-  for (const r of rows) {
-    const k = key(r);
-    const list = out.get(k);
-    if (list) list.push(r);
-    else out.set(k, [r]);
-  }
-  return out;
-}
 
 /**
  * The registry on PostgreSQL, with the embedded store's tables, rules and domain errors. Every write is
@@ -98,7 +58,7 @@ export class PostgresRegistryStore implements RegistryStore {
     const id = input.id.length > 0 ? input.id : newUlid();
     const parentIds = [...new Set(input.parentIds)];
     const createdAt = Date.now();
-    const metadata = JSON.stringify(Object.entries(input.metadata));
+    const metadata = encodeMetadata(input.metadata);
     try {
       await inTransaction(this.pool, async (c) => {
         await requireProject(c, input.project);
@@ -197,7 +157,7 @@ export class PostgresRegistryStore implements RegistryStore {
         const links = await c.query<LinkRow>("SELECT project, resource_id, alias FROM registry_links WHERE resource_id = $1 ORDER BY seq", [
           id,
         ]);
-        return toRecord(
+        return toResourceRecord(
           row,
           parents.rows.map((p) => p.parent_id),
           links.rows.map(toLink),
@@ -239,7 +199,7 @@ export class PostgresRegistryStore implements RegistryStore {
           [project],
         );
         return resources.rows.map((row) => ({
-          ...toRecord(
+          ...toResourceRecord(
             row,
             (parents.get(row.id) ?? []).map((p) => p.parent_id),
             (links.get(row.id) ?? []).map(toLink),
@@ -272,20 +232,7 @@ export class PostgresRegistryStore implements RegistryStore {
       },
       "ISOLATION LEVEL REPEATABLE READ READ ONLY",
     );
-    const messages: string[] = [];
-    for (const group of groupBy(links, (l) => l.alias.toLowerCase()).values()) {
-      if (group.length < 2) continue;
-      const names = group.map((l) => `"${l.alias}" (${l.resource_id})`).join(", ");
-      messages.push(`aliases ${names} in ${project} differ only in case`);
-    }
-    const ids = new Set(links.map((l) => l.resource_id));
-    for (const l of links) {
-      const asId = l.alias.toUpperCase();
-      if (asId !== l.resource_id && ids.has(asId)) {
-        messages.push(`alias "${l.alias}" of ${l.resource_id} in ${project} equals the id of another resource linked into it`);
-      }
-    }
-    return messages;
+    return aliasCollisions(project, links);
   }
 
   async linksOfProjects(projects: readonly string[]): Promise<LinkRecord[]> {

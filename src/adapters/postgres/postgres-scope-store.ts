@@ -1,15 +1,7 @@
 import { AlreadyExistsError } from "../../domain/errors.js";
 import type { ResourceScope } from "../../domain/scope.js";
 import type { ScopePage, ScopeStore } from "../../ports/scope-store.js";
-import {
-  ScopeCache,
-  freezeScope,
-  fromStoredScopeRow,
-  scopePageLimit,
-  scopePageOf,
-  toStoredScopeRow,
-  type StoredScopeRow,
-} from "../../ports/stored-scopes.js";
+import { ScopeCache, freezeScope, scopePageLimit, scopePageOf, toStoredScopeRow, type StoredScopeRow } from "../shared/scope-rows.js";
 import { isUniqueViolation, type PostgresPool } from "./postgres-pool.js";
 
 /**
@@ -45,16 +37,12 @@ export class PostgresScopeStore implements ScopeStore {
   }
 
   async get(scopeId: string): Promise<ResourceScope | undefined> {
-    const cached = this.cache.get(scopeId);
-    if (cached) return cached;
-    const { rows } = await this.pool.query<StoredScopeRow>("SELECT scope_id, owner, body, created_at FROM scopes WHERE scope_id = $1", [
-      scopeId,
-    ]);
-    const row = rows[0];
-    if (!row) return undefined;
-    const scope = fromStoredScopeRow(row);
-    this.cache.remember(scope);
-    return scope;
+    return this.cache.readThrough(scopeId, async () => {
+      const { rows } = await this.pool.query<StoredScopeRow>("SELECT scope_id, owner, body, created_at FROM scopes WHERE scope_id = $1", [
+        scopeId,
+      ]);
+      return rows[0];
+    });
   }
 
   async listByOwner(owner: string, page: { limit: number; before?: string }): Promise<ScopePage> {

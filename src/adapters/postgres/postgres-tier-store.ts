@@ -2,28 +2,16 @@ import { readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { gunzip, gzip } from "node:zlib";
-import type { TierFragment, TierName } from "../../domain/tier-fragment.js";
+import type { TierFragment } from "../../domain/tier-fragment.js";
 import { fragmentKey } from "../../domain/tier-fragment.js";
 import type { LoadedFragment, SharedTierStore, TierChanges } from "../../ports/tier-store.js";
 import type { PostgresClient, PostgresPool } from "./postgres-pool.js";
+import { loadedFragmentOf, type TierRow } from "../shared/tier-rows.js";
 
 const compress = promisify(gzip);
 const decompress = promisify(gunzip);
 
-interface Row {
-  owner: string;
-  id: string;
-  tier: TierName;
-  project_name: string;
-  resource_id: string;
-  metadata: string;
-  content: string | null;
-  summary: string;
-  token_count: number;
-  created_at: number;
-  updated_at: number;
-  last_accessed_at: number;
-  access_seq: number;
+interface Row extends TierRow {
   change_seq: number;
 }
 
@@ -115,7 +103,7 @@ export class PostgresTierStore implements SharedTierStore {
     await this.flush();
     if (this.legacyColdDir !== undefined) await this.moveLegacyColdFiles(this.legacyColdDir);
     const { rows } = await this.pool.query<Row>(`SELECT ${LOADED} FROM tier_fragments ORDER BY access_seq`);
-    return rows.map(fromRow);
+    return rows.map(loadedFragmentOf);
   }
 
   async coordinated<T>(write: boolean, apply: (changes: TierChanges) => void, work: () => Promise<T>): Promise<T> {
@@ -171,14 +159,17 @@ export class PostgresTierStore implements SharedTierStore {
         { rows: { owner: string; id: string }[] },
       ];
       if (results[1].rows[0].pruned <= since) {
-        return { top: results[0].rows[0].top, changes: { full: false, saved: results[2].rows.map(fromRow), removed: results[3].rows } };
+        return {
+          top: results[0].rows[0].top,
+          changes: { full: false, saved: results[2].rows.map(loadedFragmentOf), removed: results[3].rows },
+        };
       }
     }
     const results = (await client.query(`${TOP_SQL}; SELECT ${LOADED} FROM tier_fragments ORDER BY access_seq`)) as unknown as [
       { rows: { top: number }[] },
       { rows: Row[] },
     ];
-    return { top: results[0].rows[0].top, changes: { full: true, saved: results[1].rows.map(fromRow), removed: [] } };
+    return { top: results[0].rows[0].top, changes: { full: true, saved: results[1].rows.map(loadedFragmentOf), removed: [] } };
   }
 
   /** The connection to write on: the coordinated call's transaction when one is open (which must allow writes). */
@@ -364,22 +355,4 @@ export class PostgresTierStore implements SharedTierStore {
     }
     if (moved > 0) process.stderr.write(`acms: tier store: moved ${moved} cold fragment file(s) from ${dir} into PostgreSQL\n`);
   }
-}
-
-function fromRow(r: Row): LoadedFragment {
-  return {
-    owner: r.owner,
-    id: r.id,
-    tier: r.tier,
-    projectName: r.project_name,
-    resourceId: r.resource_id,
-    metadata: JSON.parse(r.metadata) as Record<string, string>,
-    content: r.tier === "hot" ? (r.content ?? "") : undefined,
-    summary: r.summary,
-    tokenCount: r.token_count,
-    createdAt: new Date(r.created_at),
-    updatedAt: new Date(r.updated_at),
-    lastAccessedAt: new Date(r.last_accessed_at),
-    accessSeq: r.access_seq,
-  };
 }

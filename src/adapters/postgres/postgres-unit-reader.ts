@@ -1,6 +1,7 @@
-import { isVersionVisible } from "../../domain/temporal-filter.js";
 import type { ChunkSnapshot, UnitAddress, UnitReader, UnitRecord, UnitVisibility } from "../../ports/unit-reader.js";
 import { inTransaction, type PostgresPool } from "./postgres-pool.js";
+import { groupBy } from "../shared/group-by.js";
+import { toChunkText, unitFromVersions, type SnapshotChunkRow } from "../shared/unit-rows.js";
 
 interface VersionRow {
   resource_id: string;
@@ -30,13 +31,7 @@ export class PostgresUnitReader implements UnitReader {
             ORDER BY d.superseded_at IS NOT NULL, d.superseded_at DESC, d.doc_key DESC`,
           [addresses.map((a) => a.resourceId), addresses.map((a) => a.path)],
         );
-        const byDocument = new Map<string, VersionRow[]>();
-        for (const row of versions.rows) {
-          const key = `${row.resource_id}\u0000${row.path}`;
-          const list = byDocument.get(key);
-          if (list) list.push(row);
-          else byDocument.set(key, [row]);
-        }
+        const byDocument = groupBy(versions.rows, (row) => `${row.resource_id}\u0000${row.path}`);
         const wanted = addresses.filter((a) => a.chunkIndex !== undefined);
         const chunkText = new Map<string, string>();
         if (wanted.length > 0) {
@@ -50,26 +45,11 @@ export class PostgresUnitReader implements UnitReader {
           );
           for (const r of chunks.rows) chunkText.set(`${r.doc_key}#${r.chunk_index}`, r.text);
         }
-        return addresses.map((a) => {
-          for (const version of byDocument.get(`${a.resourceId}\u0000${a.path}`) ?? []) {
-            if (!isVersionVisible(v.temporal, version.superseded_at, v.now, v.recentWindowMs)) continue;
-            let content = version.content;
-            if (a.chunkIndex !== undefined) {
-              const text = chunkText.get(`${version.doc_key}#${a.chunkIndex}`);
-              if (text === undefined) continue;
-              content = text;
-            }
-            return {
-              resourceId: a.resourceId,
-              path: a.path,
-              chunkIndex: a.chunkIndex,
-              content,
-              metadata: JSON.parse(version.metadata) as Record<string, string>,
-              supersededAt: version.superseded_at,
-            };
-          }
-          return undefined;
-        });
+        return addresses.map((a) =>
+          unitFromVersions(a, byDocument.get(`${a.resourceId}\u0000${a.path}`) ?? [], v, (docKey, chunkIndex) =>
+            chunkText.get(`${docKey}#${chunkIndex}`),
+          ),
+        );
       },
       "ISOLATION LEVEL REPEATABLE READ READ ONLY",
     );
@@ -80,25 +60,10 @@ export class PostgresUnitReader implements UnitReader {
       this.pool,
       async (c) => {
         const generation = BigInt((await c.query<{ g: string }>("SELECT generation::text AS g FROM index_state WHERE id = 1")).rows[0].g);
-        const { rows } = await c.query<{
-          chunk_key: number;
-          resource_id: string;
-          path: string;
-          chunk_index: number;
-          text: string;
-          superseded_at: number | null;
-        }>("SELECT chunk_key, resource_id, path, chunk_index, text, superseded_at FROM chunks ORDER BY chunk_key");
-        return {
-          generation,
-          chunks: rows.map((r) => ({
-            chunkKey: r.chunk_key,
-            resourceId: r.resource_id,
-            path: r.path,
-            chunkIndex: r.chunk_index,
-            text: r.text,
-            supersededAt: r.superseded_at,
-          })),
-        };
+        const { rows } = await c.query<SnapshotChunkRow>(
+          "SELECT chunk_key, resource_id, path, chunk_index, text, superseded_at FROM chunks ORDER BY chunk_key",
+        );
+        return { generation, chunks: rows.map(toChunkText) };
       },
       "ISOLATION LEVEL REPEATABLE READ READ ONLY",
     );

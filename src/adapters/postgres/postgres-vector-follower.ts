@@ -6,6 +6,7 @@ import type { VectorBackend, VectorEntry, VectorHit, VectorSearchOptions } from 
 import { GENERATION_CHANNEL } from "./postgres-document-store.js";
 import type { PostgresPool } from "./postgres-pool.js";
 import { DEFAULT_FOLLOWER_HORIZON_MS, forgetFollower, pruneVectorChanges, recordFollower } from "./vector-change-log.js";
+import { vectorFromBytes } from "../shared/vectors/vector-bytes.js";
 
 /** The in-process vector index this follower keeps current (the embedded PartitionedVectorBackend). */
 export interface FollowedVectorIndex extends VectorBackend {
@@ -26,12 +27,6 @@ export interface VectorFollowerOptions {
   pruneEveryMs?: number;
   /** How long a server may go unseen before the log stops being kept for it (vector-change-log.ts). */
   horizonMs?: number;
-}
-
-function fromBytes(b: Buffer): Float32Array {
-  const copy = new Uint8Array(b.byteLength);
-  copy.set(b);
-  return new Float32Array(copy.buffer);
 }
 
 interface ChangeRow {
@@ -269,5 +264,11 @@ export class PostgresVectorFollower implements VectorBackend {
 }
 
 function toEntry(r: EntryRow): VectorEntry {
-  return { chunkKey: r.chunk_key, resourceId: r.resource_id, path: r.path, supersededAt: r.superseded_at, vector: fromBytes(r.embedding) };
+  return {
+    chunkKey: r.chunk_key,
+    resourceId: r.resource_id,
+    path: r.path,
+    supersededAt: r.superseded_at,
+    vector: vectorFromBytes(r.embedding),
+  };
 }

@@ -26,3 +26,9 @@ export function openSqliteReader(path: string): SqliteDatabase {
   db.pragma("busy_timeout = 5000");
   return db;
 }
+
+/** Whether `err` is SQLite refusing a duplicate key (a UNIQUE or PRIMARY KEY constraint). */
+export function isSqliteUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+}

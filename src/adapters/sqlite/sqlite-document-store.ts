@@ -11,10 +11,11 @@ import type {
   VectorChanges,
 } from "../../ports/document-store.js";
 import type { VectorEntry } from "../../ports/vector-backend.js";
-import { formatUkoUri } from "../../domain/uko-uri.js";
 import { openSqliteReader, type SqliteDatabase } from "../shared/sqlite-database.js";
 import { withoutFsync } from "../shared/without-fsync.js";
+import { chunkRecordsOf, type StoredChunkRow } from "../shared/chunk-rows.js";
 import { DEFAULT_RETAINED_VERSIONS } from "../shared/retention.js";
+import { vectorFromBytes, vectorToBytes } from "../shared/vectors/vector-bytes.js";
 
 /** Every retained chunk version with an embedding, in key order (`iterateVectors`). */
 const VECTORS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
@@ -70,17 +71,6 @@ interface ChunkRow {
   text: string;
   embedding: Buffer | null;
   superseded_at: number | null;
-}
-
-function toBlob(v: Float32Array): Buffer {
-  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-}
-
-function fromBlob(b: Buffer): Float32Array {
-  // Copy: a Buffer's offset into its pool need not be 4-byte aligned.
-  const copy = new Uint8Array(b.byteLength);
-  copy.set(b);
-  return new Float32Array(copy.buffer);
 }
 
 /**
@@ -209,7 +199,7 @@ export class SqliteDocumentStore implements DocumentStore {
       ),
       deleteDoc: db.prepare<[number]>("DELETE FROM documents WHERE doc_key = ?"),
       deleteChunk: db.prepare<[number]>("DELETE FROM chunks WHERE chunk_key = ?"),
-      getChunks: db.prepare<[string], ChunkRow & { metadata: string }>(
+      getChunks: db.prepare<[string], StoredChunkRow>(
         `SELECT c.chunk_key, c.doc_key, c.resource_id, c.path, c.chunk_index, c.text, NULL AS embedding, d.superseded_at, d.metadata
          FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
          WHERE c.chunk_key IN (SELECT value FROM json_each(?))`,
@@ -247,27 +237,8 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   async getChunks(keys: readonly number[]): Promise<Map<number, ChunkRecord>> {
-    const out = new Map<number, ChunkRecord>();
-    if (keys.length === 0) return out;
-    const metadataByDoc = new Map<number, Record<string, string>>();
-    for (const row of this.stmts.getChunks.all(JSON.stringify(keys))) {
-      let metadata = metadataByDoc.get(row.doc_key);
-      if (!metadata) {
-        metadata = JSON.parse(row.metadata) as Record<string, string>;
-        metadataByDoc.set(row.doc_key, metadata);
-      }
-      out.set(row.chunk_key, {
-        chunkKey: row.chunk_key,
-        resourceId: row.resource_id,
-        path: row.path,
-        chunkIndex: row.chunk_index,
-        text: row.text,
-        metadata,
-        supersededAt: row.superseded_at,
-        ukoUri: formatUkoUri(row.resource_id, row.path, row.chunk_index),
-      });
-    }
-    return out;
+    if (keys.length === 0) return new Map();
+    return chunkRecordsOf(this.stmts.getChunks.all(JSON.stringify(keys)));
   }
 
   /**
@@ -284,7 +255,7 @@ export class SqliteDocumentStore implements DocumentStore {
       resourceId: row.resource_id,
       path: row.path,
       supersededAt: row.superseded_at,
-      vector: fromBlob(row.embedding!),
+      vector: vectorFromBytes(row.embedding!),
     });
     if (this.db.memory) {
       for (const row of this.stmts.vectors.all()) yield entry(row);
@@ -351,8 +322,14 @@ export class SqliteDocumentStore implements DocumentStore {
           );
           doc.chunks.forEach((chunk, index) => {
             const chunkKey = Number(
-              this.stmts.insertChunk.run(docKey, resourceId, doc.path, index, chunk.text, chunk.embedding ? toBlob(chunk.embedding) : null)
-                .lastInsertRowid,
+              this.stmts.insertChunk.run(
+                docKey,
+                resourceId,
+                doc.path,
+                index,
+                chunk.text,
+                chunk.embedding ? vectorToBytes(chunk.embedding) : null,
+              ).lastInsertRowid,
             );
             this.stmts.insertFts.run(chunkKey, chunk.text, rid);
             if (chunk.embedding) added.push({ chunkKey, resourceId, path: doc.path, supersededAt: null, vector: chunk.embedding });
@@ -572,7 +549,7 @@ export class SqliteDocumentStore implements DocumentStore {
               resourceId,
               path: row.path,
               supersededAt: row.superseded_at,
-              vector: fromBlob(row.embedding),
+              vector: vectorFromBytes(row.embedding),
             });
           }
           after = row.chunk_key;

@@ -2,27 +2,15 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync } from "node:fs";
 import { open, readFile, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { tierFacts, fragmentKey, type TierFragment, type TierName } from "../../domain/tier-fragment.js";
+import { fragmentKey, type TierFragment } from "../../domain/tier-fragment.js";
 import type { LoadedFragment, TierStore } from "../../ports/tier-store.js";
 import type { SqliteDatabase } from "../shared/sqlite-database.js";
 import { WalSync } from "../shared/wal-sync.js";
 import { withoutFsync } from "../shared/without-fsync.js";
+import { loadedFragmentOf, type TierRow } from "../shared/tier-rows.js";
 
-interface Row {
-  owner: string;
-  id: string;
-  tier: TierName;
-  project_name: string;
-  resource_id: string;
-  metadata: string;
-  content: string | null;
+interface Row extends TierRow {
   cold_file: string | null;
-  summary: string;
-  token_count: number;
-  created_at: number;
-  updated_at: number;
-  last_accessed_at: number;
-  access_seq: number;
 }
 
 /** What a cold file holds: the owner and id (both checked on read) and the full original content. */
@@ -122,7 +110,7 @@ export class SqliteFileTierStore implements TierStore {
       );
     }
     const lostKeys = new Set(lost.map((r) => fragmentKey(r.owner, r.id)));
-    return rows.filter((r) => !lostKeys.has(fragmentKey(r.owner, r.id))).map(fromRow);
+    return rows.filter((r) => !lostKeys.has(fragmentKey(r.owner, r.id))).map(loadedFragmentOf);
   }
 
   async readContents(owner: string, ids: readonly string[]): Promise<Map<string, string>> {
@@ -351,22 +339,4 @@ async function unlinkIfPresent(path: string): Promise<void> {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }
-}
-
-function fromRow(r: Row): LoadedFragment {
-  return {
-    owner: r.owner,
-    id: r.id,
-    tier: r.tier,
-    projectName: r.project_name,
-    resourceId: r.resource_id,
-    metadata: JSON.parse(r.metadata) as Record<string, string>,
-    content: tierFacts(r.tier).inMemory ? (r.content ?? "") : undefined,
-    summary: r.summary,
-    tokenCount: r.token_count,
-    createdAt: new Date(r.created_at),
-    updatedAt: new Date(r.updated_at),
-    lastAccessedAt: new Date(r.last_accessed_at),
-    accessSeq: r.access_seq,
-  };
 }

@@ -4,7 +4,16 @@ import { assertProjectName } from "../../domain/project-name.js";
 import { assertAlias } from "../../domain/resource-alias.js";
 import { isUlid, newUlid, resourceIdProblem } from "../../domain/ulid-id.js";
 import type { LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
-import type { SqliteDatabase } from "../shared/sqlite-database.js";
+import {
+  aliasCollisions,
+  encodeMetadata,
+  decodeMetadata,
+  toLink,
+  toResourceRecord,
+  type LinkRow,
+  type ResourceRow,
+} from "../shared/registry-rows.js";
+import { isSqliteUniqueViolation, type SqliteDatabase } from "../shared/sqlite-database.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS registry_projects (
@@ -36,42 +45,10 @@ CREATE TABLE IF NOT EXISTS registry_parents (
 CREATE INDEX IF NOT EXISTS registry_parents_by_parent ON registry_parents(parent_id);
 `;
 
-interface ResourceRow {
-  id: string;
-  owner_project: string;
-  kind: string;
-  metadata: string;
-  created_at: number;
-}
-
-interface LinkRow {
-  project: string;
-  resource_id: string;
-  alias: string;
-}
-
-function toLink(r: LinkRow): LinkRecord {
-  return { project: r.project, resourceId: r.resource_id, alias: r.alias };
-}
-
-/** Metadata is stored as an array of pairs, so no key (not even `__proto__`) is special on the way back. */
-function decodeMetadata(json: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of JSON.parse(json) as Array<[string, string]>) {
-    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-  }
-  return out;
-}
-
 function addChild(children: Map<string, string[]>, parent: string, child: string): void {
   const list = children.get(parent);
   if (list) list.push(child);
   else children.set(parent, [child]);
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code;
-  return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
 }
 
 /**
@@ -141,7 +118,7 @@ export class SqliteRegistryStore implements RegistryStore {
     try {
       this.stmts.insertProject.run(name, createdAt);
     } catch (err) {
-      if (isUniqueViolation(err)) throw new AlreadyExistsError(`project ${name} already exists`);
+      if (isSqliteUniqueViolation(err)) throw new AlreadyExistsError(`project ${name} already exists`);
       throw err;
     }
     return { name, createdAt: new Date(createdAt) };
@@ -161,7 +138,7 @@ export class SqliteRegistryStore implements RegistryStore {
     const id = input.id.length > 0 ? input.id : newUlid();
     const parentIds = [...new Set(input.parentIds)];
     const createdAt = Date.now();
-    const metadata = JSON.stringify(Object.entries(input.metadata));
+    const metadata = encodeMetadata(input.metadata);
     const write = this.db.transaction(() => {
       this.requireProject(input.project);
       if (this.stmts.getResource.get(id)) throw new AlreadyExistsError(`resource ${id} already exists`);
@@ -180,7 +157,7 @@ export class SqliteRegistryStore implements RegistryStore {
     try {
       write();
     } catch (err) {
-      if (isUniqueViolation(err))
+      if (isSqliteUniqueViolation(err))
         throw new AlreadyExistsError(`resource ${id} or alias "${input.alias}" in ${input.project} already exists`);
       throw err;
     }
@@ -214,7 +191,7 @@ export class SqliteRegistryStore implements RegistryStore {
     try {
       write();
     } catch (err) {
-      if (isUniqueViolation(err))
+      if (isSqliteUniqueViolation(err))
         throw new AlreadyExistsError(`resource ${link.resourceId} or alias "${link.alias}" already in ${link.project}`);
       throw err;
     }
@@ -224,7 +201,7 @@ export class SqliteRegistryStore implements RegistryStore {
   async getResource(id: string): Promise<ResourceRecord | undefined> {
     const row = this.stmts.getResource.get(id);
     if (!row) return undefined;
-    return this.toRecord(
+    return toResourceRecord(
       row,
       this.stmts.parentsOf.all(id).map((p) => p.parent_id),
       this.stmts.linksOf.all(id).map(toLink),
@@ -246,7 +223,7 @@ export class SqliteRegistryStore implements RegistryStore {
       list.push(p.parent_id);
     }
     return this.stmts.resourcesOfProject.all(project).map((row) => ({
-      ...this.toRecord(row, parents.get(row.id) ?? [], links.get(row.id) ?? []),
+      ...toResourceRecord(row, parents.get(row.id) ?? [], links.get(row.id) ?? []),
       alias: row.alias,
     }));
   }
@@ -260,27 +237,7 @@ export class SqliteRegistryStore implements RegistryStore {
   async duplicateAliases(project: string): Promise<string[]> {
     this.requireProject(project);
     const links = this.stmts.linksOfProject.all(project);
-    const messages: string[] = [];
-    const byFolded = new Map<string, LinkRow[]>();
-    for (const l of links) {
-      const key = l.alias.toLowerCase();
-      let group = byFolded.get(key);
-      if (!group) byFolded.set(key, (group = []));
-      group.push(l);
-    }
-    for (const group of byFolded.values()) {
-      if (group.length < 2) continue;
-      const names = group.map((l) => `"${l.alias}" (${l.resource_id})`).join(", ");
-      messages.push(`aliases ${names} in ${project} differ only in case`);
-    }
-    const ids = new Set(links.map((l) => l.resource_id));
-    for (const l of links) {
-      const asId = l.alias.toUpperCase();
-      if (asId !== l.resource_id && ids.has(asId)) {
-        messages.push(`alias "${l.alias}" of ${l.resource_id} in ${project} equals the id of another resource linked into it`);
-      }
-    }
-    return messages;
+    return aliasCollisions(project, links);
   }
 
   async linksOfProjects(projects: readonly string[]): Promise<LinkRecord[]> {
@@ -317,17 +274,5 @@ export class SqliteRegistryStore implements RegistryStore {
 
   private requireProject(name: string): void {
     if (!this.stmts.getProject.get(name)) throw new NotFoundError(`project ${name} not found`);
-  }
-
-  private toRecord(row: ResourceRow, parentIds: string[], links: LinkRecord[]): ResourceRecord {
-    return {
-      id: row.id,
-      ownerProject: row.owner_project,
-      kind: row.kind,
-      parentIds,
-      metadata: decodeMetadata(row.metadata),
-      createdAt: new Date(row.created_at),
-      links,
-    };
   }
 }

@@ -1,16 +1,8 @@
 import { AlreadyExistsError } from "../../domain/errors.js";
 import type { ResourceScope } from "../../domain/scope.js";
 import type { ScopePage, ScopeStore } from "../../ports/scope-store.js";
-import {
-  ScopeCache,
-  freezeScope,
-  fromStoredScopeRow,
-  scopePageLimit,
-  scopePageOf,
-  toStoredScopeRow,
-  type StoredScopeRow,
-} from "../../ports/stored-scopes.js";
-import type { SqliteDatabase } from "../shared/sqlite-database.js";
+import { ScopeCache, freezeScope, scopePageLimit, scopePageOf, toStoredScopeRow, type StoredScopeRow } from "../shared/scope-rows.js";
+import { isSqliteUniqueViolation, type SqliteDatabase } from "../shared/sqlite-database.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS scopes (
@@ -54,23 +46,14 @@ export class SqliteScopeStore implements ScopeStore {
     try {
       this.insert.run(row.scope_id, row.owner, row.body, row.created_at);
     } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      if (code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE") {
-        throw new AlreadyExistsError(`scope ${scope.scopeId} already exists`);
-      }
+      if (isSqliteUniqueViolation(err)) throw new AlreadyExistsError(`scope ${scope.scopeId} already exists`);
       throw err;
     }
     this.cache.remember(freezeScope(scope));
   }
 
   async get(scopeId: string): Promise<ResourceScope | undefined> {
-    const cached = this.cache.get(scopeId);
-    if (cached) return cached;
-    const row = this.select.get(scopeId);
-    if (!row) return undefined;
-    const scope = fromStoredScopeRow(row);
-    this.cache.remember(scope);
-    return scope;
+    return this.cache.readThrough(scopeId, () => this.select.get(scopeId));
   }
 
   async listByOwner(owner: string, page: { limit: number; before?: string }): Promise<ScopePage> {

@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
-import { isVersionVisible } from "../../domain/temporal-filter.js";
 import type { ChunkSnapshot, ChunkText, UnitAddress, UnitReader, UnitRecord, UnitVisibility } from "../../ports/unit-reader.js";
 import type { SqliteDatabase } from "../shared/sqlite-database.js";
+import { toChunkText, unitFromVersions } from "../shared/unit-rows.js";
 
 interface VersionRow {
   doc_key: number;
@@ -48,14 +48,7 @@ export class SqliteUnitReader implements UnitReader {
       .safeIntegers() as unknown as Statement<[], bigint>;
     this.snapshot = db.transaction((): ChunkSnapshot => {
       const generation = this.generation.get() ?? 0n;
-      const chunks: ChunkText[] = this.allChunks.all().map((r) => ({
-        chunkKey: r.chunk_key,
-        resourceId: r.resource_id,
-        path: r.path,
-        chunkIndex: r.chunk_index,
-        text: r.text,
-        supersededAt: r.superseded_at,
-      }));
+      const chunks: ChunkText[] = this.allChunks.all().map(toChunkText);
       return { generation, chunks };
     });
   }
@@ -70,23 +63,11 @@ export class SqliteUnitReader implements UnitReader {
   }
 
   private readOne(address: UnitAddress, v: UnitVisibility): UnitRecord | undefined {
-    for (const version of this.versions.all(address.resourceId, address.path)) {
-      if (!isVersionVisible(v.temporal, version.superseded_at, v.now, v.recentWindowMs)) continue;
-      let content = version.content;
-      if (address.chunkIndex !== undefined) {
-        const chunk = this.chunkOf.get(version.doc_key, address.chunkIndex);
-        if (!chunk) continue;
-        content = chunk.text;
-      }
-      return {
-        resourceId: address.resourceId,
-        path: address.path,
-        chunkIndex: address.chunkIndex,
-        content,
-        metadata: JSON.parse(version.metadata) as Record<string, string>,
-        supersededAt: version.superseded_at,
-      };
-    }
-    return undefined;
+    return unitFromVersions(
+      address,
+      this.versions.all(address.resourceId, address.path),
+      v,
+      (docKey, chunkIndex) => this.chunkOf.get(docKey, chunkIndex)?.text,
+    );
   }
 }

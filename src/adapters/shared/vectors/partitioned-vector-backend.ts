@@ -13,6 +13,7 @@ import { quantizeRow } from "./int8-nearest-rows.js";
 import { TopKHeap } from "./top-k-heap.js";
 import { normalizeInto } from "./vector-math.js";
 import { graphAnswered, VectorPartition, type GraphTally, type PartitionFilter } from "./vector-partition.js";
+import { assertVectorQuery } from "./vector-query-checks.js";
 
 /**
  * Up to this many in-scope vectors a search scans exactly (float32, `exhaustive`); past it a search reads
@@ -516,9 +517,7 @@ export class PartitionedVectorBackend implements VectorBackend {
       throw new UnavailableError(
         `the vectors could not be loaded: ${this.loadError instanceof Error ? this.loadError.message : String(this.loadError)}`,
       );
-    opts.signal?.throwIfAborted();
-    if (query.length !== this.dimension) throw new RangeError(`query has ${query.length} dimensions, the backend ${this.dimension}`);
-    if (!Number.isInteger(opts.topK) || opts.topK <= 0) throw new RangeError(`topK must be a positive integer, got ${opts.topK}`);
+    assertVectorQuery(query, this.dimension, opts);
     const unit = new Float32Array(this.dimension);
     if (normalizeInto(query, unit) === 0) return { hits: [], exhaustive: true };
     const queryCodes = new Int8Array(this.dimension);

@@ -1,5 +1,5 @@
-import { TEMPORAL_SCOPES, type ResourceScope, type TemporalScope } from "../domain/scope.js";
-import { MAX_SCOPE_PAGE, type ScopePage } from "./scope-store.js";
+import { TEMPORAL_SCOPES, type ResourceScope, type TemporalScope } from "../../domain/scope.js";
+import { MAX_SCOPE_PAGE, type ScopePage } from "../../ports/scope-store.js";
 
 /**
  * One stored scope as every scope store keeps it: id, owner and creation time (ms) in columns, everything else
@@ -89,6 +89,20 @@ export class ScopeCache {
 
   has(scopeId: string): boolean {
     return this.scopes.has(scopeId);
+  }
+
+  /** The scope from the cache, else from `read` (the store's row, remembered when found). */
+  async readThrough(
+    scopeId: string,
+    read: () => StoredScopeRow | undefined | Promise<StoredScopeRow | undefined>,
+  ): Promise<ResourceScope | undefined> {
+    const cached = this.get(scopeId);
+    if (cached) return cached;
+    const row = await read();
+    if (!row) return undefined;
+    const scope = fromStoredScopeRow(row);
+    this.remember(scope);
+    return scope;
   }
 
   remember(scope: ResourceScope): void {
