@@ -1,13 +1,13 @@
-import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from "../../domain/errors.js";
-import { assertResourceRequest } from "../../domain/new-resource-check.js";
+import { InvalidArgumentError, NotFoundError } from "../../domain/errors.js";
 import { assertProjectName } from "../../domain/project-name.js";
 import { assertAlias } from "../../domain/resource-alias.js";
-import { isUlid, newUlid } from "../../domain/ulid-id.js";
+import { isUlid } from "../../domain/ulid-id.js";
 import type { LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
 import {
   aliasCollisions,
-  encodeMetadata,
-  decodeMetadata,
+  registeredResource,
+  registryErrors,
+  resourceToWrite,
   toLink,
   toResourceRecord,
   type LinkRow,
@@ -32,7 +32,7 @@ export class PostgresRegistryStore implements RegistryStore {
     try {
       await this.pool.query("INSERT INTO registry_projects (name, created_at) VALUES ($1, $2)", [name, createdAt]);
     } catch (err) {
-      if (isUniqueViolation(err)) throw new AlreadyExistsError(`project ${name} already exists`);
+      if (isUniqueViolation(err)) throw registryErrors.projectExists(name);
       throw err;
     }
     return { name, createdAt: new Date(createdAt) };
@@ -54,19 +54,16 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   async registerResource(input: NewResource): Promise<ResourceRecord> {
-    assertResourceRequest(input);
-    const id = input.id.length > 0 ? input.id : newUlid();
-    const parentIds = [...new Set(input.parentIds)];
-    const createdAt = Date.now();
-    const metadata = encodeMetadata(input.metadata);
+    const w = resourceToWrite(input);
+    const { id, parentIds, createdAt, metadata } = w;
     try {
       await inTransaction(this.pool, async (c) => {
         await requireProject(c, input.project);
         if ((await c.query("SELECT 1 FROM registry_resources WHERE id = $1", [id])).rowCount) {
-          throw new AlreadyExistsError(`resource ${id} already exists`);
+          throw registryErrors.resourceExists(id);
         }
         if ((await c.query("SELECT 1 FROM registry_links WHERE project = $1 AND alias = $2", [input.project, input.alias])).rowCount) {
-          throw new AlreadyExistsError(`alias "${input.alias}" is already taken in ${input.project}`);
+          throw registryErrors.aliasTaken(input.alias, input.project);
         }
         // Acyclic by construction, as in the embedded store: parents must exist, the new id must not,
         // and edges never change afterwards. `FOR KEY SHARE` keeps each parent row in place until commit.
@@ -95,19 +92,10 @@ export class PostgresRegistryStore implements RegistryStore {
         }
       });
     } catch (err) {
-      if (isUniqueViolation(err))
-        throw new AlreadyExistsError(`resource ${id} or alias "${input.alias}" in ${input.project} already exists`);
+      if (isUniqueViolation(err)) throw registryErrors.registrationTaken(id, input.alias, input.project);
       throw err;
     }
-    return {
-      id,
-      ownerProject: input.project,
-      kind: input.kind,
-      parentIds,
-      metadata: decodeMetadata(metadata),
-      createdAt: new Date(createdAt),
-      links: [{ project: input.project, resourceId: id, alias: input.alias }],
-    };
+    return registeredResource(input, w);
   }
 
   async linkResource(link: LinkRecord): Promise<LinkRecord> {
@@ -123,10 +111,10 @@ export class PostgresRegistryStore implements RegistryStore {
         if (
           (await c.query("SELECT 1 FROM registry_links WHERE project = $1 AND resource_id = $2", [link.project, link.resourceId])).rowCount
         ) {
-          throw new AlreadyExistsError(`resource ${link.resourceId} is already linked into ${link.project}`);
+          throw registryErrors.alreadyLinked(link.resourceId, link.project);
         }
         if ((await c.query("SELECT 1 FROM registry_links WHERE project = $1 AND alias = $2", [link.project, link.alias])).rowCount) {
-          throw new AlreadyExistsError(`alias "${link.alias}" is already taken in ${link.project}`);
+          throw registryErrors.aliasTaken(link.alias, link.project);
         }
         await c.query("INSERT INTO registry_links (project, resource_id, alias) VALUES ($1, $2, $3)", [
           link.project,
@@ -135,8 +123,7 @@ export class PostgresRegistryStore implements RegistryStore {
         ]);
       });
     } catch (err) {
-      if (isUniqueViolation(err))
-        throw new AlreadyExistsError(`resource ${link.resourceId} or alias "${link.alias}" already in ${link.project}`);
+      if (isUniqueViolation(err)) throw registryErrors.linkTaken(link);
       throw err;
     }
     return { project: link.project, resourceId: link.resourceId, alias: link.alias };

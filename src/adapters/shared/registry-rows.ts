@@ -1,4 +1,7 @@
-import type { LinkRecord, ResourceRecord } from "../../ports/registry-store.js";
+import { AlreadyExistsError } from "../../domain/errors.js";
+import { assertResourceRequest } from "../../domain/new-resource-check.js";
+import { newUlid } from "../../domain/ulid-id.js";
+import type { LinkRecord, NewResource, ResourceRecord } from "../../ports/registry-store.js";
 import { groupBy } from "./group-by.js";
 
 /** A row of `registry_resources`, as every registry engine stores it. */
@@ -70,3 +73,51 @@ export function aliasCollisions(project: string, links: readonly LinkRow[]): str
   }
   return messages;
 }
+
+/** What a RegisterResource writes, checked: its id (a new ULID when none is asked for), parents once each, time, metadata. */
+export interface ResourceToWrite {
+  id: string;
+  parentIds: string[];
+  createdAt: number;
+  /** `encodeMetadata`'s JSON. */
+  metadata: string;
+}
+
+/** Checks a registration's shape (INVALID_ARGUMENT) and settles what every engine writes for it. */
+export function resourceToWrite(input: NewResource): ResourceToWrite {
+  assertResourceRequest(input);
+  return {
+    id: input.id.length > 0 ? input.id : newUlid(),
+    parentIds: [...new Set(input.parentIds)],
+    createdAt: Date.now(),
+    metadata: encodeMetadata(input.metadata),
+  };
+}
+
+/** The record of a registration just written: its owner project's link is its only one. */
+export function registeredResource(input: NewResource, w: ResourceToWrite): ResourceRecord {
+  return {
+    id: w.id,
+    ownerProject: input.project,
+    kind: input.kind,
+    parentIds: w.parentIds,
+    metadata: decodeMetadata(w.metadata),
+    createdAt: new Date(w.createdAt),
+    links: [{ project: input.project, resourceId: w.id, alias: input.alias }],
+  };
+}
+
+/** The registry's refusals, worded alike on every engine (each engine detects them its own way). */
+export const registryErrors = {
+  projectExists: (name: string) => new AlreadyExistsError(`project ${name} already exists`),
+  resourceExists: (id: string) => new AlreadyExistsError(`resource ${id} already exists`),
+  aliasTaken: (alias: string, project: string) => new AlreadyExistsError(`alias "${alias}" is already taken in ${project}`),
+  /** A registration that lost a race for its id or alias (the constraint, not the check, refused it). */
+  registrationTaken: (id: string, alias: string, project: string) =>
+    new AlreadyExistsError(`resource ${id} or alias "${alias}" in ${project} already exists`),
+  alreadyLinked: (resourceId: string, project: string) =>
+    new AlreadyExistsError(`resource ${resourceId} is already linked into ${project}`),
+  /** A link that lost a race for its resource or alias. */
+  linkTaken: (link: LinkRecord) =>
+    new AlreadyExistsError(`resource ${link.resourceId} or alias "${link.alias}" already in ${link.project}`),
+};

@@ -16,6 +16,7 @@ import { withoutFsync } from "../shared/without-fsync.js";
 import { chunkRecordsOf, type StoredChunkRow } from "../shared/chunk-rows.js";
 import { DEFAULT_RETAINED_VERSIONS } from "../shared/retention.js";
 import { vectorFromBytes, vectorToBytes } from "../shared/vectors/vector-bytes.js";
+import type { SnapshotChunkRow } from "../shared/unit-rows.js";
 
 /** Every retained chunk version with an embedding, in key order (`iterateVectors`). */
 const VECTORS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
@@ -62,15 +63,9 @@ export function resourceToken(resourceId: string): string {
   return `r${resourceId.toLowerCase()}0`;
 }
 
-interface ChunkRow {
-  chunk_key: number;
+interface ChunkRow extends SnapshotChunkRow {
   doc_key: number;
-  resource_id: string;
-  path: string;
-  chunk_index: number;
-  text: string;
   embedding: Buffer | null;
-  superseded_at: number | null;
 }
 
 /**

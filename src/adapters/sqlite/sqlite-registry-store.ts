@@ -1,13 +1,13 @@
-import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from "../../domain/errors.js";
-import { assertResourceRequest } from "../../domain/new-resource-check.js";
+import { InvalidArgumentError, NotFoundError } from "../../domain/errors.js";
 import { assertProjectName } from "../../domain/project-name.js";
 import { assertAlias } from "../../domain/resource-alias.js";
-import { isUlid, newUlid, resourceIdProblem } from "../../domain/ulid-id.js";
+import { isUlid, resourceIdProblem } from "../../domain/ulid-id.js";
 import type { LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
 import {
   aliasCollisions,
-  encodeMetadata,
-  decodeMetadata,
+  registeredResource,
+  registryErrors,
+  resourceToWrite,
   toLink,
   toResourceRecord,
   type LinkRow,
@@ -118,7 +118,7 @@ export class SqliteRegistryStore implements RegistryStore {
     try {
       this.stmts.insertProject.run(name, createdAt);
     } catch (err) {
-      if (isSqliteUniqueViolation(err)) throw new AlreadyExistsError(`project ${name} already exists`);
+      if (isSqliteUniqueViolation(err)) throw registryErrors.projectExists(name);
       throw err;
     }
     return { name, createdAt: new Date(createdAt) };
@@ -134,16 +134,13 @@ export class SqliteRegistryStore implements RegistryStore {
   }
 
   async registerResource(input: NewResource): Promise<ResourceRecord> {
-    assertResourceRequest(input);
-    const id = input.id.length > 0 ? input.id : newUlid();
-    const parentIds = [...new Set(input.parentIds)];
-    const createdAt = Date.now();
-    const metadata = encodeMetadata(input.metadata);
+    const w = resourceToWrite(input);
+    const { id, parentIds, createdAt, metadata } = w;
     const write = this.db.transaction(() => {
       this.requireProject(input.project);
-      if (this.stmts.getResource.get(id)) throw new AlreadyExistsError(`resource ${id} already exists`);
+      if (this.stmts.getResource.get(id)) throw registryErrors.resourceExists(id);
       if (this.stmts.linkByAlias.get(input.project, input.alias)) {
-        throw new AlreadyExistsError(`alias "${input.alias}" is already taken in ${input.project}`);
+        throw registryErrors.aliasTaken(input.alias, input.project);
       }
       // Acyclic by construction: parents must already exist, the new id must not, and edges are never
       // changed afterwards, so no path can lead back to the new resource (self-parents are refused above).
@@ -157,20 +154,11 @@ export class SqliteRegistryStore implements RegistryStore {
     try {
       write();
     } catch (err) {
-      if (isSqliteUniqueViolation(err))
-        throw new AlreadyExistsError(`resource ${id} or alias "${input.alias}" in ${input.project} already exists`);
+      if (isSqliteUniqueViolation(err)) throw registryErrors.registrationTaken(id, input.alias, input.project);
       throw err;
     }
     if (this.children) for (const p of parentIds) addChild(this.children, p, id);
-    return {
-      id,
-      ownerProject: input.project,
-      kind: input.kind,
-      parentIds,
-      metadata: decodeMetadata(metadata),
-      createdAt: new Date(createdAt),
-      links: [{ project: input.project, resourceId: id, alias: input.alias }],
-    };
+    return registeredResource(input, w);
   }
 
   async linkResource(link: LinkRecord): Promise<LinkRecord> {
@@ -181,18 +169,17 @@ export class SqliteRegistryStore implements RegistryStore {
       this.requireProject(link.project);
       if (!this.stmts.getResource.get(link.resourceId)) throw new NotFoundError(`resource ${link.resourceId} not found`);
       if (this.stmts.linkByResource.get(link.project, link.resourceId)) {
-        throw new AlreadyExistsError(`resource ${link.resourceId} is already linked into ${link.project}`);
+        throw registryErrors.alreadyLinked(link.resourceId, link.project);
       }
       if (this.stmts.linkByAlias.get(link.project, link.alias)) {
-        throw new AlreadyExistsError(`alias "${link.alias}" is already taken in ${link.project}`);
+        throw registryErrors.aliasTaken(link.alias, link.project);
       }
       this.stmts.insertLink.run(link.project, link.resourceId, link.alias);
     });
     try {
       write();
     } catch (err) {
-      if (isSqliteUniqueViolation(err))
-        throw new AlreadyExistsError(`resource ${link.resourceId} or alias "${link.alias}" already in ${link.project}`);
+      if (isSqliteUniqueViolation(err)) throw registryErrors.linkTaken(link);
       throw err;
     }
     return { project: link.project, resourceId: link.resourceId, alias: link.alias };

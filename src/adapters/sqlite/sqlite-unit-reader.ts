@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { ChunkSnapshot, ChunkText, UnitAddress, UnitReader, UnitRecord, UnitVisibility } from "../../ports/unit-reader.js";
 import type { SqliteDatabase } from "../shared/sqlite-database.js";
-import { toChunkText, unitFromVersions } from "../shared/unit-rows.js";
+import { toChunkText, unitFromVersions, type SnapshotChunkRow } from "../shared/unit-rows.js";
 
 interface VersionRow {
   doc_key: number;
@@ -10,14 +10,7 @@ interface VersionRow {
   superseded_at: number | null;
 }
 
-interface ChunkRow {
-  chunk_key: number;
-  resource_id: string;
-  path: string;
-  chunk_index: number;
-  text: string;
-  superseded_at: number | null;
-}
+type ChunkRow = SnapshotChunkRow;
 
 /**
  * UnitReader over the tables SqliteDocumentStore keeps (`documents`, `chunks`, `index_state`): read-only,
