@@ -110,7 +110,7 @@ export async function startAcms(env: NodeJS.ProcessEnv, opts: StartAcmsOptions):
   if (entries.length === 0) {
     if (!isLoopback(config.host)) {
       throw new StartRefusal(
-        `refusing to listen on ${config.host} without API keys: set ACMS_KEYS_FILE (see README, "API keys") or listen on 127.0.0.1`,
+        `refusing to listen on ${config.host} without API keys: set ACMS_KEYS_FILE (see docs/operating.md, "API keys") or listen on 127.0.0.1`,
         false,
       );
     }
