@@ -4,18 +4,16 @@
  *
  *   ACMS_API_KEY=... npx tsx examples/typescript-client.ts "how do I ingest a folder"
  *
- * Environment: ACMS_URL (default http://127.0.0.1:50051), ACMS_API_KEY, ACMS_PROJECT (default local/acms).
+ * Environment: ACMS_URL, else ACMS_HOST and ACMS_PORT as the server and the CLI read them (default
+ * http://127.0.0.1:50051); ACMS_API_KEY; ACMS_PROJECT (default local/acms).
  */
 import { Code, ConnectError } from "@connectrpc/connect";
-import { createAcmsClient, findScopeViolation } from "../src/index.js";
+import { acmsUrlFromEnv, createAcmsClient, findScopeViolation } from "../src/index.js";
 
 async function main(): Promise<void> {
   const project = process.env.ACMS_PROJECT ?? "local/acms";
   const question = process.argv.slice(2).join(" ") || "how do I resolve a scope";
-  const acms = createAcmsClient({
-    baseUrl: process.env.ACMS_URL ?? "http://127.0.0.1:50051",
-    apiKey: process.env.ACMS_API_KEY,
-  });
+  const acms = createAcmsClient({ baseUrl: acmsUrlFromEnv(), apiKey: process.env.ACMS_API_KEY });
   try {
     const { scope } = await acms.scope.resolveScope({ projects: [project] });
     console.log(`scope ${scope!.scopeId}: ${scope!.resourceIds.length} resources in ${scope!.projectNames.join(", ")}`);

@@ -92,17 +92,29 @@ test("gRPC over HTTP/1.1 is refused up front", () => {
   expect(() => createAcmsClient({ baseUrl: t.server.url, protocol: "grpc", httpVersion: "1.1" })).toThrow(/HTTP\/2/);
 });
 
-test("the example program runs against the real server", async () => {
-  const { stdout } = await exec(
-    process.execPath,
-    ["--import", "tsx", join(ROOT, "examples/typescript-client.ts"), "onboarding checklist"],
-    {
-      env: { ...process.env, ACMS_URL: t.server.url, ACMS_API_KEY: t.keys.writer, ACMS_PROJECT: "local/client" },
-      cwd: ROOT,
-    },
-  );
-  expect(stdout).toMatch(/^scope [0-9A-Z]{26}: 1 resources in local\/client$/m);
-  expect(stdout).toMatch(/^text search: onboarding\.md/m);
-  expect(stdout).toMatch(/^stored note [0-9A-Z]{26} \(\d+ tokens\)$/m);
-  expect(stdout).toContain("refused out of scope: 01ARZ3NDEKTSV4RRFFQ69G5FAV (scope projects local/client)");
-}, 60_000);
+/** The server's address as ACMS_URL, or as the ACMS_HOST and ACMS_PORT it was started with (ACMS_URL unset). */
+function addressEnv(style: "ACMS_URL" | "ACMS_HOST/ACMS_PORT"): NodeJS.ProcessEnv {
+  const { ACMS_URL: _url, ACMS_HOST: _host, ACMS_PORT: _port, ...rest } = process.env;
+  if (style === "ACMS_URL") return { ...rest, ACMS_URL: t.server.url };
+  const url = new URL(t.server.url);
+  return { ...rest, ACMS_HOST: url.hostname, ACMS_PORT: url.port };
+}
+
+test.each(["ACMS_URL", "ACMS_HOST/ACMS_PORT"] as const)(
+  "the example program finds the real server from %s",
+  async (style) => {
+    const { stdout } = await exec(
+      process.execPath,
+      ["--import", "tsx", join(ROOT, "examples/typescript-client.ts"), "onboarding checklist"],
+      {
+        env: { ...addressEnv(style), ACMS_API_KEY: t.keys.writer, ACMS_PROJECT: "local/client" },
+        cwd: ROOT,
+      },
+    );
+    expect(stdout).toMatch(/^scope [0-9A-Z]{26}: 1 resources in local\/client$/m);
+    expect(stdout).toMatch(/^text search: onboarding\.md/m);
+    expect(stdout).toMatch(/^stored note [0-9A-Z]{26} \(\d+ tokens\)$/m);
+    expect(stdout).toContain("refused out of scope: 01ARZ3NDEKTSV4RRFFQ69G5FAV (scope projects local/client)");
+  },
+  60_000,
+);

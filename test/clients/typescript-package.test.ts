@@ -3,12 +3,13 @@ import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "no
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { build } from "esbuild";
 import { chromium, type Browser } from "playwright-core";
 import { createAcmsClient, type AcmsClient } from "../../src/index.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { installClientPackage, type InstalledClient } from "./typescript-package/install-client-package.js";
+import { CLIENT_DIR, installClientPackage, ROOT, type InstalledClient } from "./typescript-package/install-client-package.js";
 
 const exec = promisify(execFile);
 /** Files of a user's project that depends on @acms/client (outside the repository's typecheck: they import the installed package). */
@@ -79,13 +80,32 @@ afterAll(async () => {
   if (pkg) rmSync(pkg.workDir, { recursive: true, force: true });
 });
 
-test.each(["grpc", "connect"])(
-  "plain node calls the real server over %s and decodes a ScopeViolation",
-  async (protocol) => {
-    copyFileSync(join(FIXTURES, "call-server.mjs"), join(pkg.appDir, "call-server.mjs"));
-    const { stdout } = await exec(process.execPath, ["call-server.mjs", protocol], {
+/** The server's address as ACMS_URL, or as the ACMS_HOST and ACMS_PORT the CLI and the server read. */
+function addressEnv(style: "ACMS_URL" | "ACMS_HOST/ACMS_PORT"): Record<string, string> {
+  if (style === "ACMS_URL") return { ACMS_URL: t.server.url };
+  const url = new URL(t.server.url);
+  return { ACMS_HOST: url.hostname, ACMS_PORT: url.port };
+}
+
+// call-server.cjs with require(esm) turned off is what Node before 20.19 does: only the CommonJS build can load.
+test.each([
+  { protocol: "grpc", program: "call-server.mjs", flags: [], build: "esm", address: "ACMS_URL" },
+  { protocol: "connect", program: "call-server.mjs", flags: [], build: "esm", address: "ACMS_HOST/ACMS_PORT" },
+  {
+    protocol: "grpc",
+    program: "call-server.cjs",
+    flags: ["--no-experimental-require-module"],
+    build: "cjs",
+    address: "ACMS_HOST/ACMS_PORT",
+  },
+  { protocol: "connect", program: "call-server.cjs", flags: [], build: "cjs", address: "ACMS_URL" },
+] as const)(
+  "plain node ($program $flags) calls the real server over $protocol from $address and decodes a ScopeViolation",
+  async ({ protocol, program, flags, build, address }) => {
+    for (const f of ["call-server-scenario.cjs", program]) copyFileSync(join(FIXTURES, f), join(pkg.appDir, f));
+    const { stdout } = await exec(process.execPath, [...flags, program, protocol], {
       cwd: pkg.appDir,
-      env: { PATH: process.env.PATH, ACMS_URL: t.server.url, ACMS_API_KEY: t.keys.writer, ACMS_PROJECT: "local/tspkg" },
+      env: { PATH: process.env.PATH, ...addressEnv(address), ACMS_API_KEY: t.keys.writer, ACMS_PROJECT: "local/tspkg" },
     });
     const out = JSON.parse(stdout);
     expect(out).toMatchObject({
@@ -96,10 +116,26 @@ test.each(["grpc", "connect"])(
       violation: { typeName: "acms.v1.ScopeViolation", resourceIds: ["01ARZ3NDEKTSV4RRFFQ69G5FAV"], scopeProjectNames: ["local/tspkg"] },
       badFields: ["query"],
     });
+    expect(out.entry).toContain(`/node_modules/@acms/client/dist/${build}/clients/typescript/src/index.js`);
     expect(out.scopeId).toMatch(/^[0-9A-Z]{26}$/);
   },
   60_000,
 );
+
+test("the package's example, copied into the user's project, runs against the real server found from ACMS_HOST/ACMS_PORT", async () => {
+  mkdirSync(join(pkg.appDir, "examples"), { recursive: true });
+  copyFileSync(join(CLIENT_DIR, "examples/quickstart.ts"), join(pkg.appDir, "examples/quickstart.ts"));
+  // The repository's tsx stands in for the user's (`npx tsx quickstart.ts`); the example's imports resolve from its own folder.
+  const tsx = pathToFileURL(join(ROOT, "node_modules/tsx/dist/loader.mjs")).href;
+  const { stdout } = await exec(process.execPath, ["--import", tsx, "examples/quickstart.ts", "onboarding checklist"], {
+    cwd: pkg.appDir,
+    env: { PATH: process.env.PATH, ...addressEnv("ACMS_HOST/ACMS_PORT"), ACMS_API_KEY: t.keys.writer, ACMS_PROJECT: "local/tspkg" },
+  });
+  expect(stdout).toMatch(/^scope [0-9A-Z]{26}: 1 resources in local\/tspkg$/m);
+  expect(stdout).toMatch(/^text search: onboarding\.md \(\d\.\d{3}\)/m);
+  expect(stdout).toMatch(/^best hit uko:\/\/[0-9A-Z]{26}\/onboarding\.md(#\d+)?: [1-9]\d* characters$/m);
+  expect(stdout).toContain("refused out of scope: 01ARZ3NDEKTSV4RRFFQ69G5FAV (scope projects local/tspkg)");
+}, 60_000);
 
 /** What the page left in window.acmsResults, and what Chromium logged on its console meanwhile. */
 async function openPage(page: http.Server): Promise<{ results: Record<string, unknown>[]; console: string[] }> {

@@ -2,6 +2,8 @@ export { createAcmsClient } from "./create-acms-client.js";
 export type { AcmsClientOptions, AcmsProtocol } from "./create-acms-client.js";
 export type { AcmsClient, AcmsClientBaseOptions } from "./acms-client.js";
 export { acmsHeadersInterceptor } from "./acms-headers-interceptor.js";
+export { acmsUrlFromEnv } from "./acms-url-from-env.js";
+export type { AcmsEnv } from "./acms-url-from-env.js";
 export { findScopeViolation } from "./find-scope-violation.js";
 export { findBadRequest, findFieldViolations } from "./find-bad-request.js";
 export { Code, ConnectError } from "@connectrpc/connect";

@@ -1,5 +1,5 @@
 // Type-checked against the installed package's declarations: the types a TypeScript user gets.
-import { createAcmsClient, findScopeViolation, type AcmsClient, type ScopeViolation } from "@acms/client";
+import { acmsUrlFromEnv, createAcmsClient, findScopeViolation, type AcmsClient, type ScopeViolation } from "@acms/client";
 import { createAcmsWebClient } from "@acms/client/web";
 import type { ResolveScopeResponse } from "@acms/client/gen/acms/v1/scope_pb";
 
@@ -15,6 +15,6 @@ export function offenders(err: unknown): string[] {
 }
 
 export const clients = [
-  createAcmsClient({ baseUrl: "http://127.0.0.1:1", protocol: "grpc" }),
+  createAcmsClient({ baseUrl: acmsUrlFromEnv({ ACMS_PORT: "1" }), protocol: "grpc" }),
   createAcmsWebClient({ baseUrl: "http://127.0.0.1:1", protocol: "grpc-web" }),
 ];

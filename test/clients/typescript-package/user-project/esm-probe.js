@@ -1,0 +1,1 @@
+export const probe = "an ES module";
