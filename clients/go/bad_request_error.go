@@ -19,7 +19,13 @@ type FieldViolation struct {
 	Description string
 }
 
-func (e *BadRequestError) Error() string { return e.Status.Err().Error() }
+// Error reads as grpc-go's status errors do: "rpc error: code = InvalidArgument desc = <message>".
+func (e *BadRequestError) Error() string {
+	if e.Status == nil {
+		return "acms: bad request"
+	}
+	return e.Status.Err().Error()
+}
 
 // GRPCStatus lets status.FromError and status.Code read the error as the status it came from.
 func (e *BadRequestError) GRPCStatus() *status.Status { return e.Status }

@@ -18,7 +18,13 @@ type ScopeViolationError struct {
 	Status *status.Status
 }
 
-func (e *ScopeViolationError) Error() string { return e.Status.Err().Error() }
+// Error reads as grpc-go's status errors do: "rpc error: code = PermissionDenied desc = <message>".
+func (e *ScopeViolationError) Error() string {
+	if e.Status == nil {
+		return "acms: scope violation"
+	}
+	return e.Status.Err().Error()
+}
 
 // GRPCStatus lets status.FromError and status.Code read the error as the status it came from.
 func (e *ScopeViolationError) GRPCStatus() *status.Status { return e.Status }

@@ -7,11 +7,9 @@ import (
 	"strings"
 )
 
-// DefaultURL is the server address when none of ACMS_URL, ACMS_HOST, ACMS_PORT is set.
-const DefaultURL = "http://127.0.0.1:50051"
-
 // URLFromEnv returns the server URL the acms CLI would call: ACMS_URL, else http://ACMS_HOST:ACMS_PORT
-// (defaults 127.0.0.1 and 50051, the address `acms serve` listens on in the same environment). A wildcard
+// (defaults 127.0.0.1 and 50051: http://127.0.0.1:50051, the address `acms serve` listens on in the same
+// environment). A wildcard
 // listen address (0.0.0.0, ::) is dialled on loopback.
 func URLFromEnv() (string, error) {
 	if u := strings.TrimSpace(os.Getenv("ACMS_URL")); u != "" {
