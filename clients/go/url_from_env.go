@@ -9,17 +9,14 @@ import (
 
 // URLFromEnv returns the server URL the acms CLI would call: ACMS_URL, else http://ACMS_HOST:ACMS_PORT
 // (defaults 127.0.0.1 and 50051: http://127.0.0.1:50051, the address `acms serve` listens on in the same
-// environment). A wildcard
-// listen address (0.0.0.0, ::) is dialled on loopback.
+// environment). A wildcard listen address (0.0.0.0, ::) is dialled on loopback.
 func URLFromEnv() (string, error) {
 	if u := strings.TrimSpace(os.Getenv("ACMS_URL")); u != "" {
 		return strings.TrimRight(u, "/"), nil
 	}
 	host := strings.TrimSpace(os.Getenv("ACMS_HOST"))
 	switch host {
-	case "":
-		host = "127.0.0.1"
-	case "0.0.0.0":
+	case "", "0.0.0.0":
 		host = "127.0.0.1"
 	case "::", "[::]":
 		host = "[::1]"
