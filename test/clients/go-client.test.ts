@@ -1,39 +1,58 @@
 import { execFile } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createAcmsClient, type AcmsClient } from "../../src/index.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
-const exec = promisify(execFile);
+const execAsync = promisify(execFile);
 const ROOT = join(__dirname, "..", "..");
+const GO_CLIENT = join(ROOT, "clients/go");
+
+/** The Go SDK's module path (clients/go/go.mod). */
+const MODULE = "acmscontext.dev/go/acms";
 
 let t: TestServer;
 let acms: AcmsClient;
-/** A GOPATH whose src/acms/clients/go is this repository's clients/go, beside Debian's /usr/share/gocode. */
-let gopath: string;
+let work: string;
 let agent: string;
 
-/**
- * Builds clients/go/examples/agent the way NOTES-TOOLCHAIN says Debian's Go works: GOPATH mode (no modules
- * can be downloaded), against the packaged grpc, protobuf and genproto sources in /usr/share/gocode.
- */
-async function buildAgent(): Promise<void> {
-  gopath = mkdtempSync(join(tmpdir(), "acms-gopath-"));
-  mkdirSync(join(gopath, "src/acms/clients"), { recursive: true });
-  symlinkSync(join(ROOT, "clients/go"), join(gopath, "src/acms/clients/go"));
-  agent = join(gopath, "bin/agent");
-  // -trimpath: without it Go hashes each package's folder into its build-cache key, so the client's package, in a
-  // fresh temporary GOPATH each run, would be compiled again by every run (the duckdb project runs this file too).
-  await exec("go", ["build", "-trimpath", "-o", agent, "acms/clients/go/examples/agent"], {
-    cwd: gopath,
-    env: { ...process.env, GO111MODULE: "off", GOPATH: `${gopath}:/usr/share/gocode`, GOFLAGS: "" },
-  });
+/** Runs a command; on failure the error carries its whole output, so the jest log shows what Go said. */
+async function run(
+  file: string,
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ stdout: string; stderr: string }> {
+  try {
+    return await execAsync(file, args, { ...opts, maxBuffer: 64 * 1024 * 1024 });
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    throw new Error(`${file} ${args.join(" ")} exited with ${e.code}\n--- stdout\n${e.stdout ?? ""}\n--- stderr\n${e.stderr ?? ""}`);
+  }
+}
+
+/** The environment the Go programs call the test server with (the agent reads ACMS_PROJECT). */
+function serverEnv(key: string): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: process.env.HOME, ACMS_URL: t.server.url, ACMS_API_KEY: key, ACMS_PROJECT: "local/goagent" };
+}
+
+/** What examples/agent prints against the project seeded below. */
+function expectAgentOutput(stdout: string): void {
+  const lines = stdout.trimEnd().split("\n");
+  expect(lines[0]).toMatch(/^scope [0-9A-Z]{26}: 1 resources in local\/goagent$/);
+  expect(lines.slice(1)).toEqual([
+    "text search: onboarding.md",
+    "refused out of scope (PermissionDenied): 01ARZ3NDEKTSV4RRFFQ69G5FAV (scope projects local/goagent)",
+    "bad request (InvalidArgument): fields query",
+  ]);
 }
 
 beforeAll(async () => {
-  await buildAgent();
+  work = mkdtempSync(join(tmpdir(), "acms-go-"));
+  agent = join(work, "agent");
+  // Module mode: the pinned grpc and protobuf come from the Go module proxy (or the module cache).
+  await run("go", ["build", "-o", agent, "./examples/agent"], { cwd: GO_CLIENT });
   t = await startTestServer();
   acms = createAcmsClient({ baseUrl: t.server.url, apiKey: t.keys.writer });
   await acms.registry.createProject({ name: "local/goagent" });
@@ -53,56 +72,68 @@ beforeAll(async () => {
 afterAll(async () => {
   acms?.close();
   await t?.close(true);
-  if (gopath) rmSync(gopath, { recursive: true, force: true });
+  if (work) rmSync(work, { recursive: true, force: true });
 });
 
-test("the Go example resolves a scope, searches it and decodes ScopeViolation and BadRequest from the status details", async () => {
-  const { stdout } = await exec(agent, ["onboarding checklist"], {
-    env: { PATH: process.env.PATH, ACMS_URL: t.server.url, ACMS_API_KEY: t.keys.writer, ACMS_PROJECT: "local/goagent" },
+test("go test ./... in clients/go passes against the live server, every live test run (none skipped)", async () => {
+  // -count=1: the server is new each run, so a cached result would prove nothing. The live tests seed their own
+  // projects under ACMS_NAMESPACE with the writer's key (local/*).
+  const { stdout } = await run("go", ["test", "-count=1", "-v", "./..."], {
+    cwd: GO_CLIENT,
+    env: { ...process.env, ACMS_URL: t.server.url, ACMS_API_KEY: t.keys.writer, ACMS_NAMESPACE: "local", ACMS_PROJECT: "local/goagent" },
   });
-  const lines = stdout.trimEnd().split("\n");
-  expect(lines[0]).toMatch(/^scope [0-9A-Z]{26}: 1 resources in local\/goagent$/);
-  expect(lines.slice(1)).toEqual([
-    "text search: onboarding.md",
-    "refused out of scope (PermissionDenied): 01ARZ3NDEKTSV4RRFFQ69G5FAV (scope projects local/goagent)",
-    "bad request (InvalidArgument): fields query",
+  expect(stdout).not.toContain("--- SKIP");
+  const passed = [...stdout.matchAll(/^--- PASS: (TestLive\w+)/gm)].map((m) => m[1]).sort();
+  expect(passed).toEqual([
+    "TestLiveBadRequest",
+    "TestLiveFragmentRoundTrip",
+    "TestLiveHealthNeedsNoKey",
+    "TestLivePerCallKey",
+    "TestLivePerCallScope",
+    "TestLiveResolveScope",
+    "TestLiveScopeViolation",
+    "TestLiveTextSearch",
   ]);
+  expect(stdout).toMatch(new RegExp(`^ok\\s+${MODULE.replace(/\./g, "\\.")}\\s`, "m"));
+}, 600_000);
+
+test("the Go example resolves a scope, searches it and reads ScopeViolationError and BadRequestError with errors.As", async () => {
+  const { stdout } = await run(agent, ["onboarding checklist"], { env: serverEnv(t.keys.writer) });
+  expectAgentOutput(stdout);
 }, 60_000);
 
-test("a Go module in an empty folder requires acms/clients/go (a replace to this checkout), vendors Debian's sources offline and calls the server", async () => {
+test("the Go example finds the server from ACMS_HOST and ACMS_PORT when ACMS_URL is unset", async () => {
+  const { ACMS_URL: _unset, ...env } = serverEnv(t.keys.writer);
+  const { stdout } = await run(agent, ["onboarding checklist"], {
+    env: { ...env, ACMS_HOST: "127.0.0.1", ACMS_PORT: String(t.server.port) },
+  });
+  expectAgentOutput(stdout);
+}, 60_000);
+
+test("a Go module in an empty folder outside the repo depends on the SDK (a replace to this checkout, the rest from the module proxy), builds the README's snippet and runs the example", async () => {
   const user = mkdtempSync(join(tmpdir(), "acms-go-module-"));
   try {
-    copyFileSync(join(ROOT, "clients/go/examples/agent/main.go"), join(user, "main.go"));
-    // The client's own requirements (Debian's versions), then the client itself, replaced by this checkout.
-    const requires = /^require \(\n([\s\S]*?)^\)/m.exec(readFileSync(join(ROOT, "clients/go/go.mod"), "utf8"))![1];
-    writeFileSync(
-      join(user, "go.mod"),
-      `module example.com/agent\n\ngo 1.19\n\nrequire (\n\tacms/clients/go v0.0.0\n${requires})\n\nreplace acms/clients/go => ${join(ROOT, "clients/go")}\n`,
-    );
-    await exec("bash", [join(ROOT, "clients/go/vendor-debian.sh"), user]);
-    const env = { ...process.env, GO111MODULE: "on", GOFLAGS: "-mod=vendor", GOPROXY: "off", GOPATH: join(user, ".gopath") };
-    // -trimpath: the vendored grpc and protobuf sources sit in a fresh folder each run, and without it their folder
-    // is part of their build-cache key (each run compiled them all again, over a minute).
-    await exec("go", ["build", "-trimpath", "-o", "agent", "."], { cwd: user, env });
-    const { stdout } = await exec(join(user, "agent"), ["onboarding checklist"], {
-      env: { PATH: process.env.PATH, ACMS_URL: t.server.url, ACMS_API_KEY: t.keys.writer, ACMS_PROJECT: "local/goagent" },
-    });
-    const lines = stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^scope [0-9A-Z]{26}: 1 resources in local\/goagent$/);
-    expect(lines.slice(1)).toEqual([
-      "text search: onboarding.md",
-      "refused out of scope (PermissionDenied): 01ARZ3NDEKTSV4RRFFQ69G5FAV (scope projects local/goagent)",
-      "bad request (InvalidArgument): fields query",
-    ]);
+    // The README's steps: go mod init, a replace to the checkout, the program, go mod tidy, go build.
+    const env = { ...process.env, GOFLAGS: "-mod=mod" };
+    await run("go", ["mod", "init", "example.com/agent"], { cwd: user, env });
+    await run("go", ["mod", "edit", `-replace=${MODULE}=${GO_CLIENT}`], { cwd: user, env });
+    copyFileSync(join(GO_CLIENT, "examples/agent/main.go"), join(user, "main.go"));
+    // The README's usage snippet, as a second command of the same module: it must compile as printed.
+    const snippet = /```go\n([\s\S]*?)```/.exec(readFileSync(join(GO_CLIENT, "README.md"), "utf8"))![1];
+    mkdirSync(join(user, "readme"));
+    writeFileSync(join(user, "readme/main.go"), snippet);
+    await run("go", ["mod", "tidy"], { cwd: user, env });
+    await run("go", ["vet", "./..."], { cwd: user, env });
+    await run("go", ["build", "-o", "agent", "."], { cwd: user, env });
+    const { stdout } = await run(join(user, "agent"), ["onboarding checklist"], { env: serverEnv(t.keys.writer) });
+    expectAgentOutput(stdout);
   } finally {
     rmSync(user, { recursive: true, force: true });
   }
 }, 600_000);
 
 test("the Go example fails with one line on a wrong key", async () => {
-  const failed = await exec(agent, [], {
-    env: { PATH: process.env.PATH, ACMS_URL: t.server.url, ACMS_API_KEY: "acms_wrong", ACMS_PROJECT: "local/goagent" },
-  }).then(
+  const failed = await execAsync(agent, [], { env: serverEnv("acms_wrong") }).then(
     () => undefined,
     (err: { code: number; stderr: string }) => err,
   );
