@@ -114,7 +114,7 @@ def error_from_rpc(err: grpc.RpcError) -> AcmsError:
         if code == grpc.StatusCode.INVALID_ARGUMENT:
             return BadRequestError(code, message, [])
         return AcmsError(code, message)
-    # The Status inside the trailer holds the message as the server wrote it (grpc-message is percent-encoded).
+    # The Status in the trailer is the server's own record of the error: its message wins over grpc-message.
     message = status.message or message
     details: list[any_pb2.Any] = list(status.details)
     retry_delay: float | None = None
