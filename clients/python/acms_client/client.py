@@ -1,10 +1,17 @@
-"""A thin typed wrapper over the generated gRPC stubs: one channel, the key and scope headers on every call,
-keyword arguments for the request fields, and errors raised as :mod:`acms_client.errors` exceptions."""
+"""The blocking client: one method per RPC of every ACMS service, over one grpcio channel."""
 
-from typing import Any, Callable, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Self, TypeVar, Unpack
 
 import grpc
 
+from .call_options import CallOptions, call_metadata
+from .connection import open_channel, url_from_env
+from .enums import Role, Source, Tier, role_value, source_value, tier_value
+from .errors import error_from_rpc
 from .gen.acms.v1 import (
     graph_pb2,
     graph_pb2_grpc,
@@ -23,333 +30,372 @@ from .gen.acms.v1 import (
     vector_pb2,
     vector_pb2_grpc,
 )
-from .errors import translate_error
 
-_Response = TypeVar("_Response")
-
-_TIERS = {"hot": tiers_pb2.TIER_HOT, "warm": tiers_pb2.TIER_WARM, "cold": tiers_pb2.TIER_COLD}
-_ROLES = {
-    "strategist": tiers_pb2.ROLE_STRATEGIST,
-    "executor": tiers_pb2.ROLE_EXECUTOR,
-    "reviewer": tiers_pb2.ROLE_REVIEWER,
-}
-_SOURCES = {"text": rag_pb2.SOURCE_TEXT, "vector": rag_pb2.SOURCE_VECTOR, "graph": rag_pb2.SOURCE_GRAPH}
-
-
-def _target(url: str) -> Tuple[str, bool]:
-    """``http://host:port`` (or a bare ``host:port``) as a grpcio target, and whether it needs TLS."""
-    if url.startswith("https://"):
-        return url[len("https://") :].rstrip("/"), True
-    if url.startswith("http://"):
-        return url[len("http://") :].rstrip("/"), False
-    return url, False
+_Req = TypeVar("_Req")
+_Resp = TypeVar("_Resp")
 
 
 class AcmsClient:
-    """Typed access to every ACMS service over one gRPC channel.
+    """Blocking access to every ACMS RPC over one gRPC channel.
 
-    ``target`` is ``host:port`` or ``http://host:port``; ``api_key`` is sent as ``authorization: Bearer``;
-    ``scope_id`` as ``acms-scope`` (searches, graph, RAG and tiers need one; :meth:`with_scope` makes a
-    client for another scope on the same channel)::
+    Each method is its RPC's name in snake_case, takes the request fields as arguments and returns the
+    generated response message (a server stream yields its response messages). Every call sends the client's
+    ``api_key`` as ``authorization: Bearer`` and its ``scope_id``, when set, as ``acms-scope``; any call may
+    override them, and set a deadline or more metadata, with the keywords of :class:`CallOptions`. A refused
+    call raises :class:`AcmsError` or one of its subclasses::
 
-        with AcmsClient("127.0.0.1:50051", api_key) as acms:
-            scope = acms.resolve_scope(["local/acms"])
-            scoped = acms.with_scope(scope.scope_id)
-            for r in scoped.hybrid_search("quickstart", top_k=5).results:
-                print(r.score, r.uko_uri)
+        with AcmsClient("http://127.0.0.1:50051", api_key) as acms:
+            scope = acms.resolve_scope(["local/acms"]).scope
+            for hit in acms.hybrid_search("quickstart", top_k=5, scope_id=scope.scope_id).results:
+                print(hit.score, hit.uko_uri)
     """
 
     def __init__(
         self,
-        target: str,
+        url: str,
         api_key: str,
-        scope_id: Optional[str] = None,
-        timeout: float = 30.0,
-        channel: Optional[grpc.Channel] = None,
-    ):
-        if channel is None:
-            address, tls = _target(target)
-            channel = grpc.secure_channel(address, grpc.ssl_channel_credentials()) if tls else grpc.insecure_channel(address)
-            self._owns_channel = True
-        else:
-            self._owns_channel = False
-        self._target = target
-        self._channel = channel
+        *,
+        scope_id: str | None = None,
+        timeout: float | None = None,
+        channel: grpc.Channel | None = None,
+    ) -> None:
+        """``url`` is ``http://host:port`` (or ``https://``); ``timeout`` the default deadline of each call in
+        seconds (none by default). With ``channel`` the client uses it and leaves it open on :meth:`close`."""
+        self.url = url
         self.api_key = api_key
         self.scope_id = scope_id
         self.timeout = timeout
-        self._registry = registry_pb2_grpc.RegistryServiceStub(channel)
-        self._index = index_pb2_grpc.IndexServiceStub(channel)
-        self._scope = scope_pb2_grpc.ScopeServiceStub(channel)
-        self._text = text_pb2_grpc.TextBackendServiceStub(channel)
-        self._vector = vector_pb2_grpc.VectorBackendServiceStub(channel)
-        self._graph = graph_pb2_grpc.GraphBackendServiceStub(channel)
-        self._rag = rag_pb2_grpc.RagServiceStub(channel)
-        self._tiers = tiers_pb2_grpc.ContextTierServiceStub(channel)
+        self._owns_channel = channel is None
+        self._channel = open_channel(url) if channel is None else channel
+        self._registry = registry_pb2_grpc.RegistryServiceStub(self._channel)
+        self._index = index_pb2_grpc.IndexServiceStub(self._channel)
+        self._scope = scope_pb2_grpc.ScopeServiceStub(self._channel)
+        self._text = text_pb2_grpc.TextBackendServiceStub(self._channel)
+        self._vector = vector_pb2_grpc.VectorBackendServiceStub(self._channel)
+        self._graph = graph_pb2_grpc.GraphBackendServiceStub(self._channel)
+        self._rag = rag_pb2_grpc.RagServiceStub(self._channel)
+        self._tiers = tiers_pb2_grpc.ContextTierServiceStub(self._channel)
 
-    # -- lifecycle -------------------------------------------------------------------------------------
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, *, timeout: float | None = None) -> Self:
+        """A client configured as the ``acms`` CLI is: ``ACMS_URL`` (else ``ACMS_HOST``/``ACMS_PORT``),
+        ``ACMS_API_KEY`` (required) and ``ACMS_SCOPE`` (optional)."""
+        env = os.environ if env is None else env
+        key = env.get("ACMS_API_KEY", "")
+        if not key:
+            raise ValueError("set ACMS_API_KEY (the key `acms serve` printed, or one from `acms keys create`)")
+        return cls(url_from_env(env), key, scope_id=env.get("ACMS_SCOPE") or None, timeout=timeout)
 
-    def with_scope(self, scope_id: Optional[str]) -> "AcmsClient":
-        """A client on the same channel that sends ``scope_id`` (closing it leaves the channel open)."""
-        return AcmsClient(self._target, self.api_key, scope_id, self.timeout, channel=self._channel)
+    def with_scope(self, scope_id: str | None) -> AcmsClient:
+        """A client on the same channel whose calls send ``scope_id`` (closing it leaves the channel open)."""
+        return AcmsClient(self.url, self.api_key, scope_id=scope_id, timeout=self.timeout, channel=self._channel)
 
     def close(self) -> None:
         """Closes the channel, if this client opened it."""
         if self._owns_channel:
             self._channel.close()
 
-    def __enter__(self) -> "AcmsClient":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _metadata(self) -> List[Tuple[str, str]]:
-        md = [("authorization", f"Bearer {self.api_key}")]
-        if self.scope_id:
-            md.append(("acms-scope", self.scope_id))
-        return md
-
-    def _call(self, method: Callable[..., _Response], request: Any) -> _Response:
+    def _unary(self, method: grpc.UnaryUnaryMultiCallable[_Req, _Resp], request: _Req, options: CallOptions) -> _Resp:
         try:
-            return method(request, metadata=self._metadata(), timeout=self.timeout)
+            return method(request, timeout=options.get("timeout", self.timeout), metadata=call_metadata(self.api_key, self.scope_id, options))
         except grpc.RpcError as err:
-            raise translate_error(err) from None
+            raise error_from_rpc(err) from None
 
-    def _stream(self, method: Callable[..., Iterable[_Response]], request: Any) -> Iterator[_Response]:
+    def _server_stream(self, method: grpc.UnaryStreamMultiCallable[_Req, _Resp], request: _Req, options: CallOptions) -> Iterator[_Resp]:
+        call = method(request, timeout=options.get("timeout", self.timeout), metadata=call_metadata(self.api_key, self.scope_id, options))
         try:
-            yield from method(request, metadata=self._metadata(), timeout=self.timeout)
+            yield from call
         except grpc.RpcError as err:
-            raise translate_error(err) from None
+            raise error_from_rpc(err) from None
+        finally:
+            # A caller that stops iterating early ends the stream on the server too.
+            call.cancel()
 
-    # -- registry --------------------------------------------------------------------------------------
+    # -- RegistryService ----------------------------------------------------------------------------------
 
-    def create_project(self, name: str) -> registry_pb2.Project:
-        """Creates a project ``namespace/name`` (the key needs write access to it)."""
-        return self._call(self._registry.CreateProject, registry_pb2.CreateProjectRequest(name=name)).project
+    def create_project(self, name: str, **options: Unpack[CallOptions]) -> registry_pb2.CreateProjectResponse:
+        """Creates the project ``namespace/name`` (the key needs write access to it)."""
+        return self._unary(self._registry.CreateProject, registry_pb2.CreateProjectRequest(name=name), options)
 
-    def list_projects(self) -> List[registry_pb2.Project]:
+    def list_projects(self, **options: Unpack[CallOptions]) -> registry_pb2.ListProjectsResponse:
         """The projects the key may see."""
-        return list(self._call(self._registry.ListProjects, registry_pb2.ListProjectsRequest()).projects)
+        return self._unary(self._registry.ListProjects, registry_pb2.ListProjectsRequest(), options)
 
     def register_resource(
         self,
         project: str,
         alias: str,
-        kind: str = "docs",
+        kind: str,
+        *,
         parent_ids: Sequence[str] = (),
-        metadata: Optional[Mapping[str, str]] = None,
-    ) -> registry_pb2.Resource:
-        """Registers a resource owned by ``project`` under ``alias``; the server assigns its ULID."""
-        req = registry_pb2.RegisterResourceRequest(
-            project=project, alias=alias, kind=kind, parent_ids=list(parent_ids), metadata=dict(metadata or {})
-        )
-        return self._call(self._registry.RegisterResource, req).resource
+        metadata: Mapping[str, str] | None = None,
+        id: str = "",
+        **options: Unpack[CallOptions],
+    ) -> registry_pb2.RegisterResourceResponse:
+        """Registers a resource of ``kind`` (repo, docs, dataset...) owned by ``project`` under ``alias``; the server
+        assigns its ULID unless ``id``."""
+        request = registry_pb2.RegisterResourceRequest(project=project, alias=alias, kind=kind, parent_ids=parent_ids, metadata=metadata, id=id)
+        return self._unary(self._registry.RegisterResource, request, options)
 
-    def list_resources(self, project: str) -> List[registry_pb2.Resource]:
+    def link_resource(self, project: str, resource_id: str, alias: str, **options: Unpack[CallOptions]) -> registry_pb2.LinkResourceResponse:
+        """Links an existing resource into ``project`` under ``alias``."""
+        request = registry_pb2.LinkResourceRequest(project=project, resource_id=resource_id, alias=alias)
+        return self._unary(self._registry.LinkResource, request, options)
+
+    def list_resources(self, project: str, **options: Unpack[CallOptions]) -> registry_pb2.ListResourcesResponse:
         """The resources linked into ``project``, with their alias there."""
-        return list(self._call(self._registry.ListResources, registry_pb2.ListResourcesRequest(project=project)).resources)
+        return self._unary(self._registry.ListResources, registry_pb2.ListResourcesRequest(project=project), options)
 
-    def resolve_alias(self, project: str, alias_or_id: str) -> str:
-        """The resource id behind an alias or id in ``project`` (raises NOT_FOUND otherwise)."""
-        req = registry_pb2.ResolveAliasRequest(project=project, alias_or_id=alias_or_id)
-        return self._call(self._registry.ResolveAlias, req).resource_id
+    def resolve_alias(self, project: str, alias_or_id: str, **options: Unpack[CallOptions]) -> registry_pb2.ResolveAliasResponse:
+        """The resource id behind an alias or id in ``project`` (``NOT_FOUND`` when neither)."""
+        request = registry_pb2.ResolveAliasRequest(project=project, alias_or_id=alias_or_id)
+        return self._unary(self._registry.ResolveAlias, request, options)
 
-    # -- index -----------------------------------------------------------------------------------------
+    def validate_aliases(self, project: str, **options: Unpack[CallOptions]) -> registry_pb2.ValidateAliasesResponse:
+        """The alias problems of ``project`` (duplicates), one message each; empty when clean."""
+        return self._unary(self._registry.ValidateAliases, registry_pb2.ValidateAliasesRequest(project=project), options)
+
+    # -- IndexService -------------------------------------------------------------------------------------
 
     def upsert_documents(
-        self, resource_id: str, documents: Iterable[Tuple[str, str]], batch_size: int = 64
+        self, messages: Iterable[index_pb2.UpsertDocumentsRequest], **options: Unpack[CallOptions]
     ) -> index_pb2.UpsertDocumentsResponse:
-        """Upserts ``(path, content)`` pairs through the client stream, ``batch_size`` per message; the server chunks them."""
-
-        def messages() -> Iterator[index_pb2.UpsertDocumentsRequest]:
-            batch: List[index_pb2.DocumentInput] = []
-            for path, content in documents:
-                batch.append(index_pb2.DocumentInput(path=path, content=content))
-                if len(batch) >= batch_size:
-                    yield index_pb2.UpsertDocumentsRequest(resource_id=resource_id, documents=batch)
-                    batch = []
-            if batch:
-                yield index_pb2.UpsertDocumentsRequest(resource_id=resource_id, documents=batch)
-
+        """Sends ``messages`` over the client stream (see :func:`document_batches`) and returns the counts."""
+        metadata = call_metadata(self.api_key, self.scope_id, options)
         try:
-            return self._index.UpsertDocuments(messages(), metadata=self._metadata(), timeout=self.timeout)
+            return self._index.UpsertDocuments(iter(messages), timeout=options.get("timeout", self.timeout), metadata=metadata)
         except grpc.RpcError as err:
-            raise translate_error(err) from None
+            raise error_from_rpc(err) from None
 
-    def delete_documents(self, resource_id: str, paths: Sequence[str]) -> int:
-        """Deletes documents by path; returns how many existed."""
-        req = index_pb2.DeleteDocumentsRequest(resource_id=resource_id, paths=list(paths))
-        return self._call(self._index.DeleteDocuments, req).count
+    def delete_documents(self, resource_id: str, paths: Sequence[str], **options: Unpack[CallOptions]) -> index_pb2.DeleteDocumentsResponse:
+        """Deletes documents of ``resource_id`` by path; ``count`` says how many existed."""
+        request = index_pb2.DeleteDocumentsRequest(resource_id=resource_id, paths=paths)
+        return self._unary(self._index.DeleteDocuments, request, options)
 
-    # -- scope -----------------------------------------------------------------------------------------
+    def put_triples(
+        self, resource_id: str, triples: Iterable[graph_pb2.Triple], *, replace: bool = False, **options: Unpack[CallOptions]
+    ) -> index_pb2.PutTriplesResponse:
+        """Adds triples to the resource's named graph (``replace``: instead of what it holds)."""
+        request = index_pb2.PutTriplesRequest(resource_id=resource_id, triples=triples, replace=replace)
+        return self._unary(self._index.PutTriples, request, options)
+
+    def rebuild(
+        self, resource_ids: Sequence[str] = (), *, full_rebuild: bool = False, **options: Unpack[CallOptions]
+    ) -> index_pb2.RebuildResponse:
+        """Re-indexes the resources (upsert only, unless ``full_rebuild``)."""
+        request = index_pb2.RebuildRequest(resource_ids=resource_ids, full_rebuild=full_rebuild)
+        return self._unary(self._index.Rebuild, request, options)
+
+    # -- ScopeService -------------------------------------------------------------------------------------
 
     def resolve_scope(
         self,
         projects: Sequence[str],
+        *,
         include_resources: Sequence[str] = (),
         exclude_resources: Sequence[str] = (),
         include_paths: Sequence[str] = (),
         exclude_paths: Sequence[str] = (),
-        temporal_scope: str = "current",
-        expand_descendants: Optional[bool] = None,
-    ) -> scope_pb2.ResourceScope:
-        """Resolves and stores a scope; pass its ``scope_id`` to :meth:`with_scope`."""
-        req = scope_pb2.ResolveScopeRequest(
-            projects=list(projects),
-            include_resources=list(include_resources),
-            exclude_resources=list(exclude_resources),
-            include_paths=list(include_paths),
-            exclude_paths=list(exclude_paths),
+        temporal_scope: str = "",
+        expand_descendants: bool | None = None,
+        **options: Unpack[CallOptions],
+    ) -> scope_pb2.ResolveScopeResponse:
+        """Resolves and stores an immutable scope; later calls name its ``scope.scope_id``."""
+        request = scope_pb2.ResolveScopeRequest(
+            projects=projects,
+            include_resources=include_resources,
+            exclude_resources=exclude_resources,
+            include_paths=include_paths,
+            exclude_paths=exclude_paths,
             temporal_scope=temporal_scope,
+            expand_descendants=expand_descendants,
         )
-        if expand_descendants is not None:
-            req.expand_descendants = expand_descendants
-        return self._call(self._scope.ResolveScope, req).scope
+        return self._unary(self._scope.ResolveScope, request, options)
 
-    def get_scope(self, scope_id: str) -> scope_pb2.ResourceScope:
-        """A stored scope made with this key."""
-        return self._call(self._scope.GetScope, scope_pb2.GetScopeRequest(scope_id=scope_id)).scope
+    def get_scope(self, scope_id: str, /, **options: Unpack[CallOptions]) -> scope_pb2.GetScopeResponse:
+        """A stored scope this key resolved or narrowed."""
+        return self._unary(self._scope.GetScope, scope_pb2.GetScopeRequest(scope_id=scope_id), options)
 
     def narrow_scope(
-        self, deny_resource_ids: Sequence[str] = (), projects: Sequence[str] = (), exclude_paths: Sequence[str] = ()
-    ) -> scope_pb2.ResourceScope:
-        """A child of this client's scope that can only be narrower."""
-        req = scope_pb2.NarrowScopeRequest(
-            deny_resource_ids=list(deny_resource_ids), projects=list(projects), exclude_paths=list(exclude_paths)
-        )
-        return self._call(self._scope.NarrowScope, req).scope
+        self,
+        *,
+        deny_resource_ids: Sequence[str] = (),
+        projects: Sequence[str] = (),
+        exclude_paths: Sequence[str] = (),
+        **options: Unpack[CallOptions],
+    ) -> scope_pb2.NarrowScopeResponse:
+        """A child of the call's scope that can only be narrower."""
+        request = scope_pb2.NarrowScopeRequest(deny_resource_ids=deny_resource_ids, projects=projects, exclude_paths=exclude_paths)
+        return self._unary(self._scope.NarrowScope, request, options)
 
-    def validate_project_scope(self, projects: Sequence[str]) -> None:
-        """Raises :class:`ScopeViolationError` unless every project is in this client's scope."""
-        self._call(self._scope.ValidateProjectScope, scope_pb2.ValidateProjectScopeRequest(requested_projects=list(projects)))
+    def validate_project_scope(self, requested_projects: Sequence[str], **options: Unpack[CallOptions]) -> scope_pb2.ValidateProjectScopeResponse:
+        """Raises :class:`ScopeViolationError` unless every project is in the call's scope."""
+        request = scope_pb2.ValidateProjectScopeRequest(requested_projects=requested_projects)
+        return self._unary(self._scope.ValidateProjectScope, request, options)
 
-    def validate_resource_scope(self, resource_ids: Sequence[str]) -> None:
-        """Raises :class:`ScopeViolationError` unless every resource is in this client's effective scope."""
-        req = scope_pb2.ValidateResourceScopeRequest(requested_resource_ids=list(resource_ids))
-        self._call(self._scope.ValidateResourceScope, req)
+    def validate_resource_scope(
+        self, requested_resource_ids: Sequence[str], **options: Unpack[CallOptions]
+    ) -> scope_pb2.ValidateResourceScopeResponse:
+        """Raises :class:`ScopeViolationError` unless every resource is in the call's effective scope."""
+        request = scope_pb2.ValidateResourceScopeRequest(requested_resource_ids=requested_resource_ids)
+        return self._unary(self._scope.ValidateResourceScope, request, options)
 
-    # -- search ----------------------------------------------------------------------------------------
+    # -- TextBackendService -------------------------------------------------------------------------------
 
-    def text_search(self, query: str, max_results: Optional[int] = None) -> text_pb2.SearchResponse:
-        """Full-text search in this client's scope, best first."""
-        req = text_pb2.SearchRequest(query=query)
-        if max_results is not None:
-            req.max_results = max_results
-        return self._call(self._text.Search, req)
+    def search(self, query: str, *, max_results: int | None = None, **options: Unpack[CallOptions]) -> text_pb2.SearchResponse:
+        """Full-text (BM25) search in the call's scope, best first."""
+        return self._unary(self._text.Search, text_pb2.SearchRequest(query=query, max_results=max_results), options)
 
-    def text_search_stream(self, query: str, max_results: Optional[int] = None) -> Iterator[text_pb2.TextResult]:
-        """Full-text results as they are ranked."""
-        req = text_pb2.SearchStreamRequest(query=query)
-        if max_results is not None:
-            req.max_results = max_results
-        for msg in self._stream(self._text.SearchStream, req):
-            yield msg.result
+    def search_stream(
+        self, query: str, *, max_results: int | None = None, **options: Unpack[CallOptions]
+    ) -> Iterator[text_pb2.SearchStreamResponse]:
+        """As :meth:`search`, one result per message in rank order."""
+        request = text_pb2.SearchStreamRequest(query=query, max_results=max_results)
+        return self._server_stream(self._text.SearchStream, request, options)
+
+    # -- VectorBackendService -----------------------------------------------------------------------------
 
     def similarity_search(
-        self, embedding: Sequence[float], top_k: Optional[int] = None, min_score: Optional[float] = None
+        self, embedding: Sequence[float], *, top_k: int | None = None, min_score: float | None = None, **options: Unpack[CallOptions]
     ) -> vector_pb2.SimilaritySearchResponse:
-        """Nearest chunks by cosine similarity to ``embedding``."""
-        req = vector_pb2.SimilaritySearchRequest(embedding=list(embedding))
-        if top_k is not None:
-            req.top_k = top_k
-        if min_score is not None:
-            req.min_score = min_score
-        return self._call(self._vector.SimilaritySearch, req)
+        """The chunks nearest to ``embedding`` by cosine similarity, in the call's scope."""
+        request = vector_pb2.SimilaritySearchRequest(embedding=embedding, top_k=top_k, min_score=min_score)
+        return self._unary(self._vector.SimilaritySearch, request, options)
 
-    def sparql_query(self, query: str) -> graph_pb2.SparqlQueryResponse:
-        """A SPARQL read query over the scope's named graphs."""
-        return self._call(self._graph.SparqlQuery, graph_pb2.SparqlQueryRequest(query=query))
+    def similarity_search_stream(
+        self, embedding: Sequence[float], *, top_k: int | None = None, min_score: float | None = None, **options: Unpack[CallOptions]
+    ) -> Iterator[vector_pb2.SimilaritySearchStreamResponse]:
+        """As :meth:`similarity_search`, one result per message."""
+        request = vector_pb2.SimilaritySearchStreamRequest(embedding=embedding, top_k=top_k, min_score=min_score)
+        return self._server_stream(self._vector.SimilaritySearchStream, request, options)
 
-    def traverse(self, start: str, depth: Optional[int] = None) -> graph_pb2.TraverseResponse:
-        """Every in-scope triple within ``depth`` hops of ``start``."""
-        req = graph_pb2.TraverseRequest(start=start)
-        if depth is not None:
-            req.depth = depth
-        return self._call(self._graph.Traverse, req)
+    # -- GraphBackendService ------------------------------------------------------------------------------
+
+    def sparql_query(self, query: str, **options: Unpack[CallOptions]) -> graph_pb2.SparqlQueryResponse:
+        """A SPARQL read query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the scope's named graphs."""
+        return self._unary(self._graph.SparqlQuery, graph_pb2.SparqlQueryRequest(query=query), options)
+
+    def sparql_query_stream(self, query: str, **options: Unpack[CallOptions]) -> Iterator[graph_pb2.SparqlQueryStreamResponse]:
+        """As :meth:`sparql_query`, streamed: the variables, then one row (or triple) per message."""
+        return self._server_stream(self._graph.SparqlQueryStream, graph_pb2.SparqlQueryStreamRequest(query=query), options)
+
+    def get_triples(self, subject: str, **options: Unpack[CallOptions]) -> graph_pb2.GetTriplesResponse:
+        """Every in-scope triple whose subject is the IRI ``subject``."""
+        return self._unary(self._graph.GetTriples, graph_pb2.GetTriplesRequest(subject=subject), options)
+
+    def traverse(self, start: str, *, depth: int | None = None, **options: Unpack[CallOptions]) -> graph_pb2.TraverseResponse:
+        """Every in-scope triple within ``depth`` hops (default 2) of the IRI ``start``."""
+        return self._unary(self._graph.Traverse, graph_pb2.TraverseRequest(start=start, depth=depth), options)
+
+    # -- RagService ---------------------------------------------------------------------------------------
 
     def hybrid_search(
         self,
         query: str,
+        *,
         embedding: Sequence[float] = (),
-        top_k: Optional[int] = None,
-        min_score: Optional[float] = None,
-        rrf_k: Optional[int] = None,
-        sources: Sequence[str] = (),
+        top_k: int | None = None,
+        min_score: float | None = None,
+        rrf_k: int | None = None,
+        sources: Sequence[Source] = (),
+        weights: Mapping[Source, float] | None = None,
+        **options: Unpack[CallOptions],
     ) -> rag_pb2.HybridSearchResponse:
-        """Text, vector and graph results fused by reciprocal rank; ``sources`` from ``text``, ``vector``, ``graph``."""
-        unknown = [s for s in sources if s not in _SOURCES]
-        if unknown:
-            raise ValueError(f"unknown sources {unknown}: use text, vector, graph")
-        req = rag_pb2.HybridSearchRequest(query=query, embedding=list(embedding), sources=[_SOURCES[s] for s in sources])
-        if top_k is not None:
-            req.top_k = top_k
-        if min_score is not None:
-            req.min_score = min_score
-        if rrf_k is not None:
-            req.rrf_k = rrf_k
-        return self._call(self._rag.HybridSearch, req)
+        """Text, vector and graph results fused by reciprocal rank; ``sources`` limits them (empty: all that
+        apply), ``weights`` weighs each source's ranks."""
+        request = rag_pb2.HybridSearchRequest(
+            query=query,
+            embedding=embedding,
+            top_k=top_k,
+            min_score=min_score,
+            rrf_k=rrf_k,
+            sources=[source_value(s) for s in sources],
+            weights=[rag_pb2.SourceWeight(source=source_value(s), weight=w) for s, w in (weights or {}).items()],
+        )
+        return self._unary(self._rag.HybridSearch, request, options)
 
-    def fetch_content(self, uko_uris: Sequence[str]) -> rag_pb2.FetchContentResponse:
-        """The content of documents or chunks, in exactly the order asked; ``missing`` lists what the scope lacks."""
-        return self._call(self._rag.FetchContent, rag_pb2.FetchContentRequest(uko_uris=list(uko_uris)))
+    def hybrid_search_stream(
+        self,
+        query: str,
+        *,
+        embedding: Sequence[float] = (),
+        top_k: int | None = None,
+        min_score: float | None = None,
+        rrf_k: int | None = None,
+        sources: Sequence[Source] = (),
+        weights: Mapping[Source, float] | None = None,
+        **options: Unpack[CallOptions],
+    ) -> Iterator[rag_pb2.HybridSearchStreamResponse]:
+        """As :meth:`hybrid_search`, the fused results streamed in order."""
+        request = rag_pb2.HybridSearchStreamRequest(
+            query=query,
+            embedding=embedding,
+            top_k=top_k,
+            min_score=min_score,
+            rrf_k=rrf_k,
+            sources=[source_value(s) for s in sources],
+            weights=[rag_pb2.SourceWeight(source=source_value(s), weight=w) for s, w in (weights or {}).items()],
+        )
+        return self._server_stream(self._rag.HybridSearchStream, request, options)
 
-    # -- context tiers ---------------------------------------------------------------------------------
+    def fetch_content(self, uko_uris: Sequence[str], **options: Unpack[CallOptions]) -> rag_pb2.FetchContentResponse:
+        """The documents or chunks at ``uko_uris``, in exactly the order asked; ``missing`` lists the absent."""
+        return self._unary(self._rag.FetchContent, rag_pb2.FetchContentRequest(uko_uris=uko_uris), options)
+
+    # -- ContextTierService -------------------------------------------------------------------------------
 
     def store_fragment(
         self,
         content: str,
+        *,
         project_name: str,
-        tier: str = "hot",
+        tier: Tier = "hot",
         fragment_id: str = "",
         resource_id: str = "",
-        metadata: Optional[Mapping[str, str]] = None,
+        metadata: Mapping[str, str] | None = None,
+        **options: Unpack[CallOptions],
     ) -> tiers_pb2.StoreFragmentResponse:
-        """Stores a fragment of agent context in ``tier`` (hot, warm or cold)."""
-        if tier not in _TIERS:
-            raise ValueError(f"unknown tier {tier!r}: use hot, warm or cold")
+        """Stores a fragment of agent context in ``tier``; the answer lists any fragments it displaced."""
         fragment = tiers_pb2.Fragment(
             fragment_id=fragment_id,
             content=content,
-            tier=_TIERS[tier],
+            tier=tier_value(tier),
             resource_id=resource_id,
             project_name=project_name,
-            metadata=dict(metadata or {}),
+            metadata=metadata,
         )
-        return self._call(self._tiers.StoreFragment, tiers_pb2.StoreFragmentRequest(fragment=fragment))
+        return self._unary(self._tiers.StoreFragment, tiers_pb2.StoreFragmentRequest(fragment=fragment), options)
 
-    def get_fragment(self, fragment_id: str) -> tiers_pb2.Fragment:
-        """A fragment by id (counts as a hit or a miss in the metrics)."""
-        return self._call(self._tiers.GetFragment, tiers_pb2.GetFragmentRequest(fragment_id=fragment_id)).fragment
+    def get_fragment(self, fragment_id: str, **options: Unpack[CallOptions]) -> tiers_pb2.GetFragmentResponse:
+        """A fragment by id (a hit or a miss in the metrics)."""
+        return self._unary(self._tiers.GetFragment, tiers_pb2.GetFragmentRequest(fragment_id=fragment_id), options)
 
-    def promote_fragment(self, fragment_id: str) -> tiers_pb2.Fragment:
+    def promote_fragment(self, fragment_id: str, **options: Unpack[CallOptions]) -> tiers_pb2.PromoteFragmentResponse:
         """Moves a fragment one tier up (cold to warm to hot)."""
-        return self._call(self._tiers.PromoteFragment, tiers_pb2.PromoteFragmentRequest(fragment_id=fragment_id)).fragment
+        return self._unary(self._tiers.PromoteFragment, tiers_pb2.PromoteFragmentRequest(fragment_id=fragment_id), options)
 
-    def demote_fragment(self, fragment_id: str) -> tiers_pb2.Fragment:
-        """Moves a fragment one tier down (summarised on the way)."""
-        return self._call(self._tiers.DemoteFragment, tiers_pb2.DemoteFragmentRequest(fragment_id=fragment_id)).fragment
+    def demote_fragment(self, fragment_id: str, **options: Unpack[CallOptions]) -> tiers_pb2.DemoteFragmentResponse:
+        """Moves a fragment one tier down (hot to warm to cold; summarised on the way)."""
+        return self._unary(self._tiers.DemoteFragment, tiers_pb2.DemoteFragmentRequest(fragment_id=fragment_id), options)
 
-    def get_for_actor(self, role: str, project_names: Sequence[str] = ()) -> List[tiers_pb2.Fragment]:
-        """The fragments a role sees: strategist hot+warm+cold, executor hot+warm, reviewer hot."""
-        if role not in _ROLES:
-            raise ValueError(f"unknown role {role!r}: use strategist, executor or reviewer")
-        req = tiers_pb2.GetForActorRequest(role=_ROLES[role], project_names=list(project_names))
-        return list(self._call(self._tiers.GetForActor, req).fragments)
+    def evict_lru(self, tier: Tier, count: int, **options: Unpack[CallOptions]) -> tiers_pb2.EvictLruResponse:
+        """Evicts the ``count`` least recently used fragments of ``tier``."""
+        return self._unary(self._tiers.EvictLru, tiers_pb2.EvictLruRequest(tier=tier_value(tier), count=count), options)
 
-    def get_metrics(self) -> tiers_pb2.GetMetricsResponse:
-        """Hits, misses, population and movements per tier."""
-        return self._call(self._tiers.GetMetrics, tiers_pb2.GetMetricsRequest())
+    def get_for_actor(
+        self, role: Role, *, project_names: Sequence[str] = (), include_full_content: bool = False, **options: Unpack[CallOptions]
+    ) -> tiers_pb2.GetForActorResponse:
+        """The fragments ``role`` sees (strategist: hot+warm+cold, executor: hot+warm, reviewer: hot); no
+        ``project_names`` means every project of the scope."""
+        request = tiers_pb2.GetForActorRequest(role=role_value(role), project_names=project_names, include_full_content=include_full_content)
+        return self._unary(self._tiers.GetForActor, request, options)
 
-
-def source_name(source: int) -> str:
-    """``text``, ``vector``, ``graph`` (or ``unspecified``) for a Source enum value."""
-    return {v: k for k, v in _SOURCES.items()}.get(source, "unspecified")
-
-
-def tier_name(tier: int) -> str:
-    """``hot``, ``warm``, ``cold`` (or ``unspecified``) for a Tier enum value."""
-    return {v: k for k, v in _TIERS.items()}.get(tier, "unspecified")
-
-
-__all__ = ["AcmsClient", "source_name", "tier_name"]
+    def get_metrics(self, **options: Unpack[CallOptions]) -> tiers_pb2.GetMetricsResponse:
+        """Hits, misses, population and movements per tier, as the call's scope sees them."""
+        return self._unary(self._tiers.GetMetrics, tiers_pb2.GetMetricsRequest(), options)

@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""An example agent on the ACMS Python client.
+"""An example agent on the ACMS Python client (blocking).
 
 It ingests nothing: it works on what `acms ingest` (or another writer) put in a project. It resolves a
 scope over the project, runs a hybrid search, fetches the hits' content in rank order, keeps notes in the
 context tiers, and shows that a request outside its scope is refused with the offending ids.
 
-Environment: ACMS_URL (default http://127.0.0.1:50051), ACMS_API_KEY (required), ACMS_PROJECT (default
-local/acms). Arguments: the question (default "how do I resolve a scope"). Needs the acms-client package
-installed (see the repository README, "From Python"):
+Environment, as the acms CLI reads it: ACMS_URL, else http://ACMS_HOST:ACMS_PORT (defaults 127.0.0.1 and
+50051); ACMS_API_KEY (required); ACMS_PROJECT (default local/acms). Argument: the question (default "how do
+I resolve a scope"). Needs the acms-client package installed (clients/python/README.md):
 
-    venv/bin/python clients/python/examples/example_agent.py "how do I ingest a folder"
+    python clients/python/examples/example_agent.py "how do I ingest a folder"
 """
+
+from __future__ import annotations
 
 import os
 import sys
@@ -26,32 +28,32 @@ def first_line(text: str, width: int = 90) -> str:
 
 
 def main() -> int:
-    url = os.environ.get("ACMS_URL", "http://127.0.0.1:50051")
-    key = os.environ.get("ACMS_API_KEY")
     project = os.environ.get("ACMS_PROJECT", "local/acms")
     question = " ".join(sys.argv[1:]) or "how do I resolve a scope"
-    if not key:
-        print("example_agent: set ACMS_API_KEY (the key `acms serve` printed, or one from `acms keys create`)", file=sys.stderr)
+    try:
+        client = AcmsClient.from_env()
+    except ValueError as err:
+        print(f"example_agent: {err}", file=sys.stderr)
         return 2
 
-    with AcmsClient(url, key) as acms:
-        # 1. One frozen scope for the whole plan: every later call names it.
-        scope = acms.resolve_scope([project])
+    with client as acms:
+        # 1. One frozen scope for the whole plan: every later call sends it.
+        scope = acms.resolve_scope([project]).scope
         print(f"scope {scope.scope_id}: {len(scope.resource_ids)} resources in {', '.join(scope.project_names)}")
         agent = acms.with_scope(scope.scope_id)
 
         # 2. Hybrid search: keyword, vector and graph evidence fused by rank.
-        found = agent.hybrid_search(question, top_k=5)
-        print(f"hybrid search {question!r}: {len(found.results)} results")
-        for rank, r in enumerate(found.results, 1):
-            sources = "+".join(source_name(c.source) for c in r.contributions)
-            print(f"  {rank}. {r.score:.4f} {r.uko_uri} (sources {sources})")
-        if not found.results:
+        found = agent.hybrid_search(question, top_k=5).results
+        print(f"hybrid search {question!r}: {len(found)} results")
+        for rank, hit in enumerate(found, 1):
+            sources = "+".join(source_name(c.source) for c in hit.contributions)
+            print(f"  {rank}. {hit.score:.4f} {hit.uko_uri} (sources {sources})")
+        if not found:
             print("nothing found: ingest some documents first (see README, Quickstart)")
             return 1
 
         # 3. Fetch the content in rank order; the answer keeps the order asked.
-        uris = [r.uko_uri for r in found.results]
+        uris = [hit.uko_uri for hit in found]
         fetched = agent.fetch_content(uris)
         in_order = [item.uko_uri for item in fetched.items] == uris
         print(f"fetched {len(fetched.items)} items in order: {in_order}; missing {len(fetched.missing)}")
@@ -60,24 +62,21 @@ def main() -> int:
 
         # 4. Notes in the context tiers: the plan in hot, the evidence list in warm.
         plan = agent.store_fragment(
-            f"Question: {question}\nBest source: {found.results[0].uko_uri}",
-            project_name=project,
-            tier="hot",
-            metadata={"kind": "plan"},
+            f"Question: {question}\nBest source: {found[0].uko_uri}", project_name=project, tier="hot", metadata={"kind": "plan"}
         ).fragment
         evidence = agent.store_fragment(
             "Evidence, in rank order:\n" + "\n".join(uris),
             project_name=project,
             tier="warm",
-            resource_id=found.results[0].resource_id,
+            resource_id=found[0].resource_id,
             metadata={"kind": "evidence"},
         ).fragment
-        print(f"stored note {plan.fragment_id} in {tier_name(plan.tier)} ({plan.token_count} tokens)")
-        print(f"stored note {evidence.fragment_id} in {tier_name(evidence.tier)} ({evidence.token_count} tokens)")
-        again = agent.get_fragment(plan.fragment_id)
+        for note in (plan, evidence):
+            print(f"stored note {note.fragment_id} in {tier_name(note.tier)} ({note.token_count} tokens)")
+        again = agent.get_fragment(plan.fragment_id).fragment
         print(f"read back {again.fragment_id}: {first_line(again.content, 60)}")
-        executor_view = agent.get_for_actor("executor", [project])
-        reviewer_view = agent.get_for_actor("reviewer", [project])
+        executor_view = agent.get_for_actor("executor", project_names=[project]).fragments
+        reviewer_view = agent.get_for_actor("reviewer", project_names=[project]).fragments
         print(f"executor sees {len(executor_view)} notes, reviewer sees {len(reviewer_view)}")
         m = agent.get_metrics()
         print(

@@ -1,7 +1,8 @@
 """Python grpcio interop client for the ACMS server, run by test/interop/python-client.test.ts.
 
-Uses only Debian's python3-grpcio and python3-protobuf and the raw stubs generated into
-clients/python/acms_client/gen (imported from the source tree, not through the client wrapper).
+Uses only grpcio, protobuf and googleapis-common-protos (the pinned venv of clients/python/dev-venv.sh) and
+the raw stubs generated into clients/python/acms_client/gen (imported from the source tree, not through the
+client wrapper).
 Registers two tenants, resolves, narrows and validates scopes, gets refused with a decodable
 ScopeViolation naming every out-of-scope id, sends bad input of every kind and checks the codes and
 BadRequest fields, then checks the server still serves. Prints one line per check; exits 1 on the first
@@ -25,7 +26,7 @@ import grpc  # noqa: E402
 import google.protobuf  # noqa: E402
 from acms_client.gen.acms.v1 import errors_pb2, index_pb2, index_pb2_grpc, rag_pb2, rag_pb2_grpc, registry_pb2, registry_pb2_grpc  # noqa: E402
 from acms_client.gen.acms.v1 import scope_pb2, scope_pb2_grpc, text_pb2, text_pb2_grpc, vector_pb2, vector_pb2_grpc  # noqa: E402
-from acms_client.gen.google.rpc import error_details_pb2, status_pb2  # noqa: E402
+from google.rpc import error_details_pb2, status_pb2  # noqa: E402
 
 CHECKS = 0
 
