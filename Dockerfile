@@ -5,7 +5,7 @@
 #     -v "$PWD/keys.json:/run/acms/keys.json:ro" -e ACMS_KEYS_FILE=/run/acms/keys.json acms
 #
 # The container listens on 0.0.0.0, so it REQUIRES keys (ACMS_KEYS_FILE or ACMS_KEYS): without them the
-# server refuses to start with one line, by design (see README, "API keys").
+# server refuses to start with one line, by design (see docs/operating.md, "API keys").
 
 FROM node:20-bookworm-slim AS deps
 WORKDIR /app
