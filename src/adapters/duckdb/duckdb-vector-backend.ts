@@ -14,6 +14,7 @@ import { keyList, type DuckDbDatabase, type DuckDbTx } from "./duckdb-database.j
 import { appendVectorRows } from "./duckdb-document-store.js";
 import { assertVectorQuery } from "../shared/vectors/vector-query-checks.js";
 import { WriteQueue } from "../shared/vectors/write-queue.js";
+import { l2Norm } from "../shared/vectors/vector-math.js";
 
 /** Options of the DuckDB vector backend. */
 export interface DuckDbVectorBackendOptions {
@@ -25,12 +26,6 @@ export interface DuckDbVectorBackendOptions {
   ownWrites?: boolean;
   /** True when the backend owns `db` and closes it on `close`. */
   ownsDatabase?: boolean;
-}
-
-function norm(v: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < v.length; i++) s += v[i] * v[i];
-  return Math.sqrt(s);
 }
 
 /**
@@ -93,9 +88,7 @@ export class DuckDbVectorBackend implements VectorBackend {
   async replaceResource(resourceId: string, entries: readonly VectorEntry[]): Promise<void> {
     checkReplacement(resourceId, entries, this.dimension);
     if (!this.ownWrites) return;
-    const byKey = new Map<number, VectorEntry>();
-    for (const e of entries) byKey.set(e.chunkKey, e);
-    const kept = [...byKey.values()].filter((e) => norm(e.vector) > 0);
+    const kept = lastWriteOfEachKey(entries).filter((e) => l2Norm(e.vector) > 0);
     this.enqueueWrite(async (tx) => {
       await tx.run("DELETE FROM chunk_vectors WHERE resource_id = $1", [resourceId]);
       if (kept.length > 0) await appendVectorRows(tx, kept, this.dimension);
@@ -111,7 +104,7 @@ export class DuckDbVectorBackend implements VectorBackend {
     assertVectorQuery(query, this.dimension, opts);
     await this.flushed();
     opts.signal?.throwIfAborted();
-    if (view.resourceIds.length === 0 || !(norm(query) > 0)) return { hits: [], exhaustive: true };
+    if (view.resourceIds.length === 0 || !(l2Norm(query) > 0)) return { hits: [], exhaustive: true };
     const minScore = Math.max(0, opts.minScore);
     const params: DuckDBValue[] = [listValue([...view.resourceIds]), listValue(Array.from(query)), minScore];
     const cutoff = supersededCutoff(view.temporalScope, opts.now, opts.recentWindowMs);

@@ -16,6 +16,7 @@ import type { PostgresClient, PostgresPool } from "./postgres-pool.js";
 import { assertVectorQuery } from "../shared/vectors/vector-query-checks.js";
 import { WriteQueue } from "../shared/vectors/write-queue.js";
 import { vectorFromBytes } from "../shared/vectors/vector-bytes.js";
+import { l2Norm } from "../shared/vectors/vector-math.js";
 
 /** In-scope vectors up to which a search is an exact scan (recall 1); above, HNSW with iterative scan. */
 export const PGVECTOR_EXACT_THRESHOLD = 10_000;
@@ -113,12 +114,6 @@ function vectorLiteral(v: Float32Array): string {
   return `[${Array.from(v).join(",")}]`;
 }
 
-function norm(v: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < v.length; i++) s += v[i] * v[i];
-  return Math.sqrt(s);
-}
-
 /** The visible-version condition; `cutoff` names the placeholder of the `recent` cutoff. */
 function temporalCondition(temporal: TemporalScope, cutoff: string): string {
   if (temporal === "all") return "TRUE";
@@ -164,8 +159,8 @@ export class PgvectorBackend implements VectorBackend {
     if (!this.ownWrites || entries.length === 0) return;
     // A zero vector has no direction and is not searchable: its key is removed instead.
     const last = lastWriteOfEachKey(entries);
-    const kept = last.filter((e) => norm(e.vector) > 0);
-    const zero = last.filter((e) => norm(e.vector) === 0).map((e) => e.chunkKey);
+    const kept = last.filter((e) => l2Norm(e.vector) > 0);
+    const zero = last.filter((e) => l2Norm(e.vector) === 0).map((e) => e.chunkKey);
     this.writes.enqueue(async () => {
       if (zero.length > 0) await this.pool.query("DELETE FROM chunk_vectors WHERE chunk_key = ANY($1::bigint[])", [zero]);
       const client = await this.pool.connect();
@@ -204,9 +199,7 @@ export class PgvectorBackend implements VectorBackend {
   async replaceResource(resourceId: string, entries: readonly VectorEntry[]): Promise<void> {
     checkReplacement(resourceId, entries, this.dimension);
     if (!this.ownWrites) return;
-    const byKey = new Map<number, VectorEntry>();
-    for (const e of entries) byKey.set(e.chunkKey, e);
-    const kept = [...byKey.values()].filter((e) => norm(e.vector) > 0);
+    const kept = lastWriteOfEachKey(entries).filter((e) => l2Norm(e.vector) > 0);
     this.writes.enqueue(async () => {
       const client = await this.pool.connect();
       try {
@@ -237,7 +230,7 @@ export class PgvectorBackend implements VectorBackend {
     assertVectorQuery(query, this.dimension, opts);
     await this.flushed();
     opts.signal?.throwIfAborted();
-    if (view.resourceIds.length === 0 || norm(query) === 0) return { hits: [], exhaustive: true };
+    if (view.resourceIds.length === 0 || l2Norm(query) === 0) return { hits: [], exhaustive: true };
     const minScore = Math.max(0, opts.minScore);
     const temporal = temporalCondition(view.temporalScope, "$3");
     const cutoff = view.temporalScope === "recent" ? [supersededCutoff("recent", opts.now, opts.recentWindowMs)] : [];

@@ -34,3 +34,10 @@ export function dotAt(q: Float32Array, data: Float32Array, offset: number): numb
   for (; i < d; i++) s0 += q[i] * data[offset + i];
   return s0 + s1 + s2 + s3;
 }
+
+/** The L2 norm of `v`. */
+export function l2Norm(v: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < v.length; i++) s += v[i] * v[i];
+  return Math.sqrt(s);
+}
