@@ -144,7 +144,9 @@ export class TierModel {
             this.bucket(poolOf(v)).demotions++;
           } else this.bucket(poolOf(v)).evictions++;
         }
-        this.rebalance();
+        // The pools the victims came from overflow in the order the victims moved, and settle in that order
+        // (the service's policy rebalances pools in the order a change first touched them).
+        this.rebalance(victims.map(poolOf));
         return "ok";
       }
     }
@@ -200,8 +202,9 @@ export class TierModel {
   }
 
   /** Brings every pool within budget, each on its own: the LRU item of the pool's topmost over-budget tier moves down. */
-  private rebalance(): void {
-    for (const pool of ["p/a", "p/b", "q/a", "q/b"]) {
+  /** Moves overflow down until every pool fits; `first`: the pools to settle first, in order (then the rest). */
+  private rebalance(first: readonly string[] = []): void {
+    for (const pool of new Set([...first, "p/a", "p/b", "q/a", "q/b"])) {
       for (;;) {
         const tier = (["hot", "warm", "cold"] as const).find((t) => this.over(t, pool));
         if (!tier) break;
