@@ -2,6 +2,7 @@ import { chunkText, DEFAULT_CHUNKING, type ChunkingOptions } from "../../domain/
 import { validateDocumentPath } from "../../domain/document-path.js";
 import { InvalidArgumentError, type FieldViolation } from "../../domain/errors.js";
 import { metadataViolations } from "../../domain/metadata-limits.js";
+import { embeddingProblem } from "../../domain/request-limits.js";
 import type { ChunkInputRecord, DocumentInputRecord } from "../../ports/document-store.js";
 
 /** The largest document content accepted, in UTF-8 bytes. */
@@ -49,17 +50,6 @@ export const VALIDATION_SLICE_CHARS = 256 * 1024;
  * them within 256 KiB held the event loop for over half a second.
  */
 export const VALIDATION_SLICE_MS = 5;
-
-function embeddingProblem(values: readonly number[], dim: number): string | undefined {
-  if (values.length !== dim) return `must have ${dim} dimensions (the deployment's), got ${values.length}`;
-  let norm = 0;
-  for (const v of values) {
-    if (!Number.isFinite(v)) return "must hold only finite numbers";
-    norm += v * v;
-  }
-  if (norm === 0) return "must not be the zero vector";
-  return undefined;
-}
 
 /**
  * Checks one UpsertDocuments message and turns it into store input, chunking content server-side when
