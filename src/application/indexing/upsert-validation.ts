@@ -2,6 +2,7 @@ import { chunkText, DEFAULT_CHUNKING, type ChunkingOptions } from "../../domain/
 import { validateDocumentPath } from "../../domain/document-path.js";
 import { InvalidArgumentError, type FieldViolation } from "../../domain/errors.js";
 import { metadataViolations } from "../../domain/metadata-limits.js";
+import { hasNul, NUL_PROBLEM } from "../../domain/nul-character.js";
 import { embeddingProblem } from "../../domain/request-limits.js";
 import type { ChunkInputRecord, DocumentInputRecord } from "../../ports/document-store.js";
 
@@ -91,7 +92,7 @@ export async function validateUpsertMessage(msg: UpsertMessage, opts: UpsertVali
         field: `${at}.content`,
         description: `must be at most ${MAX_DOCUMENT_BYTES} bytes, got ${Buffer.byteLength(doc.content)}`,
       });
-    }
+    } else if (hasNul(doc.content)) violations.push({ field: `${at}.content`, description: NUL_PROBLEM });
     violations.push(...metadataViolations(`${at}.metadata`, doc.metadata));
     if (doc.chunks.length > MAX_CHUNKS_PER_DOCUMENT) {
       violations.push({
@@ -105,7 +106,7 @@ export async function validateUpsertMessage(msg: UpsertMessage, opts: UpsertVali
       if (c.text.trim().length === 0) violations.push({ field: `${cat}.text`, description: "must not be empty" });
       else if (Buffer.byteLength(c.text) > MAX_DOCUMENT_BYTES) {
         violations.push({ field: `${cat}.text`, description: `must be at most ${MAX_DOCUMENT_BYTES} bytes` });
-      }
+      } else if (hasNul(c.text)) violations.push({ field: `${cat}.text`, description: NUL_PROBLEM });
       if (c.embedding.length === 0) {
         chunks.push({ text: c.text });
         return;

@@ -12,6 +12,7 @@ import { isSharedTierStore, type LoadedFragment, type SharedTierStore, type Tier
 import { SerialQueue } from "../shared/serial-queue.js";
 import { scopeViolation } from "../../domain/scope-violation.js";
 import { metadataViolations } from "../../domain/metadata-limits.js";
+import { hasNul, NUL_PROBLEM } from "../../domain/nul-character.js";
 
 /** Client-chosen fragment ids: printable, path-safe, bounded. */
 const FRAGMENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -682,4 +683,5 @@ function checkContent(content: string): void {
   if (content.length > MAX_FRAGMENT_CHARS) {
     throw InvalidArgumentError.field("fragment.content", `must be at most ${MAX_FRAGMENT_CHARS} characters, got ${content.length}`);
   }
+  if (hasNul(content)) throw InvalidArgumentError.field("fragment.content", NUL_PROBLEM);
 }
