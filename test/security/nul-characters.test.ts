@@ -3,6 +3,8 @@
 // only. Every string that can reach a store is probed here on every document engine (embedded, PostgreSQL,
 // DuckDB): each answer is INVALID_ARGUMENT naming the field, the same everywhere, and nothing is written.
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { IndexService, type UpsertDocumentsRequest, UpsertDocumentsRequestSchema } from "../../gen/acms/v1/index_pb.js";
 import { RagService } from "../../gen/acms/v1/rag_pb.js";
@@ -29,8 +31,7 @@ describe.each(ENGINES)("a NUL character (U+0000) is INVALID_ARGUMENT naming the 
   let scopeId: string;
 
   beforeAll(async () => {
-    const dataDir = join(require("node:os").tmpdir(), `acms-nul-${process.pid}-${Math.random().toString(36).slice(2)}`);
-    require("node:fs").mkdirSync(dataDir);
+    const dataDir = mkdtempSync(join(tmpdir(), "acms-nul-"));
     t = await startTestServer({ dataDir, env: await envOf(dataDir) });
     await t.client(RegistryService, "admin").createProject({ name: "local/api" });
     resourceId = (await t.client(RegistryService, "writer").registerResource({ project: "local/api", alias: "api", kind: "repo" }))
