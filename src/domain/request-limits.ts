@@ -42,19 +42,31 @@ export function requireText(field: string, value: string, max: number = MAX_QUER
 }
 
 /**
- * Checks a query embedding against the deployment's dimension: not empty, exactly `dimension` finite
- * numbers, not all zero (a zero vector has no direction, so no cosine).
+ * Why `values` cannot be an embedding of `dimension`, or undefined when it can: finite numbers, not all zero
+ * as the vector stores keep and compare them, in float32. Connect JSON carries doubles, and a double such as
+ * `1e-50` is 0 in float32: judged as a double it would pass and be searched or stored as a vector with no
+ * direction.
+ */
+export function embeddingProblem(values: readonly number[], dimension: number): string | undefined {
+  if (values.length !== dimension) return `must have ${dimension} dimensions (the deployment's), got ${values.length}`;
+  let nonZero = false;
+  for (const v of values) {
+    if (!Number.isFinite(v)) return "must hold only finite numbers";
+    if (Math.fround(v) !== 0) nonZero = true;
+  }
+  if (nonZero) return undefined;
+  return values.some((v) => v !== 0)
+    ? "must not be the zero vector (every value rounds to 0 in float32, the precision vectors are kept in)"
+    : "must not be the zero vector";
+}
+
+/**
+ * Checks a query embedding against the deployment's dimension: not empty, exactly `dimension` numbers,
+ * finite and not all zero once in float32 (a zero vector has no direction, so no cosine).
  */
 export function requireEmbedding(field: string, values: readonly number[], dimension: number): Float32Array {
   if (values.length === 0) throw InvalidArgumentError.field(field, "must not be empty");
-  if (values.length !== dimension) {
-    throw InvalidArgumentError.field(field, `must have ${dimension} dimensions (the deployment's), got ${values.length}`);
-  }
-  let norm = 0;
-  for (const v of values) {
-    if (!Number.isFinite(v)) throw InvalidArgumentError.field(field, "must hold only finite numbers");
-    norm += v * v;
-  }
-  if (norm === 0) throw InvalidArgumentError.field(field, "must not be the zero vector");
+  const problem = embeddingProblem(values, dimension);
+  if (problem) throw InvalidArgumentError.field(field, problem);
   return Float32Array.from(values);
 }

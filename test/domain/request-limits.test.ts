@@ -1,5 +1,12 @@
 import { InvalidArgumentError } from "../../src/domain/errors.js";
-import { requireEmbedding, requireText, resolveCount, resolveDepth, resolveMinScore } from "../../src/domain/request-limits.js";
+import {
+  embeddingProblem,
+  requireEmbedding,
+  requireText,
+  resolveCount,
+  resolveDepth,
+  resolveMinScore,
+} from "../../src/domain/request-limits.js";
 
 function fieldOf(fn: () => unknown): string | undefined {
   try {
@@ -46,5 +53,12 @@ describe("request limits", () => {
     expect(fieldOf(() => requireEmbedding("embedding", [1, 0], 3))).toBe("embedding");
     expect(fieldOf(() => requireEmbedding("embedding", [1, Number.POSITIVE_INFINITY, 0], 3))).toBe("embedding");
     expect(fieldOf(() => requireEmbedding("embedding", [0, 0, 0], 3))).toBe("embedding");
+  });
+
+  it("an embedding is judged in float32, where it is kept: all zero there is the zero vector", () => {
+    expect(fieldOf(() => requireEmbedding("embedding", [1e-50, 0, -1e-46], 3))).toBe("embedding");
+    expect(embeddingProblem([1e-50, 0, 0], 3)).toMatch(/zero vector.*float32/);
+    expect(embeddingProblem([1e-30, 0, 0], 3)).toBeUndefined();
+    expect(Array.from(requireEmbedding("embedding", [1e-30, 1e-50, 0], 3))).toEqual([Math.fround(1e-30), 0, 0]);
   });
 });

@@ -1,4 +1,4 @@
-import { readNTriples, readSparqlJsonResults } from "../../src/adapters/sparql-endpoint/sparql-results-reader.js";
+import { askAnswer, readNTriples, readSparqlJsonResults } from "../../src/adapters/sparql-endpoint/sparql-results-reader.js";
 
 /** The text in chunks of `size` characters, as a response body may arrive. */
 async function* chunks(text: string, size: number): AsyncIterable<string> {
@@ -90,5 +90,46 @@ describe("streamed N-Triples", () => {
     expect(r.triples.length).toBe(2);
     expect(r.exhaustive).toBe(false);
     expect(stopped).toBe(1);
+  });
+});
+
+describe("ASK answers in either form", () => {
+  const read = (doc: unknown) => readSparqlJsonResults(chunks(JSON.stringify(doc), 7), 10, () => undefined);
+  const retval = (value: string) => ({
+    head: { link: [], vars: ["__ASK_RETVAL"] },
+    results: { distinct: false, ordered: true, bindings: [{ __ASK_RETVAL: { type: "typed-literal", datatype: `${XSD_INTEGER}`, value } }] },
+  });
+  const XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer";
+
+  it("reads the standard boolean member", async () => {
+    expect(askAnswer(await read({ head: { link: [] }, boolean: true }))).toBe(true);
+    expect(askAnswer(await read({ head: {}, boolean: false }))).toBe(false);
+  });
+
+  it("reads Virtuoso 7.2's one-column __ASK_RETVAL binding: 1 is true, 0 or no row is false", async () => {
+    expect(askAnswer(await read(retval("1")))).toBe(true);
+    expect(askAnswer(await read(retval("0")))).toBe(false);
+    expect(askAnswer(await read({ head: { vars: ["__ASK_RETVAL"] }, results: { bindings: [] } }))).toBe(false);
+    expect(
+      askAnswer(
+        await read({ head: { vars: ["__ask_retval"] }, results: { bindings: [{ __ask_retval: { type: "literal", value: "1" } }] } }),
+      ),
+    ).toBe(true);
+  });
+
+  it("refuses anything else as no answer", async () => {
+    expect(
+      askAnswer(await read({ head: { vars: ["x"] }, results: { bindings: [{ x: { type: "literal", value: "1" } }] } })),
+    ).toBeUndefined();
+    expect(
+      askAnswer(
+        await read({
+          head: { vars: ["__ASK_RETVAL"] },
+          results: { bindings: [retval("1").results.bindings[0], retval("1").results.bindings[0]] },
+        }),
+      ),
+    ).toBeUndefined();
+    expect(askAnswer(await read(retval("maybe")))).toBeUndefined();
+    expect(askAnswer(await read({ head: { vars: [] } }))).toBeUndefined();
   });
 });

@@ -36,6 +36,11 @@ function projectOf(owner: Owner): "a" | "b" {
   return owner === "b" ? "b" : "a";
 }
 
+/** The counter bucket of `principal`'s lookups through the full or narrow view that found nothing. */
+function missBucket(principal: Principal, narrow: boolean): string {
+  return `${principal}/@${narrow ? "narrow" : "full"}`;
+}
+
 /** The budget pool (and counter bucket) of an item: its principal and project. */
 function poolOf(item: Item): string {
   return `${item.principal}/${projectOf(item.owner)}`;
@@ -100,7 +105,8 @@ export class TierModel {
       case "get": {
         const found = this.find(op.principal, op.id);
         if (!found || !sees(op.principal, op.narrow, found.item)) {
-          const c = this.bucket(`${op.principal}/`);
+          // A miss has no project: it counts under the view (scope) it was asked through.
+          const c = this.bucket(missBucket(op.principal, op.narrow));
           c.hotMisses++;
           c.warmMisses++;
           c.misses++;
@@ -157,10 +163,14 @@ export class TierModel {
     return this.tiers[tier].filter((i) => i.principal === principal).map((i) => i.id);
   }
 
-  /** The counters a view of `principal` over `projects` reports: its lookups that found nothing, plus its pools of those projects. */
-  counters(principal: Principal, projects: readonly ("a" | "b")[]): Counters {
+  /**
+   * The counters the full or narrow view of `principal` reports: its lookups through that view that found
+   * nothing, plus its pools of the view's projects (a and b, or a).
+   */
+  counters(principal: Principal, narrow: boolean): Counters {
     const sum = zero();
-    for (const key of [`${principal}/`, ...projects.map((p) => `${principal}/${p}`)]) {
+    const projects = narrow ? ["a"] : ["a", "b"];
+    for (const key of [missBucket(principal, narrow), ...projects.map((p) => `${principal}/${p}`)]) {
       const c = this.counterBuckets.get(key);
       if (c) for (const k of Object.keys(sum) as (keyof Counters)[]) sum[k] += c[k];
     }

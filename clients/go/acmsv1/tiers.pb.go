@@ -912,7 +912,9 @@ type GetForActorResponse struct {
 	// Fragments, hot first, then warm, then cold; most recently used first within a tier.
 	Fragments []*Fragment `protobuf:"bytes,1,rep,name=fragments,proto3" json:"fragments,omitempty"`
 	// The scope the view was taken under (the acms-scope header), as every scoped response carries it.
-	ScopeId       string `protobuf:"bytes,2,opt,name=scope_id,json=scopeId,proto3" json:"scope_id,omitempty"`
+	ScopeId string `protobuf:"bytes,2,opt,name=scope_id,json=scopeId,proto3" json:"scope_id,omitempty"`
+	// False when a limit cut the list short; every fragment the role sees in the scope is listed otherwise.
+	Exhaustive    bool `protobuf:"varint,3,opt,name=exhaustive,proto3" json:"exhaustive,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -959,6 +961,13 @@ func (x *GetForActorResponse) GetScopeId() string {
 		return x.ScopeId
 	}
 	return ""
+}
+
+func (x *GetForActorResponse) GetExhaustive() bool {
+	if x != nil {
+		return x.Exhaustive
+	}
+	return false
 }
 
 // GetMetricsRequest has no fields.
@@ -1259,10 +1268,13 @@ const file_acms_v1_tiers_proto_rawDesc = "" +
 	"\x12GetForActorRequest\x12!\n" +
 	"\x04role\x18\x01 \x01(\x0e2\r.acms.v1.RoleR\x04role\x12)\n" +
 	"\rproject_names\x18\x02 \x03(\tB\x04\x88\xb5\x18\x02R\fprojectNames\x120\n" +
-	"\x14include_full_content\x18\x03 \x01(\bR\x12includeFullContent\"a\n" +
+	"\x14include_full_content\x18\x03 \x01(\bR\x12includeFullContent\"\x81\x01\n" +
 	"\x13GetForActorResponse\x12/\n" +
 	"\tfragments\x18\x01 \x03(\v2\x11.acms.v1.FragmentR\tfragments\x12\x19\n" +
-	"\bscope_id\x18\x02 \x01(\tR\ascopeId\"\x13\n" +
+	"\bscope_id\x18\x02 \x01(\tR\ascopeId\x12\x1e\n" +
+	"\n" +
+	"exhaustive\x18\x03 \x01(\bR\n" +
+	"exhaustive\"\x13\n" +
 	"\x11GetMetricsRequest\"\xf9\x04\n" +
 	"\x12GetMetricsResponse\x12\x19\n" +
 	"\bhot_hits\x18\x01 \x01(\x04R\ahotHits\x12\x1d\n" +

@@ -27,7 +27,7 @@ import {
 } from "./endpoint-terms.js";
 import { rewriteForVirtuoso } from "./rewrite-for-virtuoso.js";
 import { SparqlHttpClient, type SparqlResponse } from "./sparql-http-client.js";
-import { readNTriples, readSparqlJsonResults } from "./sparql-results-reader.js";
+import { askAnswer, readNTriples, readSparqlJsonResults } from "./sparql-results-reader.js";
 
 /** The longest SPARQL query accepted, in characters (as the embedded engine). */
 export const MAX_SPARQL_LENGTH = 64 * 1024;
@@ -217,8 +217,9 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
     const res = await this.send(this.queryUrl, queryBody(text, dataset, opts.timeoutMs), ACCEPT_RESULTS, "query", deadline, opts.signal);
     const read = await this.read(res, (body) => readSparqlJsonResults(body, this.cap, res.stop));
     if (inspection.form === "ASK") {
-      if (read.kind !== "boolean") throw new UnavailableError("the SPARQL endpoint answered an ASK query without a boolean");
-      return { form: "ASK", boolean: read.value, exhaustive: true };
+      const answer = askAnswer(read);
+      if (answer === undefined) throw new UnavailableError("the SPARQL endpoint answered an ASK query without a boolean");
+      return { form: "ASK", boolean: answer, exhaustive: true };
     }
     if (read.kind !== "bindings") throw new UnavailableError("the SPARQL endpoint answered a SELECT query without bindings");
     const rows: SparqlRow[] = read.rows.map((b) => {
@@ -344,7 +345,7 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
     const ask = `ASK { GRAPH <${META_GRAPH}> { <${META_GRAPH}> <${TYPED_COPIES}> ?done } }`;
     const res = await this.send(this.queryUrl, queryBody(ask, dataset), ACCEPT_RESULTS, "update", Date.now() + this.writeTimeoutMs);
     const read = await this.read(res, (body) => readSparqlJsonResults(body, 10, res.stop));
-    if (read.kind === "boolean" && read.value) return;
+    if (askAnswer(read)) return;
     const copy = `INSERT { GRAPH ?tg { ?s ?p ?c } } WHERE { GRAPH ?g { ?s ?p ?o }
   FILTER(STRSTARTS(STR(?g), "uko://") && isLiteral(?o) && lang(?o) = "" && datatype(?o) != <http://www.w3.org/2001/XMLSchema#string> && !STRSTARTS(STR(datatype(?o)), "${TYPED_PREFIX}") && !STRSTARTS(STR(datatype(?o)), "${VERBATIM_PREFIX}"))
   BIND(IRI(CONCAT("${TYPED_GRAPH_PREFIX}", STRBEFORE(STRAFTER(STR(?g), "uko://"), "/"))) AS ?tg)

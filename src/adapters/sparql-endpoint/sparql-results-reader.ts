@@ -123,6 +123,27 @@ export async function readSparqlJsonResults(body: AsyncIterable<string>, cap: nu
   return { kind: "bindings", variables: varsOf(head) ?? varsOf(tail) ?? [], rows, exhaustive: true };
 }
 
+/** The one column Virtuoso names an ASK result by (upper case in 7.2's JSON when it does not turn it into `boolean`). */
+const ASK_COLUMN = "__ask_retval";
+
+/**
+ * The answer of an ASK query from a JSON results document, in either form endpoints write: the standard
+ * `boolean` member, or (Virtuoso 7.2) a one-column binding `__ASK_RETVAL` holding 1 for true, and 0 or no
+ * row at all for false. Undefined when the document is neither, which the caller refuses as unreadable.
+ */
+export function askAnswer(read: JsonResults): boolean | undefined {
+  if (read.kind === "boolean") return read.value;
+  if (read.variables.length !== 1 || read.variables[0].toLowerCase() !== ASK_COLUMN) return undefined;
+  if (read.rows.length === 0) return false;
+  if (read.rows.length > 1) return undefined;
+  const terms = Object.values(read.rows[0]);
+  if (terms.length !== 1) return undefined;
+  const value = terms[0].value;
+  if (value === "1" || value === "true") return true;
+  if (value === "0" || value === "false") return false;
+  return undefined;
+}
+
 /** One N-Triples term as read: the kind, the value, and a literal's datatype or language. */
 export interface NTriplesTerm {
   kind: "iri" | "blank" | "literal";

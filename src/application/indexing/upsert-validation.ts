@@ -2,6 +2,8 @@ import { chunkText, DEFAULT_CHUNKING, type ChunkingOptions } from "../../domain/
 import { validateDocumentPath } from "../../domain/document-path.js";
 import { InvalidArgumentError, type FieldViolation } from "../../domain/errors.js";
 import { metadataViolations } from "../../domain/metadata-limits.js";
+import { hasNul, NUL_PROBLEM } from "../../domain/nul-character.js";
+import { embeddingProblem } from "../../domain/request-limits.js";
 import type { ChunkInputRecord, DocumentInputRecord } from "../../ports/document-store.js";
 
 /** The largest document content accepted, in UTF-8 bytes. */
@@ -50,17 +52,6 @@ export const VALIDATION_SLICE_CHARS = 256 * 1024;
  */
 export const VALIDATION_SLICE_MS = 5;
 
-function embeddingProblem(values: readonly number[], dim: number): string | undefined {
-  if (values.length !== dim) return `must have ${dim} dimensions (the deployment's), got ${values.length}`;
-  let norm = 0;
-  for (const v of values) {
-    if (!Number.isFinite(v)) return "must hold only finite numbers";
-    norm += v * v;
-  }
-  if (norm === 0) return "must not be the zero vector";
-  return undefined;
-}
-
 /**
  * Checks one UpsertDocuments message and turns it into store input, chunking content server-side when
  * a document brings no chunks. Every problem of the message is reported at once as INVALID_ARGUMENT,
@@ -101,7 +92,7 @@ export async function validateUpsertMessage(msg: UpsertMessage, opts: UpsertVali
         field: `${at}.content`,
         description: `must be at most ${MAX_DOCUMENT_BYTES} bytes, got ${Buffer.byteLength(doc.content)}`,
       });
-    }
+    } else if (hasNul(doc.content)) violations.push({ field: `${at}.content`, description: NUL_PROBLEM });
     violations.push(...metadataViolations(`${at}.metadata`, doc.metadata));
     if (doc.chunks.length > MAX_CHUNKS_PER_DOCUMENT) {
       violations.push({
@@ -115,7 +106,7 @@ export async function validateUpsertMessage(msg: UpsertMessage, opts: UpsertVali
       if (c.text.trim().length === 0) violations.push({ field: `${cat}.text`, description: "must not be empty" });
       else if (Buffer.byteLength(c.text) > MAX_DOCUMENT_BYTES) {
         violations.push({ field: `${cat}.text`, description: `must be at most ${MAX_DOCUMENT_BYTES} bytes` });
-      }
+      } else if (hasNul(c.text)) violations.push({ field: `${cat}.text`, description: NUL_PROBLEM });
       if (c.embedding.length === 0) {
         chunks.push({ text: c.text });
         return;

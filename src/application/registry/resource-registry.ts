@@ -1,5 +1,7 @@
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError, type FieldViolation } from "../../domain/errors.js";
 import type { Principal } from "../../domain/principal.js";
+import { assertResourceRequest } from "../../domain/new-resource-check.js";
+import { hasNul, NUL_PROBLEM } from "../../domain/nul-character.js";
 import { assertProjectName, projectNameProblem } from "../../domain/project-name.js";
 import type { LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
 import { resourceVisibility, type ResourceVisibility } from "./resource-visibility.js";
@@ -76,6 +78,8 @@ export class ResourceRegistry {
 
   async registerResource(principal: Principal, req: NewResource): Promise<VisibleResource> {
     const registry = this.registry;
+    // Every field is checked before the id is looked up: a malformed id (a NUL in it too) never reaches a store.
+    assertResourceRequest(req);
     const visible = resourceVisibility(registry, principal);
     if (req.id.length > 0 && (await registry.getResource(req.id)) && !(await visible(req.id))) throw unusableId(req.id);
     let record: ResourceRecord;
@@ -118,6 +122,7 @@ export class ResourceRegistry {
     if (aliasOrId.length === 0) violations.push({ field: "alias_or_id", description: "empty: give an alias or a resource id" });
     else if (aliasOrId.length > MAX_ALIAS_OR_ID)
       violations.push({ field: "alias_or_id", description: `longer than ${MAX_ALIAS_OR_ID} characters` });
+    else if (hasNul(aliasOrId)) violations.push({ field: "alias_or_id", description: NUL_PROBLEM });
     if (violations.length > 0) throw new InvalidArgumentError(violations);
     await this.requireProject(project);
     const id = await this.registry.resolveAlias(project, aliasOrId);

@@ -12,6 +12,7 @@ import { isSharedTierStore, type LoadedFragment, type SharedTierStore, type Tier
 import { SerialQueue } from "../shared/serial-queue.js";
 import { scopeViolation } from "../../domain/scope-violation.js";
 import { metadataViolations } from "../../domain/metadata-limits.js";
+import { hasNul, NUL_PROBLEM } from "../../domain/nul-character.js";
 
 /** Client-chosen fragment ids: printable, path-safe, bounded. */
 const FRAGMENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -63,8 +64,8 @@ export interface PlacementResult {
  * The tier counters and sizes, of what the call's scope can see only: counters count since the server
  * started (on a store several servers share, since the database was made, every server's events: a client
  * behind a load balancer sees one deployment), kept per principal and project and summed over the call's
- * projects (lookups that found nothing visible count once per principal, in every scope of it, since they
- * belong to no project); population and tokens count the asking principal's fragments visible in the
+ * projects (lookups that found nothing visible belong to no project: they count under the scope they were
+ * asked in, never in the principal's other scopes); population and tokens count the asking principal's fragments visible in the
  * call's scope. No figure moves because of another tenant, and no tenant learns the size of another's context.
  *
  * GetFragment lookups fall through the tiers: `hotHits + hotMisses` = lookups, `hotMisses = warmHits +
@@ -111,6 +112,15 @@ function poolOf(owner: string, projectName: string): string {
 }
 
 /**
+ * The counter bucket of a principal's lookups that found nothing visible under one scope: a miss has no
+ * project, so it counts where it was asked (API.md), never in another scope of the same principal. No
+ * project name starts with "@", so no miss bucket is a project's.
+ */
+function missPoolOf(owner: string, scopeId: string): string {
+  return fragmentKey(owner, `@${scopeId}`);
+}
+
+/**
  * Keeps agents' working context in three tiers within budgets that always hold: hot (in memory, written
  * through to the store, budget in tokens), warm and cold (budgets in fragments). Storing or promoting into a
  * full tier moves its least recently used fragments down one tier, cold overflow deletes; demotion into cold
@@ -141,7 +151,7 @@ export class TierService {
   private readonly queue = new SerialQueue();
   /**
    * This server's counters by poolOf(owner, project); lookups that found nothing visible under
-   * poolOf(owner, ""). On a shared store GetMetrics reads the deployment's from the store instead.
+   * missPoolOf(owner, scope). On a shared store GetMetrics reads the deployment's from the store instead.
    */
   private readonly counters = new Map<string, Counters>();
   /** On a shared store, what the operation in progress counted, by pool: written in its transaction. */
@@ -309,7 +319,7 @@ export class TierService {
     found ??= await this.run(true, async () => {
       const f = this.index.get(key);
       // Returned, not thrown here: on a shared store a throw rolls the operation back, the miss's counts with it.
-      if (!f || !isFragmentVisible(view, f)) return this.miss(owner, id);
+      if (!f || !isFragmentVisible(view, f)) return this.miss(view, owner, id);
       return this.hit(view, key, f, await this.contentOf(f));
     });
     if (found instanceof NotFoundError) throw found;
@@ -319,13 +329,13 @@ export class TierService {
   /** The answer of a lookup that needs no store read (a miss, or a fragment whose content is in memory); undefined when it needs one. */
   private lookupInMemory(view: ScopedBackendView, key: string, owner: string, id: string): TierFragment | NotFoundError | undefined {
     const f = this.index.get(key);
-    if (!f || !isFragmentVisible(view, f)) return this.miss(owner, id);
+    if (!f || !isFragmentVisible(view, f)) return this.miss(view, owner, id);
     return f.content === undefined ? undefined : this.hit(view, key, f, f.content);
   }
 
-  /** Counts a lookup that found nothing the caller may see (in no project's pool), and makes its NOT_FOUND. */
-  private miss(owner: string, id: string): NotFoundError {
-    this.count(owner, "", MISSED);
+  /** Counts a lookup that found nothing the caller may see (under the call's scope, in no project's pool), and makes its NOT_FOUND. */
+  private miss(view: ScopedBackendView, owner: string, id: string): NotFoundError {
+    this.countIn(missPoolOf(owner, view.scopeId), MISSED);
     return notFound(id);
   }
 
@@ -442,12 +452,12 @@ export class TierService {
   }
 
   /**
-   * The calling principal's counters summed over the call's projects (plus its lookups that found nothing),
-   * and the population and tokens per tier of its fragments visible in the call's scope.
+   * The calling principal's counters summed over the call's projects (plus its lookups that found nothing
+   * under this scope), and the population and tokens per tier of its fragments visible in the call's scope.
    */
   async getMetrics(view: ScopedBackendView): Promise<TierMetrics> {
     const owner = ownerOf(view);
-    const pools = [poolOf(owner, ""), ...[...view.projectSet].map((p) => poolOf(owner, p))];
+    const pools = [missPoolOf(owner, view.scopeId), ...[...view.projectSet].map((p) => poolOf(owner, p))];
     const shared = this.shared;
     // All in memory on a store of this server alone: answered at once when nothing is queued (so no cascade is half-applied).
     if (!shared && this.queue.idle) {
@@ -486,12 +496,16 @@ export class TierService {
     return { ...sum, population, tokens };
   }
 
-  /**
-   * Counts one of each of `names` in the counter bucket of `owner`'s project ("" for lookups that found
-   * nothing): this server's, and on a shared store the deployment's too (written with the operation).
-   */
+  /** Counts one of each of `names` in the counter bucket of `owner`'s project. */
   private count(owner: string, projectName: string, names: readonly (keyof Counters)[]): void {
-    const pool = poolOf(owner, projectName);
+    this.countIn(poolOf(owner, projectName), names);
+  }
+
+  /**
+   * Counts one of each of `names` in the counter bucket `pool`: this server's, and on a shared store the
+   * deployment's too (written with the operation).
+   */
+  private countIn(pool: string, names: readonly (keyof Counters)[]): void {
     let c = this.counters.get(pool);
     if (!c) {
       c = zeroCounters();
@@ -669,4 +683,5 @@ function checkContent(content: string): void {
   if (content.length > MAX_FRAGMENT_CHARS) {
     throw InvalidArgumentError.field("fragment.content", `must be at most ${MAX_FRAGMENT_CHARS} characters, got ${content.length}`);
   }
+  if (hasNul(content)) throw InvalidArgumentError.field("fragment.content", NUL_PROBLEM);
 }

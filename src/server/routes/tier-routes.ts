@@ -85,7 +85,8 @@ export function tierRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
         }
         const view = viewOf(ctx);
         const fragments = await tiers.getForActor(view, role, req.projectNames, req.includeFullContent);
-        return { fragments: fragments.map(fragmentToWire), scopeId: view.scope.scopeId };
+        // No limit cuts the list: every fragment the role sees in the scope is answered (the budgets bound it).
+        return { fragments: fragments.map(fragmentToWire), scopeId: view.scope.scopeId, exhaustive: true };
       },
       async getMetrics(_req, ctx) {
         const m = await tiers.getMetrics(viewOf(ctx));

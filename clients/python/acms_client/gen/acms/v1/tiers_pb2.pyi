@@ -496,8 +496,11 @@ class GetForActorResponse(_message.Message):
 
     FRAGMENTS_FIELD_NUMBER: _builtins.int
     SCOPE_ID_FIELD_NUMBER: _builtins.int
+    EXHAUSTIVE_FIELD_NUMBER: _builtins.int
     scope_id: _builtins.str
     """The scope the view was taken under (the acms-scope header), as every scoped response carries it."""
+    exhaustive: _builtins.bool
+    """False when a limit cut the list short; every fragment the role sees in the scope is listed otherwise."""
     @_builtins.property
     def fragments(self) -> _containers.RepeatedCompositeFieldContainer[Global___Fragment]:
         """Fragments, hot first, then warm, then cold; most recently used first within a tier."""
@@ -507,10 +510,11 @@ class GetForActorResponse(_message.Message):
         *,
         fragments: _abc.Iterable[Global___Fragment] | None = ...,
         scope_id: _builtins.str = ...,
+        exhaustive: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fragments", b"fragments", "scope_id", b"scope_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["exhaustive", b"exhaustive", "fragments", b"fragments", "scope_id", b"scope_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
