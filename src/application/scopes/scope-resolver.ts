@@ -110,7 +110,8 @@ export class ScopeResolver {
     tooMany("exclude_resources", req.excludeResources, SCOPE_LIMITS.maxResourceNames, violations);
     tooMany("include_paths", req.includePaths, SCOPE_LIMITS.maxGlobs, violations);
     tooMany("exclude_paths", req.excludePaths, SCOPE_LIMITS.maxGlobs, violations);
-    if (violations.length === 0) {
+    // Globs are compiled only when their lists are within the count (a refused list costs no compilation).
+    if (req.includePaths.length <= SCOPE_LIMITS.maxGlobs && req.excludePaths.length <= SCOPE_LIMITS.maxGlobs) {
       violations.push(
         ...scopeGlobViolations([
           { field: "include_paths", patterns: req.includePaths },
@@ -175,7 +176,7 @@ export class ScopeResolver {
       const problem = resourceIdProblem(id);
       if (problem) violations.push({ field: `deny_resource_ids[${i}]`, description: problem });
     });
-    if (violations.length === 0) {
+    if (req.excludePaths.length <= SCOPE_LIMITS.maxGlobs) {
       // The child holds the parent's globs too: the budget is the chain's, the new globs are what it blames.
       violations.push(
         ...scopeGlobViolations([
