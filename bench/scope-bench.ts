@@ -1,7 +1,8 @@
 /**
  * Scope benchmark: what resolving a scope costs against the unavoidable registry read, and what the
  * per-call scope look-up costs with the view and scope caches against rebuilding them every call (a cached
- * scope's view is answered synchronously, with no await on the store).
+ * scope's view is answered synchronously, with no await on the store), and the most one scope's globs may
+ * hold the serving thread (issue 24, finding 5: 256+256 costly globs held it ~1.6 s).
  * BENCH_SCALE grows the registry (default 5,000 resources in a 4-ary DAG, plus a second project).
  */
 import { openSqliteDatabase } from "../src/adapters/shared/sqlite-database.js";
@@ -14,6 +15,7 @@ import { newUlid } from "../src/domain/ulid-id.js";
 import { resolveView } from "../src/server/access/access-check.js";
 import { ScopeViewCache } from "../src/server/access/scope-view-cache.js";
 import { createPrincipal } from "../src/domain/principal.js";
+import { scopeGlobViolations, SCOPE_GLOB_BUDGET } from "../src/domain/scope-glob-budget.js";
 import { formatMs } from "./bench-timing.js";
 
 async function timeIt(iterations: number, fn: () => unknown): Promise<number> {
@@ -109,5 +111,21 @@ export async function run(): Promise<void> {
   });
   const warm = await timeIt(20000, () => scopes.get(scope.scopeId));
   process.stdout.write(`scope store read: ${fmt(warm)} cached vs ${fmt(cold)} from SQLite (${(cold / warm).toFixed(0)}x faster)\n`);
+
+  // The worst a scope's globs cost the serving thread: the attack refused, and the largest scope accepted.
+  const costly = (tag: string) => Array.from({ length: 256 }, (_, i) => `{-500..499}/${tag}${i}`);
+  const refuse = await timeIt(20, () =>
+    scopeGlobViolations([
+      { field: "include_paths", patterns: costly("i") },
+      { field: "exclude_paths", patterns: costly("e") },
+    ]),
+  );
+  const largest = Array.from({ length: 9 }, (_, i) => `{-500..499}/${i}`);
+  const validate = await timeIt(20, () => scopeGlobViolations([{ field: "include_paths", patterns: largest }]));
+  const build = await timeIt(20, () => createScopedBackendView({ ...scope, includePaths: largest, excludePaths: [] }));
+  process.stdout.write(
+    `scope globs on the serving thread: 256+256 costly globs refused in ${fmt(refuse)}; the largest accepted ` +
+      `(${SCOPE_GLOB_BUDGET.maxStates} states at most) validated in ${fmt(validate)}, its view built in ${fmt(build)}\n`,
+  );
   db.close();
 }

@@ -94,11 +94,17 @@ function braceRange(body: string): Node | undefined {
     const hi = Number(b);
     if (!Number.isSafeInteger(lo) || !Number.isSafeInteger(hi)) throw new GlobSyntaxError(`the range {${body}} is out of bounds`);
     const padded = /^-?0\d/.test(a) || /^-?0\d/.test(b);
-    if (s === undefined && !padded && lo >= 0 && hi >= 0) return decimalRange(Math.min(lo, hi), Math.max(lo, hi));
+    const width = padded ? Math.max(a.replace("-", "").length, b.replace("-", "").length) : 0;
+    if (s === undefined && lo >= 0 && hi >= 0) {
+      if (!padded) return decimalRange(Math.min(lo, hi), Math.max(lo, hi));
+      // Every value padded to one width: the same digit-class construction, never one option per value
+      // (`{001..999}` enumerated was 4,000 states and 28 ms to compile four times over in one pattern).
+      const [from, to] = [Math.min(lo, hi), Math.max(lo, hi)].map((v) => String(v).padStart(width, "0"));
+      return sameLengthRange(from, to);
+    }
     const step = Math.abs(Number(s ?? 1)) || 1;
     const count = Math.floor(Math.abs(hi - lo) / step) + 1;
     if (count > MAX_RANGE_VALUES) throw new GlobSyntaxError(`the range {${body}} has more than ${MAX_RANGE_VALUES} values`);
-    const width = padded ? Math.max(a.replace("-", "").length, b.replace("-", "").length) : 0;
     const dir = hi >= lo ? 1 : -1;
     const options: Node[] = [];
     for (let k = 0, v = lo; k < count; k++, v += dir * step) {
@@ -367,6 +373,8 @@ class Builder {
 
 /** A compiled glob. */
 export interface GlobMatcher {
+  /** The automaton's size: what compiling cost and what the matcher holds (scope budgets count it). */
+  readonly states: number;
   matches(path: string): boolean;
 }
 
@@ -386,6 +394,7 @@ export function compileGlob(pattern: string): GlobMatcher {
   let following = new Int32Array(size);
   let generation = 0;
   return {
+    states: size,
     matches(path: string): boolean {
       if (generation > 0x3fffffff) {
         mark.fill(-1);

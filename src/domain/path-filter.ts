@@ -56,6 +56,25 @@ function overLength(pattern: string): boolean {
 
 /** Why `pattern` is not an acceptable path glob, or undefined when it is. */
 export function globProblem(pattern: string): string | undefined {
+  return checkGlob(pattern).problem;
+}
+
+/**
+ * Checks `pattern` and, when it is acceptable, the size of its compiled automaton (states: what compiling
+ * it cost and what a compiled scope holds), from one compilation: scope budgets count the states.
+ */
+export function checkGlob(pattern: string): { problem?: string; states: number } {
+  const problem = staticGlobProblem(pattern);
+  if (problem) return { problem, states: 0 };
+  try {
+    return { states: compileGlob(pattern).states };
+  } catch (err) {
+    if (err instanceof GlobSyntaxError) return { problem: `the pattern does not parse: ${err.message}`, states: 0 };
+    throw err;
+  }
+}
+
+function staticGlobProblem(pattern: string): string | undefined {
   if (pattern.length === 0) return "the pattern is empty";
   if (overLength(pattern)) return `the pattern is longer than ${MAX_GLOB_LENGTH} characters`;
   if (pattern.startsWith("/")) return "the pattern is absolute; use a relative POSIX pattern";
@@ -65,15 +84,7 @@ export function globProblem(pattern: string): string | undefined {
   // silently exclude nothing (`secret/` meant as a directory), so it is refused like any other typo.
   if (pattern.endsWith("/")) return "the pattern ends with '/' and can match no document path; use 'dir/**' for a directory";
   if (pattern.includes("//")) return "the pattern has an empty segment ('//') and can match no document path";
-  const wildcards = wildcardProblem(pattern);
-  if (wildcards) return wildcards;
-  try {
-    compileGlob(pattern);
-  } catch (err) {
-    if (err instanceof GlobSyntaxError) return `the pattern does not parse: ${err.message}`;
-    throw err;
-  }
-  return undefined;
+  return wildcardProblem(pattern);
 }
 
 /** Field violations for every bad glob in `patterns` (field named `field[i]`). */
@@ -101,6 +112,8 @@ export interface PathFilter {
   readonly matchesAll: boolean;
   readonly includePaths: readonly string[];
   readonly excludePaths: readonly string[];
+  /** The compiled automata's states, all globs together (what the filter holds in memory). */
+  readonly states: number;
   matches(path: string): boolean;
 }
 
@@ -115,6 +128,7 @@ export function compilePathFilter(includePaths: readonly string[], excludePaths:
     matchesAll: includePaths.length === 0 && excludePaths.length === 0,
     includePaths,
     excludePaths,
+    states: [...includes, ...excludes].reduce((sum, m) => sum + m.states, 0),
     matches(path: string): boolean {
       if (includes.length > 0 && !includes.some((m) => m.matches(path))) return false;
       return !excludes.some((m) => m.matches(path));

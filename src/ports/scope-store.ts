@@ -10,6 +10,12 @@ export interface ScopePage {
   next?: string;
 }
 
+/** What one owner's stored scopes take: how many, and the bytes of their stored bodies (UTF-8). */
+export interface ScopeUsage {
+  scopes: number;
+  bytes: number;
+}
+
 /**
  * The scope store port: scopes are immutable once saved, so implementations (and callers) may cache them
  * freely; a cached scope is never stale.
@@ -30,6 +36,12 @@ export interface ScopeStore {
    * an operator see the stored scopes of a key without any RPC that names scope ids.
    */
   listByOwner(owner: string, page: { limit: number; before?: string }): Promise<ScopePage>;
+  /**
+   * How many scopes `owner` has stored and their size (each scope's stored body in UTF-8 bytes, as
+   * `storedScopeBytes` counts it), on every replica alike: what per-principal caps are checked against.
+   * Answered from an index, without reading the bodies.
+   */
+  usageOf(owner: string): Promise<ScopeUsage>;
   /** Releases the store; no call may follow. */
   close(): Promise<void>;
 }

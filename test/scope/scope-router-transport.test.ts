@@ -9,7 +9,7 @@ import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import type { ResourceScope } from "../../src/domain/scope.js";
 import { newUlid } from "../../src/domain/ulid-id.js";
-import type { ScopePage, ScopeStore } from "../../src/ports/scope-store.js";
+import type { ScopePage, ScopeStore, ScopeUsage } from "../../src/ports/scope-store.js";
 import { createBackends } from "../../src/server/composition/composition-root.js";
 import { loadConfig } from "../../src/server/composition/config.js";
 import { generateKey, hashKey, KeyRing } from "../../src/application/access/key-ring.js";
@@ -34,6 +34,9 @@ class CountingScopeStore implements ScopeStore {
   }
   listByOwner(owner: string, page: { limit: number; before?: string }): Promise<ScopePage> {
     return this.inner.listByOwner(owner, page);
+  }
+  usageOf(owner: string): Promise<ScopeUsage> {
+    return this.inner.usageOf(owner);
   }
   close(): Promise<void> {
     return this.inner.close();

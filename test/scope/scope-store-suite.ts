@@ -60,7 +60,8 @@ async function rejection(fn: () => unknown): Promise<unknown> {
  * The conformance suite of the ScopeStore port: a saved scope reads back whole (every field, the owner,
  * the creation time), unknown ids are absent, a scope is immutable once saved (a second save of its id is
  * AlreadyExists and changes nothing, changing the caller's object afterwards changes nothing), scopes do
- * not bleed into each other, and a durable store keeps them across a restart. Every call is awaited, so
+ * not bleed into each other, each owner's usage (count and bytes) is its own, and a durable store keeps them
+ * across a restart. Every call is awaited, so
  * a synchronous and an asynchronous adapter run the same tests.
  */
 export function runScopeStoreSuite(opts: ScopeStoreSuiteOptions): void {
@@ -182,6 +183,28 @@ export function runScopeStoreSuite(opts: ScopeStoreSuiteOptions): void {
       expect((await store.listByOwner("agent-b", { limit: 100 })).scopes).toHaveLength(7);
     });
 
+    test("an owner's usage counts its scopes and their stored bytes, never another owner's", async () => {
+      expect(await store.usageOf("agent-a")).toEqual({ scopes: 0, bytes: 0 });
+      const small = sampleScope({ owner: "agent-a", includePaths: [] });
+      await store.save(small);
+      const one = await store.usageOf("agent-a");
+      expect(one.scopes).toBe(1);
+      expect(one.bytes).toBeGreaterThan(0);
+      // 1,000 more characters of which 500 are two bytes in UTF-8: at least 1,500 more bytes.
+      const large = sampleScope({ owner: "agent-a", includePaths: ["a".repeat(500) + "é".repeat(500)] });
+      await store.save(large);
+      const two = await store.usageOf("agent-a");
+      expect(two.scopes).toBe(2);
+      expect(two.bytes - one.bytes).toBeGreaterThanOrEqual(one.bytes + 1500);
+      await store.save(sampleScope({ owner: "agent-b" }));
+      expect(await store.usageOf("agent-a")).toEqual(two);
+      expect((await store.usageOf("agent-b")).scopes).toBe(1);
+      expect(await store.usageOf("agent-c")).toEqual({ scopes: 0, bytes: 0 });
+      // A refused second save of an id counts nothing.
+      await rejection(() => store.save(sampleScope({ scopeId: small.scopeId, owner: "agent-a" })));
+      expect(await store.usageOf("agent-a")).toEqual(two);
+    });
+
     test("a saved scope survives a restart, field for field", async () => {
       const a = sampleScope();
       const b = sampleScope({ temporalScope: "all", owner: "agent-b", parentScopeId: a.scopeId });
@@ -191,6 +214,8 @@ export function runScopeStoreSuite(opts: ScopeStoreSuiteOptions): void {
       expect(await store.get(a.scopeId)).toEqual(copy(a));
       expect(await store.get(b.scopeId)).toEqual(copy(b));
       expect(await rejection(() => store.save(sampleScope({ scopeId: a.scopeId })))).toBeInstanceOf(AlreadyExistsError);
+      expect((await store.usageOf("agent-b")).scopes).toBe(1);
+      expect((await store.usageOf("agent-b")).bytes).toBeGreaterThan(0);
     });
   });
 }

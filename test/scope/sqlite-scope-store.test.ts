@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/shared/sqlite-database.js";
 import { SqliteScopeStore } from "../../src/adapters/sqlite/sqlite-scope-store.js";
-import { runScopeStoreSuite } from "./scope-store-suite.js";
+import { toStoredScopeRow } from "../../src/adapters/shared/scope-rows.js";
+import { runScopeStoreSuite, sampleScope } from "./scope-store-suite.js";
 
 runScopeStoreSuite({
   name: "SQLite (database file)",
@@ -38,4 +39,24 @@ runScopeStoreSuite({
     };
   },
   skip: { "a saved scope survives a restart, field for field": "an in-memory database is gone when it is closed" },
+});
+
+test("a database written before scope sizes were kept gets them from its stored bodies", async () => {
+  const db = openSqliteDatabase(":memory:");
+  try {
+    db.exec("CREATE TABLE scopes (scope_id TEXT PRIMARY KEY, owner TEXT NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL)");
+    const scope = sampleScope({ owner: "agent-a" });
+    const row = toStoredScopeRow(scope);
+    db.prepare<[string, string, string, number]>("INSERT INTO scopes VALUES (?, ?, ?, ?)").run(
+      row.scope_id,
+      row.owner,
+      row.body,
+      row.created_at,
+    );
+    const store = new SqliteScopeStore(db);
+    expect(await store.usageOf("agent-a")).toEqual({ scopes: 1, bytes: Buffer.byteLength(row.body) });
+    expect(await store.get(scope.scopeId)).toEqual(scope);
+  } finally {
+    db.close();
+  }
 });

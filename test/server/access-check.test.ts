@@ -155,6 +155,7 @@ describe("authenticate and resolveView", () => {
     save: async () => undefined,
     get: async (id) => (id === stored.scopeId ? stored : undefined),
     listByOwner: async () => ({ scopes: [] }),
+    usageOf: async () => ({ scopes: 0, bytes: 0 }),
     close: async () => undefined,
   };
 
@@ -203,6 +204,7 @@ describe("ScopeViewCache", () => {
         return id === stored.scopeId ? stored : undefined;
       },
       listByOwner: async () => ({ scopes: [] }),
+      usageOf: async () => ({ scopes: 0, bytes: 0 }),
       close: async () => undefined,
     };
     const views = new ScopeViewCache(scopes);
@@ -223,6 +225,7 @@ describe("ScopeViewCache", () => {
       save: async () => undefined,
       get: async (id) => [s1, s2].find((s) => s.scopeId === id),
       listByOwner: async () => ({ scopes: [] }),
+      usageOf: async () => ({ scopes: 0, bytes: 0 }),
       close: async () => undefined,
     };
     const views = new ScopeViewCache(scopes, { size: 1 });

@@ -61,6 +61,7 @@ const noScopes: ScopeStore = {
   save: async () => undefined,
   get: async () => undefined,
   listByOwner: async () => ({ scopes: [] }),
+  usageOf: async () => ({ scopes: 0, bytes: 0 }),
   close: async () => undefined,
 };
 const noRegistry = {} as RegistryStore;

@@ -227,6 +227,17 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 11,
+    name: "scope sizes per owner (per-principal caps on stored scopes)",
+    sql: `
+      ALTER TABLE scopes ADD COLUMN body_bytes bigint;
+      UPDATE scopes SET body_bytes = octet_length(body);
+      ALTER TABLE scopes ALTER COLUMN body_bytes SET NOT NULL;
+      -- Each owner's count and bytes from the index alone: the bodies are never read to sum them.
+      CREATE INDEX scopes_usage ON scopes (owner) INCLUDE (body_bytes);
+    `,
+  },
 ];
 
 /** The advisory lock key every server takes around migrations ("acms" in ASCII). */

@@ -1,7 +1,15 @@
 import { AlreadyExistsError } from "../../domain/errors.js";
 import type { ResourceScope } from "../../domain/scope.js";
-import type { ScopePage, ScopeStore } from "../../ports/scope-store.js";
-import { ScopeCache, freezeScope, scopePageLimit, scopePageOf, toStoredScopeRow, type StoredScopeRow } from "../shared/scope-rows.js";
+import type { ScopePage, ScopeStore, ScopeUsage } from "../../ports/scope-store.js";
+import {
+  ScopeCache,
+  freezeScope,
+  scopePageLimit,
+  scopePageOf,
+  storedScopeBytes,
+  toStoredScopeRow,
+  type StoredScopeRow,
+} from "../shared/scope-rows.js";
 import { isUniqueViolation, type PostgresPool } from "./postgres-pool.js";
 
 /**
@@ -23,17 +31,18 @@ export class PostgresScopeStore implements ScopeStore {
   async save(scope: ResourceScope): Promise<void> {
     const row = toStoredScopeRow(scope);
     try {
-      await this.pool.query("INSERT INTO scopes (scope_id, owner, body, created_at) VALUES ($1, $2, $3, $4)", [
+      await this.pool.query("INSERT INTO scopes (scope_id, owner, body, created_at, body_bytes) VALUES ($1, $2, $3, $4, $5)", [
         row.scope_id,
         row.owner,
         row.body,
         row.created_at,
+        storedScopeBytes(row),
       ]);
     } catch (err) {
       if (isUniqueViolation(err)) throw new AlreadyExistsError(`scope ${scope.scopeId} already exists`);
       throw err;
     }
-    this.cache.remember(freezeScope(scope));
+    this.cache.remember(freezeScope(scope), row.body);
   }
 
   async get(scopeId: string): Promise<ResourceScope | undefined> {
@@ -58,6 +67,14 @@ export class PostgresScopeStore implements ScopeStore {
             [owner, page.before, limit + 1],
           );
     return scopePageOf(rows, limit);
+  }
+
+  async usageOf(owner: string): Promise<ScopeUsage> {
+    const { rows } = await this.pool.query<{ scopes: string; bytes: string }>(
+      "SELECT count(*) AS scopes, coalesce(sum(body_bytes), 0) AS bytes FROM scopes WHERE owner = $1",
+      [owner],
+    );
+    return { scopes: Number(rows[0]?.scopes ?? 0), bytes: Number(rows[0]?.bytes ?? 0) };
   }
 
   /** Whether `scopeId` is held in this server's memory (for tests of the cache). */

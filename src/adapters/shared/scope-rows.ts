@@ -21,6 +21,11 @@ function toTemporal(value: string): TemporalScope {
   return (TEMPORAL_SCOPES as readonly string[]).includes(value) ? (value as TemporalScope) : "current";
 }
 
+/** The size a stored scope counts for in its owner's usage: its body's UTF-8 bytes. */
+export function storedScopeBytes(row: Pick<StoredScopeRow, "body">): number {
+  return Buffer.byteLength(row.body, "utf8");
+}
+
 /** The row a store writes for `scope`. */
 export function toStoredScopeRow(scope: ResourceScope): StoredScopeRow & { created_at: number } {
   const { scopeId, owner, createdAt, ...fields } = scope;
@@ -65,16 +70,29 @@ export function scopePageOf(rows: readonly StoredScopeRow[], limit: number): Sco
   return { scopes, next: rows.length > limit ? scopes[scopes.length - 1].scopeId : undefined };
 }
 
+/** How many bytes a store's cache of scopes may hold in all, by default (estimated from the stored bodies). */
+export const DEFAULT_SCOPE_CACHE_BYTES = 128 * 1024 * 1024;
+
+/** What a cached scope holds in memory, estimated from its stored body: UTF-16 strings, and per-entry overhead. */
+function cachedScopeBytes(body: string): number {
+  return 512 + 3 * body.length;
+}
+
 /**
  * The most recently used scopes of a store, by id. Scopes are immutable once saved, so a cached one is never
- * stale; only saved or found scopes enter it (unknown ids never do, so probing cannot grow it).
+ * stale; only saved or found scopes enter it (unknown ids never do, so probing cannot grow it). Bounded by
+ * entries and by estimated bytes: a scope may hold hundreds of KB of globs and names, so a count alone let
+ * a tenant's large scopes fill the heap.
  */
 export class ScopeCache {
-  private readonly scopes = new Map<string, ResourceScope>();
+  private readonly scopes = new Map<string, { scope: ResourceScope; bytes: number }>();
   private readonly size: number;
+  private readonly maxBytes: number;
+  private heldBytes = 0;
 
-  constructor(size = 10_000) {
+  constructor(size = 10_000, maxBytes = DEFAULT_SCOPE_CACHE_BYTES) {
     this.size = Math.max(1, size);
+    this.maxBytes = Math.max(1, maxBytes);
   }
 
   /** The cached scope, now the most recently used; undefined when not cached. */
@@ -84,11 +102,16 @@ export class ScopeCache {
       this.scopes.delete(scopeId);
       this.scopes.set(scopeId, cached);
     }
-    return cached;
+    return cached?.scope;
   }
 
   has(scopeId: string): boolean {
     return this.scopes.has(scopeId);
+  }
+
+  /** The estimated bytes held (for tests of the bound). */
+  get bytes(): number {
+    return this.heldBytes;
   }
 
   /** The scope from the cache, else from `read` (the store's row, remembered when found). */
@@ -101,19 +124,28 @@ export class ScopeCache {
     const row = await read();
     if (!row) return undefined;
     const scope = fromStoredScopeRow(row);
-    this.remember(scope);
+    this.remember(scope, row.body);
     return scope;
   }
 
-  remember(scope: ResourceScope): void {
-    this.scopes.set(scope.scopeId, scope);
-    if (this.scopes.size > this.size) {
-      const oldest = this.scopes.keys().next().value;
-      if (oldest !== undefined) this.scopes.delete(oldest);
+  /** Keeps `scope` (whose stored body is `body`), dropping the least recently used past either bound. */
+  remember(scope: ResourceScope, body: string): void {
+    const bytes = cachedScopeBytes(body);
+    if (bytes > this.maxBytes) return;
+    const old = this.scopes.get(scope.scopeId);
+    if (old) this.heldBytes -= old.bytes;
+    this.scopes.delete(scope.scopeId);
+    this.scopes.set(scope.scopeId, { scope, bytes });
+    this.heldBytes += bytes;
+    while (this.scopes.size > this.size || this.heldBytes > this.maxBytes) {
+      const [oldest, entry] = this.scopes.entries().next().value as [string, { bytes: number }];
+      this.scopes.delete(oldest);
+      this.heldBytes -= entry.bytes;
     }
   }
 
   clear(): void {
     this.scopes.clear();
+    this.heldBytes = 0;
   }
 }

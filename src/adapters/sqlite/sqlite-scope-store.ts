@@ -1,7 +1,15 @@
 import { AlreadyExistsError } from "../../domain/errors.js";
 import type { ResourceScope } from "../../domain/scope.js";
-import type { ScopePage, ScopeStore } from "../../ports/scope-store.js";
-import { ScopeCache, freezeScope, scopePageLimit, scopePageOf, toStoredScopeRow, type StoredScopeRow } from "../shared/scope-rows.js";
+import type { ScopePage, ScopeStore, ScopeUsage } from "../../ports/scope-store.js";
+import {
+  ScopeCache,
+  freezeScope,
+  scopePageLimit,
+  scopePageOf,
+  storedScopeBytes,
+  toStoredScopeRow,
+  type StoredScopeRow,
+} from "../shared/scope-rows.js";
 import { isSqliteUniqueViolation, type SqliteDatabase } from "../shared/sqlite-database.js";
 
 const SCHEMA = `
@@ -9,10 +17,23 @@ CREATE TABLE IF NOT EXISTS scopes (
   scope_id TEXT PRIMARY KEY,
   owner TEXT NOT NULL,
   body TEXT NOT NULL,
-  created_at INTEGER NOT NULL
+  created_at INTEGER NOT NULL,
+  body_bytes INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS scopes_by_owner ON scopes (owner, scope_id);
 `;
+
+/** Each owner's count and bytes from the index alone (a covering index: bodies are never read to sum them). */
+const USAGE_INDEX = "CREATE INDEX IF NOT EXISTS scopes_usage ON scopes (owner, body_bytes)";
+
+/** A database written before body_bytes existed gets the column, filled once from the stored bodies. */
+function addBodyBytes(db: SqliteDatabase): void {
+  const columns = db.prepare<[], { name: string }>("PRAGMA table_info(scopes)").all();
+  if (columns.some((c) => c.name === "body_bytes")) return;
+  db.exec(
+    "ALTER TABLE scopes ADD COLUMN body_bytes INTEGER NOT NULL DEFAULT 0; UPDATE scopes SET body_bytes = length(CAST(body AS BLOB));",
+  );
+}
 
 /**
  * Scopes on the embedded SQLite database. Scopes are immutable once saved, so each is cached in memory
@@ -25,12 +46,18 @@ export class SqliteScopeStore implements ScopeStore {
   private readonly select;
   private readonly newestOf;
   private readonly olderOf;
+  private readonly usage;
 
   constructor(db: SqliteDatabase, opts: { cacheSize?: number } = {}) {
     this.cache = new ScopeCache(opts.cacheSize);
     db.exec(SCHEMA);
-    this.insert = db.prepare<[string, string, string, number]>(
-      "INSERT INTO scopes (scope_id, owner, body, created_at) VALUES (?, ?, ?, ?)",
+    addBodyBytes(db);
+    db.exec(USAGE_INDEX);
+    this.insert = db.prepare<[string, string, string, number, number]>(
+      "INSERT INTO scopes (scope_id, owner, body, created_at, body_bytes) VALUES (?, ?, ?, ?, ?)",
+    );
+    this.usage = db.prepare<[string], { scopes: number; bytes: number }>(
+      "SELECT count(*) AS scopes, coalesce(sum(body_bytes), 0) AS bytes FROM scopes WHERE owner = ?",
     );
     this.select = db.prepare<[string], StoredScopeRow>("SELECT scope_id, owner, body, created_at FROM scopes WHERE scope_id = ?");
     this.newestOf = db.prepare<[string, number], StoredScopeRow>(
@@ -44,12 +71,12 @@ export class SqliteScopeStore implements ScopeStore {
   async save(scope: ResourceScope): Promise<void> {
     const row = toStoredScopeRow(scope);
     try {
-      this.insert.run(row.scope_id, row.owner, row.body, row.created_at);
+      this.insert.run(row.scope_id, row.owner, row.body, row.created_at, storedScopeBytes(row));
     } catch (err) {
       if (isSqliteUniqueViolation(err)) throw new AlreadyExistsError(`scope ${scope.scopeId} already exists`);
       throw err;
     }
-    this.cache.remember(freezeScope(scope));
+    this.cache.remember(freezeScope(scope), row.body);
   }
 
   async get(scopeId: string): Promise<ResourceScope | undefined> {
@@ -60,6 +87,11 @@ export class SqliteScopeStore implements ScopeStore {
     const limit = scopePageLimit(page.limit);
     const rows = page.before === undefined ? this.newestOf.all(owner, limit + 1) : this.olderOf.all(owner, page.before, limit + 1);
     return scopePageOf(rows, limit);
+  }
+
+  async usageOf(owner: string): Promise<ScopeUsage> {
+    const { scopes, bytes } = this.usage.get(owner) ?? { scopes: 0, bytes: 0 };
+    return { scopes: Number(scopes), bytes: Number(bytes) };
   }
 
   /** Whether `scopeId` is held in memory (for tests of the cache). */

@@ -1,8 +1,8 @@
-import { InvalidArgumentError, NotFoundError, type FieldViolation } from "../../domain/errors.js";
-import { globViolations } from "../../domain/path-filter.js";
+import { InvalidArgumentError, NotFoundError, ResourceExhaustedError, type FieldViolation } from "../../domain/errors.js";
 import type { Principal } from "../../domain/principal.js";
 import { projectNameProblem } from "../../domain/project-name.js";
 import { TEMPORAL_SCOPES, type ResourceScope, type TemporalScope } from "../../domain/scope.js";
+import { scopeGlobViolations } from "../../domain/scope-glob-budget.js";
 import { narrowScopeResources, resolveScopeResources } from "../../domain/scope-resolution.js";
 import { isUlid, newUlid, resourceIdProblem } from "../../domain/ulid-id.js";
 import type { RegistryStore } from "../../ports/registry-store.js";
@@ -11,6 +11,23 @@ import { resourceVisibility } from "../registry/resource-visibility.js";
 
 /** Caps on list sizes, so one request cannot make a scope arbitrarily expensive to resolve or store. */
 export const SCOPE_LIMITS = { maxProjects: 256, maxResourceNames: 1024, maxGlobs: 256, maxDenyIds: 4096 } as const;
+
+/**
+ * How much one principal may keep in the scope store (ACMS_MAX_SCOPES_PER_PRINCIPAL,
+ * ACMS_MAX_SCOPE_BYTES_PER_PRINCIPAL): scopes are kept for good, so without a cap a read-only key filled the
+ * disk (8.4 MiB/s with chains of large scopes).
+ */
+export interface StoredScopeCaps {
+  maxScopes: number;
+  /** Bytes of the stored scopes (their bodies in UTF-8). */
+  maxBytes: number;
+}
+
+/** The defaults: far above what a plan a minute for years needs, far below a full disk. */
+export const DEFAULT_STORED_SCOPE_CAPS: StoredScopeCaps = { maxScopes: 10_000, maxBytes: 64 * 1024 * 1024 };
+
+/** The RetryInfo delay of a refusal at the cap: stored scopes stay, so only an operator's change helps soon. */
+const CAP_RETRY_AFTER_MS = 60_000;
 
 /** What ResolveScope asks for (the wire's fields; an empty `temporalScope` means "current"). */
 export interface ResolveScopeInput {
@@ -54,7 +71,31 @@ export class ScopeResolver {
   constructor(
     private readonly registry: RegistryStore,
     private readonly scopes: ScopeStore,
+    private readonly caps: StoredScopeCaps = DEFAULT_STORED_SCOPE_CAPS,
   ) {}
+
+  /**
+   * RESOURCE_EXHAUSTED (with RetryInfo, as every quota refusal) when `principal` already holds its cap of
+   * stored scopes. Checked before the scope is built; calls racing past it overshoot by at most the calls in
+   * flight (ACMS_QUOTA_CONCURRENT) times one scope.
+   */
+  private async assertUnderCaps(principal: Principal): Promise<void> {
+    const usage = await this.scopes.usageOf(principal.name);
+    if (usage.scopes >= this.caps.maxScopes) {
+      throw new ResourceExhaustedError(
+        `Over quota: the key holds ${usage.scopes} stored scopes, the most one principal may keep (${this.caps.maxScopes}); ` +
+          "reuse a scope instead of resolving a new one per call",
+        CAP_RETRY_AFTER_MS,
+      );
+    }
+    if (usage.bytes >= this.caps.maxBytes) {
+      throw new ResourceExhaustedError(
+        `Over quota: the key's stored scopes take ${usage.bytes} bytes, the most one principal may keep (${this.caps.maxBytes}); ` +
+          "reuse a scope instead of resolving a new one per call",
+        CAP_RETRY_AFTER_MS,
+      );
+    }
+  }
 
   /** Resolves and stores a new scope owned by `principal` (INVALID_ARGUMENT, NOT_FOUND for unknown projects). */
   async resolve(principal: Principal, req: ResolveScopeInput): Promise<ResourceScope> {
@@ -69,9 +110,18 @@ export class ScopeResolver {
     tooMany("exclude_resources", req.excludeResources, SCOPE_LIMITS.maxResourceNames, violations);
     tooMany("include_paths", req.includePaths, SCOPE_LIMITS.maxGlobs, violations);
     tooMany("exclude_paths", req.excludePaths, SCOPE_LIMITS.maxGlobs, violations);
-    violations.push(...globViolations("include_paths", req.includePaths), ...globViolations("exclude_paths", req.excludePaths));
+    // Globs are compiled only when their lists are within the count (a refused list costs no compilation).
+    if (req.includePaths.length <= SCOPE_LIMITS.maxGlobs && req.excludePaths.length <= SCOPE_LIMITS.maxGlobs) {
+      violations.push(
+        ...scopeGlobViolations([
+          { field: "include_paths", patterns: req.includePaths },
+          { field: "exclude_paths", patterns: req.excludePaths },
+        ]),
+      );
+    }
     const temporalScope = parseTemporal(req.temporalScope, violations);
     if (violations.length > 0) throw new InvalidArgumentError(violations);
+    await this.assertUnderCaps(principal);
     const registry = this.registry;
     const projects = [...new Set(req.projects)];
     const found = await Promise.all(projects.map((p) => registry.getProject(p)));
@@ -126,8 +176,18 @@ export class ScopeResolver {
       const problem = resourceIdProblem(id);
       if (problem) violations.push({ field: `deny_resource_ids[${i}]`, description: problem });
     });
-    violations.push(...globViolations("exclude_paths", req.excludePaths));
+    if (req.excludePaths.length <= SCOPE_LIMITS.maxGlobs) {
+      // The child holds the parent's globs too: the budget is the chain's, the new globs are what it blames.
+      violations.push(
+        ...scopeGlobViolations([
+          { field: "include_paths", patterns: parent.includePaths, inherited: true },
+          { field: "exclude_paths", patterns: parent.excludePaths, inherited: true },
+          { field: "exclude_paths", patterns: req.excludePaths },
+        ]),
+      );
+    }
     if (violations.length > 0) throw new InvalidArgumentError(violations);
+    await this.assertUnderCaps(principal);
     const registry = this.registry;
     const childProjects = req.projects.length > 0 ? [...new Set(req.projects)] : [...parent.projectNames];
     const narrowed = await narrowScopeResources({

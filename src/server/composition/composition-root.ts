@@ -289,7 +289,7 @@ export function createServices(config: Config, backends: Backends): Services {
   };
   return {
     registry: new ResourceRegistry(registry),
-    scopes: new ScopeResolver(registry, scopes),
+    scopes: new ScopeResolver(registry, scopes, config.storedScopeCaps),
     graph: new GraphQueries({ graph, sparqlTimeoutMs: config.sparqlTimeoutMs, indexGeneration: () => documents.generation() }),
     indexer,
     searchText: (view, req, signal) => searchText(textDeps, view, req, signal),

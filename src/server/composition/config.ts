@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "../transport/connection-guard.js";
+import { DEFAULT_STORED_SCOPE_CAPS, type StoredScopeCaps } from "../../application/scopes/scope-resolver.js";
 import { DEFAULT_QUOTA_LIMITS, type QuotaLimits } from "../quotas/quota-ledger.js";
 
 /** How much the server logs about calls (see Config.logLevel). */
@@ -47,6 +48,8 @@ export interface Config {
   auditLog?: string;
   /** Per-principal quotas: ACMS_QUOTA_CONCURRENT, _RATE, _BURST, _RESULT_BYTES, _RESULT_ROWS, _CALL_MS. */
   quotas: QuotaLimits;
+  /** Per-principal caps on stored scopes: ACMS_MAX_SCOPES_PER_PRINCIPAL, ACMS_MAX_SCOPE_BYTES_PER_PRINCIPAL. */
+  storedScopeCaps: StoredScopeCaps;
   /** The graph on a SPARQL 1.1 Protocol endpoint instead of the embedded Oxigraph; absent: embedded. */
   sparqlEndpoint?: SparqlEndpointConfig;
   /** Port of the Prometheus `/metrics` listener (0 picks a free one); undefined: no metrics at all. ACMS_METRICS_PORT. */
@@ -205,6 +208,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       resultBytes: intFrom(env, "ACMS_QUOTA_RESULT_BYTES", DEFAULT_QUOTA_LIMITS.resultBytes, 1024, 4 * 1024 * 1024 * 1024),
       resultRows: intFrom(env, "ACMS_QUOTA_RESULT_ROWS", DEFAULT_QUOTA_LIMITS.resultRows, 1, 100_000_000),
       callMs: intFrom(env, "ACMS_QUOTA_CALL_MS", DEFAULT_QUOTA_LIMITS.callMs, 10, 24 * 3600 * 1000),
+    },
+    storedScopeCaps: {
+      maxScopes: intFrom(env, "ACMS_MAX_SCOPES_PER_PRINCIPAL", DEFAULT_STORED_SCOPE_CAPS.maxScopes, 1, 100_000_000),
+      maxBytes: intFrom(env, "ACMS_MAX_SCOPE_BYTES_PER_PRINCIPAL", DEFAULT_STORED_SCOPE_CAPS.maxBytes, 1024, 1024 * 1024 * 1024 * 1024),
     },
     sparqlEndpoint: sparqlEndpointFrom(env),
     metricsPort: metricsPortFrom(env, port),

@@ -12,6 +12,7 @@ import { createGrpcStreamHandler } from "../transport/grpc/grpc-stream-handler.j
 import { recordingRoutes, type MethodRegistry } from "../transport/grpc/method-registry.js";
 import { listen, type Listener } from "../transport/listener.js";
 import { createQuotaInterceptor } from "../quotas/quota-interceptor.js";
+import { QuotaLedger } from "../quotas/quota-ledger.js";
 import { createAuditInterceptor } from "../observability/audit-interceptor.js";
 import { AuditLog } from "../observability/audit-log.js";
 import { createNodeHandler } from "../transport/node-handler.js";
@@ -44,6 +45,8 @@ export function createRoutes(deps: ServerDeps): {
   /** Routes serving some of `routes`' methods in the binary protocols (createNodeHandler's `binaryRoutes`). */
   binaryRoutes: (router: ConnectRouter) => void;
   interceptors: Interceptor[];
+  /** The per-principal quota ledger the RPCs count against, for the HTTP endpoints to count against too. */
+  quotas: QuotaLedger;
 } {
   const log = deps.log ?? new RequestLog(deps.config.logLevel);
   const access = createAccessInterceptor({
@@ -56,16 +59,17 @@ export function createRoutes(deps: ServerDeps): {
   });
   // Outermost first: the log sees the final code, metrics see every refusal already translated by access, the
   // audit log records refusals; quotas come after access: they are kept per principal, which access names.
+  const quotas = new QuotaLedger(deps.config.quotas);
   const interceptors: Interceptor[] = [
     createRequestLogInterceptor(log),
     ...(deps.metrics ? [createMetricsInterceptor(deps.metrics)] : []),
     ...(deps.audit ? [createAuditInterceptor(deps.audit)] : []),
     access,
-    createQuotaInterceptor(deps.config.quotas),
+    createQuotaInterceptor(deps.config.quotas, undefined, quotas),
   ];
   const services = createServices(deps.config, deps.backends);
   const routeDeps = { ...deps, services, serving: deps.serving ?? new ServingState() };
-  return { routes: allRoutes(routeDeps), binaryRoutes: indexBinaryRoutes(routeDeps), interceptors };
+  return { routes: allRoutes(routeDeps), binaryRoutes: indexBinaryRoutes(routeDeps), interceptors, quotas };
 }
 
 /**
@@ -105,7 +109,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
         process.stderr.write(`acms: the keyword index could not be loaded: ${err instanceof Error ? err.message : String(err)}\n`);
     });
   }
-  const { routes, binaryRoutes, interceptors } = createRoutes(deps);
+  const { routes, binaryRoutes, interceptors, quotas } = createRoutes(deps);
   const methods: MethodRegistry = new Map();
   const handler = createNodeHandler({
     routes: recordingRoutes(routes, methods),
@@ -125,7 +129,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
       maxMessageBytes: deps.config.maxMessageBytes,
       compressMinBytes: COMPRESS_MIN_BYTES,
     });
-    const consoleApi = { [CONSOLE_SCOPES_PATH]: createConsoleScopesEndpoint({ keys: deps.keys, scopes: deps.backends.scopes }) };
+    const consoleApi = { [CONSOLE_SCOPES_PATH]: createConsoleScopesEndpoint({ keys: deps.keys, scopes: deps.backends.scopes, quotas }) };
     listener = await listen(
       withConsole(withCors(handler, deps.config.corsOrigins), deps.config.consoleDir, consoleApi),
       deps.config.host,

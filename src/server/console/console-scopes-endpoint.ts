@@ -6,6 +6,7 @@ import { isUlid } from "../../domain/ulid-id.js";
 import { MAX_SCOPE_PAGE, type ScopeStore } from "../../ports/scope-store.js";
 import { authenticate } from "../access/access-check.js";
 import type { KeyRing } from "../../application/access/key-ring.js";
+import type { QuotaLedger } from "../quotas/quota-ledger.js";
 
 type Request = http.IncomingMessage | http2.Http2ServerRequest;
 type Response = http.ServerResponse | http2.Http2ServerResponse;
@@ -39,10 +40,12 @@ export interface ConsoleScopesPage {
   nextPageToken: string;
 }
 
-/** What the endpoint needs: the same key ring and scope store the RPCs use. */
+/** What the endpoint needs: the same key ring, scope store and quota ledger the RPCs use. */
 export interface ConsoleScopesDeps {
   keys: KeyRing;
   scopes: ScopeStore;
+  /** The RPCs' ledger: a console request spends the principal's calls in flight and rate like any call. */
+  quotas: QuotaLedger;
 }
 
 /**
@@ -51,7 +54,9 @@ export interface ConsoleScopesDeps {
  * so the console gets this JSON endpoint on its own path instead. It authenticates exactly as the RPCs do
  * (`authorization: Bearer <key>`; none or an unknown key is 401) and lists only scopes owned by that key's
  * principal, straight from the scope store's owner index: another principal's scope can never appear, and
- * a page token is just a scope id to list below. Bad paging input is 400; answers are never cached.
+ * a page token is just a scope id to list below. Bad paging input is 400; answers are never cached. It
+ * counts against the principal's quotas exactly as an RPC does (calls in flight, rate, answer bytes): over
+ * them is 429 with `Retry-After`, RESOURCE_EXHAUSTED's HTTP status.
  */
 export function createConsoleScopesEndpoint(deps: ConsoleScopesDeps): (req: Request, res: Response) => Promise<void> {
   return async (req, res) => {
@@ -67,18 +72,41 @@ export function createConsoleScopesEndpoint(deps: ConsoleScopesDeps): (req: Requ
       res.setHeader("WWW-Authenticate", 'Bearer realm="acms"');
       return sendJson(res, 401, errorBody("unauthenticated", err.message));
     }
-    const query = new URL(req.url ?? "/", "http://console.invalid").searchParams;
-    const size = query.get("page_size") ?? String(DEFAULT_PAGE_SIZE);
-    if (!/^\d{1,3}$/.test(size) || Number(size) < 1 || Number(size) > MAX_SCOPE_PAGE) {
-      return sendJson(res, 400, errorBody("invalid_argument", `page_size must be a whole number from 1 to ${MAX_SCOPE_PAGE}`));
+    const admitted = deps.quotas.admit(owner);
+    if ("reason" in admitted) {
+      res.setHeader("Retry-After", String(Math.max(1, Math.ceil(admitted.retryAfterMs / 1000))));
+      return sendJson(res, 429, errorBody("resource_exhausted", `Over quota: ${admitted.reason}; retry in ${admitted.retryAfterMs} ms`));
     }
-    const token = query.get("page_token") ?? "";
-    if (token !== "" && !isUlid(token))
-      return sendJson(res, 400, errorBody("invalid_argument", "page_token must be the nextPageToken of a previous page"));
-    const page = await deps.scopes.listByOwner(owner, { limit: Number(size), before: token === "" ? undefined : token });
-    const body: ConsoleScopesPage = { scopes: page.scopes.map(summary), nextPageToken: page.next ?? "" };
-    sendJson(res, 200, body);
+    try {
+      await listPage(deps, owner, req, res);
+    } finally {
+      admitted.release();
+    }
   };
+}
+
+async function listPage(deps: ConsoleScopesDeps, owner: string, req: Request, res: Response): Promise<void> {
+  const query = new URL(req.url ?? "/", "http://console.invalid").searchParams;
+  const size = query.get("page_size") ?? String(DEFAULT_PAGE_SIZE);
+  if (!/^\d{1,3}$/.test(size) || Number(size) < 1 || Number(size) > MAX_SCOPE_PAGE) {
+    return sendJson(res, 400, errorBody("invalid_argument", `page_size must be a whole number from 1 to ${MAX_SCOPE_PAGE}`));
+  }
+  const token = query.get("page_token") ?? "";
+  if (token !== "" && !isUlid(token))
+    return sendJson(res, 400, errorBody("invalid_argument", "page_token must be the nextPageToken of a previous page"));
+  const page = await deps.scopes.listByOwner(owner, { limit: Number(size), before: token === "" ? undefined : token });
+  const body: ConsoleScopesPage = { scopes: page.scopes.map(summary), nextPageToken: page.next ?? "" };
+  const bytes = Buffer.from(JSON.stringify(body));
+  const budget = deps.quotas.limits.resultBytes;
+  if (bytes.length > budget) {
+    res.setHeader("Retry-After", "1");
+    return sendJson(
+      res,
+      429,
+      errorBody("resource_exhausted", `the answer exceeds the per-call budget of ${budget} bytes: ask for a smaller page_size`),
+    );
+  }
+  sendBytes(res, 200, bytes);
 }
 
 function summary(s: ResourceScope): ConsoleScopeSummary {
@@ -107,7 +135,10 @@ function errorBody(code: string, message: string): { code: string; message: stri
 }
 
 function sendJson(res: Response, status: number, body: unknown): void {
-  const bytes = Buffer.from(JSON.stringify(body));
+  sendBytes(res, status, Buffer.from(JSON.stringify(body)));
+}
+
+function sendBytes(res: Response, status: number, bytes: Buffer): void {
   res.statusCode = status;
   res.setHeader("Content-Type", "application/json; charset=utf-8");
   res.setHeader("Content-Length", String(bytes.length));

@@ -109,10 +109,13 @@ export type QuotaRefusalSink = (refusal: { principal: string; rpc: string; reaso
  * in flight, calls per second with a burst, and a per-call cost budget (response bytes and rows, and
  * running time: the call's signal aborts at the budget and the call ends DEADLINE_EXCEEDED). Over quota
  * is RESOURCE_EXHAUSTED with RetryInfo. Unauthenticated services (health) are never throttled: they have
- * no principal.
+ * no principal. `ledger` is the one the server's HTTP endpoints share, so a principal has one quota however it calls.
  */
-export function createQuotaInterceptor(limits: QuotaLimits, onRefused?: QuotaRefusalSink): Interceptor {
-  const ledger = new QuotaLedger(limits);
+export function createQuotaInterceptor(
+  limits: QuotaLimits,
+  onRefused?: QuotaRefusalSink,
+  ledger: QuotaLedger = new QuotaLedger(limits),
+): Interceptor {
   return (next) => async (req) => {
     const principal = req.contextValues.get(principalKey);
     if (!principal) return next(req);
