@@ -61,15 +61,22 @@ export class ConnectionGuard {
     session.once("remoteSettings", () => clearTimeout(handshake));
     session.once("close", () => clearTimeout(handshake));
     let streams = 0;
+    const idleMs = this.limits.idleTimeoutMs;
     session.on("stream", (stream) => {
       streams += 1;
       stream.once("close", () => {
         streams -= 1;
+        // The idle time counts from the last call's end: a stream reset after a stall (the body deadline)
+        // leaves the connection to this timer, even when no frame arrives after it.
+        if (streams === 0 && !session.destroyed) session.setTimeout(idleMs);
       });
     });
-    session.setTimeout(this.limits.idleTimeoutMs, () => {
+    // Not setTimeout's callback: Node registers that `once`, and the timer re-arms on every frame, so a
+    // connection quiet once with a call in flight would never be checked again.
+    session.on("timeout", () => {
       // Quiet but with a call in flight (a long query): not idle. The timer re-arms on the next frame.
       if (streams === 0) session.close();
     });
+    session.setTimeout(idleMs);
   }
 }

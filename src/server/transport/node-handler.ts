@@ -212,13 +212,15 @@ async function* withStallDeadline(body: AsyncIterable<Uint8Array>, ms: number, a
           reject(new ConnectError(`the request body stalled: no bytes for ${ms} ms`, Code.DeadlineExceeded));
         }, ms);
       });
+      let next: IteratorResult<Uint8Array>;
       try {
-        const next = await Promise.race([it.next(), stalled]);
-        if (next.done === true) return;
-        yield next.value;
+        next = await Promise.race([it.next(), stalled]);
       } finally {
+        // Cleared before the chunk is handed on: the time the reader spends on it is not the client's.
         clearTimeout(timer);
       }
+      if (next.done === true) return;
+      yield next.value;
     }
   } finally {
     void it.return?.()?.catch(() => undefined);
