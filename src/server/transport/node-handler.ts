@@ -295,9 +295,9 @@ export function createNodeHandler(options: NodeHandlerOptions): (req: NodeReques
       return;
     }
     const values = options.contextValues?.(req) ?? createContextValues();
-    const authorization = req.headers.authorization;
-    const mayRead = options.bodyGate?.(handler.service.typeName, authorization ?? null, values) ?? true;
     let uReq = universalRequestFromNodeRequest(req, res, undefined, values);
+    // The header as the access interceptor reads it (req.header): the same value for the same rule.
+    const mayRead = options.bodyGate?.(handler.service.typeName, uReq.header.get("authorization"), values) ?? true;
     if (!mayRead) {
       uReq = withoutBody(uReq, req.headers["content-type"]);
       // HTTP/1.1 cannot tell the client to stop sending: the connection closes after the answer.

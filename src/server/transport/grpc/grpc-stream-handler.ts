@@ -317,7 +317,8 @@ class GrpcCall {
         this.timer = setTimeout(() => this.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeout.timeoutMs);
       }
       const { method } = this.spec;
-      const mayRead = this.opts.bodyGate?.(method.parent.typeName, this.header("authorization"), this.values) ?? true;
+      // The header as the access interceptor reads it (req.header): the same value for the same rule.
+      const mayRead = this.opts.bodyGate?.(method.parent.typeName, this.requestHeaders.get("authorization"), this.values) ?? true;
       // A call refused from its headers never has its body read: the stream's flow control holds the client
       // to one window, and Node resets the stream (NO_ERROR) once the answer is sent, as HTTP/2 allows.
       const input = mayRead ? fromBinaryChecked(method.input, await this.readMessage()) : create(method.input);
