@@ -5,20 +5,13 @@ import { Access } from "../../../gen/acms/v1/options_pb.js";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import type { RegistryStore } from "../../ports/registry-store.js";
 import type { ScopeStore } from "../../ports/scope-store.js";
-import {
-  accessRuleOf,
-  authenticate,
-  checkPrincipalRefs,
-  checkScopedRefs,
-  requireWrite,
-  resolveView,
-  type AccessRule,
-} from "./access-check.js";
+import { accessRuleOf, checkPrincipalRefs, checkScopedRefs, requireWrite, resolveView, type AccessRule } from "./access-check.js";
 import { principalKey, requestIdKey, viewKey } from "./context-keys.js";
 import { toConnectError, type InternalErrorSink } from "../transport/error-mapping.js";
 import type { KeyRing } from "../../application/access/key-ring.js";
 import type { Principal } from "../../domain/principal.js";
 import { collectRefs } from "./request-refs.js";
+import { principalOf } from "./early-authentication.js";
 import { ScopeViewCache } from "./scope-view-cache.js";
 import { withMessage } from "../transport/with-message.js";
 
@@ -76,7 +69,9 @@ export function createAccessInterceptor(deps: AccessDeps): Interceptor {
   return (next) => async (req) => {
     try {
       if (deps.publicServices.has(req.service.typeName)) return await next(req);
-      const principal = authenticate(deps.keys, req.header.get("authorization"));
+      // The transport may have authenticated the header already, before reading the body (createBodyGate):
+      // the same rule on the same key ring; a refusal found there is thrown here.
+      const principal = principalOf(deps.keys, req.contextValues, req.header.get("authorization"));
       req.contextValues.set(principalKey, principal);
       const mode = ruleOf(req.method);
       if (mode === Access.WRITE) requireWrite(principal);

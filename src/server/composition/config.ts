@@ -42,7 +42,7 @@ export interface Config {
   corsOrigins?: "*" | string[];
   /** The built operator's console served at /console (ACMS_CONSOLE_DIR; default dist/console, built by `npm run build`). */
   consoleDir: string;
-  /** ACMS_MAX_CONNECTIONS_PER_PEER, ACMS_IDLE_TIMEOUT_MS, ACMS_HANDSHAKE_TIMEOUT_MS. */
+  /** ACMS_MAX_CONNECTIONS_PER_PEER, ACMS_IDLE_TIMEOUT_MS, ACMS_HANDSHAKE_TIMEOUT_MS, ACMS_BODY_TIMEOUT_MS. */
   connections: ConnectionLimits;
   /** Where refused calls are logged (ACMS_AUDIT_LOG: a file path, or "stderr"); unset: not logged. */
   auditLog?: string;
@@ -199,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxPerPeer: intFrom(env, "ACMS_MAX_CONNECTIONS_PER_PEER", DEFAULT_CONNECTION_LIMITS.maxPerPeer, 1, 1_000_000),
       idleTimeoutMs: intFrom(env, "ACMS_IDLE_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.idleTimeoutMs, 100, 24 * 3600 * 1000),
       handshakeTimeoutMs: intFrom(env, "ACMS_HANDSHAKE_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.handshakeTimeoutMs, 100, 600_000),
+      bodyTimeoutMs: intFrom(env, "ACMS_BODY_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.bodyTimeoutMs, 100, 3_600_000),
     },
     auditLog: env.ACMS_AUDIT_LOG && env.ACMS_AUDIT_LOG.length > 0 ? env.ACMS_AUDIT_LOG : undefined,
     quotas: {

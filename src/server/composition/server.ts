@@ -4,6 +4,7 @@ import { RagService } from "../../../gen/acms/v1/rag_pb.js";
 import { TextBackendService } from "../../../gen/acms/v1/text_pb.js";
 import { VectorBackendService } from "../../../gen/acms/v1/vector_pb.js";
 import { createAccessInterceptor } from "../access/access-interceptor.js";
+import { createBodyGate } from "../access/early-authentication.js";
 import { COMPRESS_MIN_BYTES } from "../transport/compression-policy.js";
 import { withConsole } from "../console/console-assets.js";
 import { CONSOLE_SCOPES_PATH, createConsoleScopesEndpoint } from "../console/console-scopes-endpoint.js";
@@ -111,7 +112,12 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   }
   const { routes, binaryRoutes, interceptors, quotas } = createRoutes(deps);
   const methods: MethodRegistry = new Map();
+  // Keys are checked from the headers before any body is read (the access interceptor still decides).
+  const bodyGate = createBodyGate(deps.keys, PUBLIC_SERVICES);
+  const bodyTimeoutMs = deps.config.connections.bodyTimeoutMs;
   const handler = createNodeHandler({
+    bodyGate,
+    bodyTimeoutMs,
     routes: recordingRoutes(routes, methods),
     binaryRoutes,
     interceptors,
@@ -128,6 +134,8 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
       interceptors,
       maxMessageBytes: deps.config.maxMessageBytes,
       compressMinBytes: COMPRESS_MIN_BYTES,
+      bodyGate,
+      bodyTimeoutMs,
     });
     const consoleApi = { [CONSOLE_SCOPES_PATH]: createConsoleScopesEndpoint({ keys: deps.keys, scopes: deps.backends.scopes, quotas }) };
     listener = await listen(

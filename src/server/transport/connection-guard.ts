@@ -9,10 +9,20 @@ export interface ConnectionLimits {
   idleTimeoutMs: number;
   /** An HTTP/2 connection whose client has not sent its SETTINGS this long after the preface is closed, in ms. */
   handshakeTimeoutMs: number;
+  /**
+   * A request body that receives no bytes for this long while the server waits for it is abandoned, in ms:
+   * its HTTP/2 stream is reset, its HTTP/1.1 connection closed (a stalled request is not a call in flight).
+   */
+  bodyTimeoutMs: number;
 }
 
-/** The defaults (ACMS_MAX_CONNECTIONS_PER_PEER, ACMS_IDLE_TIMEOUT_MS). */
-export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { maxPerPeer: 256, idleTimeoutMs: 60_000, handshakeTimeoutMs: 10_000 };
+/** The defaults (ACMS_MAX_CONNECTIONS_PER_PEER, ACMS_IDLE_TIMEOUT_MS, ACMS_HANDSHAKE_TIMEOUT_MS, ACMS_BODY_TIMEOUT_MS). */
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  maxPerPeer: 256,
+  idleTimeoutMs: 60_000,
+  handshakeTimeoutMs: 10_000,
+  bodyTimeoutMs: 30_000,
+};
 
 /**
  * Keeps connections from holding the server: a cap on concurrent connections per peer address (a peer with
@@ -51,15 +61,22 @@ export class ConnectionGuard {
     session.once("remoteSettings", () => clearTimeout(handshake));
     session.once("close", () => clearTimeout(handshake));
     let streams = 0;
+    const idleMs = this.limits.idleTimeoutMs;
     session.on("stream", (stream) => {
       streams += 1;
       stream.once("close", () => {
         streams -= 1;
+        // The idle time counts from the last call's end: a stream reset after a stall (the body deadline)
+        // leaves the connection to this timer, even when no frame arrives after it.
+        if (streams === 0 && !session.destroyed) session.setTimeout(idleMs);
       });
     });
-    session.setTimeout(this.limits.idleTimeoutMs, () => {
+    // Not setTimeout's callback: Node registers that `once`, and the timer re-arms on every frame, so a
+    // connection quiet once with a call in flight would never be checked again.
+    session.on("timeout", () => {
       // Quiet but with a call in flight (a long query): not idle. The timer re-arms on the next frame.
       if (streams === 0) session.close();
     });
+    session.setTimeout(idleMs);
   }
 }

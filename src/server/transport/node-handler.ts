@@ -1,7 +1,12 @@
 import type * as http from "node:http";
-import type * as http2 from "node:http2";
-import { Code, ConnectError, createConnectRouter, type ConnectRouter } from "@connectrpc/connect";
-import { createAsyncIterable, type UniversalHandler, type UniversalServerResponse } from "@connectrpc/connect/protocol";
+import * as http2 from "node:http2";
+import { Code, ConnectError, createConnectRouter, createContextValues, type ConnectRouter, type ContextValues } from "@connectrpc/connect";
+import {
+  createAsyncIterable,
+  type UniversalHandler,
+  type UniversalServerRequest,
+  type UniversalServerResponse,
+} from "@connectrpc/connect/protocol";
 import {
   compressionBrotli,
   compressionGzip,
@@ -162,6 +167,81 @@ export interface NodeHandlerOptions extends ConnectNodeAdapterOptions {
    * upsertDocumentsWireMethod). A larger JSON message is RESOURCE_EXHAUSTED before it is parsed.
    */
   jsonReadMaxBytes?: number;
+  /**
+   * Decides from the headers, before the body is read, whether a call's body may be read (the access room's
+   * createBodyGate): a call it refuses gets an empty message in place of its body, which is never read nor
+   * decoded (nor decompressed), and the interceptors answer it (UNAUTHENTICATED). Absent: every body is read.
+   */
+  bodyGate?: (serviceTypeName: string, authorization: string | null, values: ContextValues) => boolean;
+  /**
+   * A request body that receives no bytes for this long while the call waits for it is abandoned (ms): the
+   * HTTP/2 stream is reset, the HTTP/1.1 connection closed. Absent: no deadline.
+   */
+  bodyTimeoutMs?: number;
+}
+
+/** The body a refused call gets instead of its own: one empty message, framed as its content type frames one. */
+function emptyBody(contentType: string | undefined): Uint8Array {
+  const type = (contentType ?? "").split(";", 1)[0].trim().toLowerCase();
+  const message = type.endsWith("json") ? textEncoder.encode("{}") : new Uint8Array(0);
+  if (type.startsWith("application/grpc-web-text")) return textEncoder.encode(Buffer.from(envelope(0, message)).toString("base64"));
+  if (type.startsWith("application/grpc") || type.startsWith("application/connect+")) return envelope(0, message);
+  return message;
+}
+
+/** `req` with an empty message in place of its body (and no header describing the body it had). */
+function withoutBody(req: UniversalServerRequest, contentType: string | undefined): UniversalServerRequest {
+  const header = new Headers(req.header);
+  header.delete("content-length");
+  header.delete("content-encoding");
+  return { ...req, header, body: createAsyncIterable([emptyBody(contentType)]) };
+}
+
+/**
+ * `body`, failing (DEADLINE_EXCEEDED) and calling `abandon` when a chunk the reader waits for does not come
+ * within `ms`. Only waits count: a reader that is busy (the server's own backpressure) never trips it.
+ */
+async function* withStallDeadline(body: AsyncIterable<Uint8Array>, ms: number, abandon: () => void): AsyncIterable<Uint8Array> {
+  const it = body[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      const stalled = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          abandon();
+          reject(new ConnectError(`the request body stalled: no bytes for ${ms} ms`, Code.DeadlineExceeded));
+        }, ms);
+      });
+      let next: IteratorResult<Uint8Array>;
+      try {
+        next = await Promise.race([it.next(), stalled]);
+      } finally {
+        // Cleared before the chunk is handed on: the time the reader spends on it is not the client's.
+        clearTimeout(timer);
+      }
+      if (next.done === true) return;
+      yield next.value;
+    }
+  } finally {
+    void it.return?.()?.catch(() => undefined);
+  }
+}
+
+function isHttp2(req: NodeRequest): req is http2.Http2ServerRequest {
+  return "stream" in req;
+}
+
+/**
+ * Frees what a request whose body the server does not read any more still holds. Answered (`abandon` false):
+ * its HTTP/2 stream is reset with NO_ERROR once the answer is sent, which tells the client to stop sending
+ * (an HTTP/1.1 connection closes after the answer: see `connection: close`). Abandoned: the stream is reset
+ * (CANCEL), the HTTP/1.1 connection closed.
+ */
+function release(req: NodeRequest, abandon: boolean): void {
+  if (isHttp2(req)) {
+    const stream = req.stream;
+    if (!stream.destroyed && !stream.closed) stream.close(abandon ? http2.constants.NGHTTP2_CANCEL : http2.constants.NGHTTP2_NO_ERROR);
+  } else if (abandon) req.socket.destroy();
 }
 
 /** Whether a content type carries protobuf: gRPC, gRPC-Web (binary or text) and Connect with protobuf. */
@@ -214,13 +294,26 @@ export function createNodeHandler(options: NodeHandlerOptions): (req: NodeReques
       }
       return;
     }
-    const uReq = universalRequestFromNodeRequest(req, res, undefined, options.contextValues?.(req));
+    const values = options.contextValues?.(req) ?? createContextValues();
+    let uReq = universalRequestFromNodeRequest(req, res, undefined, values);
+    // The header as the access interceptor reads it (req.header): the same value for the same rule.
+    const mayRead = options.bodyGate?.(handler.service.typeName, uReq.header.get("authorization"), values) ?? true;
+    if (!mayRead) {
+      uReq = withoutBody(uReq, req.headers["content-type"]);
+      // HTTP/1.1 cannot tell the client to stop sending: the connection closes after the answer.
+      if (!isHttp2(req)) res.setHeader("connection", "close");
+    } else if (options.bodyTimeoutMs !== undefined) {
+      uReq = { ...uReq, body: withStallDeadline(uReq.body as AsyncIterable<Uint8Array>, options.bodyTimeoutMs, () => release(req, true)) };
+    }
     handler(uReq)
       .then((uRes) => malformedBodyIsInvalidArgument(uRes, handler.method.input.typeName))
       .then((uRes) => universalResponseToNodeResponse(uRes, res))
       .catch((reason: unknown) => {
         if (clientWentAway(res, reason)) return;
         process.stderr.write(`acms: handler for ${handler.service.typeName}/${handler.method.name} failed: ${String(reason)}\n`);
+      })
+      .finally(() => {
+        if (!mayRead) release(req, false);
       });
   };
 }

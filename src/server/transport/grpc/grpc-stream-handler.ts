@@ -1,4 +1,4 @@
-import type http2 from "node:http2";
+import http2 from "node:http2";
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { create, fromBinary, isMessage, type DescMessage, type DescMethod, type DescService, type Message } from "@bufbuild/protobuf";
@@ -32,6 +32,14 @@ export interface GrpcStreamHandlerOptions {
   maxMessageBytes: number;
   /** Responses at least this large are gzip-compressed when the client accepts gzip. */
   compressMinBytes: number;
+  /**
+   * Decides from the headers, before the body is read, whether a call's body may be read (the access
+   * room's createBodyGate): a call it refuses is never read nor decoded, and runs the interceptors on an
+   * empty message, where access answers it (UNAUTHENTICATED). Absent: every body is read.
+   */
+  bodyGate?: (serviceTypeName: string, authorization: string | null, values: ContextValues) => boolean;
+  /** A request body that receives no bytes for this long while the call waits for it: the stream is reset (ms). */
+  bodyTimeoutMs?: number;
 }
 
 /** Takes an HTTP/2 stream when it is a gRPC call the fast path serves; false leaves it to Connect. */
@@ -308,7 +316,12 @@ class GrpcCall {
         this.deadline = Date.now() + timeout.timeoutMs;
         this.timer = setTimeout(() => this.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeout.timeoutMs);
       }
-      const input = fromBinaryChecked(this.spec.method.input, await this.readMessage());
+      const { method } = this.spec;
+      // The header as the access interceptor reads it (req.header): the same value for the same rule.
+      const mayRead = this.opts.bodyGate?.(method.parent.typeName, this.requestHeaders.get("authorization"), this.values) ?? true;
+      // A call refused from its headers never has its body read: the stream's flow control holds the client
+      // to one window, and Node resets the stream (NO_ERROR) once the answer is sent, as HTTP/2 allows.
+      const input = mayRead ? fromBinaryChecked(method.input, await this.readMessage()) : create(method.input);
       if (this.spec.kind === "unary") await this.unary(input);
       else await this.serverStream(input);
     } catch (err) {
@@ -351,7 +364,17 @@ class GrpcCall {
       const chunks: Buffer[] = [];
       let size = 0;
       let limit = -1;
+      // A body that stops arriving is abandoned: the stream is reset, and the call ends as the client's cancel.
+      const stallMs = this.opts.bodyTimeoutMs;
+      let stall: NodeJS.Timeout | undefined;
+      const onStall = () => this.stream.close(http2.constants.NGHTTP2_CANCEL);
+      const armStall = () => {
+        if (stallMs === undefined) return;
+        clearTimeout(stall);
+        stall = setTimeout(onStall, stallMs);
+      };
       const fail = (err: ConnectError) => {
+        clearTimeout(stall);
         this.stream.off("data", onData);
         this.stream.off("end", onEnd);
         this.stream.off("close", onClose);
@@ -359,6 +382,7 @@ class GrpcCall {
         reject(err);
       };
       const onData = (chunk: Buffer) => {
+        armStall();
         chunks.push(chunk);
         size += chunk.length;
         if (limit < 0 && size >= 5) {
@@ -373,11 +397,13 @@ class GrpcCall {
         if (limit >= 0 && size > limit) fail(new ConnectError("protocol error: received extra input message", Code.Unimplemented));
       };
       const onClose = () => {
+        clearTimeout(stall);
         this.stream.off("data", onData);
         this.stream.off("end", onEnd);
         reject(new ConnectError("the operation was aborted", Code.Canceled));
       };
       const onEnd = () => {
+        clearTimeout(stall);
         this.stream.off("close", onClose);
         if (size === 0)
           return reject(
@@ -394,6 +420,7 @@ class GrpcCall {
       this.stream.on("data", onData);
       this.stream.once("end", onEnd);
       this.stream.once("close", onClose);
+      armStall();
     });
   }
 
