@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Store, literal, namedNode, quad } from "oxigraph";
-import { OxigraphGraphBackend } from "../src/adapters/oxigraph/oxigraph-graph-backend.js";
+import { DEFAULT_GRAPH_SLICE_MS, OxigraphGraphBackend } from "../src/adapters/oxigraph/oxigraph-graph-backend.js";
 import type { RdfTriple } from "../src/domain/rdf-term.js";
 import type { ScopedBackendView } from "../src/domain/scoped-backend-view.js";
 import { graphIri } from "../src/domain/uko-uri.js";
@@ -145,6 +145,28 @@ export async function run(): Promise<void> {
         `GetTriples | ${sname} | ${fmt(ours)} | ${fmt(base)} (raw match per graph) | ${(ours / base).toFixed(2)}x; Traverse depth 3: ${fmt(trav)}\n`,
       );
     }
+    // Fair sharing (issue 24, finding 11): tenant A floods every worker with slow queries (a long time
+    // limit), tenant B asks small ASKs one after another; B's answer time is about one slice plus a
+    // worker's hand-over (A's newest query is preempted), not A's time limit.
+    const slow = "SELECT (COUNT(*) AS ?n) { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o . ?p ?q ?r }";
+    const stop = new AbortController();
+    const flood = Array.from({ length: 4 }, () =>
+      backend.query(viewOf(ids), slow, { timeoutMs: 600_000, tenant: "a", signal: stop.signal }).catch(() => undefined),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const before = backend.preemptions;
+    const waits: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      await backend.query(viewOf([ids[0]]), `ASK { ?s <${EX}name> ?n }`, { timeoutMs: 600_000, tenant: "b" });
+      waits.push(performance.now() - t0);
+    }
+    stop.abort();
+    await Promise.all(flood);
+    process.stdout.write(
+      `fair sharing: B's ASK while A floods every worker: median ${fmt(medianOf(waits))}, max ${fmt(Math.max(...waits))} ` +
+        `(${backend.preemptions - before} preemptions of A, slice ${DEFAULT_GRAPH_SLICE_MS} ms)\n`,
+    );
     await backend.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -23,4 +23,33 @@ describe("FairQueue", () => {
     expect(q.waiting("a")).toBe(2);
     expect([q.shift(), q.shift(), q.shift()]).toEqual(["a0", "a1", undefined]);
   });
+
+  it("given the servers each tenant holds, serves the tenant holding the fewest first, round robin among equals", () => {
+    const q = new FairQueue<string>();
+    q.push("a", "a0");
+    q.push("a", "a1");
+    q.push("b", "b0");
+    q.push("c", "c0");
+    const held: Record<string, number> = { a: 1, b: 2, c: 1 };
+    expect(q.shift((t) => held[t])).toBe("a0");
+    held.a = 2;
+    expect(q.shift((t) => held[t])).toBe("c0");
+    expect(q.shift((t) => held[t])).toBe("b0");
+    expect(q.shift((t) => held[t])).toBe("a1");
+    expect(q.shift((t) => held[t])).toBeUndefined();
+  });
+
+  it("puts a preempted entry back at the head of its tenant's queue, the tenant last in the rotation", () => {
+    const q = new FairQueue<string>();
+    q.push("a", "a1");
+    q.push("b", "b0");
+    q.unshift("a", "a0");
+    expect([...q.heads()]).toEqual([
+      ["b", "b0"],
+      ["a", "a0"],
+    ]);
+    q.unshift("c", "c0");
+    expect(q.size).toBe(4);
+    expect([q.shift(), q.shift(), q.shift(), q.shift()]).toEqual(["b0", "a0", "c0", "a1"]);
+  });
 });

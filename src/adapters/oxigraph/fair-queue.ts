@@ -1,6 +1,8 @@
 /**
  * A queue per tenant, served round robin: each `shift` takes the oldest entry of the tenant after the one
- * served last, so one tenant's backlog delays another's next entry by at most one entry per server.
+ * served last, so one tenant's backlog delays another's next entry by at most one entry per server. Given
+ * how many servers each tenant already holds, `shift` serves the tenant holding the fewest first (round
+ * robin among equals): a tenant with entries waiting gets the next free server before one that holds more.
  */
 export class FairQueue<T> {
   private readonly queues = new Map<string, T[]>();
@@ -28,9 +30,42 @@ export class FairQueue<T> {
     this.count += 1;
   }
 
-  /** The next entry, round robin between tenants. */
-  shift(): T | undefined {
-    const tenant = this.order.shift();
+  /**
+   * Puts `item` back at the head of its tenant's queue (a preempted entry runs next of its tenant's), the
+   * tenant last in the rotation: it had its turn.
+   */
+  unshift(tenant: string, item: T): void {
+    const q = this.queues.get(tenant);
+    if (q) {
+      q.unshift(item);
+      this.order.splice(this.order.indexOf(tenant), 1);
+    } else this.queues.set(tenant, [item]);
+    this.order.push(tenant);
+    this.count += 1;
+  }
+
+  /** The oldest entry of each tenant with entries waiting, in serving order. */
+  *heads(): IterableIterator<[string, T]> {
+    for (const tenant of this.order) yield [tenant, (this.queues.get(tenant) as T[])[0]];
+  }
+
+  /**
+   * The next entry, round robin between tenants; with `held` (how many servers a tenant holds), from the
+   * tenant holding the fewest, round robin among those.
+   */
+  shift(held?: (tenant: string) => number): T | undefined {
+    let at = 0;
+    if (held && this.order.length > 1) {
+      let least = Infinity;
+      this.order.forEach((tenant, i) => {
+        const h = held(tenant);
+        if (h < least) {
+          least = h;
+          at = i;
+        }
+      });
+    }
+    const tenant = this.order.splice(at, 1)[0];
     if (tenant === undefined) return undefined;
     const q = this.queues.get(tenant) as T[];
     const item = q.shift() as T;

@@ -54,6 +54,11 @@ export interface OxigraphGraphBackendOptions {
   /** The most queries one tenant may have waiting (default DEFAULT_GRAPH_MAX_QUEUED_PER_TENANT). */
   maxQueuedPerTenant?: number;
   /**
+   * The slice, in ms (default DEFAULT_GRAPH_SLICE_MS): a query that has run this long may be preempted for
+   * a tenant that has waited this long while another holds more workers (see `rebalance`).
+   */
+  sliceMs?: number;
+  /**
    * Start no query worker until `beginLoading` (or a first query): a server starting calls it once
    * listening, so loading the triples neither competes with its start-up for the cores nor counts in its
    * memory then. Writes are durable meanwhile (the workers load the committed rows).
@@ -65,6 +70,7 @@ export interface OxigraphGraphBackendOptions {
 export const DEFAULT_GRAPH_WORKERS = 2;
 export const DEFAULT_GRAPH_QUEUE_TIMEOUT_MS = 30_000;
 export const DEFAULT_GRAPH_MAX_QUEUED_PER_TENANT = 64;
+export const DEFAULT_GRAPH_SLICE_MS = 250;
 
 type Statement = BetterSqlite3.Statement<unknown[]>;
 
@@ -82,6 +88,11 @@ interface Job {
   signal?: AbortSignal;
   onAbort?: () => void;
   slot?: Slot;
+  /** When it entered its tenant's queue (last), and when a worker took it (last), by `performance.now()`. */
+  queuedAt: number;
+  startedAt?: number;
+  /** Preempted once already: alone on a pool of one worker, it then runs to its end or its time limit. */
+  preempted?: boolean;
 }
 
 interface Slot {
@@ -269,6 +280,10 @@ export class OxigraphGraphBackend implements GraphBackend {
   private deferred: { workers: number; spares: number } | undefined;
   /** How the workers loaded so far got the store: from the snapshot file or from every SQLite row (tests and the log read it). */
   readonly loads = { snapshot: 0, sqlite: 0 };
+  /** Queries stopped for another tenant and put back at the head of their tenant's queue (tests and the bench read it). */
+  preemptions = 0;
+  private readonly sliceMs: number;
+  private preemptTimer: NodeJS.Timeout | undefined;
   private nextId = 0;
   private seq: number;
   private closed = false;
@@ -318,6 +333,7 @@ export class OxigraphGraphBackend implements GraphBackend {
     this.spareCount = Math.max(0, opts.spares ?? 1);
     this.queueTimeoutMs = opts.queueTimeoutMs ?? DEFAULT_GRAPH_QUEUE_TIMEOUT_MS;
     this.maxQueuedPerTenant = opts.maxQueuedPerTenant ?? DEFAULT_GRAPH_MAX_QUEUED_PER_TENANT;
+    this.sliceMs = Math.max(1, opts.sliceMs ?? DEFAULT_GRAPH_SLICE_MS);
     if (!opts.deferLoad) this.slots.push(this.spawn());
     this.deferred = { workers: workers - 1, spares: this.spareCount };
   }
@@ -419,6 +435,7 @@ export class OxigraphGraphBackend implements GraphBackend {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.preemptTimer);
     const err = new UnavailableError("the graph backend is closed");
     for (const job of this.queue.drain()) this.finish(job).reject(err);
     const stopping: Promise<number>[] = [];
@@ -573,18 +590,8 @@ export class OxigraphGraphBackend implements GraphBackend {
       );
     }
     return new Promise((resolve, reject) => {
-      const job: Job = { id: ++this.nextId, tenant, timeoutMs: opts.timeoutMs, request, resolve, reject, signal };
-      job.timer = setTimeout(
-        () =>
-          this.abandon(
-            job,
-            new ResourceExhaustedError(
-              `the graph engine is busy: the query waited ${this.queueTimeoutMs} ms for a worker without starting`,
-              1000,
-            ),
-          ),
-        this.queueTimeoutMs,
-      );
+      const job: Job = { id: ++this.nextId, tenant, timeoutMs: opts.timeoutMs, request, resolve, reject, signal, queuedAt: 0 };
+      this.startWaiting(job);
       if (signal) {
         job.onAbort = () => this.abandon(job, abortReason(signal));
         signal.addEventListener("abort", job.onAbort, { once: true });
@@ -593,6 +600,22 @@ export class OxigraphGraphBackend implements GraphBackend {
       this.reviveDeadSlots();
       this.dispatch();
     });
+  }
+
+  /** Starts (or restarts, after a preemption) the bound on a job's wait for a worker. */
+  private startWaiting(job: Job): void {
+    job.queuedAt = performance.now();
+    job.timer = setTimeout(
+      () =>
+        this.abandon(
+          job,
+          new ResourceExhaustedError(
+            `the graph engine is busy: the query waited ${this.queueTimeoutMs} ms for a worker without starting`,
+            1000,
+          ),
+        ),
+      this.queueTimeoutMs,
+    );
   }
 
   /** Gives up on a job: a queued one leaves the queue, a running one takes its worker down with it. */
@@ -619,13 +642,37 @@ export class OxigraphGraphBackend implements GraphBackend {
     }
   }
 
-  private dispatch(): void {
+  /** The running queries of each tenant, the longest-running first. */
+  private running(): Map<string, Job[]> {
+    const byTenant = new Map<string, Job[]>();
     for (const slot of this.slots) {
-      if (this.queue.size === 0) return;
+      const job = slot.job;
+      if (!job) continue;
+      const jobs = byTenant.get(job.tenant);
+      if (jobs) jobs.push(job);
+      else byTenant.set(job.tenant, [job]);
+    }
+    for (const jobs of byTenant.values()) jobs.sort((x, y) => (x.startedAt ?? 0) - (y.startedAt ?? 0));
+    return byTenant;
+  }
+
+  /**
+   * Gives each free loaded worker to the waiting tenant that holds the fewest workers (round robin among
+   * equals), so a tenant with queries waiting gets the next free worker before one already holding some.
+   */
+  private dispatch(): void {
+    const running = this.running();
+    const held = (tenant: string) => running.get(tenant)?.length ?? 0;
+    for (const slot of this.slots) {
+      if (this.queue.size === 0) break;
       if (slot.state !== "ready" || slot.job) continue;
-      const job = this.queue.shift() as Job;
+      const job = this.queue.shift(held) as Job;
       job.slot = slot;
       slot.job = job;
+      job.startedAt = performance.now();
+      const jobs = running.get(job.tenant);
+      if (jobs) jobs.push(job);
+      else running.set(job.tenant, [job]);
       // The time limit counts from here: waiting for the worker was bounded apart.
       clearTimeout(job.timer);
       job.timer = setTimeout(
@@ -634,5 +681,68 @@ export class OxigraphGraphBackend implements GraphBackend {
       );
       slot.worker.postMessage({ ...job.request, id: job.id });
     }
+    this.scheduleRebalance(running);
+  }
+
+  /**
+   * Fair sharing of the pool (issue 24, finding 11). Dispatch alone cannot keep one tenant from holding
+   * every worker: a tenant alone takes them all, and its slow queries then keep them until their time
+   * limits while a tenant arriving later waits. So a running query can be preempted: when tenant W has had
+   * a query waiting for a slice (`sliceMs`), and tenant T holds every worker or at least two more than W,
+   * T's most recently started query (never T's longest-running one) is stopped once it has run a slice
+   * (its worker is replaced by a loaded spare, as at a time limit) and put back at the head of T's queue;
+   * the freed worker goes to W (it holds fewer). A rerun gets its full time limit (the first run's work
+   * was lost). Chosen over a fixed cap of workers-1 per tenant because a cap either idles a worker while
+   * one tenant is alone or cannot free one for a tenant that arrives later. Progress: preemption only moves
+   * the pool toward equal shares (T keeps at least as many as W gets, so two tenants never take workers
+   * from each other in turn), and T's longest-running query is never the one stopped, so T's queries end in
+   * turn. On a pool of one worker T's lone query is preempted at most once (else two slow tenants would stop
+   * each other for ever): it yields once to W, then runs to its end or its time limit.
+   */
+  private scheduleRebalance(running: Map<string, Job[]>): void {
+    clearTimeout(this.preemptTimer);
+    this.preemptTimer = undefined;
+    if (this.closed || this.queue.size === 0 || running.size === 0) return;
+    const now = performance.now();
+    let next = Infinity;
+    for (const [tenant, head] of this.queue.heads()) {
+      const mine = running.get(tenant)?.length ?? 0;
+      let victim: Job | undefined;
+      let most = 0;
+      for (const [other, jobs] of running) {
+        if (other === tenant || jobs.length <= most) continue;
+        if (!(jobs.length >= mine + 2 || jobs.length === this.slots.length)) continue;
+        // The most recently started (jobs are oldest first), never the longest-running one; alone, once.
+        const candidate = jobs.length >= 2 ? jobs[jobs.length - 1] : jobs[0].preempted ? undefined : jobs[0];
+        if (!candidate) continue;
+        most = jobs.length;
+        victim = candidate;
+      }
+      if (!victim) continue;
+      const due = Math.max(head.queuedAt, victim.startedAt ?? 0) + this.sliceMs;
+      if (due <= now) {
+        this.preempt(victim);
+        return;
+      }
+      next = Math.min(next, due);
+    }
+    if (next < Infinity) {
+      this.preemptTimer = setTimeout(() => this.dispatch(), Math.max(1, Math.ceil(next - now)));
+      this.preemptTimer.unref();
+    }
+  }
+
+  /** Stops a running query for another tenant: its worker is replaced, and it waits again at the head of its tenant's queue. */
+  private preempt(job: Job): void {
+    const slot = job.slot as Slot;
+    slot.job = undefined;
+    job.slot = undefined;
+    job.preempted = true;
+    this.preemptions += 1;
+    this.restart(slot);
+    clearTimeout(job.timer);
+    this.startWaiting(job);
+    this.queue.unshift(job.tenant, job);
+    this.dispatch();
   }
 }

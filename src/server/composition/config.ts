@@ -22,8 +22,11 @@ export interface Config {
   maxJsonMessageBytes: number;
   /** Time limit of a SPARQL query, in ms, counted from when a graph worker takes it. */
   sparqlTimeoutMs: number;
-  /** Embedded graph engine: query workers (ACMS_GRAPH_WORKERS) and how long a query may wait for one (ACMS_GRAPH_QUEUE_TIMEOUT_MS). */
-  graph: { workers: number; queueTimeoutMs: number };
+  /**
+   * Embedded graph engine: query workers (ACMS_GRAPH_WORKERS), how long a query may wait for one
+   * (ACMS_GRAPH_QUEUE_TIMEOUT_MS), and the slice after which a query may be preempted for another tenant (ACMS_GRAPH_SLICE_MS).
+   */
+  graph: { workers: number; queueTimeoutMs: number; sliceMs: number };
   /** How long a superseded document version stays visible to `recent` scopes, in ms. */
   recentWindowMs: number;
   /**
@@ -188,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graph: {
       workers: intFrom(env, "ACMS_GRAPH_WORKERS", 2, 1, 64),
       queueTimeoutMs: intFrom(env, "ACMS_GRAPH_QUEUE_TIMEOUT_MS", 30_000, 10, 3_600_000),
+      sliceMs: intFrom(env, "ACMS_GRAPH_SLICE_MS", 250, 1, 600_000),
     },
     recentWindowMs: intFrom(env, "ACMS_RECENT_WINDOW_MS", 7 * 24 * 3600 * 1000, 0, 3650 * 24 * 3600 * 1000),
     postgresUrl: postgresUrlFrom(env.ACMS_POSTGRES_URL),
