@@ -3,6 +3,8 @@ import { processIo, type CliIo } from "./cli-io.js";
 import { fetchCommand } from "./fetch.js";
 import { ingestCommand } from "./ingest.js";
 import { keysCommand } from "./keys.js";
+import { projectsCommand } from "./projects.js";
+import { resourcesCommand } from "./resources.js";
 import { scopeCommand } from "./scope.js";
 import { searchCommand } from "./search.js";
 import { registerServeCommand } from "./serve-command.js";
@@ -31,6 +33,8 @@ export function createProgram(io: CliIo = processIo(), info: ProgramInfo = {}): 
   program.addCommand(searchCommand(io));
   program.addCommand(fetchCommand(io));
   program.addCommand(tiersCommand(io));
+  program.addCommand(projectsCommand(io));
+  program.addCommand(resourcesCommand(io));
   program.addCommand(keysCommand(io));
   return program;
 }
