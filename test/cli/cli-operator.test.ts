@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Role, Tier } from "../../gen/acms/v1/tiers_pb.js";
 import { createAcmsClient, type AcmsClient } from "../../src/client/create-acms-client.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { runCli } from "./cli-harness.js";
@@ -89,5 +90,80 @@ describe("acms projects list and resources list", () => {
     const noKey = await runCli(["projects", "list"], { ACMS_URL: t.server.url, HOME: work });
     expect(noKey.code).toBe(1);
     expectOneErrorLine(noKey.stderr, "invalid_argument");
+  });
+});
+
+describe("acms tiers promote, demote and evict", () => {
+  let scopeId: string;
+  let scoped: AcmsClient;
+  const store = async (content: string, tier: Tier) =>
+    (await scoped.tiers.storeFragment({ fragment: { content, tier, projectName: "local/ops" } })).fragment!.fragmentId;
+  const tierOf = async (id: string) => {
+    const { fragments } = await scoped.tiers.getForActor({ role: Role.STRATEGIST });
+    return fragments.find((f) => f.fragmentId === id)?.tier;
+  };
+
+  beforeAll(async () => {
+    scopeId = (await acms.scope.resolveScope({ projects: ["local/ops"] })).scope!.scopeId;
+    scoped = createAcmsClient({ baseUrl: t.server.url, apiKey: t.keys.writer, scopeId });
+  });
+  afterAll(() => scoped.close());
+
+  test("promote and demote move a fragment one tier; past the last tier they fail in one line", async () => {
+    const id = await store("a note kept in warm", Tier.WARM);
+    const up = await runCli(["tiers", "promote", id, "--scope", scopeId], env);
+    expect(up).toMatchObject({ code: 0, stdout: `promoted ${id} to hot\n` });
+    expect(await tierOf(id)).toBe(Tier.HOT);
+
+    const again = await runCli(["tiers", "promote", id, "--scope", scopeId], env);
+    expect(again.code).toBe(1);
+    expect(expectOneErrorLine(again.stderr, "failed_precondition")).toContain("already in hot");
+
+    const down = await runCli(["tiers", "demote", id, "--scope", scopeId, "--json"], env);
+    expect(down.code).toBe(0);
+    expect(JSON.parse(down.stdout)).toMatchObject({ fragment: { fragmentId: id, tier: "TIER_WARM" }, displaced: [] });
+    expect(await tierOf(id)).toBe(Tier.WARM);
+    expect((await runCli(["tiers", "demote", id, "--scope", scopeId], env)).stdout).toBe(`demoted ${id} to cold\n`);
+    expect(await tierOf(id)).toBe(Tier.COLD);
+    const below = await runCli(["tiers", "demote", id, "--scope", scopeId], env);
+    expect(below.code).toBe(1);
+    expect(expectOneErrorLine(below.stderr, "failed_precondition")).toContain("already in cold");
+
+    const unknown = await runCli(["tiers", "promote", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "--scope", scopeId], env);
+    expect(unknown.code).toBe(1);
+    expectOneErrorLine(unknown.stderr, "not_found");
+    await scoped.tiers.evictLru({ tier: Tier.COLD, count: 100 });
+  });
+
+  test("evict moves the least recently used hot fragments to warm, and deletes from cold", async () => {
+    const older = await store("the older hot note", Tier.HOT);
+    const newer = await store("the newer hot note", Tier.HOT);
+    const evicted = await runCli(["tiers", "evict", "--tier", "hot", "--count", "1", "--scope", scopeId], env);
+    expect(evicted).toMatchObject({ code: 0, stdout: `evicted 1 from hot (moved to warm):\n  ${older}\n` });
+    expect(await tierOf(older)).toBe(Tier.WARM);
+    expect(await tierOf(newer)).toBe(Tier.HOT);
+
+    await scoped.tiers.demoteFragment({ fragmentId: older });
+    const deleted = await runCli(["tiers", "evict", "--tier", "cold", "--count", "5", "--scope", scopeId, "--json"], env);
+    expect(deleted.code).toBe(0);
+    expect(JSON.parse(deleted.stdout)).toEqual({ fragmentIds: [older] });
+    expect(await tierOf(older)).toBeUndefined();
+
+    const none = await runCli(["tiers", "evict", "--tier", "cold", "--count", "1", "--scope", scopeId], env);
+    expect(none).toMatchObject({ code: 0, stdout: "evicted 0 from cold (deleted)\n" });
+  });
+
+  test("evict and promote fail in one line on a bad tier, a bad count, or no scope", async () => {
+    const badTier = await runCli(["tiers", "evict", "--tier", "lukewarm", "--count", "1", "--scope", scopeId], env);
+    expect(badTier.code).toBe(1);
+    expect(expectOneErrorLine(badTier.stderr, "invalid_argument")).toContain('--tier must be hot, warm or cold, got "lukewarm"');
+    for (const count of ["0", "-2", "many"]) {
+      const bad = await runCli(["tiers", "evict", "--tier", "hot", "--count", count, "--scope", scopeId], env);
+      expect(bad.code).toBe(1);
+      expect(expectOneErrorLine(bad.stderr, "invalid_argument")).toContain("--count must");
+    }
+    const noScope = await runCli(["tiers", "promote", "01ARZ3NDEKTSV4RRFFQ69G5FAV"], env);
+    expect(noScope.code).toBe(1);
+    expect(expectOneErrorLine(noScope.stderr, "invalid_argument")).toContain("no scope");
   });
 });
