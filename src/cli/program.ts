@@ -4,6 +4,7 @@ import { fetchCommand } from "./fetch.js";
 import { ingestCommand } from "./ingest.js";
 import { keysCommand } from "./keys.js";
 import { projectsCommand } from "./projects.js";
+import { rebuildCommand } from "./rebuild.js";
 import { resourcesCommand } from "./resources.js";
 import { scopeCommand } from "./scope.js";
 import { searchCommand } from "./search.js";
@@ -35,6 +36,7 @@ export function createProgram(io: CliIo = processIo(), info: ProgramInfo = {}): 
   program.addCommand(tiersCommand(io));
   program.addCommand(projectsCommand(io));
   program.addCommand(resourcesCommand(io));
+  program.addCommand(rebuildCommand(io));
   program.addCommand(keysCommand(io));
   return program;
 }

@@ -167,3 +167,62 @@ describe("acms tiers promote, demote and evict", () => {
     expect(expectOneErrorLine(noScope.stderr, "invalid_argument")).toContain("no scope");
   });
 });
+
+describe("acms rebuild", () => {
+  let generation: bigint;
+  beforeAll(async () => {
+    const res = await acms.index.upsertDocuments(
+      (async function* () {
+        yield {
+          resourceId,
+          documents: [
+            { path: "guide/boiler.md", content: "The boiler pressure valve is checked every Monday." },
+            { path: "guide/roof.md", content: "Roof gutters are cleared in autumn." },
+          ],
+        };
+      })(),
+    );
+    generation = res.indexGeneration;
+  });
+
+  test("rebuild re-indexes a resource by id, or by alias with --project and --full, and search still finds its documents", async () => {
+    const upsert = await runCli(["rebuild", "--resource", resourceId], env);
+    expect(upsert.code).toBe(0);
+    const m = /^rebuilt 1 resource, 2 documents re-indexed; index generation (\d+)\n$/.exec(upsert.stdout);
+    expect(m).not.toBeNull();
+    expect(BigInt(m![1])).toBeGreaterThan(generation);
+
+    const full = await runCli(["rebuild", "--resource", "handbook", "--project", "local/ops", "--full", "--json"], env);
+    expect(full.code).toBe(0);
+    const json = JSON.parse(full.stdout) as { resourcesRebuilt: number; documentsReindexed: number; indexGeneration: string };
+    expect(json).toMatchObject({ resourcesRebuilt: 1, documentsReindexed: 2 });
+    expect(BigInt(json.indexGeneration)).toBeGreaterThan(BigInt(m![1]));
+
+    const scopeId = (await acms.scope.resolveScope({ projects: ["local/ops"] })).scope!.scopeId;
+    const scoped = createAcmsClient({ baseUrl: t.server.url, apiKey: t.keys.writer, scopeId });
+    try {
+      const { results } = await scoped.text.search({ query: "boiler pressure valve", maxResults: 5 });
+      expect(results[0]?.ukoUri).toBe(`uko://${resourceId}/guide/boiler.md#0`);
+    } finally {
+      scoped.close();
+    }
+  });
+
+  test("rebuild fails in one line: an alias without --project, an unknown alias, no --resource, a reader's key", async () => {
+    const bare = await runCli(["rebuild", "--resource", "handbook"], env);
+    expect(bare.code).toBe(1);
+    expect(expectOneErrorLine(bare.stderr, "invalid_argument")).toContain("pass --project");
+
+    const unknown = await runCli(["rebuild", "--resource", "no-such-alias", "--project", "local/ops"], env);
+    expect(unknown.code).toBe(1);
+    expectOneErrorLine(unknown.stderr, "not_found");
+
+    const missing = await runCli(["rebuild"], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/required option '--resource <id\|alias>'/);
+
+    const reader = await runCli(["rebuild", "--resource", resourceId], { ...env, ACMS_API_KEY: t.keys.reader });
+    expect(reader.code).toBe(1);
+    expectOneErrorLine(reader.stderr, "permission_denied");
+  });
+});
