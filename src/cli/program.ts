@@ -10,6 +10,7 @@ import { scopeCommand } from "./scope.js";
 import { searchCommand } from "./search.js";
 import { registerServeCommand } from "./serve-command.js";
 import { tiersCommand } from "./tiers.js";
+import { triplesCommand } from "./triples.js";
 
 /** What the program says about itself. */
 export interface ProgramInfo {
@@ -36,6 +37,7 @@ export function createProgram(io: CliIo = processIo(), info: ProgramInfo = {}): 
   program.addCommand(tiersCommand(io));
   program.addCommand(projectsCommand(io));
   program.addCommand(resourcesCommand(io));
+  program.addCommand(triplesCommand(io));
   program.addCommand(rebuildCommand(io));
   program.addCommand(keysCommand(io));
   return program;

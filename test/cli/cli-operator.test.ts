@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { TermKind } from "../../gen/acms/v1/graph_pb.js";
 import { Role, Tier } from "../../gen/acms/v1/tiers_pb.js";
 import { createAcmsClient, type AcmsClient } from "../../src/client/create-acms-client.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
@@ -224,5 +225,97 @@ describe("acms rebuild", () => {
     const reader = await runCli(["rebuild", "--resource", resourceId], { ...env, ACMS_API_KEY: t.keys.reader });
     expect(reader.code).toBe(1);
     expectOneErrorLine(reader.stderr, "permission_denied");
+  });
+});
+
+describe("acms triples put", () => {
+  let scoped: AcmsClient;
+  beforeAll(async () => {
+    const scopeId = (await acms.scope.resolveScope({ projects: ["local/ops"] })).scope!.scopeId;
+    scoped = createAcmsClient({ baseUrl: t.server.url, apiKey: t.keys.writer, scopeId });
+  });
+  afterAll(() => scoped.close());
+
+  /** The triples of the child resource's graph, as `s p o` lines in N-Triples-like form, sorted. */
+  const graphLines = async () => {
+    const { rows } = await scoped.graph.sparqlQuery({
+      query: `SELECT ?s ?p ?o WHERE { GRAPH <uko://${childId}/> { ?s ?p ?o } }`,
+    });
+    const show = (term: { kind: TermKind; value: string; datatype: string; language: string } | undefined) =>
+      !term
+        ? "?"
+        : term.kind === TermKind.IRI
+          ? `<${term.value}>`
+          : term.kind === TermKind.BLANK
+            ? "_:b"
+            : `"${term.value}"${term.language ? `@${term.language}` : term.datatype ? `^^<${term.datatype}>` : ""}`;
+    return rows.map((r) => `${show(r.bindings.s)} ${show(r.bindings.p)} ${show(r.bindings.o)}`).sort();
+  };
+
+  test("put parses Turtle and N-Triples into the resource's graph, by alias or id, adding or --replace", async () => {
+    const ttl = join(work, "boiler.ttl");
+    writeFileSync(
+      ttl,
+      [
+        "@prefix ex: <http://example.org/> .",
+        "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .",
+        'ex:boiler ex:label "Boiler"@en , "chaudière"@fr ;',
+        '  ex:pressure "1.5"^^xsd:decimal ;',
+        '  ex:checkedBy [ ex:name "Ana" ] .',
+      ].join("\n"),
+    );
+    const put = await runCli(["triples", "put", ttl, "--resource", "appendix", "--project", "local/ops"], env);
+    expect(put.code).toBe(0);
+    expect(put.stdout).toMatch(new RegExp(`^put into ${childId}: 5 triples; index generation \\d+\\n$`));
+    expect(await graphLines()).toEqual(
+      [
+        '<http://example.org/boiler> <http://example.org/label> "Boiler"@en',
+        '<http://example.org/boiler> <http://example.org/label> "chaudière"@fr',
+        '<http://example.org/boiler> <http://example.org/pressure> "1.5"^^<http://www.w3.org/2001/XMLSchema#decimal>',
+        "<http://example.org/boiler> <http://example.org/checkedBy> _:b",
+        '_:b <http://example.org/name> "Ana"',
+      ].sort(),
+    );
+
+    const nt = join(work, "roof.nt");
+    writeFileSync(nt, '<http://example.org/roof> <http://example.org/label> "Roof" .\n');
+    const added = await runCli(["triples", "put", nt, "--resource", childId, "--json"], env);
+    expect(added.code).toBe(0);
+    expect(JSON.parse(added.stdout)).toMatchObject({ count: 1 });
+    expect(await graphLines()).toHaveLength(6);
+
+    const replaced = await runCli(["triples", "put", nt, "--resource", childId, "--replace"], env);
+    expect(replaced.code).toBe(0);
+    expect(replaced.stdout).toMatch(new RegExp(`^replaced the graph of ${childId}: 1 triple; index generation \\d+\\n$`));
+    expect(await graphLines()).toEqual(['<http://example.org/roof> <http://example.org/label> "Roof"']);
+  });
+
+  test("put fails in one line, writing nothing: bad syntax, Turtle in an .nt file, a missing file, a bad format, a reader's key", async () => {
+    const before = await graphLines();
+    const bad = join(work, "bad.ttl");
+    writeFileSync(bad, "@prefix ex: <http://example.org/> .\nex:a ex:b .\n");
+    const syntax = await runCli(["triples", "put", bad, "--resource", childId], env);
+    expect(syntax.code).toBe(1);
+    expect(expectOneErrorLine(syntax.stderr, "invalid_argument")).toMatch(/bad\.ttl is not valid Turtle: .*line 2/);
+
+    const turtleAsNt = join(work, "prefixed.nt");
+    writeFileSync(turtleAsNt, "@prefix ex: <http://example.org/> .\nex:a ex:b ex:c .\n");
+    const strict = await runCli(["triples", "put", turtleAsNt, "--resource", childId], env);
+    expect(strict.code).toBe(1);
+    expect(expectOneErrorLine(strict.stderr, "invalid_argument")).toContain("is not valid N-Triples");
+
+    const missing = await runCli(["triples", "put", join(work, "nope.ttl"), "--resource", childId], env);
+    expect(missing.code).toBe(1);
+    expect(expectOneErrorLine(missing.stderr, "invalid_argument")).toContain("cannot read");
+
+    const format = await runCli(["triples", "put", bad, "--resource", childId, "--format", "rdfxml"], env);
+    expect(format.code).toBe(1);
+    expectOneErrorLine(format.stderr, "invalid_argument");
+
+    const nt = join(work, "roof.nt");
+    const reader = await runCli(["triples", "put", nt, "--resource", childId, "--replace"], { ...env, ACMS_API_KEY: t.keys.reader });
+    expect(reader.code).toBe(1);
+    expectOneErrorLine(reader.stderr, "permission_denied");
+    expect(await graphLines()).toEqual(before);
   });
 });
