@@ -3,10 +3,14 @@ import { processIo, type CliIo } from "./cli-io.js";
 import { fetchCommand } from "./fetch.js";
 import { ingestCommand } from "./ingest.js";
 import { keysCommand } from "./keys.js";
+import { projectsCommand } from "./projects.js";
+import { rebuildCommand } from "./rebuild.js";
+import { resourcesCommand } from "./resources.js";
 import { scopeCommand } from "./scope.js";
 import { searchCommand } from "./search.js";
 import { registerServeCommand } from "./serve-command.js";
 import { tiersCommand } from "./tiers.js";
+import { triplesCommand } from "./triples.js";
 
 /** What the program says about itself. */
 export interface ProgramInfo {
@@ -31,6 +35,10 @@ export function createProgram(io: CliIo = processIo(), info: ProgramInfo = {}): 
   program.addCommand(searchCommand(io));
   program.addCommand(fetchCommand(io));
   program.addCommand(tiersCommand(io));
+  program.addCommand(projectsCommand(io));
+  program.addCommand(resourcesCommand(io));
+  program.addCommand(triplesCommand(io));
+  program.addCommand(rebuildCommand(io));
   program.addCommand(keysCommand(io));
   return program;
 }

@@ -1,17 +1,22 @@
 import { readFileSync } from "node:fs";
 import {
+  DemoteFragmentResponseSchema,
+  EvictLruResponseSchema,
   FragmentSchema,
   GetMetricsResponseSchema,
   GetForActorResponseSchema,
+  PromoteFragmentResponseSchema,
   Role,
   StoreFragmentResponseSchema,
   Tier,
+  type DisplacedFragment,
   type Fragment,
 } from "../../gen/acms/v1/tiers_pb.js";
 import { outputWidth, type CliIo } from "./cli-io.js";
 import { CliUsageError } from "./cli-usage-error.js";
 import { requireScope, type ConnectedBody } from "./connection-options.js";
 import { formatTable } from "./format-table.js";
+import { parseIntFlag } from "./parse-numbers.js";
 import { printMessageJson } from "./print-json.js";
 
 const TIERS: Record<string, Tier> = { hot: Tier.HOT, warm: Tier.WARM, cold: Tier.COLD };
@@ -50,8 +55,7 @@ export const storeFragment =
   async ({ conn, client, cmd }) => {
     requireScope(conn);
     const o = cmd.opts<{ project: string; content: string; tier: string; id?: string; resource?: string; meta: Record<string, string> }>();
-    const tier = TIERS[o.tier.toLowerCase()];
-    if (tier === undefined) throw new CliUsageError(`--tier must be hot, warm or cold, got "${o.tier}"`);
+    const tier = parseTier(o.tier);
     const res = await client.tiers.storeFragment({
       fragment: {
         fragmentId: o.id ?? "",
@@ -68,13 +72,73 @@ export const storeFragment =
     }
     const f = res.fragment;
     io.stdout.write(`stored ${f?.fragmentId} in ${tierName(f?.tier ?? Tier.UNSPECIFIED)} (${f?.tokenCount ?? 0} tokens)\n`);
-    for (const d of res.displaced) {
-      io.stdout.write(
-        d.evicted
-          ? `  evicted ${d.fragmentId} from ${tierName(d.fromTier)}\n`
-          : `  moved ${d.fragmentId} ${tierName(d.fromTier)} -> ${tierName(d.toTier)}\n`,
-      );
+    printDisplaced(io, res.displaced);
+  };
+
+/** One line per fragment a write displaced: moved down a tier, or evicted (deleted) from cold. */
+function printDisplaced(io: CliIo, displaced: DisplacedFragment[]): void {
+  for (const d of displaced) {
+    io.stdout.write(
+      d.evicted
+        ? `  evicted ${d.fragmentId} from ${tierName(d.fromTier)}\n`
+        : `  moved ${d.fragmentId} ${tierName(d.fromTier)} -> ${tierName(d.toTier)}\n`,
+    );
+  }
+}
+
+/** The tier named by `--tier`, or a usage error. */
+function parseTier(raw: string): Tier {
+  const tier = TIERS[raw.toLowerCase()];
+  if (tier === undefined) throw new CliUsageError(`--tier must be hot, warm or cold, got "${raw}"`);
+  return tier;
+}
+
+/** The body of `acms tiers promote`. */
+export const promoteFragment =
+  (io: CliIo): ConnectedBody<[string]> =>
+  async ({ conn, client }, id) => {
+    requireScope(conn);
+    const res = await client.tiers.promoteFragment({ fragmentId: id });
+    if (conn.json) {
+      printMessageJson(io, PromoteFragmentResponseSchema, res);
+      return;
     }
+    io.stdout.write(`promoted ${id} to ${tierName(res.fragment?.tier ?? Tier.UNSPECIFIED)}\n`);
+    printDisplaced(io, res.displaced);
+  };
+
+/** The body of `acms tiers demote`. */
+export const demoteFragment =
+  (io: CliIo): ConnectedBody<[string]> =>
+  async ({ conn, client }, id) => {
+    requireScope(conn);
+    const res = await client.tiers.demoteFragment({ fragmentId: id });
+    if (conn.json) {
+      printMessageJson(io, DemoteFragmentResponseSchema, res);
+      return;
+    }
+    io.stdout.write(`demoted ${id} to ${tierName(res.fragment?.tier ?? Tier.UNSPECIFIED)}\n`);
+    printDisplaced(io, res.displaced);
+  };
+
+/** The body of `acms tiers evict`. */
+export const evictFragments =
+  (io: CliIo): ConnectedBody<[]> =>
+  async ({ conn, client, cmd }) => {
+    requireScope(conn);
+    const o = cmd.opts<{ tier: string; count: string }>();
+    const tier = parseTier(o.tier);
+    const count = parseIntFlag("--count", o.count) ?? 0;
+    if (count <= 0 || count > 0xffffffff) throw new CliUsageError(`--count must be greater than 0, got "${o.count}"`);
+    const res = await client.tiers.evictLru({ tier, count });
+    if (conn.json) {
+      printMessageJson(io, EvictLruResponseSchema, res);
+      return;
+    }
+    const from = tierName(tier);
+    const fate = tier === Tier.HOT ? "moved to warm" : tier === Tier.WARM ? "moved to cold" : "deleted";
+    io.stdout.write(`evicted ${res.fragmentIds.length} from ${from} (${fate})${res.fragmentIds.length > 0 ? ":" : ""}\n`);
+    for (const id of res.fragmentIds) io.stdout.write(`  ${id}\n`);
   };
 
 /** The body of `acms tiers get`. */

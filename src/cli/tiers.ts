@@ -12,7 +12,7 @@ function parseMeta(value: string, previous: Record<string, string>): Record<stri
 }
 
 /**
- * `acms tiers store|get|list|metrics`: the agent context tiers (hot, warm, cold) under the --scope scope.
+ * `acms tiers store|get|list|metrics|promote|demote|evict`: the agent context tiers (hot, warm, cold) under the --scope scope.
  * The bodies are in `tiers-actions.ts`, loaded only when one runs.
  */
 export function tiersCommand(io: CliIo): Command {
@@ -52,5 +52,29 @@ export function tiersCommand(io: CliIo): Command {
   addConnectionOptions(tiers.command("metrics").description("hits, misses, population and movements per tier"), { scoped: true }).action(
     connectedAction(io, async () => (await actions()).fragmentMetrics(io)),
   );
+  addConnectionOptions(
+    tiers
+      .command("promote")
+      .description("move a fragment one tier up (cold -> warm -> hot); fragments it displaces are listed")
+      .argument("<fragment-id>"),
+    { scoped: true },
+  ).action(connectedAction(io, async () => (await actions()).promoteFragment(io)));
+
+  addConnectionOptions(
+    tiers
+      .command("demote")
+      .description("move a fragment one tier down (hot -> warm -> cold); fragments it displaces are listed")
+      .argument("<fragment-id>"),
+    { scoped: true },
+  ).action(connectedAction(io, async () => (await actions()).demoteFragment(io)));
+
+  addConnectionOptions(
+    tiers
+      .command("evict")
+      .description("evict the least recently used fragments of a tier: hot and warm move one tier down, cold deletes them")
+      .requiredOption("--tier <tier>", "hot, warm or cold")
+      .requiredOption("--count <n>", "how many fragments (> 0)"),
+    { scoped: true },
+  ).action(connectedAction(io, async () => (await actions()).evictFragments(io)));
   return tiers;
 }

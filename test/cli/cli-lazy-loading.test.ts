@@ -12,7 +12,8 @@ const RECORDER = join(ROOT, "test", "fixtures", "record-imports.mjs");
 
 /**
  * What a subcommand other than `serve` must never load: the server (the `serve` chunk of the bundle, see
- * scripts/build.mjs) and the engines it imports from node_modules (SQLite, usearch, Oxigraph).
+ * scripts/build.mjs) and the engines it imports from node_modules (SQLite, usearch, Oxigraph). One exception:
+ * `acms triples put` loads Oxigraph's package for its RDF parser when it runs (never for --help).
  */
 const SERVER_SIDE = [/\/dist\/chunks\/serve-[^/]*\.js$/, /\/node_modules\/(better-sqlite3|usearch|oxigraph)\//];
 /** The chunk of a lazily loaded module, e.g. `search-actions` → dist/chunks/search-actions-<hash>.js. */
@@ -51,6 +52,15 @@ describe("the CLI loads only what a subcommand needs", () => {
     expect(loaded.some((url) => url.endsWith("/dist/main.js"))).toBe(true);
     expect(serverSide(loaded)).toEqual([]);
     expect(loaded.filter((url) => /-actions?-|create-acms-client-|cli-error-/.test(url))).toEqual([]);
+  });
+
+  test("the operator commands' --help loads their definitions only: no action module, no client, no Oxigraph", async () => {
+    for (const args of [["projects", "list"], ["resources", "list"], ["triples", "put"], ["rebuild"], ["tiers", "evict"]]) {
+      const { stdout, loaded } = await runRecorded(`help-${args.join("-")}`, [...args, "--help"]);
+      expect(stdout).toMatch(new RegExp(`Usage: acms ${args.join(" ")}`));
+      expect(serverSide(loaded)).toEqual([]);
+      expect(loaded.filter((url) => /-actions?-|create-acms-client-|cli-error-/.test(url))).toEqual([]);
+    }
   });
 
   test("acms --version prints the package version", async () => {
