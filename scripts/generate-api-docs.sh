@@ -30,7 +30,7 @@ trap 'rm -rf "$out"' EXIT
 template=$(cat <<JSON
 {"version": "v2", "plugins": [
   {"local": "$bin/protoc-gen-connect-openapi", "out": "$out/openapi", "strategy": "all",
-   "opt": ["format=json", "path=acms.openapi.json", "base=openapi/base.json"]},
+   "opt": ["format=json", "path=acms.openapi.json", "base=openapi/base.json", "with-streaming"]},
   {"local": "$bin/protoc-gen-doc", "out": "$out/docs", "strategy": "all", "opt": ["markdown,api-reference.md"]}
 ]}
 JSON
