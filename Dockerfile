@@ -39,6 +39,8 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY bin ./bin
 COPY --from=build /app/dist ./dist
+# GET /openapi.json serves it (ACMS_OPENAPI_FILE, default openapi/acms.openapi.json under the working directory).
+COPY openapi/acms.openapi.json ./openapi/acms.openapi.json
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data

@@ -45,6 +45,8 @@ export interface Config {
   corsOrigins?: "*" | string[];
   /** The built operator's console served at /console (ACMS_CONSOLE_DIR; default dist/console, built by `npm run build`). */
   consoleDir: string;
+  /** The OpenAPI document served at GET /openapi.json (ACMS_OPENAPI_FILE; default openapi/acms.openapi.json). */
+  openapiFile: string;
   /** ACMS_MAX_CONNECTIONS_PER_PEER, ACMS_IDLE_TIMEOUT_MS, ACMS_HANDSHAKE_TIMEOUT_MS, ACMS_BODY_TIMEOUT_MS. */
   connections: ConnectionLimits;
   /** Where refused calls are logged (ACMS_AUDIT_LOG: a file path, or "stderr"); unset: not logged. */
@@ -199,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keywordIndex: keywordIndexFrom(env.ACMS_KEYWORD_INDEX),
     corsOrigins: corsOriginsFrom(env.ACMS_CORS_ORIGINS),
     consoleDir: resolve(env.ACMS_CONSOLE_DIR && env.ACMS_CONSOLE_DIR.length > 0 ? env.ACMS_CONSOLE_DIR : "dist/console"),
+    openapiFile: resolve(env.ACMS_OPENAPI_FILE && env.ACMS_OPENAPI_FILE.length > 0 ? env.ACMS_OPENAPI_FILE : "openapi/acms.openapi.json"),
     connections: {
       maxPerPeer: intFrom(env, "ACMS_MAX_CONNECTIONS_PER_PEER", DEFAULT_CONNECTION_LIMITS.maxPerPeer, 1, 1_000_000),
       idleTimeoutMs: intFrom(env, "ACMS_IDLE_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.idleTimeoutMs, 100, 24 * 3600 * 1000),

@@ -9,6 +9,7 @@ import { COMPRESS_MIN_BYTES } from "../transport/compression-policy.js";
 import { withConsole } from "../console/console-assets.js";
 import { CONSOLE_SCOPES_PATH, createConsoleScopesEndpoint } from "../console/console-scopes-endpoint.js";
 import { withCors } from "../transport/cors.js";
+import { withOpenApi } from "../transport/openapi-endpoint.js";
 import { createGrpcStreamHandler } from "../transport/grpc/grpc-stream-handler.js";
 import { recordingRoutes, type MethodRegistry } from "../transport/grpc/method-registry.js";
 import { listen, type Listener } from "../transport/listener.js";
@@ -139,7 +140,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
     });
     const consoleApi = { [CONSOLE_SCOPES_PATH]: createConsoleScopesEndpoint({ keys: deps.keys, scopes: deps.backends.scopes, quotas }) };
     listener = await listen(
-      withConsole(withCors(handler, deps.config.corsOrigins), deps.config.consoleDir, consoleApi),
+      withConsole(withCors(withOpenApi(handler, deps.config.openapiFile), deps.config.corsOrigins), deps.config.consoleDir, consoleApi),
       deps.config.host,
       deps.config.port,
       deps.config.connections,
