@@ -61,12 +61,12 @@ describe("Dockerfile", () => {
     }
   });
 
-  it("ships the compiled runtime only: dist from the build stage, bin and the package files, no sources", () => {
+  it("ships the compiled runtime only: dist from the build stage, bin, the package files and the OpenAPI document GET /openapi.json serves, no sources", () => {
     const runtime = s.get("runtime")!;
     const fromBuild = runtime.copies.filter((c) => c.from === "build").flatMap((c) => c.src);
     expect(fromBuild).toEqual(["/app/dist"]);
     const own = runtime.copies.filter((c) => c.from === undefined).flatMap((c) => c.src);
-    expect(own.sort()).toEqual(["bin", "package-lock.json", "package.json"]);
+    expect(own.sort()).toEqual(["bin", "openapi/acms.openapi.json", "package-lock.json", "package.json"]);
     // bin/acms.js rebuilds only where scripts/build.mjs exists: the image has none, so it runs dist/ as is.
     expect(read("bin/acms.js")).toContain('"../scripts/build.mjs"');
     expect(read("Dockerfile")).toMatch(/^ENTRYPOINT \["node", "bin\/acms\.js"\]$/m);
