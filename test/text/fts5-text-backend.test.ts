@@ -1,4 +1,4 @@
-import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/shared/sqlite-database.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapter-kit/sqlite-database.js";
 import { resourceToken, SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { Fts5TextBackend, RID_MATCH_MAX_RESOURCES } from "../../src/adapters/sqlite/fts5-text-backend.js";
 import { runTextBackendSuite, type TextBackendHarness } from "./text-backend-suite.js";

@@ -13,9 +13,9 @@ import type {
 import type { VectorEntry } from "../../ports/vector-backend.js";
 import { keywordBatch } from "./keyword-postings.js";
 import { inTransaction, type PostgresClient, type PostgresPool } from "./postgres-pool.js";
-import { chunkRecordsOf, type StoredChunkRow } from "../shared/chunk-rows.js";
-import { DEFAULT_RETAINED_VERSIONS } from "../shared/retention.js";
-import { vectorFromBytes, vectorToBytes } from "../shared/vectors/vector-bytes.js";
+import { chunkRecordsOf, type StoredChunkRow } from "../../adapter-kit/chunk-rows.js";
+import { DEFAULT_RETAINED_VERSIONS } from "../../adapter-kit/retention.js";
+import { vectorFromBytes, vectorToBytes } from "../../adapter-kit/vectors/vector-bytes.js";
 
 /** The channel every committed write notifies, with its generation as payload (read by other servers). */
 export const GENERATION_CHANNEL = "acms_index_generation";

@@ -12,8 +12,8 @@ import {
   toResourceRecord,
   type LinkRow,
   type ResourceRow,
-} from "../shared/registry-rows.js";
-import { groupBy } from "../shared/group-by.js";
+} from "../../adapter-kit/registry-rows.js";
+import { groupBy } from "../../adapter-kit/group-by.js";
 import { inTransaction, isUniqueViolation, type PostgresClient, type PostgresPool } from "./postgres-pool.js";
 
 /**

@@ -11,12 +11,12 @@ import type {
   VectorChanges,
 } from "../../ports/document-store.js";
 import type { VectorEntry } from "../../ports/vector-backend.js";
-import { openSqliteReader, type SqliteDatabase } from "../shared/sqlite-database.js";
-import { withoutFsync } from "../shared/without-fsync.js";
-import { chunkRecordsOf, type StoredChunkRow } from "../shared/chunk-rows.js";
-import { DEFAULT_RETAINED_VERSIONS } from "../shared/retention.js";
-import { vectorFromBytes, vectorToBytes } from "../shared/vectors/vector-bytes.js";
-import type { SnapshotChunkRow } from "../shared/unit-rows.js";
+import { openSqliteReader, type SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
+import { withoutFsync } from "../../adapter-kit/without-fsync.js";
+import { chunkRecordsOf, type StoredChunkRow } from "../../adapter-kit/chunk-rows.js";
+import { DEFAULT_RETAINED_VERSIONS } from "../../adapter-kit/retention.js";
+import { vectorFromBytes, vectorToBytes } from "../../adapter-kit/vectors/vector-bytes.js";
+import type { SnapshotChunkRow } from "../../adapter-kit/unit-rows.js";
 
 /** Every retained chunk version with an embedding, in key order (`iterateVectors`). */
 const VECTORS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key

@@ -12,8 +12,8 @@ import {
   toResourceRecord,
   type LinkRow,
   type ResourceRow,
-} from "../shared/registry-rows.js";
-import { isSqliteUniqueViolation, type SqliteDatabase } from "../shared/sqlite-database.js";
+} from "../../adapter-kit/registry-rows.js";
+import { isSqliteUniqueViolation, type SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS registry_projects (

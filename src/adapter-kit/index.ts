@@ -1,5 +1,5 @@
 /**
- * The adapters' shared kit: what several engines hold or do alike, so that copying between engine folders is
+ * The adapters' kit: what several engines hold or do alike, so that copying between engine folders is
  * never the easy path. An engine folder may import from here; nothing here imports an engine folder.
  * - the SQLite handle (`sqlite-database`), WAL group commit (`wal-sync`) and relaxed commits (`without-fsync`);
  * - the stored-row conventions every document engine keeps (`retention`);
