@@ -93,33 +93,29 @@ function parseTier(raw: string): Tier {
   return tier;
 }
 
+/** The bodies of `acms tiers promote` and `acms tiers demote`: one tier up or down, and what that displaced. */
+function moveFragment(direction: "promote" | "demote") {
+  return (io: CliIo): ConnectedBody<[string]> =>
+    async ({ conn, client }, id) => {
+      requireScope(conn);
+      const res =
+        direction === "promote"
+          ? await client.tiers.promoteFragment({ fragmentId: id })
+          : await client.tiers.demoteFragment({ fragmentId: id });
+      if (conn.json) {
+        printMessageJson(io, direction === "promote" ? PromoteFragmentResponseSchema : DemoteFragmentResponseSchema, res);
+        return;
+      }
+      io.stdout.write(`${direction}d ${id} to ${tierName(res.fragment?.tier ?? Tier.UNSPECIFIED)}\n`);
+      printDisplaced(io, res.displaced);
+    };
+}
+
 /** The body of `acms tiers promote`. */
-export const promoteFragment =
-  (io: CliIo): ConnectedBody<[string]> =>
-  async ({ conn, client }, id) => {
-    requireScope(conn);
-    const res = await client.tiers.promoteFragment({ fragmentId: id });
-    if (conn.json) {
-      printMessageJson(io, PromoteFragmentResponseSchema, res);
-      return;
-    }
-    io.stdout.write(`promoted ${id} to ${tierName(res.fragment?.tier ?? Tier.UNSPECIFIED)}\n`);
-    printDisplaced(io, res.displaced);
-  };
+export const promoteFragment = moveFragment("promote");
 
 /** The body of `acms tiers demote`. */
-export const demoteFragment =
-  (io: CliIo): ConnectedBody<[string]> =>
-  async ({ conn, client }, id) => {
-    requireScope(conn);
-    const res = await client.tiers.demoteFragment({ fragmentId: id });
-    if (conn.json) {
-      printMessageJson(io, DemoteFragmentResponseSchema, res);
-      return;
-    }
-    io.stdout.write(`demoted ${id} to ${tierName(res.fragment?.tier ?? Tier.UNSPECIFIED)}\n`);
-    printDisplaced(io, res.displaced);
-  };
+export const demoteFragment = moveFragment("demote");
 
 /** The body of `acms tiers evict`. */
 export const evictFragments =

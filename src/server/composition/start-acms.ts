@@ -52,7 +52,7 @@ function configuredKeys(config: Config, env: NodeJS.ProcessEnv): KeyEntry[] {
 }
 
 /** A listen failure in one line. */
-export function describeListenError(err: unknown, config: Config): Error {
+function describeListenError(err: unknown, config: Config): Error {
   const code = (err as NodeJS.ErrnoException).code;
   const where = `${config.host}:${config.port}`;
   if (code === "EADDRINUSE") return new Error(`cannot listen on ${where}: the port is already in use (set --port or ACMS_PORT)`);
