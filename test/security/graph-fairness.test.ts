@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConnectError } from "@connectrpc/connect";
-import { GraphBackendService } from "../../gen/acms/v1/graph_pb.js";
+import { GraphBackendService, TermKind } from "../../gen/acms/v1/graph_pb.js";
+import { IndexService } from "../../gen/acms/v1/index_pb.js";
 import { OxigraphGraphBackend } from "../../src/adapters/oxigraph/oxigraph-graph-backend.js";
 import { CONTRACT_ENV, seedWorld } from "../contract/contract-fixture.js";
 import { A, iri, lit, triple, viewOf } from "../graph/graph-fixtures.js";
@@ -97,6 +98,16 @@ it("through the real server: B's ASK answers while A floods every worker with sl
   });
   try {
     const w = await seedWorld(t);
+    // The world's six triples make SLOW a 6^8 product that ends in under a second: forty more make it endless.
+    await t.client(IndexService, "writer").putTriples({
+      resourceId: w.core,
+      replace: false,
+      triples: filler.map((_, i) => ({
+        subject: { kind: TermKind.IRI, value: `https://example.org/fair/n${i}` },
+        predicate: { kind: TermKind.IRI, value: "https://example.org/fair/v" },
+        object: { kind: TermKind.LITERAL, value: String(i) },
+      })),
+    });
     const a = t.client(GraphBackendService, "writer", w.apiScope, "grpc");
     const other = t.client(GraphBackendService, "other", w.otherScope, "grpc");
     await other.sparqlQuery({ query: "ASK { ?s ?p ?o }" });
