@@ -60,6 +60,7 @@ const UNMARKED: Record<string, string> = {
   "acms.v1.ContextTierService/GetFragment fragment_id": "fragment ids are per principal",
   "acms.v1.ContextTierService/PromoteFragment fragment_id": "fragment ids are per principal",
   "acms.v1.ContextTierService/DemoteFragment fragment_id": "fragment ids are per principal",
+  "acms.v1.ContextTierService/DeleteFragment fragment_id": "fragment ids are per principal",
   // Triples are data written into the graph of the request's resource_id (marked, write-checked): an IRI
   // in them names no graph that the call reads.
   "acms.v1.IndexService/PutTriples triples.subject.value": "data stored in the checked resource's graph",

@@ -22,6 +22,124 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ErasureReport counts what an erasure removed, per kind.
+type ErasureReport struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Documents removed (every retained version counts once per version).
+	Documents uint64 `protobuf:"varint,1,opt,name=documents,proto3" json:"documents,omitempty"`
+	// Chunks removed.
+	Chunks uint64 `protobuf:"varint,2,opt,name=chunks,proto3" json:"chunks,omitempty"`
+	// Vectors removed.
+	Vectors uint64 `protobuf:"varint,3,opt,name=vectors,proto3" json:"vectors,omitempty"`
+	// Graph triples removed.
+	Triples uint64 `protobuf:"varint,4,opt,name=triples,proto3" json:"triples,omitempty"`
+	// Tier fragments removed.
+	Fragments uint64 `protobuf:"varint,5,opt,name=fragments,proto3" json:"fragments,omitempty"`
+	// Project links removed.
+	Links uint64 `protobuf:"varint,6,opt,name=links,proto3" json:"links,omitempty"`
+	// Files removed (cold-tier files, saved index files).
+	Files uint64 `protobuf:"varint,7,opt,name=files,proto3" json:"files,omitempty"`
+	// The index generation after the erasure.
+	IndexGeneration uint64 `protobuf:"varint,8,opt,name=index_generation,json=indexGeneration,proto3" json:"index_generation,omitempty"`
+	// The resources erased.
+	ResourceIds   []string `protobuf:"bytes,9,rep,name=resource_ids,json=resourceIds,proto3" json:"resource_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ErasureReport) Reset() {
+	*x = ErasureReport{}
+	mi := &file_acms_v1_registry_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ErasureReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ErasureReport) ProtoMessage() {}
+
+func (x *ErasureReport) ProtoReflect() protoreflect.Message {
+	mi := &file_acms_v1_registry_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ErasureReport.ProtoReflect.Descriptor instead.
+func (*ErasureReport) Descriptor() ([]byte, []int) {
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ErasureReport) GetDocuments() uint64 {
+	if x != nil {
+		return x.Documents
+	}
+	return 0
+}
+
+func (x *ErasureReport) GetChunks() uint64 {
+	if x != nil {
+		return x.Chunks
+	}
+	return 0
+}
+
+func (x *ErasureReport) GetVectors() uint64 {
+	if x != nil {
+		return x.Vectors
+	}
+	return 0
+}
+
+func (x *ErasureReport) GetTriples() uint64 {
+	if x != nil {
+		return x.Triples
+	}
+	return 0
+}
+
+func (x *ErasureReport) GetFragments() uint64 {
+	if x != nil {
+		return x.Fragments
+	}
+	return 0
+}
+
+func (x *ErasureReport) GetLinks() uint64 {
+	if x != nil {
+		return x.Links
+	}
+	return 0
+}
+
+func (x *ErasureReport) GetFiles() uint64 {
+	if x != nil {
+		return x.Files
+	}
+	return 0
+}
+
+func (x *ErasureReport) GetIndexGeneration() uint64 {
+	if x != nil {
+		return x.IndexGeneration
+	}
+	return 0
+}
+
+func (x *ErasureReport) GetResourceIds() []string {
+	if x != nil {
+		return x.ResourceIds
+	}
+	return nil
+}
+
 // Project is a namespaced container of resources.
 type Project struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -37,7 +155,7 @@ type Project struct {
 
 func (x *Project) Reset() {
 	*x = Project{}
-	mi := &file_acms_v1_registry_proto_msgTypes[0]
+	mi := &file_acms_v1_registry_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -49,7 +167,7 @@ func (x *Project) String() string {
 func (*Project) ProtoMessage() {}
 
 func (x *Project) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[0]
+	mi := &file_acms_v1_registry_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -62,7 +180,7 @@ func (x *Project) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Project.ProtoReflect.Descriptor instead.
 func (*Project) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{0}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *Project) GetName() string {
@@ -101,7 +219,7 @@ type ResourceLink struct {
 
 func (x *ResourceLink) Reset() {
 	*x = ResourceLink{}
-	mi := &file_acms_v1_registry_proto_msgTypes[1]
+	mi := &file_acms_v1_registry_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -113,7 +231,7 @@ func (x *ResourceLink) String() string {
 func (*ResourceLink) ProtoMessage() {}
 
 func (x *ResourceLink) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[1]
+	mi := &file_acms_v1_registry_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -126,7 +244,7 @@ func (x *ResourceLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceLink.ProtoReflect.Descriptor instead.
 func (*ResourceLink) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{1}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ResourceLink) GetProject() string {
@@ -175,7 +293,7 @@ type Resource struct {
 
 func (x *Resource) Reset() {
 	*x = Resource{}
-	mi := &file_acms_v1_registry_proto_msgTypes[2]
+	mi := &file_acms_v1_registry_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -187,7 +305,7 @@ func (x *Resource) String() string {
 func (*Resource) ProtoMessage() {}
 
 func (x *Resource) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[2]
+	mi := &file_acms_v1_registry_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -200,7 +318,7 @@ func (x *Resource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resource.ProtoReflect.Descriptor instead.
 func (*Resource) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{2}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Resource) GetId() string {
@@ -270,7 +388,7 @@ type CreateProjectRequest struct {
 
 func (x *CreateProjectRequest) Reset() {
 	*x = CreateProjectRequest{}
-	mi := &file_acms_v1_registry_proto_msgTypes[3]
+	mi := &file_acms_v1_registry_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -282,7 +400,7 @@ func (x *CreateProjectRequest) String() string {
 func (*CreateProjectRequest) ProtoMessage() {}
 
 func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[3]
+	mi := &file_acms_v1_registry_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -295,7 +413,7 @@ func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProjectRequest.ProtoReflect.Descriptor instead.
 func (*CreateProjectRequest) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{3}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CreateProjectRequest) GetName() string {
@@ -316,7 +434,7 @@ type CreateProjectResponse struct {
 
 func (x *CreateProjectResponse) Reset() {
 	*x = CreateProjectResponse{}
-	mi := &file_acms_v1_registry_proto_msgTypes[4]
+	mi := &file_acms_v1_registry_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -328,7 +446,7 @@ func (x *CreateProjectResponse) String() string {
 func (*CreateProjectResponse) ProtoMessage() {}
 
 func (x *CreateProjectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[4]
+	mi := &file_acms_v1_registry_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -341,7 +459,7 @@ func (x *CreateProjectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProjectResponse.ProtoReflect.Descriptor instead.
 func (*CreateProjectResponse) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{4}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateProjectResponse) GetProject() *Project {
@@ -351,16 +469,20 @@ func (x *CreateProjectResponse) GetProject() *Project {
 	return nil
 }
 
-// ListProjectsRequest has no fields.
+// ListProjectsRequest pages through the projects the caller may see.
 type ListProjectsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most this many projects (default 100, at most 1000).
+	PageSize *int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3,oneof" json:"page_size,omitempty"`
+	// The `next_page_token` of the previous page; empty for the first page.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListProjectsRequest) Reset() {
 	*x = ListProjectsRequest{}
-	mi := &file_acms_v1_registry_proto_msgTypes[5]
+	mi := &file_acms_v1_registry_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -372,7 +494,7 @@ func (x *ListProjectsRequest) String() string {
 func (*ListProjectsRequest) ProtoMessage() {}
 
 func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[5]
+	mi := &file_acms_v1_registry_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -385,21 +507,37 @@ func (x *ListProjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectsRequest.ProtoReflect.Descriptor instead.
 func (*ListProjectsRequest) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{5}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ListProjectsRequest) GetPageSize() int32 {
+	if x != nil && x.PageSize != nil {
+		return *x.PageSize
+	}
+	return 0
+}
+
+func (x *ListProjectsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
 }
 
 // ListProjectsResponse lists projects.
 type ListProjectsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The projects the caller may see, by name.
-	Projects      []*Project `protobuf:"bytes,1,rep,name=projects,proto3" json:"projects,omitempty"`
+	Projects []*Project `protobuf:"bytes,1,rep,name=projects,proto3" json:"projects,omitempty"`
+	// The token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListProjectsResponse) Reset() {
 	*x = ListProjectsResponse{}
-	mi := &file_acms_v1_registry_proto_msgTypes[6]
+	mi := &file_acms_v1_registry_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -411,7 +549,7 @@ func (x *ListProjectsResponse) String() string {
 func (*ListProjectsResponse) ProtoMessage() {}
 
 func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[6]
+	mi := &file_acms_v1_registry_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -424,7 +562,7 @@ func (x *ListProjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectsResponse.ProtoReflect.Descriptor instead.
 func (*ListProjectsResponse) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{6}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListProjectsResponse) GetProjects() []*Project {
@@ -432,6 +570,13 @@ func (x *ListProjectsResponse) GetProjects() []*Project {
 		return x.Projects
 	}
 	return nil
+}
+
+func (x *ListProjectsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // RegisterResourceRequest describes a new resource.
@@ -455,7 +600,7 @@ type RegisterResourceRequest struct {
 
 func (x *RegisterResourceRequest) Reset() {
 	*x = RegisterResourceRequest{}
-	mi := &file_acms_v1_registry_proto_msgTypes[7]
+	mi := &file_acms_v1_registry_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -467,7 +612,7 @@ func (x *RegisterResourceRequest) String() string {
 func (*RegisterResourceRequest) ProtoMessage() {}
 
 func (x *RegisterResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[7]
+	mi := &file_acms_v1_registry_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -480,7 +625,7 @@ func (x *RegisterResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterResourceRequest.ProtoReflect.Descriptor instead.
 func (*RegisterResourceRequest) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{7}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RegisterResourceRequest) GetProject() string {
@@ -536,7 +681,7 @@ type RegisterResourceResponse struct {
 
 func (x *RegisterResourceResponse) Reset() {
 	*x = RegisterResourceResponse{}
-	mi := &file_acms_v1_registry_proto_msgTypes[8]
+	mi := &file_acms_v1_registry_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -548,7 +693,7 @@ func (x *RegisterResourceResponse) String() string {
 func (*RegisterResourceResponse) ProtoMessage() {}
 
 func (x *RegisterResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[8]
+	mi := &file_acms_v1_registry_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -561,7 +706,7 @@ func (x *RegisterResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterResourceResponse.ProtoReflect.Descriptor instead.
 func (*RegisterResourceResponse) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{8}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RegisterResourceResponse) GetResource() *Resource {
@@ -586,7 +731,7 @@ type LinkResourceRequest struct {
 
 func (x *LinkResourceRequest) Reset() {
 	*x = LinkResourceRequest{}
-	mi := &file_acms_v1_registry_proto_msgTypes[9]
+	mi := &file_acms_v1_registry_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -598,7 +743,7 @@ func (x *LinkResourceRequest) String() string {
 func (*LinkResourceRequest) ProtoMessage() {}
 
 func (x *LinkResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[9]
+	mi := &file_acms_v1_registry_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -611,7 +756,7 @@ func (x *LinkResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkResourceRequest.ProtoReflect.Descriptor instead.
 func (*LinkResourceRequest) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{9}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *LinkResourceRequest) GetProject() string {
@@ -646,7 +791,7 @@ type LinkResourceResponse struct {
 
 func (x *LinkResourceResponse) Reset() {
 	*x = LinkResourceResponse{}
-	mi := &file_acms_v1_registry_proto_msgTypes[10]
+	mi := &file_acms_v1_registry_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -658,7 +803,7 @@ func (x *LinkResourceResponse) String() string {
 func (*LinkResourceResponse) ProtoMessage() {}
 
 func (x *LinkResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[10]
+	mi := &file_acms_v1_registry_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -671,7 +816,7 @@ func (x *LinkResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkResourceResponse.ProtoReflect.Descriptor instead.
 func (*LinkResourceResponse) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{10}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *LinkResourceResponse) GetLink() *ResourceLink {
@@ -685,14 +830,18 @@ func (x *LinkResourceResponse) GetLink() *ResourceLink {
 type ListResourcesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The project.
-	Project       string `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
+	Project string `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
+	// At most this many resources (default 100, at most 1000).
+	PageSize *int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3,oneof" json:"page_size,omitempty"`
+	// The `next_page_token` of the previous page; empty for the first page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListResourcesRequest) Reset() {
 	*x = ListResourcesRequest{}
-	mi := &file_acms_v1_registry_proto_msgTypes[11]
+	mi := &file_acms_v1_registry_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -704,7 +853,7 @@ func (x *ListResourcesRequest) String() string {
 func (*ListResourcesRequest) ProtoMessage() {}
 
 func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[11]
+	mi := &file_acms_v1_registry_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -717,7 +866,7 @@ func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourcesRequest.ProtoReflect.Descriptor instead.
 func (*ListResourcesRequest) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{11}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListResourcesRequest) GetProject() string {
@@ -727,18 +876,34 @@ func (x *ListResourcesRequest) GetProject() string {
 	return ""
 }
 
+func (x *ListResourcesRequest) GetPageSize() int32 {
+	if x != nil && x.PageSize != nil {
+		return *x.PageSize
+	}
+	return 0
+}
+
+func (x *ListResourcesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 // ListResourcesResponse lists a project's resources.
 type ListResourcesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The resources linked into the project, with their alias there.
-	Resources     []*Resource `protobuf:"bytes,1,rep,name=resources,proto3" json:"resources,omitempty"`
+	Resources []*Resource `protobuf:"bytes,1,rep,name=resources,proto3" json:"resources,omitempty"`
+	// The token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListResourcesResponse) Reset() {
 	*x = ListResourcesResponse{}
-	mi := &file_acms_v1_registry_proto_msgTypes[12]
+	mi := &file_acms_v1_registry_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -750,7 +915,7 @@ func (x *ListResourcesResponse) String() string {
 func (*ListResourcesResponse) ProtoMessage() {}
 
 func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[12]
+	mi := &file_acms_v1_registry_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -763,7 +928,7 @@ func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourcesResponse.ProtoReflect.Descriptor instead.
 func (*ListResourcesResponse) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{12}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListResourcesResponse) GetResources() []*Resource {
@@ -771,6 +936,13 @@ func (x *ListResourcesResponse) GetResources() []*Resource {
 		return x.Resources
 	}
 	return nil
+}
+
+func (x *ListResourcesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // ResolveAliasRequest asks for the resource behind an alias or id.
@@ -786,7 +958,7 @@ type ResolveAliasRequest struct {
 
 func (x *ResolveAliasRequest) Reset() {
 	*x = ResolveAliasRequest{}
-	mi := &file_acms_v1_registry_proto_msgTypes[13]
+	mi := &file_acms_v1_registry_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -798,7 +970,7 @@ func (x *ResolveAliasRequest) String() string {
 func (*ResolveAliasRequest) ProtoMessage() {}
 
 func (x *ResolveAliasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[13]
+	mi := &file_acms_v1_registry_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -811,7 +983,7 @@ func (x *ResolveAliasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveAliasRequest.ProtoReflect.Descriptor instead.
 func (*ResolveAliasRequest) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{13}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ResolveAliasRequest) GetProject() string {
@@ -839,7 +1011,7 @@ type ResolveAliasResponse struct {
 
 func (x *ResolveAliasResponse) Reset() {
 	*x = ResolveAliasResponse{}
-	mi := &file_acms_v1_registry_proto_msgTypes[14]
+	mi := &file_acms_v1_registry_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -851,7 +1023,7 @@ func (x *ResolveAliasResponse) String() string {
 func (*ResolveAliasResponse) ProtoMessage() {}
 
 func (x *ResolveAliasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[14]
+	mi := &file_acms_v1_registry_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -864,7 +1036,7 @@ func (x *ResolveAliasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveAliasResponse.ProtoReflect.Descriptor instead.
 func (*ResolveAliasResponse) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{14}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ResolveAliasResponse) GetResourceId() string {
@@ -885,7 +1057,7 @@ type ValidateAliasesRequest struct {
 
 func (x *ValidateAliasesRequest) Reset() {
 	*x = ValidateAliasesRequest{}
-	mi := &file_acms_v1_registry_proto_msgTypes[15]
+	mi := &file_acms_v1_registry_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -897,7 +1069,7 @@ func (x *ValidateAliasesRequest) String() string {
 func (*ValidateAliasesRequest) ProtoMessage() {}
 
 func (x *ValidateAliasesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[15]
+	mi := &file_acms_v1_registry_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -910,7 +1082,7 @@ func (x *ValidateAliasesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateAliasesRequest.ProtoReflect.Descriptor instead.
 func (*ValidateAliasesRequest) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{15}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ValidateAliasesRequest) GetProject() string {
@@ -931,7 +1103,7 @@ type ValidateAliasesResponse struct {
 
 func (x *ValidateAliasesResponse) Reset() {
 	*x = ValidateAliasesResponse{}
-	mi := &file_acms_v1_registry_proto_msgTypes[16]
+	mi := &file_acms_v1_registry_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -943,7 +1115,7 @@ func (x *ValidateAliasesResponse) String() string {
 func (*ValidateAliasesResponse) ProtoMessage() {}
 
 func (x *ValidateAliasesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_acms_v1_registry_proto_msgTypes[16]
+	mi := &file_acms_v1_registry_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -956,7 +1128,7 @@ func (x *ValidateAliasesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateAliasesResponse.ProtoReflect.Descriptor instead.
 func (*ValidateAliasesResponse) Descriptor() ([]byte, []int) {
-	return file_acms_v1_registry_proto_rawDescGZIP(), []int{16}
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ValidateAliasesResponse) GetErrors() []string {
@@ -966,11 +1138,315 @@ func (x *ValidateAliasesResponse) GetErrors() []string {
 	return nil
 }
 
+// UnlinkResourceRequest names a link to remove.
+type UnlinkResourceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The project the resource is linked into (not its owner).
+	Project string `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
+	// The resource.
+	ResourceId    string `protobuf:"bytes,2,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnlinkResourceRequest) Reset() {
+	*x = UnlinkResourceRequest{}
+	mi := &file_acms_v1_registry_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnlinkResourceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnlinkResourceRequest) ProtoMessage() {}
+
+func (x *UnlinkResourceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_acms_v1_registry_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnlinkResourceRequest.ProtoReflect.Descriptor instead.
+func (*UnlinkResourceRequest) Descriptor() ([]byte, []int) {
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *UnlinkResourceRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
+}
+
+func (x *UnlinkResourceRequest) GetResourceId() string {
+	if x != nil {
+		return x.ResourceId
+	}
+	return ""
+}
+
+// UnlinkResourceResponse holds the removed link.
+type UnlinkResourceResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The link that was removed.
+	Link          *ResourceLink `protobuf:"bytes,1,opt,name=link,proto3" json:"link,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnlinkResourceResponse) Reset() {
+	*x = UnlinkResourceResponse{}
+	mi := &file_acms_v1_registry_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnlinkResourceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnlinkResourceResponse) ProtoMessage() {}
+
+func (x *UnlinkResourceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_acms_v1_registry_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnlinkResourceResponse.ProtoReflect.Descriptor instead.
+func (*UnlinkResourceResponse) Descriptor() ([]byte, []int) {
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *UnlinkResourceResponse) GetLink() *ResourceLink {
+	if x != nil {
+		return x.Link
+	}
+	return nil
+}
+
+// DeleteResourceRequest names the resource to erase.
+type DeleteResourceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The resource id (ULID); the key needs write access to its owning project.
+	ResourceId    string `protobuf:"bytes,1,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteResourceRequest) Reset() {
+	*x = DeleteResourceRequest{}
+	mi := &file_acms_v1_registry_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteResourceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteResourceRequest) ProtoMessage() {}
+
+func (x *DeleteResourceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_acms_v1_registry_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteResourceRequest.ProtoReflect.Descriptor instead.
+func (*DeleteResourceRequest) Descriptor() ([]byte, []int) {
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *DeleteResourceRequest) GetResourceId() string {
+	if x != nil {
+		return x.ResourceId
+	}
+	return ""
+}
+
+// DeleteResourceResponse reports what went.
+type DeleteResourceResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the erasure removed.
+	Report        *ErasureReport `protobuf:"bytes,1,opt,name=report,proto3" json:"report,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteResourceResponse) Reset() {
+	*x = DeleteResourceResponse{}
+	mi := &file_acms_v1_registry_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteResourceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteResourceResponse) ProtoMessage() {}
+
+func (x *DeleteResourceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_acms_v1_registry_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteResourceResponse.ProtoReflect.Descriptor instead.
+func (*DeleteResourceResponse) Descriptor() ([]byte, []int) {
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *DeleteResourceResponse) GetReport() *ErasureReport {
+	if x != nil {
+		return x.Report
+	}
+	return nil
+}
+
+// DeleteProjectRequest names the project to delete.
+type DeleteProjectRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The project name `namespace/name`.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Erase the resources the project owns too (otherwise FAILED_PRECONDITION while it owns any).
+	Cascade       bool `protobuf:"varint,2,opt,name=cascade,proto3" json:"cascade,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteProjectRequest) Reset() {
+	*x = DeleteProjectRequest{}
+	mi := &file_acms_v1_registry_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteProjectRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteProjectRequest) ProtoMessage() {}
+
+func (x *DeleteProjectRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_acms_v1_registry_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteProjectRequest.ProtoReflect.Descriptor instead.
+func (*DeleteProjectRequest) Descriptor() ([]byte, []int) {
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *DeleteProjectRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DeleteProjectRequest) GetCascade() bool {
+	if x != nil {
+		return x.Cascade
+	}
+	return false
+}
+
+// DeleteProjectResponse reports what went.
+type DeleteProjectResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the deletion removed (with cascade, every owned resource's erasure summed).
+	Report        *ErasureReport `protobuf:"bytes,1,opt,name=report,proto3" json:"report,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteProjectResponse) Reset() {
+	*x = DeleteProjectResponse{}
+	mi := &file_acms_v1_registry_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteProjectResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteProjectResponse) ProtoMessage() {}
+
+func (x *DeleteProjectResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_acms_v1_registry_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteProjectResponse.ProtoReflect.Descriptor instead.
+func (*DeleteProjectResponse) Descriptor() ([]byte, []int) {
+	return file_acms_v1_registry_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *DeleteProjectResponse) GetReport() *ErasureReport {
+	if x != nil {
+		return x.Report
+	}
+	return nil
+}
+
 var File_acms_v1_registry_proto protoreflect.FileDescriptor
 
 const file_acms_v1_registry_proto_rawDesc = "" +
 	"\n" +
-	"\x16acms/v1/registry.proto\x12\aacms.v1\x1a\x15acms/v1/options.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"v\n" +
+	"\x16acms/v1/registry.proto\x12\aacms.v1\x1a\x15acms/v1/options.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x91\x02\n" +
+	"\rErasureReport\x12\x1c\n" +
+	"\tdocuments\x18\x01 \x01(\x04R\tdocuments\x12\x16\n" +
+	"\x06chunks\x18\x02 \x01(\x04R\x06chunks\x12\x18\n" +
+	"\avectors\x18\x03 \x01(\x04R\avectors\x12\x18\n" +
+	"\atriples\x18\x04 \x01(\x04R\atriples\x12\x1c\n" +
+	"\tfragments\x18\x05 \x01(\x04R\tfragments\x12\x14\n" +
+	"\x05links\x18\x06 \x01(\x04R\x05links\x12\x14\n" +
+	"\x05files\x18\a \x01(\x04R\x05files\x12)\n" +
+	"\x10index_generation\x18\b \x01(\x04R\x0findexGeneration\x12!\n" +
+	"\fresource_ids\x18\t \x03(\tR\vresourceIds\"v\n" +
 	"\aProject\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x129\n" +
@@ -998,10 +1474,16 @@ const file_acms_v1_registry_proto_rawDesc = "" +
 	"\x14CreateProjectRequest\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\x88\xb5\x18\x02R\x04name\"C\n" +
 	"\x15CreateProjectResponse\x12*\n" +
-	"\aproject\x18\x01 \x01(\v2\x10.acms.v1.ProjectR\aproject\"\x15\n" +
-	"\x13ListProjectsRequest\"D\n" +
+	"\aproject\x18\x01 \x01(\v2\x10.acms.v1.ProjectR\aproject\"d\n" +
+	"\x13ListProjectsRequest\x12 \n" +
+	"\tpage_size\x18\x01 \x01(\x05H\x00R\bpageSize\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageTokenB\f\n" +
+	"\n" +
+	"_page_size\"l\n" +
 	"\x14ListProjectsResponse\x12,\n" +
-	"\bprojects\x18\x01 \x03(\v2\x10.acms.v1.ProjectR\bprojects\"\xa1\x02\n" +
+	"\bprojects\x18\x01 \x03(\v2\x10.acms.v1.ProjectR\bprojects\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa1\x02\n" +
 	"\x17RegisterResourceRequest\x12\x1e\n" +
 	"\aproject\x18\x01 \x01(\tB\x04\x88\xb5\x18\x02R\aproject\x12\x14\n" +
 	"\x05alias\x18\x02 \x01(\tR\x05alias\x12\x12\n" +
@@ -1021,11 +1503,17 @@ const file_acms_v1_registry_proto_rawDesc = "" +
 	"resourceId\x12\x14\n" +
 	"\x05alias\x18\x03 \x01(\tR\x05alias\"A\n" +
 	"\x14LinkResourceResponse\x12)\n" +
-	"\x04link\x18\x01 \x01(\v2\x15.acms.v1.ResourceLinkR\x04link\"6\n" +
+	"\x04link\x18\x01 \x01(\v2\x15.acms.v1.ResourceLinkR\x04link\"\x85\x01\n" +
 	"\x14ListResourcesRequest\x12\x1e\n" +
-	"\aproject\x18\x01 \x01(\tB\x04\x88\xb5\x18\x02R\aproject\"H\n" +
+	"\aproject\x18\x01 \x01(\tB\x04\x88\xb5\x18\x02R\aproject\x12 \n" +
+	"\tpage_size\x18\x02 \x01(\x05H\x00R\bpageSize\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageTokenB\f\n" +
+	"\n" +
+	"_page_size\"p\n" +
 	"\x15ListResourcesResponse\x12/\n" +
-	"\tresources\x18\x01 \x03(\v2\x11.acms.v1.ResourceR\tresources\"U\n" +
+	"\tresources\x18\x01 \x03(\v2\x11.acms.v1.ResourceR\tresources\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"U\n" +
 	"\x13ResolveAliasRequest\x12\x1e\n" +
 	"\aproject\x18\x01 \x01(\tB\x04\x88\xb5\x18\x02R\aproject\x12\x1e\n" +
 	"\valias_or_id\x18\x02 \x01(\tR\taliasOrId\"7\n" +
@@ -1035,7 +1523,23 @@ const file_acms_v1_registry_proto_rawDesc = "" +
 	"\x16ValidateAliasesRequest\x12\x1e\n" +
 	"\aproject\x18\x01 \x01(\tB\x04\x88\xb5\x18\x02R\aproject\"1\n" +
 	"\x17ValidateAliasesResponse\x12\x16\n" +
-	"\x06errors\x18\x01 \x03(\tR\x06errors2\xf1\x04\n" +
+	"\x06errors\x18\x01 \x03(\tR\x06errors\"^\n" +
+	"\x15UnlinkResourceRequest\x12\x1e\n" +
+	"\aproject\x18\x01 \x01(\tB\x04\x88\xb5\x18\x02R\aproject\x12%\n" +
+	"\vresource_id\x18\x02 \x01(\tB\x04\x88\xb5\x18\x01R\n" +
+	"resourceId\"C\n" +
+	"\x16UnlinkResourceResponse\x12)\n" +
+	"\x04link\x18\x01 \x01(\v2\x15.acms.v1.ResourceLinkR\x04link\">\n" +
+	"\x15DeleteResourceRequest\x12%\n" +
+	"\vresource_id\x18\x01 \x01(\tB\x04\x88\xb5\x18\x01R\n" +
+	"resourceId\"H\n" +
+	"\x16DeleteResourceResponse\x12.\n" +
+	"\x06report\x18\x01 \x01(\v2\x16.acms.v1.ErasureReportR\x06report\"J\n" +
+	"\x14DeleteProjectRequest\x12\x18\n" +
+	"\x04name\x18\x01 \x01(\tB\x04\x88\xb5\x18\x02R\x04name\x12\x18\n" +
+	"\acascade\x18\x02 \x01(\bR\acascade\"G\n" +
+	"\x15DeleteProjectResponse\x12.\n" +
+	"\x06report\x18\x01 \x01(\v2\x16.acms.v1.ErasureReportR\x06report2\xf9\x06\n" +
 	"\x0fRegistryService\x12T\n" +
 	"\rCreateProject\x12\x1d.acms.v1.CreateProjectRequest\x1a\x1e.acms.v1.CreateProjectResponse\"\x04\x90\xb5\x18\x03\x12Q\n" +
 	"\fListProjects\x12\x1c.acms.v1.ListProjectsRequest\x1a\x1d.acms.v1.ListProjectsResponse\"\x04\x90\xb5\x18\x02\x12]\n" +
@@ -1043,7 +1547,10 @@ const file_acms_v1_registry_proto_rawDesc = "" +
 	"\fLinkResource\x12\x1c.acms.v1.LinkResourceRequest\x1a\x1d.acms.v1.LinkResourceResponse\"\x04\x90\xb5\x18\x03\x12T\n" +
 	"\rListResources\x12\x1d.acms.v1.ListResourcesRequest\x1a\x1e.acms.v1.ListResourcesResponse\"\x04\x90\xb5\x18\x02\x12Q\n" +
 	"\fResolveAlias\x12\x1c.acms.v1.ResolveAliasRequest\x1a\x1d.acms.v1.ResolveAliasResponse\"\x04\x90\xb5\x18\x02\x12Z\n" +
-	"\x0fValidateAliases\x12\x1f.acms.v1.ValidateAliasesRequest\x1a .acms.v1.ValidateAliasesResponse\"\x04\x90\xb5\x18\x02B Z\x1eacms/clients/go/acms/v1;acmsv1b\x06proto3"
+	"\x0fValidateAliases\x12\x1f.acms.v1.ValidateAliasesRequest\x1a .acms.v1.ValidateAliasesResponse\"\x04\x90\xb5\x18\x02\x12W\n" +
+	"\x0eUnlinkResource\x12\x1e.acms.v1.UnlinkResourceRequest\x1a\x1f.acms.v1.UnlinkResourceResponse\"\x04\x90\xb5\x18\x03\x12W\n" +
+	"\x0eDeleteResource\x12\x1e.acms.v1.DeleteResourceRequest\x1a\x1f.acms.v1.DeleteResourceResponse\"\x04\x90\xb5\x18\x03\x12T\n" +
+	"\rDeleteProject\x12\x1d.acms.v1.DeleteProjectRequest\x1a\x1e.acms.v1.DeleteProjectResponse\"\x04\x90\xb5\x18\x03B Z\x1eacms/clients/go/acms/v1;acmsv1b\x06proto3"
 
 var (
 	file_acms_v1_registry_proto_rawDescOnce sync.Once
@@ -1057,59 +1564,75 @@ func file_acms_v1_registry_proto_rawDescGZIP() []byte {
 	return file_acms_v1_registry_proto_rawDescData
 }
 
-var file_acms_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_acms_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_acms_v1_registry_proto_goTypes = []any{
-	(*Project)(nil),                  // 0: acms.v1.Project
-	(*ResourceLink)(nil),             // 1: acms.v1.ResourceLink
-	(*Resource)(nil),                 // 2: acms.v1.Resource
-	(*CreateProjectRequest)(nil),     // 3: acms.v1.CreateProjectRequest
-	(*CreateProjectResponse)(nil),    // 4: acms.v1.CreateProjectResponse
-	(*ListProjectsRequest)(nil),      // 5: acms.v1.ListProjectsRequest
-	(*ListProjectsResponse)(nil),     // 6: acms.v1.ListProjectsResponse
-	(*RegisterResourceRequest)(nil),  // 7: acms.v1.RegisterResourceRequest
-	(*RegisterResourceResponse)(nil), // 8: acms.v1.RegisterResourceResponse
-	(*LinkResourceRequest)(nil),      // 9: acms.v1.LinkResourceRequest
-	(*LinkResourceResponse)(nil),     // 10: acms.v1.LinkResourceResponse
-	(*ListResourcesRequest)(nil),     // 11: acms.v1.ListResourcesRequest
-	(*ListResourcesResponse)(nil),    // 12: acms.v1.ListResourcesResponse
-	(*ResolveAliasRequest)(nil),      // 13: acms.v1.ResolveAliasRequest
-	(*ResolveAliasResponse)(nil),     // 14: acms.v1.ResolveAliasResponse
-	(*ValidateAliasesRequest)(nil),   // 15: acms.v1.ValidateAliasesRequest
-	(*ValidateAliasesResponse)(nil),  // 16: acms.v1.ValidateAliasesResponse
-	nil,                              // 17: acms.v1.Resource.MetadataEntry
-	nil,                              // 18: acms.v1.RegisterResourceRequest.MetadataEntry
-	(*timestamppb.Timestamp)(nil),    // 19: google.protobuf.Timestamp
+	(*ErasureReport)(nil),            // 0: acms.v1.ErasureReport
+	(*Project)(nil),                  // 1: acms.v1.Project
+	(*ResourceLink)(nil),             // 2: acms.v1.ResourceLink
+	(*Resource)(nil),                 // 3: acms.v1.Resource
+	(*CreateProjectRequest)(nil),     // 4: acms.v1.CreateProjectRequest
+	(*CreateProjectResponse)(nil),    // 5: acms.v1.CreateProjectResponse
+	(*ListProjectsRequest)(nil),      // 6: acms.v1.ListProjectsRequest
+	(*ListProjectsResponse)(nil),     // 7: acms.v1.ListProjectsResponse
+	(*RegisterResourceRequest)(nil),  // 8: acms.v1.RegisterResourceRequest
+	(*RegisterResourceResponse)(nil), // 9: acms.v1.RegisterResourceResponse
+	(*LinkResourceRequest)(nil),      // 10: acms.v1.LinkResourceRequest
+	(*LinkResourceResponse)(nil),     // 11: acms.v1.LinkResourceResponse
+	(*ListResourcesRequest)(nil),     // 12: acms.v1.ListResourcesRequest
+	(*ListResourcesResponse)(nil),    // 13: acms.v1.ListResourcesResponse
+	(*ResolveAliasRequest)(nil),      // 14: acms.v1.ResolveAliasRequest
+	(*ResolveAliasResponse)(nil),     // 15: acms.v1.ResolveAliasResponse
+	(*ValidateAliasesRequest)(nil),   // 16: acms.v1.ValidateAliasesRequest
+	(*ValidateAliasesResponse)(nil),  // 17: acms.v1.ValidateAliasesResponse
+	(*UnlinkResourceRequest)(nil),    // 18: acms.v1.UnlinkResourceRequest
+	(*UnlinkResourceResponse)(nil),   // 19: acms.v1.UnlinkResourceResponse
+	(*DeleteResourceRequest)(nil),    // 20: acms.v1.DeleteResourceRequest
+	(*DeleteResourceResponse)(nil),   // 21: acms.v1.DeleteResourceResponse
+	(*DeleteProjectRequest)(nil),     // 22: acms.v1.DeleteProjectRequest
+	(*DeleteProjectResponse)(nil),    // 23: acms.v1.DeleteProjectResponse
+	nil,                              // 24: acms.v1.Resource.MetadataEntry
+	nil,                              // 25: acms.v1.RegisterResourceRequest.MetadataEntry
+	(*timestamppb.Timestamp)(nil),    // 26: google.protobuf.Timestamp
 }
 var file_acms_v1_registry_proto_depIdxs = []int32{
-	19, // 0: acms.v1.Project.created_at:type_name -> google.protobuf.Timestamp
-	17, // 1: acms.v1.Resource.metadata:type_name -> acms.v1.Resource.MetadataEntry
-	1,  // 2: acms.v1.Resource.links:type_name -> acms.v1.ResourceLink
-	19, // 3: acms.v1.Resource.created_at:type_name -> google.protobuf.Timestamp
-	0,  // 4: acms.v1.CreateProjectResponse.project:type_name -> acms.v1.Project
-	0,  // 5: acms.v1.ListProjectsResponse.projects:type_name -> acms.v1.Project
-	18, // 6: acms.v1.RegisterResourceRequest.metadata:type_name -> acms.v1.RegisterResourceRequest.MetadataEntry
-	2,  // 7: acms.v1.RegisterResourceResponse.resource:type_name -> acms.v1.Resource
-	1,  // 8: acms.v1.LinkResourceResponse.link:type_name -> acms.v1.ResourceLink
-	2,  // 9: acms.v1.ListResourcesResponse.resources:type_name -> acms.v1.Resource
-	3,  // 10: acms.v1.RegistryService.CreateProject:input_type -> acms.v1.CreateProjectRequest
-	5,  // 11: acms.v1.RegistryService.ListProjects:input_type -> acms.v1.ListProjectsRequest
-	7,  // 12: acms.v1.RegistryService.RegisterResource:input_type -> acms.v1.RegisterResourceRequest
-	9,  // 13: acms.v1.RegistryService.LinkResource:input_type -> acms.v1.LinkResourceRequest
-	11, // 14: acms.v1.RegistryService.ListResources:input_type -> acms.v1.ListResourcesRequest
-	13, // 15: acms.v1.RegistryService.ResolveAlias:input_type -> acms.v1.ResolveAliasRequest
-	15, // 16: acms.v1.RegistryService.ValidateAliases:input_type -> acms.v1.ValidateAliasesRequest
-	4,  // 17: acms.v1.RegistryService.CreateProject:output_type -> acms.v1.CreateProjectResponse
-	6,  // 18: acms.v1.RegistryService.ListProjects:output_type -> acms.v1.ListProjectsResponse
-	8,  // 19: acms.v1.RegistryService.RegisterResource:output_type -> acms.v1.RegisterResourceResponse
-	10, // 20: acms.v1.RegistryService.LinkResource:output_type -> acms.v1.LinkResourceResponse
-	12, // 21: acms.v1.RegistryService.ListResources:output_type -> acms.v1.ListResourcesResponse
-	14, // 22: acms.v1.RegistryService.ResolveAlias:output_type -> acms.v1.ResolveAliasResponse
-	16, // 23: acms.v1.RegistryService.ValidateAliases:output_type -> acms.v1.ValidateAliasesResponse
-	17, // [17:24] is the sub-list for method output_type
-	10, // [10:17] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	26, // 0: acms.v1.Project.created_at:type_name -> google.protobuf.Timestamp
+	24, // 1: acms.v1.Resource.metadata:type_name -> acms.v1.Resource.MetadataEntry
+	2,  // 2: acms.v1.Resource.links:type_name -> acms.v1.ResourceLink
+	26, // 3: acms.v1.Resource.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 4: acms.v1.CreateProjectResponse.project:type_name -> acms.v1.Project
+	1,  // 5: acms.v1.ListProjectsResponse.projects:type_name -> acms.v1.Project
+	25, // 6: acms.v1.RegisterResourceRequest.metadata:type_name -> acms.v1.RegisterResourceRequest.MetadataEntry
+	3,  // 7: acms.v1.RegisterResourceResponse.resource:type_name -> acms.v1.Resource
+	2,  // 8: acms.v1.LinkResourceResponse.link:type_name -> acms.v1.ResourceLink
+	3,  // 9: acms.v1.ListResourcesResponse.resources:type_name -> acms.v1.Resource
+	2,  // 10: acms.v1.UnlinkResourceResponse.link:type_name -> acms.v1.ResourceLink
+	0,  // 11: acms.v1.DeleteResourceResponse.report:type_name -> acms.v1.ErasureReport
+	0,  // 12: acms.v1.DeleteProjectResponse.report:type_name -> acms.v1.ErasureReport
+	4,  // 13: acms.v1.RegistryService.CreateProject:input_type -> acms.v1.CreateProjectRequest
+	6,  // 14: acms.v1.RegistryService.ListProjects:input_type -> acms.v1.ListProjectsRequest
+	8,  // 15: acms.v1.RegistryService.RegisterResource:input_type -> acms.v1.RegisterResourceRequest
+	10, // 16: acms.v1.RegistryService.LinkResource:input_type -> acms.v1.LinkResourceRequest
+	12, // 17: acms.v1.RegistryService.ListResources:input_type -> acms.v1.ListResourcesRequest
+	14, // 18: acms.v1.RegistryService.ResolveAlias:input_type -> acms.v1.ResolveAliasRequest
+	16, // 19: acms.v1.RegistryService.ValidateAliases:input_type -> acms.v1.ValidateAliasesRequest
+	18, // 20: acms.v1.RegistryService.UnlinkResource:input_type -> acms.v1.UnlinkResourceRequest
+	20, // 21: acms.v1.RegistryService.DeleteResource:input_type -> acms.v1.DeleteResourceRequest
+	22, // 22: acms.v1.RegistryService.DeleteProject:input_type -> acms.v1.DeleteProjectRequest
+	5,  // 23: acms.v1.RegistryService.CreateProject:output_type -> acms.v1.CreateProjectResponse
+	7,  // 24: acms.v1.RegistryService.ListProjects:output_type -> acms.v1.ListProjectsResponse
+	9,  // 25: acms.v1.RegistryService.RegisterResource:output_type -> acms.v1.RegisterResourceResponse
+	11, // 26: acms.v1.RegistryService.LinkResource:output_type -> acms.v1.LinkResourceResponse
+	13, // 27: acms.v1.RegistryService.ListResources:output_type -> acms.v1.ListResourcesResponse
+	15, // 28: acms.v1.RegistryService.ResolveAlias:output_type -> acms.v1.ResolveAliasResponse
+	17, // 29: acms.v1.RegistryService.ValidateAliases:output_type -> acms.v1.ValidateAliasesResponse
+	19, // 30: acms.v1.RegistryService.UnlinkResource:output_type -> acms.v1.UnlinkResourceResponse
+	21, // 31: acms.v1.RegistryService.DeleteResource:output_type -> acms.v1.DeleteResourceResponse
+	23, // 32: acms.v1.RegistryService.DeleteProject:output_type -> acms.v1.DeleteProjectResponse
+	23, // [23:33] is the sub-list for method output_type
+	13, // [13:23] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_acms_v1_registry_proto_init() }
@@ -1118,13 +1641,15 @@ func file_acms_v1_registry_proto_init() {
 		return
 	}
 	file_acms_v1_options_proto_init()
+	file_acms_v1_registry_proto_msgTypes[6].OneofWrappers = []any{}
+	file_acms_v1_registry_proto_msgTypes[12].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_acms_v1_registry_proto_rawDesc), len(file_acms_v1_registry_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,9 @@ const (
 	RegistryService_ListResources_FullMethodName    = "/acms.v1.RegistryService/ListResources"
 	RegistryService_ResolveAlias_FullMethodName     = "/acms.v1.RegistryService/ResolveAlias"
 	RegistryService_ValidateAliases_FullMethodName  = "/acms.v1.RegistryService/ValidateAliases"
+	RegistryService_UnlinkResource_FullMethodName   = "/acms.v1.RegistryService/UnlinkResource"
+	RegistryService_DeleteResource_FullMethodName   = "/acms.v1.RegistryService/DeleteResource"
+	RegistryService_DeleteProject_FullMethodName    = "/acms.v1.RegistryService/DeleteProject"
 )
 
 // RegistryServiceClient is the client API for RegistryService service.
@@ -48,6 +51,15 @@ type RegistryServiceClient interface {
 	ResolveAlias(ctx context.Context, in *ResolveAliasRequest, opts ...grpc.CallOption) (*ResolveAliasResponse, error)
 	// ValidateAliases reports duplicate aliases within a project.
 	ValidateAliases(ctx context.Context, in *ValidateAliasesRequest, opts ...grpc.CallOption) (*ValidateAliasesResponse, error)
+	// UnlinkResource removes a resource's link from a project that is not its owner (the owning project's
+	// link cannot be removed: delete the resource instead). Needs write access to that project.
+	UnlinkResource(ctx context.Context, in *UnlinkResourceRequest, opts ...grpc.CallOption) (*UnlinkResourceResponse, error)
+	// DeleteResource erases a resource everywhere it lives: its links, documents, chunks, vectors, graph,
+	// retained versions and the fragments that name it. Needs write access to the owning project.
+	DeleteResource(ctx context.Context, in *DeleteResourceRequest, opts ...grpc.CallOption) (*DeleteResourceResponse, error)
+	// DeleteProject deletes a project; refused with FAILED_PRECONDITION while it owns resources unless
+	// `cascade` is set, which erases each of them as DeleteResource does.
+	DeleteProject(ctx context.Context, in *DeleteProjectRequest, opts ...grpc.CallOption) (*DeleteProjectResponse, error)
 }
 
 type registryServiceClient struct {
@@ -128,6 +140,36 @@ func (c *registryServiceClient) ValidateAliases(ctx context.Context, in *Validat
 	return out, nil
 }
 
+func (c *registryServiceClient) UnlinkResource(ctx context.Context, in *UnlinkResourceRequest, opts ...grpc.CallOption) (*UnlinkResourceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UnlinkResourceResponse)
+	err := c.cc.Invoke(ctx, RegistryService_UnlinkResource_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) DeleteResource(ctx context.Context, in *DeleteResourceRequest, opts ...grpc.CallOption) (*DeleteResourceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteResourceResponse)
+	err := c.cc.Invoke(ctx, RegistryService_DeleteResource_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) DeleteProject(ctx context.Context, in *DeleteProjectRequest, opts ...grpc.CallOption) (*DeleteProjectResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteProjectResponse)
+	err := c.cc.Invoke(ctx, RegistryService_DeleteProject_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RegistryServiceServer is the server API for RegistryService service.
 // All implementations must embed UnimplementedRegistryServiceServer
 // for forward compatibility.
@@ -148,6 +190,15 @@ type RegistryServiceServer interface {
 	ResolveAlias(context.Context, *ResolveAliasRequest) (*ResolveAliasResponse, error)
 	// ValidateAliases reports duplicate aliases within a project.
 	ValidateAliases(context.Context, *ValidateAliasesRequest) (*ValidateAliasesResponse, error)
+	// UnlinkResource removes a resource's link from a project that is not its owner (the owning project's
+	// link cannot be removed: delete the resource instead). Needs write access to that project.
+	UnlinkResource(context.Context, *UnlinkResourceRequest) (*UnlinkResourceResponse, error)
+	// DeleteResource erases a resource everywhere it lives: its links, documents, chunks, vectors, graph,
+	// retained versions and the fragments that name it. Needs write access to the owning project.
+	DeleteResource(context.Context, *DeleteResourceRequest) (*DeleteResourceResponse, error)
+	// DeleteProject deletes a project; refused with FAILED_PRECONDITION while it owns resources unless
+	// `cascade` is set, which erases each of them as DeleteResource does.
+	DeleteProject(context.Context, *DeleteProjectRequest) (*DeleteProjectResponse, error)
 	mustEmbedUnimplementedRegistryServiceServer()
 }
 
@@ -178,6 +229,15 @@ func (UnimplementedRegistryServiceServer) ResolveAlias(context.Context, *Resolve
 }
 func (UnimplementedRegistryServiceServer) ValidateAliases(context.Context, *ValidateAliasesRequest) (*ValidateAliasesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ValidateAliases not implemented")
+}
+func (UnimplementedRegistryServiceServer) UnlinkResource(context.Context, *UnlinkResourceRequest) (*UnlinkResourceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UnlinkResource not implemented")
+}
+func (UnimplementedRegistryServiceServer) DeleteResource(context.Context, *DeleteResourceRequest) (*DeleteResourceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteResource not implemented")
+}
+func (UnimplementedRegistryServiceServer) DeleteProject(context.Context, *DeleteProjectRequest) (*DeleteProjectResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteProject not implemented")
 }
 func (UnimplementedRegistryServiceServer) mustEmbedUnimplementedRegistryServiceServer() {}
 func (UnimplementedRegistryServiceServer) testEmbeddedByValue()                         {}
@@ -326,6 +386,60 @@ func _RegistryService_ValidateAliases_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RegistryService_UnlinkResource_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UnlinkResourceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).UnlinkResource(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_UnlinkResource_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).UnlinkResource(ctx, req.(*UnlinkResourceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_DeleteResource_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteResourceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).DeleteResource(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_DeleteResource_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).DeleteResource(ctx, req.(*DeleteResourceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_DeleteProject_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteProjectRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).DeleteProject(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_DeleteProject_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).DeleteProject(ctx, req.(*DeleteProjectRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RegistryService_ServiceDesc is the grpc.ServiceDesc for RegistryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -360,6 +474,18 @@ var RegistryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ValidateAliases",
 			Handler:    _RegistryService_ValidateAliases_Handler,
+		},
+		{
+			MethodName: "UnlinkResource",
+			Handler:    _RegistryService_UnlinkResource_Handler,
+		},
+		{
+			MethodName: "DeleteResource",
+			Handler:    _RegistryService_DeleteResource_Handler,
+		},
+		{
+			MethodName: "DeleteProject",
+			Handler:    _RegistryService_DeleteProject_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -682,6 +682,116 @@ func (*ValidateResourceScopeResponse) Descriptor() ([]byte, []int) {
 	return file_acms_v1_scope_proto_rawDescGZIP(), []int{10}
 }
 
+// ListScopesRequest pages through the caller's scopes.
+type ListScopesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most this many scopes (default 100, at most 1000).
+	PageSize *int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3,oneof" json:"page_size,omitempty"`
+	// The `next_page_token` of the previous page; empty for the first page.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListScopesRequest) Reset() {
+	*x = ListScopesRequest{}
+	mi := &file_acms_v1_scope_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListScopesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListScopesRequest) ProtoMessage() {}
+
+func (x *ListScopesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_acms_v1_scope_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListScopesRequest.ProtoReflect.Descriptor instead.
+func (*ListScopesRequest) Descriptor() ([]byte, []int) {
+	return file_acms_v1_scope_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ListScopesRequest) GetPageSize() int32 {
+	if x != nil && x.PageSize != nil {
+		return *x.PageSize
+	}
+	return 0
+}
+
+func (x *ListScopesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListScopesResponse lists scopes, newest first.
+type ListScopesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The scopes the caller resolved or narrowed.
+	Scopes []*ResourceScope `protobuf:"bytes,1,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// The token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListScopesResponse) Reset() {
+	*x = ListScopesResponse{}
+	mi := &file_acms_v1_scope_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListScopesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListScopesResponse) ProtoMessage() {}
+
+func (x *ListScopesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_acms_v1_scope_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListScopesResponse.ProtoReflect.Descriptor instead.
+func (*ListScopesResponse) Descriptor() ([]byte, []int) {
+	return file_acms_v1_scope_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ListScopesResponse) GetScopes() []*ResourceScope {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+func (x *ListScopesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 var File_acms_v1_scope_proto protoreflect.FileDescriptor
 
 const file_acms_v1_scope_proto_rawDesc = "" +
@@ -728,13 +838,24 @@ const file_acms_v1_scope_proto_rawDesc = "" +
 	"\x1cValidateProjectScopeResponse\"Z\n" +
 	"\x1cValidateResourceScopeRequest\x12:\n" +
 	"\x16requested_resource_ids\x18\x01 \x03(\tB\x04\x88\xb5\x18\x01R\x14requestedResourceIds\"\x1f\n" +
-	"\x1dValidateResourceScopeResponse2\xd1\x03\n" +
+	"\x1dValidateResourceScopeResponse\"b\n" +
+	"\x11ListScopesRequest\x12 \n" +
+	"\tpage_size\x18\x01 \x01(\x05H\x00R\bpageSize\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageTokenB\f\n" +
+	"\n" +
+	"_page_size\"l\n" +
+	"\x12ListScopesResponse\x12.\n" +
+	"\x06scopes\x18\x01 \x03(\v2\x16.acms.v1.ResourceScopeR\x06scopes\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\x9e\x04\n" +
 	"\fScopeService\x12Q\n" +
 	"\fResolveScope\x12\x1c.acms.v1.ResolveScopeRequest\x1a\x1d.acms.v1.ResolveScopeResponse\"\x04\x90\xb5\x18\x02\x12E\n" +
 	"\bGetScope\x12\x18.acms.v1.GetScopeRequest\x1a\x19.acms.v1.GetScopeResponse\"\x04\x90\xb5\x18\x02\x12N\n" +
 	"\vNarrowScope\x12\x1b.acms.v1.NarrowScopeRequest\x1a\x1c.acms.v1.NarrowScopeResponse\"\x04\x90\xb5\x18\x01\x12i\n" +
 	"\x14ValidateProjectScope\x12$.acms.v1.ValidateProjectScopeRequest\x1a%.acms.v1.ValidateProjectScopeResponse\"\x04\x90\xb5\x18\x01\x12l\n" +
-	"\x15ValidateResourceScope\x12%.acms.v1.ValidateResourceScopeRequest\x1a&.acms.v1.ValidateResourceScopeResponse\"\x04\x90\xb5\x18\x01B Z\x1eacms/clients/go/acms/v1;acmsv1b\x06proto3"
+	"\x15ValidateResourceScope\x12%.acms.v1.ValidateResourceScopeRequest\x1a&.acms.v1.ValidateResourceScopeResponse\"\x04\x90\xb5\x18\x01\x12K\n" +
+	"\n" +
+	"ListScopes\x12\x1a.acms.v1.ListScopesRequest\x1a\x1b.acms.v1.ListScopesResponse\"\x04\x90\xb5\x18\x02B Z\x1eacms/clients/go/acms/v1;acmsv1b\x06proto3"
 
 var (
 	file_acms_v1_scope_proto_rawDescOnce sync.Once
@@ -748,7 +869,7 @@ func file_acms_v1_scope_proto_rawDescGZIP() []byte {
 	return file_acms_v1_scope_proto_rawDescData
 }
 
-var file_acms_v1_scope_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_acms_v1_scope_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_acms_v1_scope_proto_goTypes = []any{
 	(*ResourceScope)(nil),                 // 0: acms.v1.ResourceScope
 	(*ResolveScopeRequest)(nil),           // 1: acms.v1.ResolveScopeRequest
@@ -761,28 +882,33 @@ var file_acms_v1_scope_proto_goTypes = []any{
 	(*ValidateProjectScopeResponse)(nil),  // 8: acms.v1.ValidateProjectScopeResponse
 	(*ValidateResourceScopeRequest)(nil),  // 9: acms.v1.ValidateResourceScopeRequest
 	(*ValidateResourceScopeResponse)(nil), // 10: acms.v1.ValidateResourceScopeResponse
-	(*timestamppb.Timestamp)(nil),         // 11: google.protobuf.Timestamp
+	(*ListScopesRequest)(nil),             // 11: acms.v1.ListScopesRequest
+	(*ListScopesResponse)(nil),            // 12: acms.v1.ListScopesResponse
+	(*timestamppb.Timestamp)(nil),         // 13: google.protobuf.Timestamp
 }
 var file_acms_v1_scope_proto_depIdxs = []int32{
-	11, // 0: acms.v1.ResourceScope.created_at:type_name -> google.protobuf.Timestamp
+	13, // 0: acms.v1.ResourceScope.created_at:type_name -> google.protobuf.Timestamp
 	0,  // 1: acms.v1.ResolveScopeResponse.scope:type_name -> acms.v1.ResourceScope
 	0,  // 2: acms.v1.GetScopeResponse.scope:type_name -> acms.v1.ResourceScope
 	0,  // 3: acms.v1.NarrowScopeResponse.scope:type_name -> acms.v1.ResourceScope
-	1,  // 4: acms.v1.ScopeService.ResolveScope:input_type -> acms.v1.ResolveScopeRequest
-	3,  // 5: acms.v1.ScopeService.GetScope:input_type -> acms.v1.GetScopeRequest
-	5,  // 6: acms.v1.ScopeService.NarrowScope:input_type -> acms.v1.NarrowScopeRequest
-	7,  // 7: acms.v1.ScopeService.ValidateProjectScope:input_type -> acms.v1.ValidateProjectScopeRequest
-	9,  // 8: acms.v1.ScopeService.ValidateResourceScope:input_type -> acms.v1.ValidateResourceScopeRequest
-	2,  // 9: acms.v1.ScopeService.ResolveScope:output_type -> acms.v1.ResolveScopeResponse
-	4,  // 10: acms.v1.ScopeService.GetScope:output_type -> acms.v1.GetScopeResponse
-	6,  // 11: acms.v1.ScopeService.NarrowScope:output_type -> acms.v1.NarrowScopeResponse
-	8,  // 12: acms.v1.ScopeService.ValidateProjectScope:output_type -> acms.v1.ValidateProjectScopeResponse
-	10, // 13: acms.v1.ScopeService.ValidateResourceScope:output_type -> acms.v1.ValidateResourceScopeResponse
-	9,  // [9:14] is the sub-list for method output_type
-	4,  // [4:9] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	0,  // 4: acms.v1.ListScopesResponse.scopes:type_name -> acms.v1.ResourceScope
+	1,  // 5: acms.v1.ScopeService.ResolveScope:input_type -> acms.v1.ResolveScopeRequest
+	3,  // 6: acms.v1.ScopeService.GetScope:input_type -> acms.v1.GetScopeRequest
+	5,  // 7: acms.v1.ScopeService.NarrowScope:input_type -> acms.v1.NarrowScopeRequest
+	7,  // 8: acms.v1.ScopeService.ValidateProjectScope:input_type -> acms.v1.ValidateProjectScopeRequest
+	9,  // 9: acms.v1.ScopeService.ValidateResourceScope:input_type -> acms.v1.ValidateResourceScopeRequest
+	11, // 10: acms.v1.ScopeService.ListScopes:input_type -> acms.v1.ListScopesRequest
+	2,  // 11: acms.v1.ScopeService.ResolveScope:output_type -> acms.v1.ResolveScopeResponse
+	4,  // 12: acms.v1.ScopeService.GetScope:output_type -> acms.v1.GetScopeResponse
+	6,  // 13: acms.v1.ScopeService.NarrowScope:output_type -> acms.v1.NarrowScopeResponse
+	8,  // 14: acms.v1.ScopeService.ValidateProjectScope:output_type -> acms.v1.ValidateProjectScopeResponse
+	10, // 15: acms.v1.ScopeService.ValidateResourceScope:output_type -> acms.v1.ValidateResourceScopeResponse
+	12, // 16: acms.v1.ScopeService.ListScopes:output_type -> acms.v1.ListScopesResponse
+	11, // [11:17] is the sub-list for method output_type
+	5,  // [5:11] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_acms_v1_scope_proto_init() }
@@ -792,13 +918,14 @@ func file_acms_v1_scope_proto_init() {
 	}
 	file_acms_v1_options_proto_init()
 	file_acms_v1_scope_proto_msgTypes[1].OneofWrappers = []any{}
+	file_acms_v1_scope_proto_msgTypes[11].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_acms_v1_scope_proto_rawDesc), len(file_acms_v1_scope_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,6 +24,7 @@ const (
 	ScopeService_NarrowScope_FullMethodName           = "/acms.v1.ScopeService/NarrowScope"
 	ScopeService_ValidateProjectScope_FullMethodName  = "/acms.v1.ScopeService/ValidateProjectScope"
 	ScopeService_ValidateResourceScope_FullMethodName = "/acms.v1.ScopeService/ValidateResourceScope"
+	ScopeService_ListScopes_FullMethodName            = "/acms.v1.ScopeService/ListScopes"
 )
 
 // ScopeServiceClient is the client API for ScopeService service.
@@ -43,6 +44,8 @@ type ScopeServiceClient interface {
 	ValidateProjectScope(ctx context.Context, in *ValidateProjectScopeRequest, opts ...grpc.CallOption) (*ValidateProjectScopeResponse, error)
 	// ValidateResourceScope answers empty when every resource is in the header's effective scope.
 	ValidateResourceScope(ctx context.Context, in *ValidateResourceScopeRequest, opts ...grpc.CallOption) (*ValidateResourceScopeResponse, error)
+	// ListScopes pages through the scopes the caller resolved or narrowed, newest first.
+	ListScopes(ctx context.Context, in *ListScopesRequest, opts ...grpc.CallOption) (*ListScopesResponse, error)
 }
 
 type scopeServiceClient struct {
@@ -103,6 +106,16 @@ func (c *scopeServiceClient) ValidateResourceScope(ctx context.Context, in *Vali
 	return out, nil
 }
 
+func (c *scopeServiceClient) ListScopes(ctx context.Context, in *ListScopesRequest, opts ...grpc.CallOption) (*ListScopesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListScopesResponse)
+	err := c.cc.Invoke(ctx, ScopeService_ListScopes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ScopeServiceServer is the server API for ScopeService service.
 // All implementations must embed UnimplementedScopeServiceServer
 // for forward compatibility.
@@ -120,6 +133,8 @@ type ScopeServiceServer interface {
 	ValidateProjectScope(context.Context, *ValidateProjectScopeRequest) (*ValidateProjectScopeResponse, error)
 	// ValidateResourceScope answers empty when every resource is in the header's effective scope.
 	ValidateResourceScope(context.Context, *ValidateResourceScopeRequest) (*ValidateResourceScopeResponse, error)
+	// ListScopes pages through the scopes the caller resolved or narrowed, newest first.
+	ListScopes(context.Context, *ListScopesRequest) (*ListScopesResponse, error)
 	mustEmbedUnimplementedScopeServiceServer()
 }
 
@@ -144,6 +159,9 @@ func (UnimplementedScopeServiceServer) ValidateProjectScope(context.Context, *Va
 }
 func (UnimplementedScopeServiceServer) ValidateResourceScope(context.Context, *ValidateResourceScopeRequest) (*ValidateResourceScopeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ValidateResourceScope not implemented")
+}
+func (UnimplementedScopeServiceServer) ListScopes(context.Context, *ListScopesRequest) (*ListScopesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListScopes not implemented")
 }
 func (UnimplementedScopeServiceServer) mustEmbedUnimplementedScopeServiceServer() {}
 func (UnimplementedScopeServiceServer) testEmbeddedByValue()                      {}
@@ -256,6 +274,24 @@ func _ScopeService_ValidateResourceScope_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ScopeService_ListScopes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListScopesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ScopeServiceServer).ListScopes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ScopeService_ListScopes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ScopeServiceServer).ListScopes(ctx, req.(*ListScopesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ScopeService_ServiceDesc is the grpc.ServiceDesc for ScopeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -282,6 +318,10 @@ var ScopeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ValidateResourceScope",
 			Handler:    _ScopeService_ValidateResourceScope_Handler,
+		},
+		{
+			MethodName: "ListScopes",
+			Handler:    _ScopeService_ListScopes_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1206,6 +1206,98 @@ func (x *GetMetricsResponse) GetColdMaxDecisions() uint64 {
 	return 0
 }
 
+// DeleteFragmentRequest names a fragment.
+type DeleteFragmentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The fragment id.
+	FragmentId    string `protobuf:"bytes,1,opt,name=fragment_id,json=fragmentId,proto3" json:"fragment_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteFragmentRequest) Reset() {
+	*x = DeleteFragmentRequest{}
+	mi := &file_acms_v1_tiers_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteFragmentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteFragmentRequest) ProtoMessage() {}
+
+func (x *DeleteFragmentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_acms_v1_tiers_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteFragmentRequest.ProtoReflect.Descriptor instead.
+func (*DeleteFragmentRequest) Descriptor() ([]byte, []int) {
+	return file_acms_v1_tiers_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *DeleteFragmentRequest) GetFragmentId() string {
+	if x != nil {
+		return x.FragmentId
+	}
+	return ""
+}
+
+// DeleteFragmentResponse says whether the fragment existed (in the scope's projects).
+type DeleteFragmentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when a fragment was removed.
+	Deleted       bool `protobuf:"varint,1,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteFragmentResponse) Reset() {
+	*x = DeleteFragmentResponse{}
+	mi := &file_acms_v1_tiers_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteFragmentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteFragmentResponse) ProtoMessage() {}
+
+func (x *DeleteFragmentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_acms_v1_tiers_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteFragmentResponse.ProtoReflect.Descriptor instead.
+func (*DeleteFragmentResponse) Descriptor() ([]byte, []int) {
+	return file_acms_v1_tiers_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *DeleteFragmentResponse) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
+}
+
 var File_acms_v1_tiers_proto protoreflect.FileDescriptor
 
 const file_acms_v1_tiers_proto_rawDesc = "" +
@@ -1302,7 +1394,12 @@ const file_acms_v1_tiers_proto_rawDesc = "" +
 	"\x06misses\x18\x0f \x01(\x04R\x06misses\x12$\n" +
 	"\x0ehot_max_tokens\x18\x10 \x01(\x04R\fhotMaxTokens\x12,\n" +
 	"\x12warm_max_decisions\x18\x11 \x01(\x04R\x10warmMaxDecisions\x12,\n" +
-	"\x12cold_max_decisions\x18\x12 \x01(\x04R\x10coldMaxDecisions*H\n" +
+	"\x12cold_max_decisions\x18\x12 \x01(\x04R\x10coldMaxDecisions\"8\n" +
+	"\x15DeleteFragmentRequest\x12\x1f\n" +
+	"\vfragment_id\x18\x01 \x01(\tR\n" +
+	"fragmentId\"2\n" +
+	"\x16DeleteFragmentResponse\x12\x18\n" +
+	"\adeleted\x18\x01 \x01(\bR\adeleted*H\n" +
 	"\x04Tier\x12\x14\n" +
 	"\x10TIER_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bTIER_HOT\x10\x01\x12\r\n" +
@@ -1312,7 +1409,7 @@ const file_acms_v1_tiers_proto_rawDesc = "" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fROLE_STRATEGIST\x10\x01\x12\x11\n" +
 	"\rROLE_EXECUTOR\x10\x02\x12\x11\n" +
-	"\rROLE_REVIEWER\x10\x032\xd3\x04\n" +
+	"\rROLE_REVIEWER\x10\x032\xac\x05\n" +
 	"\x12ContextTierService\x12T\n" +
 	"\rStoreFragment\x12\x1d.acms.v1.StoreFragmentRequest\x1a\x1e.acms.v1.StoreFragmentResponse\"\x04\x90\xb5\x18\x01\x12N\n" +
 	"\vGetFragment\x12\x1b.acms.v1.GetFragmentRequest\x1a\x1c.acms.v1.GetFragmentResponse\"\x04\x90\xb5\x18\x01\x12Z\n" +
@@ -1321,7 +1418,8 @@ const file_acms_v1_tiers_proto_rawDesc = "" +
 	"\bEvictLru\x12\x18.acms.v1.EvictLruRequest\x1a\x19.acms.v1.EvictLruResponse\"\x04\x90\xb5\x18\x01\x12N\n" +
 	"\vGetForActor\x12\x1b.acms.v1.GetForActorRequest\x1a\x1c.acms.v1.GetForActorResponse\"\x04\x90\xb5\x18\x01\x12K\n" +
 	"\n" +
-	"GetMetrics\x12\x1a.acms.v1.GetMetricsRequest\x1a\x1b.acms.v1.GetMetricsResponse\"\x04\x90\xb5\x18\x01B Z\x1eacms/clients/go/acms/v1;acmsv1b\x06proto3"
+	"GetMetrics\x12\x1a.acms.v1.GetMetricsRequest\x1a\x1b.acms.v1.GetMetricsResponse\"\x04\x90\xb5\x18\x01\x12W\n" +
+	"\x0eDeleteFragment\x12\x1e.acms.v1.DeleteFragmentRequest\x1a\x1f.acms.v1.DeleteFragmentResponse\"\x04\x90\xb5\x18\x01B Z\x1eacms/clients/go/acms/v1;acmsv1b\x06proto3"
 
 var (
 	file_acms_v1_tiers_proto_rawDescOnce sync.Once
@@ -1336,7 +1434,7 @@ func file_acms_v1_tiers_proto_rawDescGZIP() []byte {
 }
 
 var file_acms_v1_tiers_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_acms_v1_tiers_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_acms_v1_tiers_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_acms_v1_tiers_proto_goTypes = []any{
 	(Tier)(0),                       // 0: acms.v1.Tier
 	(Role)(0),                       // 1: acms.v1.Role
@@ -1356,15 +1454,17 @@ var file_acms_v1_tiers_proto_goTypes = []any{
 	(*GetForActorResponse)(nil),     // 15: acms.v1.GetForActorResponse
 	(*GetMetricsRequest)(nil),       // 16: acms.v1.GetMetricsRequest
 	(*GetMetricsResponse)(nil),      // 17: acms.v1.GetMetricsResponse
-	nil,                             // 18: acms.v1.Fragment.MetadataEntry
-	(*timestamppb.Timestamp)(nil),   // 19: google.protobuf.Timestamp
+	(*DeleteFragmentRequest)(nil),   // 18: acms.v1.DeleteFragmentRequest
+	(*DeleteFragmentResponse)(nil),  // 19: acms.v1.DeleteFragmentResponse
+	nil,                             // 20: acms.v1.Fragment.MetadataEntry
+	(*timestamppb.Timestamp)(nil),   // 21: google.protobuf.Timestamp
 }
 var file_acms_v1_tiers_proto_depIdxs = []int32{
 	0,  // 0: acms.v1.Fragment.tier:type_name -> acms.v1.Tier
-	18, // 1: acms.v1.Fragment.metadata:type_name -> acms.v1.Fragment.MetadataEntry
-	19, // 2: acms.v1.Fragment.created_at:type_name -> google.protobuf.Timestamp
-	19, // 3: acms.v1.Fragment.updated_at:type_name -> google.protobuf.Timestamp
-	19, // 4: acms.v1.Fragment.last_accessed_at:type_name -> google.protobuf.Timestamp
+	20, // 1: acms.v1.Fragment.metadata:type_name -> acms.v1.Fragment.MetadataEntry
+	21, // 2: acms.v1.Fragment.created_at:type_name -> google.protobuf.Timestamp
+	21, // 3: acms.v1.Fragment.updated_at:type_name -> google.protobuf.Timestamp
+	21, // 4: acms.v1.Fragment.last_accessed_at:type_name -> google.protobuf.Timestamp
 	2,  // 5: acms.v1.StoreFragmentRequest.fragment:type_name -> acms.v1.Fragment
 	2,  // 6: acms.v1.StoreFragmentResponse.fragment:type_name -> acms.v1.Fragment
 	5,  // 7: acms.v1.StoreFragmentResponse.displaced:type_name -> acms.v1.DisplacedFragment
@@ -1385,15 +1485,17 @@ var file_acms_v1_tiers_proto_depIdxs = []int32{
 	12, // 22: acms.v1.ContextTierService.EvictLru:input_type -> acms.v1.EvictLruRequest
 	14, // 23: acms.v1.ContextTierService.GetForActor:input_type -> acms.v1.GetForActorRequest
 	16, // 24: acms.v1.ContextTierService.GetMetrics:input_type -> acms.v1.GetMetricsRequest
-	4,  // 25: acms.v1.ContextTierService.StoreFragment:output_type -> acms.v1.StoreFragmentResponse
-	7,  // 26: acms.v1.ContextTierService.GetFragment:output_type -> acms.v1.GetFragmentResponse
-	9,  // 27: acms.v1.ContextTierService.PromoteFragment:output_type -> acms.v1.PromoteFragmentResponse
-	11, // 28: acms.v1.ContextTierService.DemoteFragment:output_type -> acms.v1.DemoteFragmentResponse
-	13, // 29: acms.v1.ContextTierService.EvictLru:output_type -> acms.v1.EvictLruResponse
-	15, // 30: acms.v1.ContextTierService.GetForActor:output_type -> acms.v1.GetForActorResponse
-	17, // 31: acms.v1.ContextTierService.GetMetrics:output_type -> acms.v1.GetMetricsResponse
-	25, // [25:32] is the sub-list for method output_type
-	18, // [18:25] is the sub-list for method input_type
+	18, // 25: acms.v1.ContextTierService.DeleteFragment:input_type -> acms.v1.DeleteFragmentRequest
+	4,  // 26: acms.v1.ContextTierService.StoreFragment:output_type -> acms.v1.StoreFragmentResponse
+	7,  // 27: acms.v1.ContextTierService.GetFragment:output_type -> acms.v1.GetFragmentResponse
+	9,  // 28: acms.v1.ContextTierService.PromoteFragment:output_type -> acms.v1.PromoteFragmentResponse
+	11, // 29: acms.v1.ContextTierService.DemoteFragment:output_type -> acms.v1.DemoteFragmentResponse
+	13, // 30: acms.v1.ContextTierService.EvictLru:output_type -> acms.v1.EvictLruResponse
+	15, // 31: acms.v1.ContextTierService.GetForActor:output_type -> acms.v1.GetForActorResponse
+	17, // 32: acms.v1.ContextTierService.GetMetrics:output_type -> acms.v1.GetMetricsResponse
+	19, // 33: acms.v1.ContextTierService.DeleteFragment:output_type -> acms.v1.DeleteFragmentResponse
+	26, // [26:34] is the sub-list for method output_type
+	18, // [18:26] is the sub-list for method input_type
 	18, // [18:18] is the sub-list for extension type_name
 	18, // [18:18] is the sub-list for extension extendee
 	0,  // [0:18] is the sub-list for field type_name
@@ -1411,7 +1513,7 @@ func file_acms_v1_tiers_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_acms_v1_tiers_proto_rawDesc), len(file_acms_v1_tiers_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const (
 	ContextTierService_EvictLru_FullMethodName        = "/acms.v1.ContextTierService/EvictLru"
 	ContextTierService_GetForActor_FullMethodName     = "/acms.v1.ContextTierService/GetForActor"
 	ContextTierService_GetMetrics_FullMethodName      = "/acms.v1.ContextTierService/GetMetrics"
+	ContextTierService_DeleteFragment_FullMethodName  = "/acms.v1.ContextTierService/DeleteFragment"
 )
 
 // ContextTierServiceClient is the client API for ContextTierService service.
@@ -48,6 +49,8 @@ type ContextTierServiceClient interface {
 	GetForActor(ctx context.Context, in *GetForActorRequest, opts ...grpc.CallOption) (*GetForActorResponse, error)
 	// GetMetrics returns hit, miss, population and movement counts.
 	GetMetrics(ctx context.Context, in *GetMetricsRequest, opts ...grpc.CallOption) (*GetMetricsResponse, error)
+	// DeleteFragment removes a fragment from whatever tier holds it (cold file included).
+	DeleteFragment(ctx context.Context, in *DeleteFragmentRequest, opts ...grpc.CallOption) (*DeleteFragmentResponse, error)
 }
 
 type contextTierServiceClient struct {
@@ -128,6 +131,16 @@ func (c *contextTierServiceClient) GetMetrics(ctx context.Context, in *GetMetric
 	return out, nil
 }
 
+func (c *contextTierServiceClient) DeleteFragment(ctx context.Context, in *DeleteFragmentRequest, opts ...grpc.CallOption) (*DeleteFragmentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteFragmentResponse)
+	err := c.cc.Invoke(ctx, ContextTierService_DeleteFragment_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ContextTierServiceServer is the server API for ContextTierService service.
 // All implementations must embed UnimplementedContextTierServiceServer
 // for forward compatibility.
@@ -148,6 +161,8 @@ type ContextTierServiceServer interface {
 	GetForActor(context.Context, *GetForActorRequest) (*GetForActorResponse, error)
 	// GetMetrics returns hit, miss, population and movement counts.
 	GetMetrics(context.Context, *GetMetricsRequest) (*GetMetricsResponse, error)
+	// DeleteFragment removes a fragment from whatever tier holds it (cold file included).
+	DeleteFragment(context.Context, *DeleteFragmentRequest) (*DeleteFragmentResponse, error)
 	mustEmbedUnimplementedContextTierServiceServer()
 }
 
@@ -178,6 +193,9 @@ func (UnimplementedContextTierServiceServer) GetForActor(context.Context, *GetFo
 }
 func (UnimplementedContextTierServiceServer) GetMetrics(context.Context, *GetMetricsRequest) (*GetMetricsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetMetrics not implemented")
+}
+func (UnimplementedContextTierServiceServer) DeleteFragment(context.Context, *DeleteFragmentRequest) (*DeleteFragmentResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteFragment not implemented")
 }
 func (UnimplementedContextTierServiceServer) mustEmbedUnimplementedContextTierServiceServer() {}
 func (UnimplementedContextTierServiceServer) testEmbeddedByValue()                            {}
@@ -326,6 +344,24 @@ func _ContextTierService_GetMetrics_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ContextTierService_DeleteFragment_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteFragmentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ContextTierServiceServer).DeleteFragment(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ContextTierService_DeleteFragment_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ContextTierServiceServer).DeleteFragment(ctx, req.(*DeleteFragmentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ContextTierService_ServiceDesc is the grpc.ServiceDesc for ContextTierService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -360,6 +396,10 @@ var ContextTierService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetMetrics",
 			Handler:    _ContextTierService_GetMetrics_Handler,
+		},
+		{
+			MethodName: "DeleteFragment",
+			Handler:    _ContextTierService_DeleteFragment_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -120,7 +120,9 @@ type SimilaritySearchRequest struct {
 	// At most this many results (default 20, 1..server cap).
 	TopK *int32 `protobuf:"varint,2,opt,name=top_k,json=topK,proto3,oneof" json:"top_k,omitempty"`
 	// The least cosine similarity to return, in [0, 1].
-	MinScore      *float64 `protobuf:"fixed64,3,opt,name=min_score,json=minScore,proto3,oneof" json:"min_score,omitempty"`
+	MinScore *float64 `protobuf:"fixed64,3,opt,name=min_score,json=minScore,proto3,oneof" json:"min_score,omitempty"`
+	// Text for the server's embedder to embed instead of `embedding` (FAILED_PRECONDITION with no embedder).
+	Text          string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -174,6 +176,13 @@ func (x *SimilaritySearchRequest) GetMinScore() float64 {
 		return *x.MinScore
 	}
 	return 0
+}
+
+func (x *SimilaritySearchRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
 }
 
 // SimilaritySearchResponse holds ranked results.
@@ -257,7 +266,9 @@ type SimilaritySearchStreamRequest struct {
 	// At most this many results (default 20, 1..server cap).
 	TopK *int32 `protobuf:"varint,2,opt,name=top_k,json=topK,proto3,oneof" json:"top_k,omitempty"`
 	// The least cosine similarity to return, in [0, 1].
-	MinScore      *float64 `protobuf:"fixed64,3,opt,name=min_score,json=minScore,proto3,oneof" json:"min_score,omitempty"`
+	MinScore *float64 `protobuf:"fixed64,3,opt,name=min_score,json=minScore,proto3,oneof" json:"min_score,omitempty"`
+	// Text for the server's embedder to embed instead of `embedding` (FAILED_PRECONDITION with no embedder).
+	Text          string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -311,6 +322,13 @@ func (x *SimilaritySearchStreamRequest) GetMinScore() float64 {
 		return *x.MinScore
 	}
 	return 0
+}
+
+func (x *SimilaritySearchStreamRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
 }
 
 // SimilaritySearchStreamResponse is one result.
@@ -374,11 +392,12 @@ const file_acms_v1_vector_proto_rawDesc = "" +
 	"\x04path\x18\x06 \x01(\tR\x04path\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8b\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9f\x01\n" +
 	"\x17SimilaritySearchRequest\x12\x1c\n" +
 	"\tembedding\x18\x01 \x03(\x02R\tembedding\x12\x18\n" +
 	"\x05top_k\x18\x02 \x01(\x05H\x00R\x04topK\x88\x01\x01\x12 \n" +
-	"\tmin_score\x18\x03 \x01(\x01H\x01R\bminScore\x88\x01\x01B\b\n" +
+	"\tmin_score\x18\x03 \x01(\x01H\x01R\bminScore\x88\x01\x01\x12\x12\n" +
+	"\x04text\x18\x04 \x01(\tR\x04textB\b\n" +
 	"\x06_top_kB\f\n" +
 	"\n" +
 	"_min_score\"\xb1\x01\n" +
@@ -388,11 +407,12 @@ const file_acms_v1_vector_proto_rawDesc = "" +
 	"\n" +
 	"exhaustive\x18\x03 \x01(\bR\n" +
 	"exhaustive\x12)\n" +
-	"\x10index_generation\x18\x04 \x01(\x04R\x0findexGeneration\"\x91\x01\n" +
+	"\x10index_generation\x18\x04 \x01(\x04R\x0findexGeneration\"\xa5\x01\n" +
 	"\x1dSimilaritySearchStreamRequest\x12\x1c\n" +
 	"\tembedding\x18\x01 \x03(\x02R\tembedding\x12\x18\n" +
 	"\x05top_k\x18\x02 \x01(\x05H\x00R\x04topK\x88\x01\x01\x12 \n" +
-	"\tmin_score\x18\x03 \x01(\x01H\x01R\bminScore\x88\x01\x01B\b\n" +
+	"\tmin_score\x18\x03 \x01(\x01H\x01R\bminScore\x88\x01\x01\x12\x12\n" +
+	"\x04text\x18\x04 \x01(\tR\x04textB\b\n" +
 	"\x06_top_kB\f\n" +
 	"\n" +
 	"_min_score\"O\n" +

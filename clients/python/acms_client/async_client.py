@@ -121,9 +121,12 @@ class AsyncAcmsClient:
         """Creates the project ``namespace/name`` (the key needs write access to it)."""
         return await self._unary(self._registry.CreateProject, registry_pb2.CreateProjectRequest(name=name), options)
 
-    async def list_projects(self, **options: Unpack[CallOptions]) -> registry_pb2.ListProjectsResponse:
-        """The projects the key may see."""
-        return await self._unary(self._registry.ListProjects, registry_pb2.ListProjectsRequest(), options)
+    async def list_projects(
+        self, *, page_size: int | None = None, page_token: str = "", **options: Unpack[CallOptions]
+    ) -> registry_pb2.ListProjectsResponse:
+        """One page of the projects the key may see (``next_page_token`` is empty on the last page)."""
+        request = registry_pb2.ListProjectsRequest(page_size=page_size, page_token=page_token)
+        return await self._unary(self._registry.ListProjects, request, options)
 
     async def register_resource(
         self,
@@ -146,9 +149,12 @@ class AsyncAcmsClient:
         request = registry_pb2.LinkResourceRequest(project=project, resource_id=resource_id, alias=alias)
         return await self._unary(self._registry.LinkResource, request, options)
 
-    async def list_resources(self, project: str, **options: Unpack[CallOptions]) -> registry_pb2.ListResourcesResponse:
-        """The resources linked into ``project``, with their alias there."""
-        return await self._unary(self._registry.ListResources, registry_pb2.ListResourcesRequest(project=project), options)
+    async def list_resources(
+        self, project: str, *, page_size: int | None = None, page_token: str = "", **options: Unpack[CallOptions]
+    ) -> registry_pb2.ListResourcesResponse:
+        """One page of the resources linked into ``project``, with their alias there."""
+        request = registry_pb2.ListResourcesRequest(project=project, page_size=page_size, page_token=page_token)
+        return await self._unary(self._registry.ListResources, request, options)
 
     async def resolve_alias(self, project: str, alias_or_id: str, **options: Unpack[CallOptions]) -> registry_pb2.ResolveAliasResponse:
         """The resource id behind an alias or id in ``project`` (``NOT_FOUND`` when neither)."""
@@ -158,6 +164,19 @@ class AsyncAcmsClient:
     async def validate_aliases(self, project: str, **options: Unpack[CallOptions]) -> registry_pb2.ValidateAliasesResponse:
         """The alias problems of ``project`` (duplicates), one message each; empty when clean."""
         return await self._unary(self._registry.ValidateAliases, registry_pb2.ValidateAliasesRequest(project=project), options)
+
+    async def unlink_resource(self, project: str, resource_id: str, **options: Unpack[CallOptions]) -> registry_pb2.UnlinkResourceResponse:
+        """Removes ``resource_id``'s link from ``project`` (not its owner: delete the resource instead)."""
+        request = registry_pb2.UnlinkResourceRequest(project=project, resource_id=resource_id)
+        return await self._unary(self._registry.UnlinkResource, request, options)
+
+    async def delete_resource(self, resource_id: str, **options: Unpack[CallOptions]) -> registry_pb2.DeleteResourceResponse:
+        """Erases ``resource_id`` everywhere it lives; the ``report`` counts what went."""
+        return await self._unary(self._registry.DeleteResource, registry_pb2.DeleteResourceRequest(resource_id=resource_id), options)
+
+    async def delete_project(self, name: str, *, cascade: bool = False, **options: Unpack[CallOptions]) -> registry_pb2.DeleteProjectResponse:
+        """Deletes project ``name`` (``cascade`` erases the resources it owns; without it, refused while it owns any)."""
+        return await self._unary(self._registry.DeleteProject, registry_pb2.DeleteProjectRequest(name=name, cascade=cascade), options)
 
     # -- IndexService -------------------------------------------------------------------------------------
 
@@ -247,6 +266,12 @@ class AsyncAcmsClient:
         """Raises :class:`ScopeViolationError` unless every resource is in the call's effective scope."""
         request = scope_pb2.ValidateResourceScopeRequest(requested_resource_ids=requested_resource_ids)
         return await self._unary(self._scope.ValidateResourceScope, request, options)
+
+    async def list_scopes(
+        self, *, page_size: int | None = None, page_token: str = "", **options: Unpack[CallOptions]
+    ) -> scope_pb2.ListScopesResponse:
+        """One page of the scopes this key resolved or narrowed, newest first."""
+        return await self._unary(self._scope.ListScopes, scope_pb2.ListScopesRequest(page_size=page_size, page_token=page_token), options)
 
     # -- TextBackendService -------------------------------------------------------------------------------
 
@@ -401,3 +426,7 @@ class AsyncAcmsClient:
     async def get_metrics(self, **options: Unpack[CallOptions]) -> tiers_pb2.GetMetricsResponse:
         """Hits, misses, population and movements per tier, as the call's scope sees them."""
         return await self._unary(self._tiers.GetMetrics, tiers_pb2.GetMetricsRequest(), options)
+
+    async def delete_fragment(self, fragment_id: str, **options: Unpack[CallOptions]) -> tiers_pb2.DeleteFragmentResponse:
+        """Removes a fragment from whatever tier holds it; ``deleted`` says whether it existed."""
+        return await self._unary(self._tiers.DeleteFragment, tiers_pb2.DeleteFragmentRequest(fragment_id=fragment_id), options)

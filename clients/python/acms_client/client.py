@@ -123,9 +123,12 @@ class AcmsClient:
         """Creates the project ``namespace/name`` (the key needs write access to it)."""
         return self._unary(self._registry.CreateProject, registry_pb2.CreateProjectRequest(name=name), options)
 
-    def list_projects(self, **options: Unpack[CallOptions]) -> registry_pb2.ListProjectsResponse:
-        """The projects the key may see."""
-        return self._unary(self._registry.ListProjects, registry_pb2.ListProjectsRequest(), options)
+    def list_projects(
+        self, *, page_size: int | None = None, page_token: str = "", **options: Unpack[CallOptions]
+    ) -> registry_pb2.ListProjectsResponse:
+        """One page of the projects the key may see (``next_page_token`` is empty on the last page)."""
+        request = registry_pb2.ListProjectsRequest(page_size=page_size, page_token=page_token)
+        return self._unary(self._registry.ListProjects, request, options)
 
     def register_resource(
         self,
@@ -148,9 +151,12 @@ class AcmsClient:
         request = registry_pb2.LinkResourceRequest(project=project, resource_id=resource_id, alias=alias)
         return self._unary(self._registry.LinkResource, request, options)
 
-    def list_resources(self, project: str, **options: Unpack[CallOptions]) -> registry_pb2.ListResourcesResponse:
-        """The resources linked into ``project``, with their alias there."""
-        return self._unary(self._registry.ListResources, registry_pb2.ListResourcesRequest(project=project), options)
+    def list_resources(
+        self, project: str, *, page_size: int | None = None, page_token: str = "", **options: Unpack[CallOptions]
+    ) -> registry_pb2.ListResourcesResponse:
+        """One page of the resources linked into ``project``, with their alias there."""
+        request = registry_pb2.ListResourcesRequest(project=project, page_size=page_size, page_token=page_token)
+        return self._unary(self._registry.ListResources, request, options)
 
     def resolve_alias(self, project: str, alias_or_id: str, **options: Unpack[CallOptions]) -> registry_pb2.ResolveAliasResponse:
         """The resource id behind an alias or id in ``project`` (``NOT_FOUND`` when neither)."""
@@ -160,6 +166,19 @@ class AcmsClient:
     def validate_aliases(self, project: str, **options: Unpack[CallOptions]) -> registry_pb2.ValidateAliasesResponse:
         """The alias problems of ``project`` (duplicates), one message each; empty when clean."""
         return self._unary(self._registry.ValidateAliases, registry_pb2.ValidateAliasesRequest(project=project), options)
+
+    def unlink_resource(self, project: str, resource_id: str, **options: Unpack[CallOptions]) -> registry_pb2.UnlinkResourceResponse:
+        """Removes ``resource_id``'s link from ``project`` (not its owner: delete the resource instead)."""
+        request = registry_pb2.UnlinkResourceRequest(project=project, resource_id=resource_id)
+        return self._unary(self._registry.UnlinkResource, request, options)
+
+    def delete_resource(self, resource_id: str, **options: Unpack[CallOptions]) -> registry_pb2.DeleteResourceResponse:
+        """Erases ``resource_id`` everywhere it lives; the ``report`` counts what went."""
+        return self._unary(self._registry.DeleteResource, registry_pb2.DeleteResourceRequest(resource_id=resource_id), options)
+
+    def delete_project(self, name: str, *, cascade: bool = False, **options: Unpack[CallOptions]) -> registry_pb2.DeleteProjectResponse:
+        """Deletes project ``name`` (``cascade`` erases the resources it owns; without it, refused while it owns any)."""
+        return self._unary(self._registry.DeleteProject, registry_pb2.DeleteProjectRequest(name=name, cascade=cascade), options)
 
     # -- IndexService -------------------------------------------------------------------------------------
 
@@ -245,6 +264,12 @@ class AcmsClient:
         """Raises :class:`ScopeViolationError` unless every resource is in the call's effective scope."""
         request = scope_pb2.ValidateResourceScopeRequest(requested_resource_ids=requested_resource_ids)
         return self._unary(self._scope.ValidateResourceScope, request, options)
+
+    def list_scopes(
+        self, *, page_size: int | None = None, page_token: str = "", **options: Unpack[CallOptions]
+    ) -> scope_pb2.ListScopesResponse:
+        """One page of the scopes this key resolved or narrowed, newest first."""
+        return self._unary(self._scope.ListScopes, scope_pb2.ListScopesRequest(page_size=page_size, page_token=page_token), options)
 
     # -- TextBackendService -------------------------------------------------------------------------------
 
@@ -399,3 +424,7 @@ class AcmsClient:
     def get_metrics(self, **options: Unpack[CallOptions]) -> tiers_pb2.GetMetricsResponse:
         """Hits, misses, population and movements per tier, as the call's scope sees them."""
         return self._unary(self._tiers.GetMetrics, tiers_pb2.GetMetricsRequest(), options)
+
+    def delete_fragment(self, fragment_id: str, **options: Unpack[CallOptions]) -> tiers_pb2.DeleteFragmentResponse:
+        """Removes a fragment from whatever tier holds it; ``deleted`` says whether it existed."""
+        return self._unary(self._tiers.DeleteFragment, tiers_pb2.DeleteFragmentRequest(fragment_id=fragment_id), options)

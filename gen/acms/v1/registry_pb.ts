@@ -13,7 +13,84 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file acms/v1/registry.proto.
  */
 export const file_acms_v1_registry: GenFile = /*@__PURE__*/
-  fileDesc("ChZhY21zL3YxL3JlZ2lzdHJ5LnByb3RvEgdhY21zLnYxIloKB1Byb2plY3QSDAoEbmFtZRgBIAEoCRIRCgluYW1lc3BhY2UYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiQwoMUmVzb3VyY2VMaW5rEg8KB3Byb2plY3QYASABKAkSEwoLcmVzb3VyY2VfaWQYAiABKAkSDQoFYWxpYXMYAyABKAkimAIKCFJlc291cmNlEgoKAmlkGAEgASgJEhUKDW93bmVyX3Byb2plY3QYAiABKAkSDAoEa2luZBgDIAEoCRISCgpwYXJlbnRfaWRzGAQgAygJEjEKCG1ldGFkYXRhGAUgAygLMh8uYWNtcy52MS5SZXNvdXJjZS5NZXRhZGF0YUVudHJ5Eg0KBWFsaWFzGAYgASgJEiQKBWxpbmtzGAcgAygLMhUuYWNtcy52MS5SZXNvdXJjZUxpbmsSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIioKFENyZWF0ZVByb2plY3RSZXF1ZXN0EhIKBG5hbWUYASABKAlCBIi1GAIiOgoVQ3JlYXRlUHJvamVjdFJlc3BvbnNlEiEKB3Byb2plY3QYASABKAsyEC5hY21zLnYxLlByb2plY3QiFQoTTGlzdFByb2plY3RzUmVxdWVzdCI6ChRMaXN0UHJvamVjdHNSZXNwb25zZRIiCghwcm9qZWN0cxgBIAMoCzIQLmFjbXMudjEuUHJvamVjdCLmAQoXUmVnaXN0ZXJSZXNvdXJjZVJlcXVlc3QSFQoHcHJvamVjdBgBIAEoCUIEiLUYAhINCgVhbGlhcxgCIAEoCRIMCgRraW5kGAMgASgJEhgKCnBhcmVudF9pZHMYBCADKAlCBIi1GAESQAoIbWV0YWRhdGEYBSADKAsyLi5hY21zLnYxLlJlZ2lzdGVyUmVzb3VyY2VSZXF1ZXN0Lk1ldGFkYXRhRW50cnkSCgoCaWQYBiABKAkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIj8KGFJlZ2lzdGVyUmVzb3VyY2VSZXNwb25zZRIjCghyZXNvdXJjZRgBIAEoCzIRLmFjbXMudjEuUmVzb3VyY2UiVgoTTGlua1Jlc291cmNlUmVxdWVzdBIVCgdwcm9qZWN0GAEgASgJQgSItRgCEhkKC3Jlc291cmNlX2lkGAIgASgJQgSItRgBEg0KBWFsaWFzGAMgASgJIjsKFExpbmtSZXNvdXJjZVJlc3BvbnNlEiMKBGxpbmsYASABKAsyFS5hY21zLnYxLlJlc291cmNlTGluayItChRMaXN0UmVzb3VyY2VzUmVxdWVzdBIVCgdwcm9qZWN0GAEgASgJQgSItRgCIj0KFUxpc3RSZXNvdXJjZXNSZXNwb25zZRIkCglyZXNvdXJjZXMYASADKAsyES5hY21zLnYxLlJlc291cmNlIkEKE1Jlc29sdmVBbGlhc1JlcXVlc3QSFQoHcHJvamVjdBgBIAEoCUIEiLUYAhITCgthbGlhc19vcl9pZBgCIAEoCSIrChRSZXNvbHZlQWxpYXNSZXNwb25zZRITCgtyZXNvdXJjZV9pZBgBIAEoCSIvChZWYWxpZGF0ZUFsaWFzZXNSZXF1ZXN0EhUKB3Byb2plY3QYASABKAlCBIi1GAIiKQoXVmFsaWRhdGVBbGlhc2VzUmVzcG9uc2USDgoGZXJyb3JzGAEgAygJMvEECg9SZWdpc3RyeVNlcnZpY2USVAoNQ3JlYXRlUHJvamVjdBIdLmFjbXMudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaHi5hY21zLnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZSIEkLUYAxJRCgxMaXN0UHJvamVjdHMSHC5hY21zLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaHS5hY21zLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlIgSQtRgCEl0KEFJlZ2lzdGVyUmVzb3VyY2USIC5hY21zLnYxLlJlZ2lzdGVyUmVzb3VyY2VSZXF1ZXN0GiEuYWNtcy52MS5SZWdpc3RlclJlc291cmNlUmVzcG9uc2UiBJC1GAMSUQoMTGlua1Jlc291cmNlEhwuYWNtcy52MS5MaW5rUmVzb3VyY2VSZXF1ZXN0Gh0uYWNtcy52MS5MaW5rUmVzb3VyY2VSZXNwb25zZSIEkLUYAxJUCg1MaXN0UmVzb3VyY2VzEh0uYWNtcy52MS5MaXN0UmVzb3VyY2VzUmVxdWVzdBoeLmFjbXMudjEuTGlzdFJlc291cmNlc1Jlc3BvbnNlIgSQtRgCElEKDFJlc29sdmVBbGlhcxIcLmFjbXMudjEuUmVzb2x2ZUFsaWFzUmVxdWVzdBodLmFjbXMudjEuUmVzb2x2ZUFsaWFzUmVzcG9uc2UiBJC1GAISWgoPVmFsaWRhdGVBbGlhc2VzEh8uYWNtcy52MS5WYWxpZGF0ZUFsaWFzZXNSZXF1ZXN0GiAuYWNtcy52MS5WYWxpZGF0ZUFsaWFzZXNSZXNwb25zZSIEkLUYAkIgWh5hY21zL2NsaWVudHMvZ28vYWNtcy92MTthY21zdjFiBnByb3RvMw", [file_acms_v1_options, file_google_protobuf_timestamp]);
+  fileDesc("ChZhY21zL3YxL3JlZ2lzdHJ5LnByb3RvEgdhY21zLnYxIrUBCg1FcmFzdXJlUmVwb3J0EhEKCWRvY3VtZW50cxgBIAEoBBIOCgZjaHVua3MYAiABKAQSDwoHdmVjdG9ycxgDIAEoBBIPCgd0cmlwbGVzGAQgASgEEhEKCWZyYWdtZW50cxgFIAEoBBINCgVsaW5rcxgGIAEoBBINCgVmaWxlcxgHIAEoBBIYChBpbmRleF9nZW5lcmF0aW9uGAggASgEEhQKDHJlc291cmNlX2lkcxgJIAMoCSJaCgdQcm9qZWN0EgwKBG5hbWUYASABKAkSEQoJbmFtZXNwYWNlGAIgASgJEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkMKDFJlc291cmNlTGluaxIPCgdwcm9qZWN0GAEgASgJEhMKC3Jlc291cmNlX2lkGAIgASgJEg0KBWFsaWFzGAMgASgJIpgCCghSZXNvdXJjZRIKCgJpZBgBIAEoCRIVCg1vd25lcl9wcm9qZWN0GAIgASgJEgwKBGtpbmQYAyABKAkSEgoKcGFyZW50X2lkcxgEIAMoCRIxCghtZXRhZGF0YRgFIAMoCzIfLmFjbXMudjEuUmVzb3VyY2UuTWV0YWRhdGFFbnRyeRINCgVhbGlhcxgGIAEoCRIkCgVsaW5rcxgHIAMoCzIVLmFjbXMudjEuUmVzb3VyY2VMaW5rEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIqChRDcmVhdGVQcm9qZWN0UmVxdWVzdBISCgRuYW1lGAEgASgJQgSItRgCIjoKFUNyZWF0ZVByb2plY3RSZXNwb25zZRIhCgdwcm9qZWN0GAEgASgLMhAuYWNtcy52MS5Qcm9qZWN0Ik8KE0xpc3RQcm9qZWN0c1JlcXVlc3QSFgoJcGFnZV9zaXplGAEgASgFSACIAQESEgoKcGFnZV90b2tlbhgCIAEoCUIMCgpfcGFnZV9zaXplIlMKFExpc3RQcm9qZWN0c1Jlc3BvbnNlEiIKCHByb2plY3RzGAEgAygLMhAuYWNtcy52MS5Qcm9qZWN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLmAQoXUmVnaXN0ZXJSZXNvdXJjZVJlcXVlc3QSFQoHcHJvamVjdBgBIAEoCUIEiLUYAhINCgVhbGlhcxgCIAEoCRIMCgRraW5kGAMgASgJEhgKCnBhcmVudF9pZHMYBCADKAlCBIi1GAESQAoIbWV0YWRhdGEYBSADKAsyLi5hY21zLnYxLlJlZ2lzdGVyUmVzb3VyY2VSZXF1ZXN0Lk1ldGFkYXRhRW50cnkSCgoCaWQYBiABKAkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIj8KGFJlZ2lzdGVyUmVzb3VyY2VSZXNwb25zZRIjCghyZXNvdXJjZRgBIAEoCzIRLmFjbXMudjEuUmVzb3VyY2UiVgoTTGlua1Jlc291cmNlUmVxdWVzdBIVCgdwcm9qZWN0GAEgASgJQgSItRgCEhkKC3Jlc291cmNlX2lkGAIgASgJQgSItRgBEg0KBWFsaWFzGAMgASgJIjsKFExpbmtSZXNvdXJjZVJlc3BvbnNlEiMKBGxpbmsYASABKAsyFS5hY21zLnYxLlJlc291cmNlTGluayJnChRMaXN0UmVzb3VyY2VzUmVxdWVzdBIVCgdwcm9qZWN0GAEgASgJQgSItRgCEhYKCXBhZ2Vfc2l6ZRgCIAEoBUgAiAEBEhIKCnBhZ2VfdG9rZW4YAyABKAlCDAoKX3BhZ2Vfc2l6ZSJWChVMaXN0UmVzb3VyY2VzUmVzcG9uc2USJAoJcmVzb3VyY2VzGAEgAygLMhEuYWNtcy52MS5SZXNvdXJjZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiQQoTUmVzb2x2ZUFsaWFzUmVxdWVzdBIVCgdwcm9qZWN0GAEgASgJQgSItRgCEhMKC2FsaWFzX29yX2lkGAIgASgJIisKFFJlc29sdmVBbGlhc1Jlc3BvbnNlEhMKC3Jlc291cmNlX2lkGAEgASgJIi8KFlZhbGlkYXRlQWxpYXNlc1JlcXVlc3QSFQoHcHJvamVjdBgBIAEoCUIEiLUYAiIpChdWYWxpZGF0ZUFsaWFzZXNSZXNwb25zZRIOCgZlcnJvcnMYASADKAkiSQoVVW5saW5rUmVzb3VyY2VSZXF1ZXN0EhUKB3Byb2plY3QYASABKAlCBIi1GAISGQoLcmVzb3VyY2VfaWQYAiABKAlCBIi1GAEiPQoWVW5saW5rUmVzb3VyY2VSZXNwb25zZRIjCgRsaW5rGAEgASgLMhUuYWNtcy52MS5SZXNvdXJjZUxpbmsiMgoVRGVsZXRlUmVzb3VyY2VSZXF1ZXN0EhkKC3Jlc291cmNlX2lkGAEgASgJQgSItRgBIkAKFkRlbGV0ZVJlc291cmNlUmVzcG9uc2USJgoGcmVwb3J0GAEgASgLMhYuYWNtcy52MS5FcmFzdXJlUmVwb3J0IjsKFERlbGV0ZVByb2plY3RSZXF1ZXN0EhIKBG5hbWUYASABKAlCBIi1GAISDwoHY2FzY2FkZRgCIAEoCCI/ChVEZWxldGVQcm9qZWN0UmVzcG9uc2USJgoGcmVwb3J0GAEgASgLMhYuYWNtcy52MS5FcmFzdXJlUmVwb3J0MvkGCg9SZWdpc3RyeVNlcnZpY2USVAoNQ3JlYXRlUHJvamVjdBIdLmFjbXMudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaHi5hY21zLnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZSIEkLUYAxJRCgxMaXN0UHJvamVjdHMSHC5hY21zLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaHS5hY21zLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlIgSQtRgCEl0KEFJlZ2lzdGVyUmVzb3VyY2USIC5hY21zLnYxLlJlZ2lzdGVyUmVzb3VyY2VSZXF1ZXN0GiEuYWNtcy52MS5SZWdpc3RlclJlc291cmNlUmVzcG9uc2UiBJC1GAMSUQoMTGlua1Jlc291cmNlEhwuYWNtcy52MS5MaW5rUmVzb3VyY2VSZXF1ZXN0Gh0uYWNtcy52MS5MaW5rUmVzb3VyY2VSZXNwb25zZSIEkLUYAxJUCg1MaXN0UmVzb3VyY2VzEh0uYWNtcy52MS5MaXN0UmVzb3VyY2VzUmVxdWVzdBoeLmFjbXMudjEuTGlzdFJlc291cmNlc1Jlc3BvbnNlIgSQtRgCElEKDFJlc29sdmVBbGlhcxIcLmFjbXMudjEuUmVzb2x2ZUFsaWFzUmVxdWVzdBodLmFjbXMudjEuUmVzb2x2ZUFsaWFzUmVzcG9uc2UiBJC1GAISWgoPVmFsaWRhdGVBbGlhc2VzEh8uYWNtcy52MS5WYWxpZGF0ZUFsaWFzZXNSZXF1ZXN0GiAuYWNtcy52MS5WYWxpZGF0ZUFsaWFzZXNSZXNwb25zZSIEkLUYAhJXCg5VbmxpbmtSZXNvdXJjZRIeLmFjbXMudjEuVW5saW5rUmVzb3VyY2VSZXF1ZXN0Gh8uYWNtcy52MS5VbmxpbmtSZXNvdXJjZVJlc3BvbnNlIgSQtRgDElcKDkRlbGV0ZVJlc291cmNlEh4uYWNtcy52MS5EZWxldGVSZXNvdXJjZVJlcXVlc3QaHy5hY21zLnYxLkRlbGV0ZVJlc291cmNlUmVzcG9uc2UiBJC1GAMSVAoNRGVsZXRlUHJvamVjdBIdLmFjbXMudjEuRGVsZXRlUHJvamVjdFJlcXVlc3QaHi5hY21zLnYxLkRlbGV0ZVByb2plY3RSZXNwb25zZSIEkLUYA0IgWh5hY21zL2NsaWVudHMvZ28vYWNtcy92MTthY21zdjFiBnByb3RvMw", [file_acms_v1_options, file_google_protobuf_timestamp]);
+
+/**
+ * ErasureReport counts what an erasure removed, per kind.
+ *
+ * @generated from message acms.v1.ErasureReport
+ */
+export type ErasureReport = Message<"acms.v1.ErasureReport"> & {
+  /**
+   * Documents removed (every retained version counts once per version).
+   *
+   * @generated from field: uint64 documents = 1;
+   */
+  documents: bigint;
+
+  /**
+   * Chunks removed.
+   *
+   * @generated from field: uint64 chunks = 2;
+   */
+  chunks: bigint;
+
+  /**
+   * Vectors removed.
+   *
+   * @generated from field: uint64 vectors = 3;
+   */
+  vectors: bigint;
+
+  /**
+   * Graph triples removed.
+   *
+   * @generated from field: uint64 triples = 4;
+   */
+  triples: bigint;
+
+  /**
+   * Tier fragments removed.
+   *
+   * @generated from field: uint64 fragments = 5;
+   */
+  fragments: bigint;
+
+  /**
+   * Project links removed.
+   *
+   * @generated from field: uint64 links = 6;
+   */
+  links: bigint;
+
+  /**
+   * Files removed (cold-tier files, saved index files).
+   *
+   * @generated from field: uint64 files = 7;
+   */
+  files: bigint;
+
+  /**
+   * The index generation after the erasure.
+   *
+   * @generated from field: uint64 index_generation = 8;
+   */
+  indexGeneration: bigint;
+
+  /**
+   * The resources erased.
+   *
+   * @generated from field: repeated string resource_ids = 9;
+   */
+  resourceIds: string[];
+};
+
+/**
+ * Describes the message acms.v1.ErasureReport.
+ * Use `create(ErasureReportSchema)` to create a new message.
+ */
+export const ErasureReportSchema: GenMessage<ErasureReport> = /*@__PURE__*/
+  messageDesc(file_acms_v1_registry, 0);
 
 /**
  * Project is a namespaced container of resources.
@@ -48,7 +125,7 @@ export type Project = Message<"acms.v1.Project"> & {
  * Use `create(ProjectSchema)` to create a new message.
  */
 export const ProjectSchema: GenMessage<Project> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 0);
+  messageDesc(file_acms_v1_registry, 1);
 
 /**
  * ResourceLink is a resource's presence in one project, under an alias.
@@ -83,7 +160,7 @@ export type ResourceLink = Message<"acms.v1.ResourceLink"> & {
  * Use `create(ResourceLinkSchema)` to create a new message.
  */
 export const ResourceLinkSchema: GenMessage<ResourceLink> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 1);
+  messageDesc(file_acms_v1_registry, 2);
 
 /**
  * Resource is a source of knowledge (a repo, a docs site, a dataset).
@@ -153,7 +230,7 @@ export type Resource = Message<"acms.v1.Resource"> & {
  * Use `create(ResourceSchema)` to create a new message.
  */
 export const ResourceSchema: GenMessage<Resource> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 2);
+  messageDesc(file_acms_v1_registry, 3);
 
 /**
  * CreateProjectRequest names the project to create.
@@ -174,7 +251,7 @@ export type CreateProjectRequest = Message<"acms.v1.CreateProjectRequest"> & {
  * Use `create(CreateProjectRequestSchema)` to create a new message.
  */
 export const CreateProjectRequestSchema: GenMessage<CreateProjectRequest> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 3);
+  messageDesc(file_acms_v1_registry, 4);
 
 /**
  * CreateProjectResponse holds the created project.
@@ -195,14 +272,27 @@ export type CreateProjectResponse = Message<"acms.v1.CreateProjectResponse"> & {
  * Use `create(CreateProjectResponseSchema)` to create a new message.
  */
 export const CreateProjectResponseSchema: GenMessage<CreateProjectResponse> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 4);
+  messageDesc(file_acms_v1_registry, 5);
 
 /**
- * ListProjectsRequest has no fields.
+ * ListProjectsRequest pages through the projects the caller may see.
  *
  * @generated from message acms.v1.ListProjectsRequest
  */
 export type ListProjectsRequest = Message<"acms.v1.ListProjectsRequest"> & {
+  /**
+   * At most this many projects (default 100, at most 1000).
+   *
+   * @generated from field: optional int32 page_size = 1;
+   */
+  pageSize?: number | undefined;
+
+  /**
+   * The `next_page_token` of the previous page; empty for the first page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
 };
 
 /**
@@ -210,7 +300,7 @@ export type ListProjectsRequest = Message<"acms.v1.ListProjectsRequest"> & {
  * Use `create(ListProjectsRequestSchema)` to create a new message.
  */
 export const ListProjectsRequestSchema: GenMessage<ListProjectsRequest> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 5);
+  messageDesc(file_acms_v1_registry, 6);
 
 /**
  * ListProjectsResponse lists projects.
@@ -224,6 +314,13 @@ export type ListProjectsResponse = Message<"acms.v1.ListProjectsResponse"> & {
    * @generated from field: repeated acms.v1.Project projects = 1;
    */
   projects: Project[];
+
+  /**
+   * The token for the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
 };
 
 /**
@@ -231,7 +328,7 @@ export type ListProjectsResponse = Message<"acms.v1.ListProjectsResponse"> & {
  * Use `create(ListProjectsResponseSchema)` to create a new message.
  */
 export const ListProjectsResponseSchema: GenMessage<ListProjectsResponse> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 6);
+  messageDesc(file_acms_v1_registry, 7);
 
 /**
  * RegisterResourceRequest describes a new resource.
@@ -287,7 +384,7 @@ export type RegisterResourceRequest = Message<"acms.v1.RegisterResourceRequest">
  * Use `create(RegisterResourceRequestSchema)` to create a new message.
  */
 export const RegisterResourceRequestSchema: GenMessage<RegisterResourceRequest> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 7);
+  messageDesc(file_acms_v1_registry, 8);
 
 /**
  * RegisterResourceResponse holds the registered resource.
@@ -308,7 +405,7 @@ export type RegisterResourceResponse = Message<"acms.v1.RegisterResourceResponse
  * Use `create(RegisterResourceResponseSchema)` to create a new message.
  */
 export const RegisterResourceResponseSchema: GenMessage<RegisterResourceResponse> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 8);
+  messageDesc(file_acms_v1_registry, 9);
 
 /**
  * LinkResourceRequest links a resource into a project.
@@ -343,7 +440,7 @@ export type LinkResourceRequest = Message<"acms.v1.LinkResourceRequest"> & {
  * Use `create(LinkResourceRequestSchema)` to create a new message.
  */
 export const LinkResourceRequestSchema: GenMessage<LinkResourceRequest> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 9);
+  messageDesc(file_acms_v1_registry, 10);
 
 /**
  * LinkResourceResponse holds the link.
@@ -364,7 +461,7 @@ export type LinkResourceResponse = Message<"acms.v1.LinkResourceResponse"> & {
  * Use `create(LinkResourceResponseSchema)` to create a new message.
  */
 export const LinkResourceResponseSchema: GenMessage<LinkResourceResponse> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 10);
+  messageDesc(file_acms_v1_registry, 11);
 
 /**
  * ListResourcesRequest names a project.
@@ -378,6 +475,20 @@ export type ListResourcesRequest = Message<"acms.v1.ListResourcesRequest"> & {
    * @generated from field: string project = 1;
    */
   project: string;
+
+  /**
+   * At most this many resources (default 100, at most 1000).
+   *
+   * @generated from field: optional int32 page_size = 2;
+   */
+  pageSize?: number | undefined;
+
+  /**
+   * The `next_page_token` of the previous page; empty for the first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
 };
 
 /**
@@ -385,7 +496,7 @@ export type ListResourcesRequest = Message<"acms.v1.ListResourcesRequest"> & {
  * Use `create(ListResourcesRequestSchema)` to create a new message.
  */
 export const ListResourcesRequestSchema: GenMessage<ListResourcesRequest> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 11);
+  messageDesc(file_acms_v1_registry, 12);
 
 /**
  * ListResourcesResponse lists a project's resources.
@@ -399,6 +510,13 @@ export type ListResourcesResponse = Message<"acms.v1.ListResourcesResponse"> & {
    * @generated from field: repeated acms.v1.Resource resources = 1;
    */
   resources: Resource[];
+
+  /**
+   * The token for the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
 };
 
 /**
@@ -406,7 +524,7 @@ export type ListResourcesResponse = Message<"acms.v1.ListResourcesResponse"> & {
  * Use `create(ListResourcesResponseSchema)` to create a new message.
  */
 export const ListResourcesResponseSchema: GenMessage<ListResourcesResponse> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 12);
+  messageDesc(file_acms_v1_registry, 13);
 
 /**
  * ResolveAliasRequest asks for the resource behind an alias or id.
@@ -434,7 +552,7 @@ export type ResolveAliasRequest = Message<"acms.v1.ResolveAliasRequest"> & {
  * Use `create(ResolveAliasRequestSchema)` to create a new message.
  */
 export const ResolveAliasRequestSchema: GenMessage<ResolveAliasRequest> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 13);
+  messageDesc(file_acms_v1_registry, 14);
 
 /**
  * ResolveAliasResponse holds the resource id.
@@ -455,7 +573,7 @@ export type ResolveAliasResponse = Message<"acms.v1.ResolveAliasResponse"> & {
  * Use `create(ResolveAliasResponseSchema)` to create a new message.
  */
 export const ResolveAliasResponseSchema: GenMessage<ResolveAliasResponse> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 14);
+  messageDesc(file_acms_v1_registry, 15);
 
 /**
  * ValidateAliasesRequest names a project.
@@ -476,7 +594,7 @@ export type ValidateAliasesRequest = Message<"acms.v1.ValidateAliasesRequest"> &
  * Use `create(ValidateAliasesRequestSchema)` to create a new message.
  */
 export const ValidateAliasesRequestSchema: GenMessage<ValidateAliasesRequest> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 15);
+  messageDesc(file_acms_v1_registry, 16);
 
 /**
  * ValidateAliasesResponse lists alias problems.
@@ -497,7 +615,147 @@ export type ValidateAliasesResponse = Message<"acms.v1.ValidateAliasesResponse">
  * Use `create(ValidateAliasesResponseSchema)` to create a new message.
  */
 export const ValidateAliasesResponseSchema: GenMessage<ValidateAliasesResponse> = /*@__PURE__*/
-  messageDesc(file_acms_v1_registry, 16);
+  messageDesc(file_acms_v1_registry, 17);
+
+/**
+ * UnlinkResourceRequest names a link to remove.
+ *
+ * @generated from message acms.v1.UnlinkResourceRequest
+ */
+export type UnlinkResourceRequest = Message<"acms.v1.UnlinkResourceRequest"> & {
+  /**
+   * The project the resource is linked into (not its owner).
+   *
+   * @generated from field: string project = 1;
+   */
+  project: string;
+
+  /**
+   * The resource.
+   *
+   * @generated from field: string resource_id = 2;
+   */
+  resourceId: string;
+};
+
+/**
+ * Describes the message acms.v1.UnlinkResourceRequest.
+ * Use `create(UnlinkResourceRequestSchema)` to create a new message.
+ */
+export const UnlinkResourceRequestSchema: GenMessage<UnlinkResourceRequest> = /*@__PURE__*/
+  messageDesc(file_acms_v1_registry, 18);
+
+/**
+ * UnlinkResourceResponse holds the removed link.
+ *
+ * @generated from message acms.v1.UnlinkResourceResponse
+ */
+export type UnlinkResourceResponse = Message<"acms.v1.UnlinkResourceResponse"> & {
+  /**
+   * The link that was removed.
+   *
+   * @generated from field: acms.v1.ResourceLink link = 1;
+   */
+  link?: ResourceLink | undefined;
+};
+
+/**
+ * Describes the message acms.v1.UnlinkResourceResponse.
+ * Use `create(UnlinkResourceResponseSchema)` to create a new message.
+ */
+export const UnlinkResourceResponseSchema: GenMessage<UnlinkResourceResponse> = /*@__PURE__*/
+  messageDesc(file_acms_v1_registry, 19);
+
+/**
+ * DeleteResourceRequest names the resource to erase.
+ *
+ * @generated from message acms.v1.DeleteResourceRequest
+ */
+export type DeleteResourceRequest = Message<"acms.v1.DeleteResourceRequest"> & {
+  /**
+   * The resource id (ULID); the key needs write access to its owning project.
+   *
+   * @generated from field: string resource_id = 1;
+   */
+  resourceId: string;
+};
+
+/**
+ * Describes the message acms.v1.DeleteResourceRequest.
+ * Use `create(DeleteResourceRequestSchema)` to create a new message.
+ */
+export const DeleteResourceRequestSchema: GenMessage<DeleteResourceRequest> = /*@__PURE__*/
+  messageDesc(file_acms_v1_registry, 20);
+
+/**
+ * DeleteResourceResponse reports what went.
+ *
+ * @generated from message acms.v1.DeleteResourceResponse
+ */
+export type DeleteResourceResponse = Message<"acms.v1.DeleteResourceResponse"> & {
+  /**
+   * What the erasure removed.
+   *
+   * @generated from field: acms.v1.ErasureReport report = 1;
+   */
+  report?: ErasureReport | undefined;
+};
+
+/**
+ * Describes the message acms.v1.DeleteResourceResponse.
+ * Use `create(DeleteResourceResponseSchema)` to create a new message.
+ */
+export const DeleteResourceResponseSchema: GenMessage<DeleteResourceResponse> = /*@__PURE__*/
+  messageDesc(file_acms_v1_registry, 21);
+
+/**
+ * DeleteProjectRequest names the project to delete.
+ *
+ * @generated from message acms.v1.DeleteProjectRequest
+ */
+export type DeleteProjectRequest = Message<"acms.v1.DeleteProjectRequest"> & {
+  /**
+   * The project name `namespace/name`.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Erase the resources the project owns too (otherwise FAILED_PRECONDITION while it owns any).
+   *
+   * @generated from field: bool cascade = 2;
+   */
+  cascade: boolean;
+};
+
+/**
+ * Describes the message acms.v1.DeleteProjectRequest.
+ * Use `create(DeleteProjectRequestSchema)` to create a new message.
+ */
+export const DeleteProjectRequestSchema: GenMessage<DeleteProjectRequest> = /*@__PURE__*/
+  messageDesc(file_acms_v1_registry, 22);
+
+/**
+ * DeleteProjectResponse reports what went.
+ *
+ * @generated from message acms.v1.DeleteProjectResponse
+ */
+export type DeleteProjectResponse = Message<"acms.v1.DeleteProjectResponse"> & {
+  /**
+   * What the deletion removed (with cascade, every owned resource's erasure summed).
+   *
+   * @generated from field: acms.v1.ErasureReport report = 1;
+   */
+  report?: ErasureReport | undefined;
+};
+
+/**
+ * Describes the message acms.v1.DeleteProjectResponse.
+ * Use `create(DeleteProjectResponseSchema)` to create a new message.
+ */
+export const DeleteProjectResponseSchema: GenMessage<DeleteProjectResponse> = /*@__PURE__*/
+  messageDesc(file_acms_v1_registry, 23);
 
 /**
  * RegistryService manages projects and the resources linked into them.
@@ -574,6 +832,39 @@ export const RegistryService: GenService<{
     methodKind: "unary";
     input: typeof ValidateAliasesRequestSchema;
     output: typeof ValidateAliasesResponseSchema;
+  },
+  /**
+   * UnlinkResource removes a resource's link from a project that is not its owner (the owning project's
+   * link cannot be removed: delete the resource instead). Needs write access to that project.
+   *
+   * @generated from rpc acms.v1.RegistryService.UnlinkResource
+   */
+  unlinkResource: {
+    methodKind: "unary";
+    input: typeof UnlinkResourceRequestSchema;
+    output: typeof UnlinkResourceResponseSchema;
+  },
+  /**
+   * DeleteResource erases a resource everywhere it lives: its links, documents, chunks, vectors, graph,
+   * retained versions and the fragments that name it. Needs write access to the owning project.
+   *
+   * @generated from rpc acms.v1.RegistryService.DeleteResource
+   */
+  deleteResource: {
+    methodKind: "unary";
+    input: typeof DeleteResourceRequestSchema;
+    output: typeof DeleteResourceResponseSchema;
+  },
+  /**
+   * DeleteProject deletes a project; refused with FAILED_PRECONDITION while it owns resources unless
+   * `cascade` is set, which erases each of them as DeleteResource does.
+   *
+   * @generated from rpc acms.v1.RegistryService.DeleteProject
+   */
+  deleteProject: {
+    methodKind: "unary";
+    input: typeof DeleteProjectRequestSchema;
+    output: typeof DeleteProjectResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_acms_v1_registry, 0);

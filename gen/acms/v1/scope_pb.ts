@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file acms/v1/scope.proto.
  */
 export const file_acms_v1_scope: GenFile = /*@__PURE__*/
-  fileDesc("ChNhY21zL3YxL3Njb3BlLnByb3RvEgdhY21zLnYxIswCCg1SZXNvdXJjZVNjb3BlEhAKCHNjb3BlX2lkGAEgASgJEhQKDHJlc291cmNlX2lkcxgCIAMoCRIVCg1wcm9qZWN0X25hbWVzGAMgAygJEhYKDnRlbXBvcmFsX3Njb3BlGAQgASgJEhkKEWluY2x1ZGVfcmVzb3VyY2VzGAUgAygJEhkKEWV4Y2x1ZGVfcmVzb3VyY2VzGAYgAygJEhUKDWluY2x1ZGVfcGF0aHMYByADKAkSFQoNZXhjbHVkZV9wYXRocxgIIAMoCRIXCg9wYXJlbnRfc2NvcGVfaWQYCSABKAkSGgoSZXhwYW5kX2Rlc2NlbmRhbnRzGAogASgIEhsKE2RlbmllZF9yZXNvdXJjZV9pZHMYCyADKAkSLgoKY3JlYXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi4QEKE1Jlc29sdmVTY29wZVJlcXVlc3QSFgoIcHJvamVjdHMYASADKAlCBIi1GAISGQoRaW5jbHVkZV9yZXNvdXJjZXMYAiADKAkSGQoRZXhjbHVkZV9yZXNvdXJjZXMYAyADKAkSFQoNaW5jbHVkZV9wYXRocxgEIAMoCRIVCg1leGNsdWRlX3BhdGhzGAUgAygJEhYKDnRlbXBvcmFsX3Njb3BlGAYgASgJEh8KEmV4cGFuZF9kZXNjZW5kYW50cxgHIAEoCEgAiAEBQhUKE19leHBhbmRfZGVzY2VuZGFudHMiPQoUUmVzb2x2ZVNjb3BlUmVzcG9uc2USJQoFc2NvcGUYASABKAsyFi5hY21zLnYxLlJlc291cmNlU2NvcGUiIwoPR2V0U2NvcGVSZXF1ZXN0EhAKCHNjb3BlX2lkGAEgASgJIjkKEEdldFNjb3BlUmVzcG9uc2USJQoFc2NvcGUYASABKAsyFi5hY21zLnYxLlJlc291cmNlU2NvcGUiXgoSTmFycm93U2NvcGVSZXF1ZXN0EhkKEWRlbnlfcmVzb3VyY2VfaWRzGAEgAygJEhYKCHByb2plY3RzGAIgAygJQgSItRgCEhUKDWV4Y2x1ZGVfcGF0aHMYAyADKAkiPAoTTmFycm93U2NvcGVSZXNwb25zZRIlCgVzY29wZRgBIAEoCzIWLmFjbXMudjEuUmVzb3VyY2VTY29wZSI/ChtWYWxpZGF0ZVByb2plY3RTY29wZVJlcXVlc3QSIAoScmVxdWVzdGVkX3Byb2plY3RzGAEgAygJQgSItRgCIh4KHFZhbGlkYXRlUHJvamVjdFNjb3BlUmVzcG9uc2UiRAocVmFsaWRhdGVSZXNvdXJjZVNjb3BlUmVxdWVzdBIkChZyZXF1ZXN0ZWRfcmVzb3VyY2VfaWRzGAEgAygJQgSItRgBIh8KHVZhbGlkYXRlUmVzb3VyY2VTY29wZVJlc3BvbnNlMtEDCgxTY29wZVNlcnZpY2USUQoMUmVzb2x2ZVNjb3BlEhwuYWNtcy52MS5SZXNvbHZlU2NvcGVSZXF1ZXN0Gh0uYWNtcy52MS5SZXNvbHZlU2NvcGVSZXNwb25zZSIEkLUYAhJFCghHZXRTY29wZRIYLmFjbXMudjEuR2V0U2NvcGVSZXF1ZXN0GhkuYWNtcy52MS5HZXRTY29wZVJlc3BvbnNlIgSQtRgCEk4KC05hcnJvd1Njb3BlEhsuYWNtcy52MS5OYXJyb3dTY29wZVJlcXVlc3QaHC5hY21zLnYxLk5hcnJvd1Njb3BlUmVzcG9uc2UiBJC1GAESaQoUVmFsaWRhdGVQcm9qZWN0U2NvcGUSJC5hY21zLnYxLlZhbGlkYXRlUHJvamVjdFNjb3BlUmVxdWVzdBolLmFjbXMudjEuVmFsaWRhdGVQcm9qZWN0U2NvcGVSZXNwb25zZSIEkLUYARJsChVWYWxpZGF0ZVJlc291cmNlU2NvcGUSJS5hY21zLnYxLlZhbGlkYXRlUmVzb3VyY2VTY29wZVJlcXVlc3QaJi5hY21zLnYxLlZhbGlkYXRlUmVzb3VyY2VTY29wZVJlc3BvbnNlIgSQtRgBQiBaHmFjbXMvY2xpZW50cy9nby9hY21zL3YxO2FjbXN2MWIGcHJvdG8z", [file_acms_v1_options, file_google_protobuf_timestamp]);
+  fileDesc("ChNhY21zL3YxL3Njb3BlLnByb3RvEgdhY21zLnYxIswCCg1SZXNvdXJjZVNjb3BlEhAKCHNjb3BlX2lkGAEgASgJEhQKDHJlc291cmNlX2lkcxgCIAMoCRIVCg1wcm9qZWN0X25hbWVzGAMgAygJEhYKDnRlbXBvcmFsX3Njb3BlGAQgASgJEhkKEWluY2x1ZGVfcmVzb3VyY2VzGAUgAygJEhkKEWV4Y2x1ZGVfcmVzb3VyY2VzGAYgAygJEhUKDWluY2x1ZGVfcGF0aHMYByADKAkSFQoNZXhjbHVkZV9wYXRocxgIIAMoCRIXCg9wYXJlbnRfc2NvcGVfaWQYCSABKAkSGgoSZXhwYW5kX2Rlc2NlbmRhbnRzGAogASgIEhsKE2RlbmllZF9yZXNvdXJjZV9pZHMYCyADKAkSLgoKY3JlYXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi4QEKE1Jlc29sdmVTY29wZVJlcXVlc3QSFgoIcHJvamVjdHMYASADKAlCBIi1GAISGQoRaW5jbHVkZV9yZXNvdXJjZXMYAiADKAkSGQoRZXhjbHVkZV9yZXNvdXJjZXMYAyADKAkSFQoNaW5jbHVkZV9wYXRocxgEIAMoCRIVCg1leGNsdWRlX3BhdGhzGAUgAygJEhYKDnRlbXBvcmFsX3Njb3BlGAYgASgJEh8KEmV4cGFuZF9kZXNjZW5kYW50cxgHIAEoCEgAiAEBQhUKE19leHBhbmRfZGVzY2VuZGFudHMiPQoUUmVzb2x2ZVNjb3BlUmVzcG9uc2USJQoFc2NvcGUYASABKAsyFi5hY21zLnYxLlJlc291cmNlU2NvcGUiIwoPR2V0U2NvcGVSZXF1ZXN0EhAKCHNjb3BlX2lkGAEgASgJIjkKEEdldFNjb3BlUmVzcG9uc2USJQoFc2NvcGUYASABKAsyFi5hY21zLnYxLlJlc291cmNlU2NvcGUiXgoSTmFycm93U2NvcGVSZXF1ZXN0EhkKEWRlbnlfcmVzb3VyY2VfaWRzGAEgAygJEhYKCHByb2plY3RzGAIgAygJQgSItRgCEhUKDWV4Y2x1ZGVfcGF0aHMYAyADKAkiPAoTTmFycm93U2NvcGVSZXNwb25zZRIlCgVzY29wZRgBIAEoCzIWLmFjbXMudjEuUmVzb3VyY2VTY29wZSI/ChtWYWxpZGF0ZVByb2plY3RTY29wZVJlcXVlc3QSIAoScmVxdWVzdGVkX3Byb2plY3RzGAEgAygJQgSItRgCIh4KHFZhbGlkYXRlUHJvamVjdFNjb3BlUmVzcG9uc2UiRAocVmFsaWRhdGVSZXNvdXJjZVNjb3BlUmVxdWVzdBIkChZyZXF1ZXN0ZWRfcmVzb3VyY2VfaWRzGAEgAygJQgSItRgBIh8KHVZhbGlkYXRlUmVzb3VyY2VTY29wZVJlc3BvbnNlIk0KEUxpc3RTY29wZXNSZXF1ZXN0EhYKCXBhZ2Vfc2l6ZRgBIAEoBUgAiAEBEhIKCnBhZ2VfdG9rZW4YAiABKAlCDAoKX3BhZ2Vfc2l6ZSJVChJMaXN0U2NvcGVzUmVzcG9uc2USJgoGc2NvcGVzGAEgAygLMhYuYWNtcy52MS5SZXNvdXJjZVNjb3BlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCTKeBAoMU2NvcGVTZXJ2aWNlElEKDFJlc29sdmVTY29wZRIcLmFjbXMudjEuUmVzb2x2ZVNjb3BlUmVxdWVzdBodLmFjbXMudjEuUmVzb2x2ZVNjb3BlUmVzcG9uc2UiBJC1GAISRQoIR2V0U2NvcGUSGC5hY21zLnYxLkdldFNjb3BlUmVxdWVzdBoZLmFjbXMudjEuR2V0U2NvcGVSZXNwb25zZSIEkLUYAhJOCgtOYXJyb3dTY29wZRIbLmFjbXMudjEuTmFycm93U2NvcGVSZXF1ZXN0GhwuYWNtcy52MS5OYXJyb3dTY29wZVJlc3BvbnNlIgSQtRgBEmkKFFZhbGlkYXRlUHJvamVjdFNjb3BlEiQuYWNtcy52MS5WYWxpZGF0ZVByb2plY3RTY29wZVJlcXVlc3QaJS5hY21zLnYxLlZhbGlkYXRlUHJvamVjdFNjb3BlUmVzcG9uc2UiBJC1GAESbAoVVmFsaWRhdGVSZXNvdXJjZVNjb3BlEiUuYWNtcy52MS5WYWxpZGF0ZVJlc291cmNlU2NvcGVSZXF1ZXN0GiYuYWNtcy52MS5WYWxpZGF0ZVJlc291cmNlU2NvcGVSZXNwb25zZSIEkLUYARJLCgpMaXN0U2NvcGVzEhouYWNtcy52MS5MaXN0U2NvcGVzUmVxdWVzdBobLmFjbXMudjEuTGlzdFNjb3Blc1Jlc3BvbnNlIgSQtRgCQiBaHmFjbXMvY2xpZW50cy9nby9hY21zL3YxO2FjbXN2MWIGcHJvdG8z", [file_acms_v1_options, file_google_protobuf_timestamp]);
 
 /**
  * ResourceScope is an immutable, stored scope: what a plan may see.
@@ -369,6 +369,62 @@ export const ValidateResourceScopeResponseSchema: GenMessage<ValidateResourceSco
   messageDesc(file_acms_v1_scope, 10);
 
 /**
+ * ListScopesRequest pages through the caller's scopes.
+ *
+ * @generated from message acms.v1.ListScopesRequest
+ */
+export type ListScopesRequest = Message<"acms.v1.ListScopesRequest"> & {
+  /**
+   * At most this many scopes (default 100, at most 1000).
+   *
+   * @generated from field: optional int32 page_size = 1;
+   */
+  pageSize?: number | undefined;
+
+  /**
+   * The `next_page_token` of the previous page; empty for the first page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message acms.v1.ListScopesRequest.
+ * Use `create(ListScopesRequestSchema)` to create a new message.
+ */
+export const ListScopesRequestSchema: GenMessage<ListScopesRequest> = /*@__PURE__*/
+  messageDesc(file_acms_v1_scope, 11);
+
+/**
+ * ListScopesResponse lists scopes, newest first.
+ *
+ * @generated from message acms.v1.ListScopesResponse
+ */
+export type ListScopesResponse = Message<"acms.v1.ListScopesResponse"> & {
+  /**
+   * The scopes the caller resolved or narrowed.
+   *
+   * @generated from field: repeated acms.v1.ResourceScope scopes = 1;
+   */
+  scopes: ResourceScope[];
+
+  /**
+   * The token for the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message acms.v1.ListScopesResponse.
+ * Use `create(ListScopesResponseSchema)` to create a new message.
+ */
+export const ListScopesResponseSchema: GenMessage<ListScopesResponse> = /*@__PURE__*/
+  messageDesc(file_acms_v1_scope, 12);
+
+/**
  * ScopeService resolves, stores and narrows the immutable scopes that every read names.
  *
  * @generated from service acms.v1.ScopeService
@@ -424,6 +480,16 @@ export const ScopeService: GenService<{
     methodKind: "unary";
     input: typeof ValidateResourceScopeRequestSchema;
     output: typeof ValidateResourceScopeResponseSchema;
+  },
+  /**
+   * ListScopes pages through the scopes the caller resolved or narrowed, newest first.
+   *
+   * @generated from rpc acms.v1.ScopeService.ListScopes
+   */
+  listScopes: {
+    methodKind: "unary";
+    input: typeof ListScopesRequestSchema;
+    output: typeof ListScopesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_acms_v1_scope, 0);

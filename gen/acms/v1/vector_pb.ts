@@ -11,7 +11,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file acms/v1/vector.proto.
  */
 export const file_acms_v1_vector: GenFile = /*@__PURE__*/
-  fileDesc("ChRhY21zL3YxL3ZlY3Rvci5wcm90bxIHYWNtcy52MSLKAQoMVmVjdG9yUmVzdWx0Eg8KB3Vrb191cmkYASABKAkSDwoHY29udGVudBgCIAEoCRINCgVzY29yZRgDIAEoARI1CghtZXRhZGF0YRgEIAMoCzIjLmFjbXMudjEuVmVjdG9yUmVzdWx0Lk1ldGFkYXRhRW50cnkSEwoLcmVzb3VyY2VfaWQYBSABKAkSDAoEcGF0aBgGIAEoCRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEicAoXU2ltaWxhcml0eVNlYXJjaFJlcXVlc3QSEQoJZW1iZWRkaW5nGAEgAygCEhIKBXRvcF9rGAIgASgFSACIAQESFgoJbWluX3Njb3JlGAMgASgBSAGIAQFCCAoGX3RvcF9rQgwKCl9taW5fc2NvcmUiggEKGFNpbWlsYXJpdHlTZWFyY2hSZXNwb25zZRImCgdyZXN1bHRzGAEgAygLMhUuYWNtcy52MS5WZWN0b3JSZXN1bHQSEAoIc2NvcGVfaWQYAiABKAkSEgoKZXhoYXVzdGl2ZRgDIAEoCBIYChBpbmRleF9nZW5lcmF0aW9uGAQgASgEInYKHVNpbWlsYXJpdHlTZWFyY2hTdHJlYW1SZXF1ZXN0EhEKCWVtYmVkZGluZxgBIAMoAhISCgV0b3BfaxgCIAEoBUgAiAEBEhYKCW1pbl9zY29yZRgDIAEoAUgBiAEBQggKBl90b3Bfa0IMCgpfbWluX3Njb3JlIkcKHlNpbWlsYXJpdHlTZWFyY2hTdHJlYW1SZXNwb25zZRIlCgZyZXN1bHQYASABKAsyFS5hY21zLnYxLlZlY3RvclJlc3VsdDLoAQoUVmVjdG9yQmFja2VuZFNlcnZpY2USXQoQU2ltaWxhcml0eVNlYXJjaBIgLmFjbXMudjEuU2ltaWxhcml0eVNlYXJjaFJlcXVlc3QaIS5hY21zLnYxLlNpbWlsYXJpdHlTZWFyY2hSZXNwb25zZSIEkLUYARJxChZTaW1pbGFyaXR5U2VhcmNoU3RyZWFtEiYuYWNtcy52MS5TaW1pbGFyaXR5U2VhcmNoU3RyZWFtUmVxdWVzdBonLmFjbXMudjEuU2ltaWxhcml0eVNlYXJjaFN0cmVhbVJlc3BvbnNlIgSQtRgBMAFCIFoeYWNtcy9jbGllbnRzL2dvL2FjbXMvdjE7YWNtc3YxYgZwcm90bzM", [file_acms_v1_options]);
+  fileDesc("ChRhY21zL3YxL3ZlY3Rvci5wcm90bxIHYWNtcy52MSLKAQoMVmVjdG9yUmVzdWx0Eg8KB3Vrb191cmkYASABKAkSDwoHY29udGVudBgCIAEoCRINCgVzY29yZRgDIAEoARI1CghtZXRhZGF0YRgEIAMoCzIjLmFjbXMudjEuVmVjdG9yUmVzdWx0Lk1ldGFkYXRhRW50cnkSEwoLcmVzb3VyY2VfaWQYBSABKAkSDAoEcGF0aBgGIAEoCRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEifgoXU2ltaWxhcml0eVNlYXJjaFJlcXVlc3QSEQoJZW1iZWRkaW5nGAEgAygCEhIKBXRvcF9rGAIgASgFSACIAQESFgoJbWluX3Njb3JlGAMgASgBSAGIAQESDAoEdGV4dBgEIAEoCUIICgZfdG9wX2tCDAoKX21pbl9zY29yZSKCAQoYU2ltaWxhcml0eVNlYXJjaFJlc3BvbnNlEiYKB3Jlc3VsdHMYASADKAsyFS5hY21zLnYxLlZlY3RvclJlc3VsdBIQCghzY29wZV9pZBgCIAEoCRISCgpleGhhdXN0aXZlGAMgASgIEhgKEGluZGV4X2dlbmVyYXRpb24YBCABKAQihAEKHVNpbWlsYXJpdHlTZWFyY2hTdHJlYW1SZXF1ZXN0EhEKCWVtYmVkZGluZxgBIAMoAhISCgV0b3BfaxgCIAEoBUgAiAEBEhYKCW1pbl9zY29yZRgDIAEoAUgBiAEBEgwKBHRleHQYBCABKAlCCAoGX3RvcF9rQgwKCl9taW5fc2NvcmUiRwoeU2ltaWxhcml0eVNlYXJjaFN0cmVhbVJlc3BvbnNlEiUKBnJlc3VsdBgBIAEoCzIVLmFjbXMudjEuVmVjdG9yUmVzdWx0MugBChRWZWN0b3JCYWNrZW5kU2VydmljZRJdChBTaW1pbGFyaXR5U2VhcmNoEiAuYWNtcy52MS5TaW1pbGFyaXR5U2VhcmNoUmVxdWVzdBohLmFjbXMudjEuU2ltaWxhcml0eVNlYXJjaFJlc3BvbnNlIgSQtRgBEnEKFlNpbWlsYXJpdHlTZWFyY2hTdHJlYW0SJi5hY21zLnYxLlNpbWlsYXJpdHlTZWFyY2hTdHJlYW1SZXF1ZXN0GicuYWNtcy52MS5TaW1pbGFyaXR5U2VhcmNoU3RyZWFtUmVzcG9uc2UiBJC1GAEwAUIgWh5hY21zL2NsaWVudHMvZ28vYWNtcy92MTthY21zdjFiBnByb3RvMw", [file_acms_v1_options]);
 
 /**
  * VectorResult is one ranked chunk.
@@ -95,6 +95,13 @@ export type SimilaritySearchRequest = Message<"acms.v1.SimilaritySearchRequest">
    * @generated from field: optional double min_score = 3;
    */
   minScore?: number | undefined;
+
+  /**
+   * Text for the server's embedder to embed instead of `embedding` (FAILED_PRECONDITION with no embedder).
+   *
+   * @generated from field: string text = 4;
+   */
+  text: string;
 };
 
 /**
@@ -172,6 +179,13 @@ export type SimilaritySearchStreamRequest = Message<"acms.v1.SimilaritySearchStr
    * @generated from field: optional double min_score = 3;
    */
   minScore?: number | undefined;
+
+  /**
+   * Text for the server's embedder to embed instead of `embedding` (FAILED_PRECONDITION with no embedder).
+   *
+   * @generated from field: string text = 4;
+   */
+  text: string;
 };
 
 /**

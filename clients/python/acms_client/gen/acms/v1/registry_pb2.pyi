@@ -20,6 +20,62 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class ErasureReport(_message.Message):
+    """ErasureReport counts what an erasure removed, per kind."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DOCUMENTS_FIELD_NUMBER: _builtins.int
+    CHUNKS_FIELD_NUMBER: _builtins.int
+    VECTORS_FIELD_NUMBER: _builtins.int
+    TRIPLES_FIELD_NUMBER: _builtins.int
+    FRAGMENTS_FIELD_NUMBER: _builtins.int
+    LINKS_FIELD_NUMBER: _builtins.int
+    FILES_FIELD_NUMBER: _builtins.int
+    INDEX_GENERATION_FIELD_NUMBER: _builtins.int
+    RESOURCE_IDS_FIELD_NUMBER: _builtins.int
+    documents: _builtins.int
+    """Documents removed (every retained version counts once per version)."""
+    chunks: _builtins.int
+    """Chunks removed."""
+    vectors: _builtins.int
+    """Vectors removed."""
+    triples: _builtins.int
+    """Graph triples removed."""
+    fragments: _builtins.int
+    """Tier fragments removed."""
+    links: _builtins.int
+    """Project links removed."""
+    files: _builtins.int
+    """Files removed (cold-tier files, saved index files)."""
+    index_generation: _builtins.int
+    """The index generation after the erasure."""
+    @_builtins.property
+    def resource_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The resources erased."""
+
+    def __init__(
+        self,
+        *,
+        documents: _builtins.int = ...,
+        chunks: _builtins.int = ...,
+        vectors: _builtins.int = ...,
+        triples: _builtins.int = ...,
+        fragments: _builtins.int = ...,
+        links: _builtins.int = ...,
+        files: _builtins.int = ...,
+        index_generation: _builtins.int = ...,
+        resource_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunks", b"chunks", "documents", b"documents", "files", b"files", "fragments", b"fragments", "index_generation", b"index_generation", "links", b"links", "resource_ids", b"resource_ids", "triples", b"triples", "vectors", b"vectors"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ErasureReport: _TypeAlias = ErasureReport  # noqa: Y015
+
+@_typing.final
 class Project(_message.Message):
     """Project is a namespaced container of resources."""
 
@@ -207,18 +263,29 @@ Global___CreateProjectResponse: _TypeAlias = CreateProjectResponse  # noqa: Y015
 
 @_typing.final
 class ListProjectsRequest(_message.Message):
-    """ListProjectsRequest has no fields."""
+    """ListProjectsRequest pages through the projects the caller may see."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    page_size: _builtins.int
+    """At most this many projects (default 100, at most 1000)."""
+    page_token: _builtins.str
+    """The `next_page_token` of the previous page; empty for the first page."""
     def __init__(
         self,
+        *,
+        page_size: _builtins.int | None = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_page_size", b"_page_size", "page_size", b"page_size"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_page_size", b"_page_size", "page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__page_size: _TypeAlias = _typing.Literal["page_size"]  # noqa: Y015
+    _WhichOneofArgType__page_size: _TypeAlias = _typing.Literal["_page_size", b"_page_size"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__page_size) -> _WhichOneofReturnType__page_size | None: ...
 
 Global___ListProjectsRequest: _TypeAlias = ListProjectsRequest  # noqa: Y015
 
@@ -229,6 +296,9 @@ class ListProjectsResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     PROJECTS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The token for the next page; empty on the last page."""
     @_builtins.property
     def projects(self) -> _containers.RepeatedCompositeFieldContainer[Global___Project]:
         """The projects the caller may see, by name."""
@@ -237,10 +307,11 @@ class ListProjectsResponse(_message.Message):
         self,
         *,
         projects: _abc.Iterable[Global___Project] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["projects", b"projects"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "projects", b"projects"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -397,18 +468,28 @@ class ListResourcesRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     PROJECT_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     project: _builtins.str
     """The project."""
+    page_size: _builtins.int
+    """At most this many resources (default 100, at most 1000)."""
+    page_token: _builtins.str
+    """The `next_page_token` of the previous page; empty for the first page."""
     def __init__(
         self,
         *,
         project: _builtins.str = ...,
+        page_size: _builtins.int | None = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_page_size", b"_page_size", "page_size", b"page_size"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["project", b"project"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_page_size", b"_page_size", "page_size", b"page_size", "page_token", b"page_token", "project", b"project"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__page_size: _TypeAlias = _typing.Literal["page_size"]  # noqa: Y015
+    _WhichOneofArgType__page_size: _TypeAlias = _typing.Literal["_page_size", b"_page_size"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__page_size) -> _WhichOneofReturnType__page_size | None: ...
 
 Global___ListResourcesRequest: _TypeAlias = ListResourcesRequest  # noqa: Y015
 
@@ -419,6 +500,9 @@ class ListResourcesResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     RESOURCES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The token for the next page; empty on the last page."""
     @_builtins.property
     def resources(self) -> _containers.RepeatedCompositeFieldContainer[Global___Resource]:
         """The resources linked into the project, with their alias there."""
@@ -427,10 +511,11 @@ class ListResourcesResponse(_message.Message):
         self,
         *,
         resources: _abc.Iterable[Global___Resource] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["resources", b"resources"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "resources", b"resources"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -529,3 +614,149 @@ class ValidateAliasesResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ValidateAliasesResponse: _TypeAlias = ValidateAliasesResponse  # noqa: Y015
+
+@_typing.final
+class UnlinkResourceRequest(_message.Message):
+    """UnlinkResourceRequest names a link to remove."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROJECT_FIELD_NUMBER: _builtins.int
+    RESOURCE_ID_FIELD_NUMBER: _builtins.int
+    project: _builtins.str
+    """The project the resource is linked into (not its owner)."""
+    resource_id: _builtins.str
+    """The resource."""
+    def __init__(
+        self,
+        *,
+        project: _builtins.str = ...,
+        resource_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["project", b"project", "resource_id", b"resource_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UnlinkResourceRequest: _TypeAlias = UnlinkResourceRequest  # noqa: Y015
+
+@_typing.final
+class UnlinkResourceResponse(_message.Message):
+    """UnlinkResourceResponse holds the removed link."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LINK_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def link(self) -> Global___ResourceLink:
+        """The link that was removed."""
+
+    def __init__(
+        self,
+        *,
+        link: Global___ResourceLink | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["link", b"link"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["link", b"link"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UnlinkResourceResponse: _TypeAlias = UnlinkResourceResponse  # noqa: Y015
+
+@_typing.final
+class DeleteResourceRequest(_message.Message):
+    """DeleteResourceRequest names the resource to erase."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESOURCE_ID_FIELD_NUMBER: _builtins.int
+    resource_id: _builtins.str
+    """The resource id (ULID); the key needs write access to its owning project."""
+    def __init__(
+        self,
+        *,
+        resource_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["resource_id", b"resource_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteResourceRequest: _TypeAlias = DeleteResourceRequest  # noqa: Y015
+
+@_typing.final
+class DeleteResourceResponse(_message.Message):
+    """DeleteResourceResponse reports what went."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REPORT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def report(self) -> Global___ErasureReport:
+        """What the erasure removed."""
+
+    def __init__(
+        self,
+        *,
+        report: Global___ErasureReport | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["report", b"report"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["report", b"report"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteResourceResponse: _TypeAlias = DeleteResourceResponse  # noqa: Y015
+
+@_typing.final
+class DeleteProjectRequest(_message.Message):
+    """DeleteProjectRequest names the project to delete."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    CASCADE_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The project name `namespace/name`."""
+    cascade: _builtins.bool
+    """Erase the resources the project owns too (otherwise FAILED_PRECONDITION while it owns any)."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        cascade: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cascade", b"cascade", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteProjectRequest: _TypeAlias = DeleteProjectRequest  # noqa: Y015
+
+@_typing.final
+class DeleteProjectResponse(_message.Message):
+    """DeleteProjectResponse reports what went."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REPORT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def report(self) -> Global___ErasureReport:
+        """What the deletion removed (with cascade, every owned resource's erasure summed)."""
+
+    def __init__(
+        self,
+        *,
+        report: Global___ErasureReport | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["report", b"report"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["report", b"report"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteProjectResponse: _TypeAlias = DeleteProjectResponse  # noqa: Y015

@@ -70,6 +70,21 @@ class RegistryServiceStub:
                 request_serializer=acms_dot_v1_dot_registry__pb2.ValidateAliasesRequest.SerializeToString,
                 response_deserializer=acms_dot_v1_dot_registry__pb2.ValidateAliasesResponse.FromString,
                 _registered_method=True)
+        self.UnlinkResource = channel.unary_unary(
+                '/acms.v1.RegistryService/UnlinkResource',
+                request_serializer=acms_dot_v1_dot_registry__pb2.UnlinkResourceRequest.SerializeToString,
+                response_deserializer=acms_dot_v1_dot_registry__pb2.UnlinkResourceResponse.FromString,
+                _registered_method=True)
+        self.DeleteResource = channel.unary_unary(
+                '/acms.v1.RegistryService/DeleteResource',
+                request_serializer=acms_dot_v1_dot_registry__pb2.DeleteResourceRequest.SerializeToString,
+                response_deserializer=acms_dot_v1_dot_registry__pb2.DeleteResourceResponse.FromString,
+                _registered_method=True)
+        self.DeleteProject = channel.unary_unary(
+                '/acms.v1.RegistryService/DeleteProject',
+                request_serializer=acms_dot_v1_dot_registry__pb2.DeleteProjectRequest.SerializeToString,
+                response_deserializer=acms_dot_v1_dot_registry__pb2.DeleteProjectResponse.FromString,
+                _registered_method=True)
 
 
 class RegistryServiceServicer:
@@ -125,6 +140,30 @@ class RegistryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UnlinkResource(self, request, context):
+        """UnlinkResource removes a resource's link from a project that is not its owner (the owning project's
+        link cannot be removed: delete the resource instead). Needs write access to that project.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteResource(self, request, context):
+        """DeleteResource erases a resource everywhere it lives: its links, documents, chunks, vectors, graph,
+        retained versions and the fragments that name it. Needs write access to the owning project.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteProject(self, request, context):
+        """DeleteProject deletes a project; refused with FAILED_PRECONDITION while it owns resources unless
+        `cascade` is set, which erases each of them as DeleteResource does.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RegistryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -162,6 +201,21 @@ def add_RegistryServiceServicer_to_server(servicer, server):
                     servicer.ValidateAliases,
                     request_deserializer=acms_dot_v1_dot_registry__pb2.ValidateAliasesRequest.FromString,
                     response_serializer=acms_dot_v1_dot_registry__pb2.ValidateAliasesResponse.SerializeToString,
+            ),
+            'UnlinkResource': grpc.unary_unary_rpc_method_handler(
+                    servicer.UnlinkResource,
+                    request_deserializer=acms_dot_v1_dot_registry__pb2.UnlinkResourceRequest.FromString,
+                    response_serializer=acms_dot_v1_dot_registry__pb2.UnlinkResourceResponse.SerializeToString,
+            ),
+            'DeleteResource': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteResource,
+                    request_deserializer=acms_dot_v1_dot_registry__pb2.DeleteResourceRequest.FromString,
+                    response_serializer=acms_dot_v1_dot_registry__pb2.DeleteResourceResponse.SerializeToString,
+            ),
+            'DeleteProject': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteProject,
+                    request_deserializer=acms_dot_v1_dot_registry__pb2.DeleteProjectRequest.FromString,
+                    response_serializer=acms_dot_v1_dot_registry__pb2.DeleteProjectResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -354,6 +408,87 @@ class RegistryService:
             '/acms.v1.RegistryService/ValidateAliases',
             acms_dot_v1_dot_registry__pb2.ValidateAliasesRequest.SerializeToString,
             acms_dot_v1_dot_registry__pb2.ValidateAliasesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UnlinkResource(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/acms.v1.RegistryService/UnlinkResource',
+            acms_dot_v1_dot_registry__pb2.UnlinkResourceRequest.SerializeToString,
+            acms_dot_v1_dot_registry__pb2.UnlinkResourceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteResource(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/acms.v1.RegistryService/DeleteResource',
+            acms_dot_v1_dot_registry__pb2.DeleteResourceRequest.SerializeToString,
+            acms_dot_v1_dot_registry__pb2.DeleteResourceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteProject(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/acms.v1.RegistryService/DeleteProject',
+            acms_dot_v1_dot_registry__pb2.DeleteProjectRequest.SerializeToString,
+            acms_dot_v1_dot_registry__pb2.DeleteProjectResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -47,6 +47,18 @@ class RegistryServiceStub:
     """ResolveAlias turns an alias or id into a resource id within a project (NOT_FOUND when neither)."""
     ValidateAliases: _grpc.UnaryUnaryMultiCallable[_registry_pb2.ValidateAliasesRequest, _registry_pb2.ValidateAliasesResponse]
     """ValidateAliases reports duplicate aliases within a project."""
+    UnlinkResource: _grpc.UnaryUnaryMultiCallable[_registry_pb2.UnlinkResourceRequest, _registry_pb2.UnlinkResourceResponse]
+    """UnlinkResource removes a resource's link from a project that is not its owner (the owning project's
+    link cannot be removed: delete the resource instead). Needs write access to that project.
+    """
+    DeleteResource: _grpc.UnaryUnaryMultiCallable[_registry_pb2.DeleteResourceRequest, _registry_pb2.DeleteResourceResponse]
+    """DeleteResource erases a resource everywhere it lives: its links, documents, chunks, vectors, graph,
+    retained versions and the fragments that name it. Needs write access to the owning project.
+    """
+    DeleteProject: _grpc.UnaryUnaryMultiCallable[_registry_pb2.DeleteProjectRequest, _registry_pb2.DeleteProjectResponse]
+    """DeleteProject deletes a project; refused with FAILED_PRECONDITION while it owns resources unless
+    `cascade` is set, which erases each of them as DeleteResource does.
+    """
 
 @_typing.type_check_only
 class RegistryServiceAsyncStub(RegistryServiceStub):
@@ -67,6 +79,18 @@ class RegistryServiceAsyncStub(RegistryServiceStub):
     """ResolveAlias turns an alias or id into a resource id within a project (NOT_FOUND when neither)."""
     ValidateAliases: _aio.UnaryUnaryMultiCallable[_registry_pb2.ValidateAliasesRequest, _registry_pb2.ValidateAliasesResponse]  # type: ignore[assignment]
     """ValidateAliases reports duplicate aliases within a project."""
+    UnlinkResource: _aio.UnaryUnaryMultiCallable[_registry_pb2.UnlinkResourceRequest, _registry_pb2.UnlinkResourceResponse]  # type: ignore[assignment]
+    """UnlinkResource removes a resource's link from a project that is not its owner (the owning project's
+    link cannot be removed: delete the resource instead). Needs write access to that project.
+    """
+    DeleteResource: _aio.UnaryUnaryMultiCallable[_registry_pb2.DeleteResourceRequest, _registry_pb2.DeleteResourceResponse]  # type: ignore[assignment]
+    """DeleteResource erases a resource everywhere it lives: its links, documents, chunks, vectors, graph,
+    retained versions and the fragments that name it. Needs write access to the owning project.
+    """
+    DeleteProject: _aio.UnaryUnaryMultiCallable[_registry_pb2.DeleteProjectRequest, _registry_pb2.DeleteProjectResponse]  # type: ignore[assignment]
+    """DeleteProject deletes a project; refused with FAILED_PRECONDITION while it owns resources unless
+    `cascade` is set, which erases each of them as DeleteResource does.
+    """
 
 class RegistryServiceServicer(metaclass=_abc_1.ABCMeta):
     """RegistryService manages projects and the resources linked into them."""
@@ -126,5 +150,35 @@ class RegistryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_registry_pb2.ValidateAliasesResponse, _abc.Awaitable[_registry_pb2.ValidateAliasesResponse]]:
         """ValidateAliases reports duplicate aliases within a project."""
+
+    @_abc_1.abstractmethod
+    def UnlinkResource(
+        self,
+        request: _registry_pb2.UnlinkResourceRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_registry_pb2.UnlinkResourceResponse, _abc.Awaitable[_registry_pb2.UnlinkResourceResponse]]:
+        """UnlinkResource removes a resource's link from a project that is not its owner (the owning project's
+        link cannot be removed: delete the resource instead). Needs write access to that project.
+        """
+
+    @_abc_1.abstractmethod
+    def DeleteResource(
+        self,
+        request: _registry_pb2.DeleteResourceRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_registry_pb2.DeleteResourceResponse, _abc.Awaitable[_registry_pb2.DeleteResourceResponse]]:
+        """DeleteResource erases a resource everywhere it lives: its links, documents, chunks, vectors, graph,
+        retained versions and the fragments that name it. Needs write access to the owning project.
+        """
+
+    @_abc_1.abstractmethod
+    def DeleteProject(
+        self,
+        request: _registry_pb2.DeleteProjectRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_registry_pb2.DeleteProjectResponse, _abc.Awaitable[_registry_pb2.DeleteProjectResponse]]:
+        """DeleteProject deletes a project; refused with FAILED_PRECONDITION while it owns resources unless
+        `cascade` is set, which erases each of them as DeleteResource does.
+        """
 
 def add_RegistryServiceServicer_to_server(servicer: RegistryServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

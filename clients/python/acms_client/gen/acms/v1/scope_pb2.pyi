@@ -372,3 +372,59 @@ class ValidateResourceScopeResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ValidateResourceScopeResponse: _TypeAlias = ValidateResourceScopeResponse  # noqa: Y015
+
+@_typing.final
+class ListScopesRequest(_message.Message):
+    """ListScopesRequest pages through the caller's scopes."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    page_size: _builtins.int
+    """At most this many scopes (default 100, at most 1000)."""
+    page_token: _builtins.str
+    """The `next_page_token` of the previous page; empty for the first page."""
+    def __init__(
+        self,
+        *,
+        page_size: _builtins.int | None = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_page_size", b"_page_size", "page_size", b"page_size"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_page_size", b"_page_size", "page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__page_size: _TypeAlias = _typing.Literal["page_size"]  # noqa: Y015
+    _WhichOneofArgType__page_size: _TypeAlias = _typing.Literal["_page_size", b"_page_size"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__page_size) -> _WhichOneofReturnType__page_size | None: ...
+
+Global___ListScopesRequest: _TypeAlias = ListScopesRequest  # noqa: Y015
+
+@_typing.final
+class ListScopesResponse(_message.Message):
+    """ListScopesResponse lists scopes, newest first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCOPES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The token for the next page; empty on the last page."""
+    @_builtins.property
+    def scopes(self) -> _containers.RepeatedCompositeFieldContainer[Global___ResourceScope]:
+        """The scopes the caller resolved or narrowed."""
+
+    def __init__(
+        self,
+        *,
+        scopes: _abc.Iterable[Global___ResourceScope] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "scopes", b"scopes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListScopesResponse: _TypeAlias = ListScopesResponse  # noqa: Y015

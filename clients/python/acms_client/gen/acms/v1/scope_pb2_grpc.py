@@ -60,6 +60,11 @@ class ScopeServiceStub:
                 request_serializer=acms_dot_v1_dot_scope__pb2.ValidateResourceScopeRequest.SerializeToString,
                 response_deserializer=acms_dot_v1_dot_scope__pb2.ValidateResourceScopeResponse.FromString,
                 _registered_method=True)
+        self.ListScopes = channel.unary_unary(
+                '/acms.v1.ScopeService/ListScopes',
+                request_serializer=acms_dot_v1_dot_scope__pb2.ListScopesRequest.SerializeToString,
+                response_deserializer=acms_dot_v1_dot_scope__pb2.ListScopesResponse.FromString,
+                _registered_method=True)
 
 
 class ScopeServiceServicer:
@@ -102,6 +107,13 @@ class ScopeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListScopes(self, request, context):
+        """ListScopes pages through the scopes the caller resolved or narrowed, newest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ScopeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -129,6 +141,11 @@ def add_ScopeServiceServicer_to_server(servicer, server):
                     servicer.ValidateResourceScope,
                     request_deserializer=acms_dot_v1_dot_scope__pb2.ValidateResourceScopeRequest.FromString,
                     response_serializer=acms_dot_v1_dot_scope__pb2.ValidateResourceScopeResponse.SerializeToString,
+            ),
+            'ListScopes': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListScopes,
+                    request_deserializer=acms_dot_v1_dot_scope__pb2.ListScopesRequest.FromString,
+                    response_serializer=acms_dot_v1_dot_scope__pb2.ListScopesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -267,6 +284,33 @@ class ScopeService:
             '/acms.v1.ScopeService/ValidateResourceScope',
             acms_dot_v1_dot_scope__pb2.ValidateResourceScopeRequest.SerializeToString,
             acms_dot_v1_dot_scope__pb2.ValidateResourceScopeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListScopes(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/acms.v1.ScopeService/ListScopes',
+            acms_dot_v1_dot_scope__pb2.ListScopesRequest.SerializeToString,
+            acms_dot_v1_dot_scope__pb2.ListScopesResponse.FromString,
             options,
             channel_credentials,
             insecure,

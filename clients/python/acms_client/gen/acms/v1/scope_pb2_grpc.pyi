@@ -45,6 +45,8 @@ class ScopeServiceStub:
     """ValidateProjectScope answers empty when every project is in the header's scope."""
     ValidateResourceScope: _grpc.UnaryUnaryMultiCallable[_scope_pb2.ValidateResourceScopeRequest, _scope_pb2.ValidateResourceScopeResponse]
     """ValidateResourceScope answers empty when every resource is in the header's effective scope."""
+    ListScopes: _grpc.UnaryUnaryMultiCallable[_scope_pb2.ListScopesRequest, _scope_pb2.ListScopesResponse]
+    """ListScopes pages through the scopes the caller resolved or narrowed, newest first."""
 
 @_typing.type_check_only
 class ScopeServiceAsyncStub(ScopeServiceStub):
@@ -63,6 +65,8 @@ class ScopeServiceAsyncStub(ScopeServiceStub):
     """ValidateProjectScope answers empty when every project is in the header's scope."""
     ValidateResourceScope: _aio.UnaryUnaryMultiCallable[_scope_pb2.ValidateResourceScopeRequest, _scope_pb2.ValidateResourceScopeResponse]  # type: ignore[assignment]
     """ValidateResourceScope answers empty when every resource is in the header's effective scope."""
+    ListScopes: _aio.UnaryUnaryMultiCallable[_scope_pb2.ListScopesRequest, _scope_pb2.ListScopesResponse]  # type: ignore[assignment]
+    """ListScopes pages through the scopes the caller resolved or narrowed, newest first."""
 
 class ScopeServiceServicer(metaclass=_abc_1.ABCMeta):
     """ScopeService resolves, stores and narrows the immutable scopes that every read names."""
@@ -108,5 +112,13 @@ class ScopeServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_scope_pb2.ValidateResourceScopeResponse, _abc.Awaitable[_scope_pb2.ValidateResourceScopeResponse]]:
         """ValidateResourceScope answers empty when every resource is in the header's effective scope."""
+
+    @_abc_1.abstractmethod
+    def ListScopes(
+        self,
+        request: _scope_pb2.ListScopesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_scope_pb2.ListScopesResponse, _abc.Awaitable[_scope_pb2.ListScopesResponse]]:
+        """ListScopes pages through the scopes the caller resolved or narrowed, newest first."""
 
 def add_ScopeServiceServicer_to_server(servicer: ScopeServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

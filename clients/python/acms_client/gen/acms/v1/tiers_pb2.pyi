@@ -626,3 +626,47 @@ class GetMetricsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetMetricsResponse: _TypeAlias = GetMetricsResponse  # noqa: Y015
+
+@_typing.final
+class DeleteFragmentRequest(_message.Message):
+    """DeleteFragmentRequest names a fragment."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FRAGMENT_ID_FIELD_NUMBER: _builtins.int
+    fragment_id: _builtins.str
+    """The fragment id."""
+    def __init__(
+        self,
+        *,
+        fragment_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fragment_id", b"fragment_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteFragmentRequest: _TypeAlias = DeleteFragmentRequest  # noqa: Y015
+
+@_typing.final
+class DeleteFragmentResponse(_message.Message):
+    """DeleteFragmentResponse says whether the fragment existed (in the scope's projects)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DELETED_FIELD_NUMBER: _builtins.int
+    deleted: _builtins.bool
+    """True when a fragment was removed."""
+    def __init__(
+        self,
+        *,
+        deleted: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deleted", b"deleted"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteFragmentResponse: _TypeAlias = DeleteFragmentResponse  # noqa: Y015

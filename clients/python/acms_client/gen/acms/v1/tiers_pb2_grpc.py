@@ -70,6 +70,11 @@ class ContextTierServiceStub:
                 request_serializer=acms_dot_v1_dot_tiers__pb2.GetMetricsRequest.SerializeToString,
                 response_deserializer=acms_dot_v1_dot_tiers__pb2.GetMetricsResponse.FromString,
                 _registered_method=True)
+        self.DeleteFragment = channel.unary_unary(
+                '/acms.v1.ContextTierService/DeleteFragment',
+                request_serializer=acms_dot_v1_dot_tiers__pb2.DeleteFragmentRequest.SerializeToString,
+                response_deserializer=acms_dot_v1_dot_tiers__pb2.DeleteFragmentResponse.FromString,
+                _registered_method=True)
 
 
 class ContextTierServiceServicer:
@@ -125,6 +130,13 @@ class ContextTierServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DeleteFragment(self, request, context):
+        """DeleteFragment removes a fragment from whatever tier holds it (cold file included).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ContextTierServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -162,6 +174,11 @@ def add_ContextTierServiceServicer_to_server(servicer, server):
                     servicer.GetMetrics,
                     request_deserializer=acms_dot_v1_dot_tiers__pb2.GetMetricsRequest.FromString,
                     response_serializer=acms_dot_v1_dot_tiers__pb2.GetMetricsResponse.SerializeToString,
+            ),
+            'DeleteFragment': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteFragment,
+                    request_deserializer=acms_dot_v1_dot_tiers__pb2.DeleteFragmentRequest.FromString,
+                    response_serializer=acms_dot_v1_dot_tiers__pb2.DeleteFragmentResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -354,6 +371,33 @@ class ContextTierService:
             '/acms.v1.ContextTierService/GetMetrics',
             acms_dot_v1_dot_tiers__pb2.GetMetricsRequest.SerializeToString,
             acms_dot_v1_dot_tiers__pb2.GetMetricsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteFragment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/acms.v1.ContextTierService/DeleteFragment',
+            acms_dot_v1_dot_tiers__pb2.DeleteFragmentRequest.SerializeToString,
+            acms_dot_v1_dot_tiers__pb2.DeleteFragmentResponse.FromString,
             options,
             channel_credentials,
             insecure,

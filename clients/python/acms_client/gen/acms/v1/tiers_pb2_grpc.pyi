@@ -47,6 +47,8 @@ class ContextTierServiceStub:
     """GetForActor returns the fragments a role may see."""
     GetMetrics: _grpc.UnaryUnaryMultiCallable[_tiers_pb2.GetMetricsRequest, _tiers_pb2.GetMetricsResponse]
     """GetMetrics returns hit, miss, population and movement counts."""
+    DeleteFragment: _grpc.UnaryUnaryMultiCallable[_tiers_pb2.DeleteFragmentRequest, _tiers_pb2.DeleteFragmentResponse]
+    """DeleteFragment removes a fragment from whatever tier holds it (cold file included)."""
 
 @_typing.type_check_only
 class ContextTierServiceAsyncStub(ContextTierServiceStub):
@@ -67,6 +69,8 @@ class ContextTierServiceAsyncStub(ContextTierServiceStub):
     """GetForActor returns the fragments a role may see."""
     GetMetrics: _aio.UnaryUnaryMultiCallable[_tiers_pb2.GetMetricsRequest, _tiers_pb2.GetMetricsResponse]  # type: ignore[assignment]
     """GetMetrics returns hit, miss, population and movement counts."""
+    DeleteFragment: _aio.UnaryUnaryMultiCallable[_tiers_pb2.DeleteFragmentRequest, _tiers_pb2.DeleteFragmentResponse]  # type: ignore[assignment]
+    """DeleteFragment removes a fragment from whatever tier holds it (cold file included)."""
 
 class ContextTierServiceServicer(metaclass=_abc_1.ABCMeta):
     """ContextTierService keeps agents' working context in hot, warm and cold tiers."""
@@ -126,5 +130,13 @@ class ContextTierServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_tiers_pb2.GetMetricsResponse, _abc.Awaitable[_tiers_pb2.GetMetricsResponse]]:
         """GetMetrics returns hit, miss, population and movement counts."""
+
+    @_abc_1.abstractmethod
+    def DeleteFragment(
+        self,
+        request: _tiers_pb2.DeleteFragmentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tiers_pb2.DeleteFragmentResponse, _abc.Awaitable[_tiers_pb2.DeleteFragmentResponse]]:
+        """DeleteFragment removes a fragment from whatever tier holds it (cold file included)."""
 
 def add_ContextTierServiceServicer_to_server(servicer: ContextTierServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

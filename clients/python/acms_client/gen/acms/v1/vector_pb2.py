@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from ...acms.v1 import options_pb2 as acms_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x61\x63ms/v1/vector.proto\x12\x07\x61\x63ms.v1\x1a\x15\x61\x63ms/v1/options.proto\"\xca\x01\n\x0cVectorResult\x12\x0f\n\x07uko_uri\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\r\n\x05score\x18\x03 \x01(\x01\x12\x35\n\x08metadata\x18\x04 \x03(\x0b\x32#.acms.v1.VectorResult.MetadataEntry\x12\x13\n\x0bresource_id\x18\x05 \x01(\t\x12\x0c\n\x04path\x18\x06 \x01(\t\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"p\n\x17SimilaritySearchRequest\x12\x11\n\tembedding\x18\x01 \x03(\x02\x12\x12\n\x05top_k\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x16\n\tmin_score\x18\x03 \x01(\x01H\x01\x88\x01\x01\x42\x08\n\x06_top_kB\x0c\n\n_min_score\"\x82\x01\n\x18SimilaritySearchResponse\x12&\n\x07results\x18\x01 \x03(\x0b\x32\x15.acms.v1.VectorResult\x12\x10\n\x08scope_id\x18\x02 \x01(\t\x12\x12\n\nexhaustive\x18\x03 \x01(\x08\x12\x18\n\x10index_generation\x18\x04 \x01(\x04\"v\n\x1dSimilaritySearchStreamRequest\x12\x11\n\tembedding\x18\x01 \x03(\x02\x12\x12\n\x05top_k\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x16\n\tmin_score\x18\x03 \x01(\x01H\x01\x88\x01\x01\x42\x08\n\x06_top_kB\x0c\n\n_min_score\"G\n\x1eSimilaritySearchStreamResponse\x12%\n\x06result\x18\x01 \x01(\x0b\x32\x15.acms.v1.VectorResult2\xe8\x01\n\x14VectorBackendService\x12]\n\x10SimilaritySearch\x12 .acms.v1.SimilaritySearchRequest\x1a!.acms.v1.SimilaritySearchResponse\"\x04\x90\xb5\x18\x01\x12q\n\x16SimilaritySearchStream\x12&.acms.v1.SimilaritySearchStreamRequest\x1a\'.acms.v1.SimilaritySearchStreamResponse\"\x04\x90\xb5\x18\x01\x30\x01\x42 Z\x1e\x61\x63ms/clients/go/acms/v1;acmsv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x61\x63ms/v1/vector.proto\x12\x07\x61\x63ms.v1\x1a\x15\x61\x63ms/v1/options.proto\"\xca\x01\n\x0cVectorResult\x12\x0f\n\x07uko_uri\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\r\n\x05score\x18\x03 \x01(\x01\x12\x35\n\x08metadata\x18\x04 \x03(\x0b\x32#.acms.v1.VectorResult.MetadataEntry\x12\x13\n\x0bresource_id\x18\x05 \x01(\t\x12\x0c\n\x04path\x18\x06 \x01(\t\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"~\n\x17SimilaritySearchRequest\x12\x11\n\tembedding\x18\x01 \x03(\x02\x12\x12\n\x05top_k\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x16\n\tmin_score\x18\x03 \x01(\x01H\x01\x88\x01\x01\x12\x0c\n\x04text\x18\x04 \x01(\tB\x08\n\x06_top_kB\x0c\n\n_min_score\"\x82\x01\n\x18SimilaritySearchResponse\x12&\n\x07results\x18\x01 \x03(\x0b\x32\x15.acms.v1.VectorResult\x12\x10\n\x08scope_id\x18\x02 \x01(\t\x12\x12\n\nexhaustive\x18\x03 \x01(\x08\x12\x18\n\x10index_generation\x18\x04 \x01(\x04\"\x84\x01\n\x1dSimilaritySearchStreamRequest\x12\x11\n\tembedding\x18\x01 \x03(\x02\x12\x12\n\x05top_k\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x16\n\tmin_score\x18\x03 \x01(\x01H\x01\x88\x01\x01\x12\x0c\n\x04text\x18\x04 \x01(\tB\x08\n\x06_top_kB\x0c\n\n_min_score\"G\n\x1eSimilaritySearchStreamResponse\x12%\n\x06result\x18\x01 \x01(\x0b\x32\x15.acms.v1.VectorResult2\xe8\x01\n\x14VectorBackendService\x12]\n\x10SimilaritySearch\x12 .acms.v1.SimilaritySearchRequest\x1a!.acms.v1.SimilaritySearchResponse\"\x04\x90\xb5\x18\x01\x12q\n\x16SimilaritySearchStream\x12&.acms.v1.SimilaritySearchStreamRequest\x1a\'.acms.v1.SimilaritySearchStreamResponse\"\x04\x90\xb5\x18\x01\x30\x01\x42 Z\x1e\x61\x63ms/clients/go/acms/v1;acmsv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -44,13 +44,13 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_VECTORRESULT_METADATAENTRY']._serialized_start=212
   _globals['_VECTORRESULT_METADATAENTRY']._serialized_end=259
   _globals['_SIMILARITYSEARCHREQUEST']._serialized_start=261
-  _globals['_SIMILARITYSEARCHREQUEST']._serialized_end=373
-  _globals['_SIMILARITYSEARCHRESPONSE']._serialized_start=376
-  _globals['_SIMILARITYSEARCHRESPONSE']._serialized_end=506
-  _globals['_SIMILARITYSEARCHSTREAMREQUEST']._serialized_start=508
-  _globals['_SIMILARITYSEARCHSTREAMREQUEST']._serialized_end=626
-  _globals['_SIMILARITYSEARCHSTREAMRESPONSE']._serialized_start=628
-  _globals['_SIMILARITYSEARCHSTREAMRESPONSE']._serialized_end=699
-  _globals['_VECTORBACKENDSERVICE']._serialized_start=702
-  _globals['_VECTORBACKENDSERVICE']._serialized_end=934
+  _globals['_SIMILARITYSEARCHREQUEST']._serialized_end=387
+  _globals['_SIMILARITYSEARCHRESPONSE']._serialized_start=390
+  _globals['_SIMILARITYSEARCHRESPONSE']._serialized_end=520
+  _globals['_SIMILARITYSEARCHSTREAMREQUEST']._serialized_start=523
+  _globals['_SIMILARITYSEARCHSTREAMREQUEST']._serialized_end=655
+  _globals['_SIMILARITYSEARCHSTREAMRESPONSE']._serialized_start=657
+  _globals['_SIMILARITYSEARCHSTREAMRESPONSE']._serialized_end=728
+  _globals['_VECTORBACKENDSERVICE']._serialized_start=731
+  _globals['_VECTORBACKENDSERVICE']._serialized_end=963
 # @@protoc_insertion_point(module_scope)

@@ -91,10 +91,13 @@ class SimilaritySearchRequest(_message.Message):
     EMBEDDING_FIELD_NUMBER: _builtins.int
     TOP_K_FIELD_NUMBER: _builtins.int
     MIN_SCORE_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
     top_k: _builtins.int
     """At most this many results (default 20, 1..server cap)."""
     min_score: _builtins.float
     """The least cosine similarity to return, in [0, 1]."""
+    text: _builtins.str
+    """Text for the server's embedder to embed instead of `embedding` (FAILED_PRECONDITION with no embedder)."""
     @_builtins.property
     def embedding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
         """The query embedding; the deployment's dimension."""
@@ -105,10 +108,11 @@ class SimilaritySearchRequest(_message.Message):
         embedding: _abc.Iterable[_builtins.float] | None = ...,
         top_k: _builtins.int | None = ...,
         min_score: _builtins.float | None = ...,
+        text: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_min_score", b"_min_score", "_top_k", b"_top_k", "min_score", b"min_score", "top_k", b"top_k"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_score", b"_min_score", "_top_k", b"_top_k", "embedding", b"embedding", "min_score", b"min_score", "top_k", b"top_k"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_score", b"_min_score", "_top_k", b"_top_k", "embedding", b"embedding", "min_score", b"min_score", "text", b"text", "top_k", b"top_k"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__min_score: _TypeAlias = _typing.Literal["min_score"]  # noqa: Y015
     _WhichOneofArgType__min_score: _TypeAlias = _typing.Literal["_min_score", b"_min_score"]  # noqa: Y015
@@ -166,10 +170,13 @@ class SimilaritySearchStreamRequest(_message.Message):
     EMBEDDING_FIELD_NUMBER: _builtins.int
     TOP_K_FIELD_NUMBER: _builtins.int
     MIN_SCORE_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
     top_k: _builtins.int
     """At most this many results (default 20, 1..server cap)."""
     min_score: _builtins.float
     """The least cosine similarity to return, in [0, 1]."""
+    text: _builtins.str
+    """Text for the server's embedder to embed instead of `embedding` (FAILED_PRECONDITION with no embedder)."""
     @_builtins.property
     def embedding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
         """The query embedding; the deployment's dimension."""
@@ -180,10 +187,11 @@ class SimilaritySearchStreamRequest(_message.Message):
         embedding: _abc.Iterable[_builtins.float] | None = ...,
         top_k: _builtins.int | None = ...,
         min_score: _builtins.float | None = ...,
+        text: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_min_score", b"_min_score", "_top_k", b"_top_k", "min_score", b"min_score", "top_k", b"top_k"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_score", b"_min_score", "_top_k", b"_top_k", "embedding", b"embedding", "min_score", b"min_score", "top_k", b"top_k"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_score", b"_min_score", "_top_k", b"_top_k", "embedding", b"embedding", "min_score", b"min_score", "text", b"text", "top_k", b"top_k"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__min_score: _TypeAlias = _typing.Literal["min_score"]  # noqa: Y015
     _WhichOneofArgType__min_score: _TypeAlias = _typing.Literal["_min_score", b"_min_score"]  # noqa: Y015
