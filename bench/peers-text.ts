@@ -6,8 +6,10 @@
  * (1, 10, 100, all 1,000 resources) and query form (long natural-language, short), it prints p50/p95 and
  * nDCG@10 and R@100 (distinct documents, judged within the scope) of each engine, and the service's p50 as a
  * ratio to each peer's (below 1: the service is faster). Beside them, "adapter" is the service's own keyword
- * adapter in this process on the server's database file: the share of the gRPC round trip and the server's
- * layers. The peers are handed the scope as a filter inside their query (LanceDB and Orama `IN` filters,
+ * adapter in this process on the server's database file (the rest of the service's time is the gRPC round
+ * trip and the server's layers), and "1-statement" the ranked statement the adapter ran before issue 29
+ * (`rankedSearchSql`: visibility, versions and URIs for every matched row), on the same file: before and after
+ * in one run. The peers are handed the scope as a filter inside their query (LanceDB and Orama `IN` filters,
  * MiniSearch's filter, which runs before its ranking); at the all-resources scope they search unfiltered.
  *
  * BENCH_SCALE scales the planted corpus (1 = 20,000 documents, 200 queries; CI's 0.01 = 1,000 and 20);
@@ -24,7 +26,7 @@ import { create as createOrama, insertMultiple, search as searchOrama, type AnyO
 import { createAcmsClient, type AcmsClient } from "../src/client/create-acms-client.js";
 import { generateKey, hashKey } from "../src/application/access/key-ring.js";
 import { openSqliteReader } from "../src/adapter-kit/sqlite-database.js";
-import { Fts5TextBackend } from "../src/adapters/sqlite/fts5-text-backend.js";
+import { Fts5TextBackend, rankedSearchSql, RID_MATCH_MAX_RESOURCES, scopedMatch } from "../src/adapters/sqlite/fts5-text-backend.js";
 import { viewOver } from "../test/support/view-over.js";
 import { compilePrograms } from "../scripts/build.mjs";
 import { percentile } from "./bench-timing.js";
@@ -247,7 +249,22 @@ export async function run(): Promise<void> {
         return distinctDocs(hits.map((h) => h.path));
       },
     };
-    const engines = [serviceEngine, adapterEngine, lance, mini, orama];
+    const oneStatement = { current: [true, false].map((small) => reader.prepare(rankedSearchSql("current", small))) };
+    const statementEngine: Engine = {
+      name: "1-statement",
+      async search(scope, query) {
+        const small = scope.resourceIds.length <= RID_MATCH_MAX_RESOURCES;
+        const rows = oneStatement.current[small ? 0 : 1].all({
+          match: scopedMatch(query, scope.resourceIds),
+          rids: JSON.stringify(scope.resourceIds),
+          cutoff: 0,
+          limit: TOP_K + 1,
+          offset: 0,
+        }) as Array<{ path: string }>;
+        return distinctDocs(rows.map((r) => r.path)).slice(0, TOP_K);
+      },
+    };
+    const engines = [serviceEngine, adapterEngine, statementEngine, lance, mini, orama];
     const docResource = new Map(corpus.documents.map((d) => [d.id, d.resource]));
 
     for (const layout of PEER_LAYOUTS) {
@@ -257,7 +274,7 @@ export async function run(): Promise<void> {
         );
         process.stdout.write(
           `scope  ${engines.map((e) => e.name.padEnd(28)).join(" ")}  ${engines
-            .slice(2)
+            .slice(3)
             .map((e) => `svc/${e.name}`.padStart(15))
             .join(" ")}\n`,
         );
@@ -268,7 +285,7 @@ export async function run(): Promise<void> {
           const sc: Scope = { layout, size, resources, scopeId: scope!.scopeId, resourceIds };
           const row = await measureCell(engines, sc, form, corpus, passes, docResource);
           const cells = row.map((r) => `${fmt(r.p50)}/${fmt(r.p95)} ${r.ndcg.toFixed(3)} ${r.recall.toFixed(3)}`.padEnd(28));
-          const ratios = row.slice(2).map((r) => `${(row[0].p50 / r.p50).toFixed(2)}x`.padStart(15));
+          const ratios = row.slice(3).map((r) => `${(row[0].p50 / r.p50).toFixed(2)}x`.padStart(15));
           process.stdout.write(`${String(size).padStart(5)}  ${cells.join(" ")}  ${ratios.join(" ")}\n`);
         }
       }
@@ -288,7 +305,7 @@ interface Cell {
   recall: number;
 }
 
-/** Every engine over the queries in one scope and form: latencies over `passes` passes (engines interleaved per pass), relevance from the first. */
+/** Every engine over the queries in one scope and form: latencies over `passes` passes (interleaved), relevance from the first. */
 async function measureCell(
   engines: Engine[],
   scope: Scope,
@@ -301,11 +318,13 @@ async function measureCell(
   const judged = corpus.queries.map((q) => gradesWithin(q.grades, (id) => inScope.has(docResource.get(id)![scope.layout])));
   const times = engines.map(() => [] as number[]);
   const quality = engines.map(() => ({ ndcg: 0, recall: 0, n: 0 }));
+  // Engines interleaved query by query (the first one turning), so a busy moment of a shared machine falls on all alike.
   for (let pass = 0; pass < passes; pass++) {
-    for (const [e, engine] of engines.entries()) {
-      for (const [i, q] of corpus.queries.entries()) {
+    for (const [i, q] of corpus.queries.entries()) {
+      for (let k = 0; k < engines.length; k++) {
+        const e = (i + k) % engines.length;
         const t0 = performance.now();
-        const ranked = await engine.search(scope, q[form]);
+        const ranked = await engines[e].search(scope, q[form]);
         times[e].push(performance.now() - t0);
         if (pass === 0 && judged[i].size > 0) {
           quality[e].ndcg += ndcgAt(10, ranked, judged[i]);

@@ -167,15 +167,13 @@ describe("Fts5TextBackend specifics", () => {
             for (const maxResults of [1, 7, 500]) {
               const got = await h.backend.search(view, query, { maxResults, now, recentWindowMs: 200 });
               const ridInMatch = scope.length <= RID_MATCH_MAX_RESOURCES;
-              const rows = h.db
-                .prepare(rankedSearchSql(temporal, ridInMatch))
-                .all({
-                  match: scopedMatch(query, scope),
-                  rids: JSON.stringify(scope),
-                  cutoff: now - 200,
-                  limit: 100_000,
-                  offset: 0,
-                }) as Array<{
+              const rows = h.db.prepare(rankedSearchSql(temporal, ridInMatch)).all({
+                match: scopedMatch(query, scope),
+                rids: JSON.stringify(scope),
+                cutoff: now - 200,
+                limit: 100_000,
+                offset: 0,
+              }) as Array<{
                 uko_uri: string;
                 path: string;
                 bm25_rank: number;
