@@ -284,6 +284,13 @@ export async function run(): Promise<void> {
           const { scope } = await acms.scope.resolveScope({ projects: [`bench/${layout}`], includeResources: resourceIds });
           const sc: Scope = { layout, size, resources, scopeId: scope!.scopeId, resourceIds };
           const row = await measureCell(engines, sc, form, corpus, passes, docResource);
+          // The service, its adapter and the pre-issue-29 statement must rank alike: a difference is a bug, not a figure.
+          for (const other of [row[1], row[2]]) {
+            if (Math.abs(other.ndcg - row[0].ndcg) > 1e-9 || Math.abs(other.recall - row[0].recall) > 1e-9)
+              throw new Error(
+                `${layout} ${form} scope ${size}: the service's relevance differs from its adapter's or the one-statement form's`,
+              );
+          }
           const cells = row.map((r) => `${fmt(r.p50)}/${fmt(r.p95)} ${r.ndcg.toFixed(3)} ${r.recall.toFixed(3)}`.padEnd(28));
           const ratios = row.slice(3).map((r) => `${(row[0].p50 / r.p50).toFixed(2)}x`.padStart(15));
           process.stdout.write(`${String(size).padStart(5)}  ${cells.join(" ")}  ${ratios.join(" ")}\n`);
