@@ -1,8 +1,9 @@
 import { InvalidArgumentError, NotFoundError } from "../../domain/errors.js";
+import { unlinkRefusal } from "../../adapter-kit/registry-unlink.js";
 import { assertProjectName } from "../../domain/project-name.js";
 import { assertAlias } from "../../domain/resource-alias.js";
-import { isUlid } from "../../domain/ulid-id.js";
-import type { LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
+import { isUlid, resourceIdProblem } from "../../domain/ulid-id.js";
+import type { KeysetPage, LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
 import {
   aliasCollisions,
   registeredResource,
@@ -24,6 +25,9 @@ import { inTransaction, isUniqueViolation, type PostgresClient, type PostgresPoo
  * recursive query) and are always current.
  */
 export class PostgresRegistryStore implements RegistryStore {
+  /** Links this store removed since it opened (see RegistryStore.linkRemovals). */
+  private removals = 0;
+
   constructor(private readonly pool: PostgresPool) {}
 
   async createProject(name: string): Promise<ProjectRecord> {
@@ -46,10 +50,13 @@ export class PostgresRegistryStore implements RegistryStore {
     return rows[0] ? { name: rows[0].name, createdAt: new Date(rows[0].created_at) } : undefined;
   }
 
-  async listProjects(): Promise<ProjectRecord[]> {
-    const { rows } = await this.pool.query<{ name: string; created_at: number }>(
-      "SELECT name, created_at FROM registry_projects ORDER BY name",
-    );
+  async listProjects(page?: KeysetPage): Promise<ProjectRecord[]> {
+    const { rows } = page
+      ? await this.pool.query<{ name: string; created_at: number }>(
+          "SELECT name, created_at FROM registry_projects WHERE name > $1 ORDER BY name LIMIT $2",
+          [page.after ?? "", page.limit],
+        )
+      : await this.pool.query<{ name: string; created_at: number }>("SELECT name, created_at FROM registry_projects ORDER BY name");
     return rows.map((r) => ({ name: r.name, createdAt: new Date(r.created_at) }));
   }
 
@@ -154,17 +161,32 @@ export class PostgresRegistryStore implements RegistryStore {
     );
   }
 
-  async listResources(project: string): Promise<Array<ResourceRecord & { alias: string }>> {
+  async listResources(project: string, page?: KeysetPage): Promise<Array<ResourceRecord & { alias: string }>> {
     return inTransaction(
       this.pool,
       async (c) => {
         await requireProject(c, project);
+        // The page's rows first (by alias, after the position), then the links and parents of just those.
+        const resources = page
+          ? await c.query<ResourceRow & { alias: string }>(
+              `SELECT r.id, r.owner_project, r.kind, r.metadata, r.created_at, l.alias
+                 FROM registry_links l JOIN registry_resources r ON r.id = l.resource_id
+                WHERE l.project = $1 AND l.alias > $2 ORDER BY l.alias LIMIT $3`,
+              [project, page.after ?? "", page.limit],
+            )
+          : await c.query<ResourceRow & { alias: string }>(
+              `SELECT r.id, r.owner_project, r.kind, r.metadata, r.created_at, l.alias
+                 FROM registry_links l JOIN registry_resources r ON r.id = l.resource_id
+                WHERE l.project = $1 ORDER BY l.alias`,
+              [project],
+            );
+        if (resources.rows.length === 0) return [];
+        const ids = resources.rows.map((r) => r.id);
         const links = groupBy(
           (
             await c.query<LinkRow>(
-              `SELECT project, resource_id, alias FROM registry_links
-                WHERE resource_id IN (SELECT resource_id FROM registry_links WHERE project = $1) ORDER BY seq`,
-              [project],
+              "SELECT project, resource_id, alias FROM registry_links WHERE resource_id = ANY($1::text[]) ORDER BY seq",
+              [ids],
             )
           ).rows,
           (l) => l.resource_id,
@@ -172,18 +194,11 @@ export class PostgresRegistryStore implements RegistryStore {
         const parents = groupBy(
           (
             await c.query<{ child_id: string; parent_id: string }>(
-              `SELECT child_id, parent_id FROM registry_parents
-                WHERE child_id IN (SELECT resource_id FROM registry_links WHERE project = $1) ORDER BY child_id, position`,
-              [project],
+              "SELECT child_id, parent_id FROM registry_parents WHERE child_id = ANY($1::text[]) ORDER BY child_id, position",
+              [ids],
             )
           ).rows,
           (p) => p.child_id,
-        );
-        const resources = await c.query<ResourceRow & { alias: string }>(
-          `SELECT r.id, r.owner_project, r.kind, r.metadata, r.created_at, l.alias
-             FROM registry_links l JOIN registry_resources r ON r.id = l.resource_id
-            WHERE l.project = $1 ORDER BY l.alias`,
-          [project],
         );
         return resources.rows.map((row) => ({
           ...toResourceRecord(
@@ -246,6 +261,33 @@ export class PostgresRegistryStore implements RegistryStore {
 
   async close(): Promise<void> {
     // The pool is shared and closed by its opener (openPostgres).
+  }
+
+  async unlinkResource(project: string, resourceId: string): Promise<LinkRecord> {
+    const idProblem = resourceIdProblem(resourceId);
+    if (idProblem) throw InvalidArgumentError.field("resource_id", idProblem);
+    const removed = await inTransaction(this.pool, async (c) => {
+      await requireProject(c, project);
+      // The link row is locked, so a concurrent unlink of the same link waits and then finds nothing.
+      const link = (
+        await c.query<LinkRow>(
+          "SELECT project, resource_id, alias FROM registry_links WHERE project = $1 AND resource_id = $2 FOR UPDATE",
+          [project, resourceId],
+        )
+      ).rows[0];
+      const owner = (await c.query<{ owner_project: string }>("SELECT owner_project FROM registry_resources WHERE id = $1", [resourceId]))
+        .rows[0]?.owner_project;
+      const refusal = unlinkRefusal(project, resourceId, link !== undefined, owner);
+      if (refusal || !link) throw refusal ?? new NotFoundError(`resource ${resourceId} is not linked into ${project}`);
+      await c.query("DELETE FROM registry_links WHERE project = $1 AND resource_id = $2", [project, resourceId]);
+      return toLink(link);
+    });
+    this.removals += 1;
+    return removed;
+  }
+
+  linkRemovals(): number {
+    return this.removals;
   }
 }
 
