@@ -11,7 +11,4 @@ export async function paths(acms: AcmsClient, scopeId: string): Promise<string[]
 
 export const fields = (err: unknown): string[] => findBadRequest(err)?.fieldViolations.map((v) => v.field) ?? [];
 export const typeName: string = ScopeViolationSchema.typeName;
-export const clients: AcmsClient[] = [
-  createAcmsClient({ baseUrl: acmsUrlFromEnv({}) }),
-  createAcmsWebClient({ baseUrl: "http://127.0.0.1:1" }),
-];
+export const clients: AcmsClient[] = [createAcmsClient({ baseUrl: acmsUrlFromEnv({}) }), createAcmsWebClient({ baseUrl: "http://127.0.0.1:1" })];
