@@ -14,6 +14,7 @@ import {
   type LinkRow,
   type ResourceRow,
 } from "../../adapter-kit/registry-rows.js";
+import pg from "pg";
 import { groupBy } from "../../adapter-kit/group-by.js";
 import { inTransaction, isUniqueViolation, type PostgresClient, type PostgresPool } from "./postgres-pool.js";
 
@@ -25,8 +26,10 @@ import { inTransaction, isUniqueViolation, type PostgresClient, type PostgresPoo
  * recursive query) and are always current.
  */
 export class PostgresRegistryStore implements RegistryStore {
-  /** Links this store removed since it opened (see RegistryStore.linkRemovals). */
+  /** Link removals this store made or heard of (its own NOTIFY and other servers') since it opened (see RegistryStore.linkRemovals). */
   private removals = 0;
+  /** The connection LISTENing on LINKS_CHANNEL, when `listen` opened one. */
+  private listener: pg.Client | undefined;
 
   constructor(private readonly pool: PostgresPool) {}
 
@@ -280,6 +283,8 @@ export class PostgresRegistryStore implements RegistryStore {
       const refusal = unlinkRefusal(project, resourceId, link !== undefined, owner);
       if (refusal || !link) throw refusal ?? new NotFoundError(`resource ${resourceId} is not linked into ${project}`);
       await c.query("DELETE FROM registry_links WHERE project = $1 AND resource_id = $2", [project, resourceId]);
+      // Delivered on commit to every server LISTENing (this one too): their cached scope views are rebuilt.
+      await c.query("SELECT pg_notify($1, '')", [LINKS_CHANNEL]);
       return toLink(link);
     });
     this.removals += 1;
@@ -289,7 +294,37 @@ export class PostgresRegistryStore implements RegistryStore {
   linkRemovals(): number {
     return this.removals;
   }
+
+  /**
+   * Hears the link removals other servers on the database commit (a NOTIFY on LINKS_CHANNEL), so that
+   * `linkRemovals` moves for them too and this server rebuilds the scope views they touch. Without it (a
+   * connection pooler that cannot LISTEN), only this server's own removals are seen until it restarts.
+   */
+  async listen(url: string): Promise<void> {
+    const client = new pg.Client({ connectionString: url, application_name: "acms-registry-listen" });
+    client.on("error", () => {
+      // A lost listener: count it as a removal (views are rebuilt once, to be safe) and stop hearing.
+      this.removals += 1;
+      this.listener = undefined;
+    });
+    client.on("notification", (n) => {
+      if (n.channel === LINKS_CHANNEL) this.removals += 1;
+    });
+    await client.connect();
+    await client.query(`LISTEN ${LINKS_CHANNEL}`);
+    this.listener = client;
+  }
+
+  /** Stops hearing other servers' removals (the pool stays: its opener closes it). */
+  async stopListening(): Promise<void> {
+    const client = this.listener;
+    this.listener = undefined;
+    await client?.end().catch(() => undefined);
+  }
 }
+
+/** The NOTIFY channel of committed link removals. */
+const LINKS_CHANNEL = "acms_registry_links";
 
 async function requireProject(c: PostgresClient, name: string): Promise<void> {
   if (!(await c.query("SELECT 1 FROM registry_projects WHERE name = $1", [name])).rowCount)
