@@ -2,6 +2,7 @@ import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { create } from "@bufbuild/protobuf";
 import { ListProjectsResponseSchema } from "../../gen/acms/v1/registry_pb.js";
 import { listAllProjects } from "../../clients/typescript/src/list-all.js";
+import { collectAll } from "./collect-all.js";
 import { outputWidth, type CliIo } from "./cli-io.js";
 import type { ConnectedBody } from "./connection-options.js";
 import { formatTable } from "./format-table.js";
@@ -10,13 +11,6 @@ import { printMessageJson } from "./print-json.js";
 /** A timestamp as ISO 8601 in UTC, or `-` when the server sent none. */
 export function isoTime(t: Timestamp | undefined): string {
   return t ? timestampDate(t).toISOString() : "-";
-}
-
-/** Every row of an async iterable, in order. */
-export async function collectAll<T>(rows: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const r of rows) out.push(r);
-  return out;
 }
 
 /** The body of `acms projects list`: every page of ListProjects, printed as one list. */

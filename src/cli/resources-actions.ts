@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { ListResourcesResponseSchema, UnlinkResourceResponseSchema } from "../../gen/acms/v1/registry_pb.js";
 import { resolveResource } from "./resolve-resource.js";
 import { listAllResources } from "../../clients/typescript/src/list-all.js";
-import { collectAll } from "./projects-actions.js";
+import { collectAll } from "./collect-all.js";
 import { outputWidth, type CliIo } from "./cli-io.js";
 import type { ConnectedBody } from "./connection-options.js";
 import { formatTable } from "./format-table.js";

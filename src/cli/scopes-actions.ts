@@ -5,7 +5,8 @@ import { outputWidth, type CliIo } from "./cli-io.js";
 import type { ConnectedBody } from "./connection-options.js";
 import { formatTable } from "./format-table.js";
 import { printMessageJson } from "./print-json.js";
-import { collectAll, isoTime } from "./projects-actions.js";
+import { collectAll } from "./collect-all.js";
+import { isoTime } from "./projects-actions.js";
 
 /** The body of `acms scopes list`: every page of ListScopes (newest first), printed as one list. */
 export const listScopes =
