@@ -11,6 +11,8 @@ import { searchCommand } from "./search.js";
 import { registerServeCommand } from "./serve-command.js";
 import { tiersCommand } from "./tiers.js";
 import { triplesCommand } from "./triples.js";
+import { scopesCommand } from "./scopes.js";
+import { unlinkCommand } from "./unlink.js";
 
 /** What the program says about itself. */
 export interface ProgramInfo {
@@ -40,5 +42,7 @@ export function createProgram(io: CliIo = processIo(), info: ProgramInfo = {}): 
   program.addCommand(triplesCommand(io));
   program.addCommand(rebuildCommand(io));
   program.addCommand(keysCommand(io));
+  program.addCommand(scopesCommand(io));
+  program.addCommand(unlinkCommand(io));
   return program;
 }
