@@ -1,0 +1,193 @@
+import type http from "node:http";
+import type http2 from "node:http2";
+import type { Transport } from "@connectrpc/connect";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { KeyRing } from "../../application/access/key-ring.js";
+import { UnauthenticatedError } from "../../domain/errors.js";
+import { createAcmsMcpServer, ScopeLineage } from "../../mcp/index.js";
+import { authenticate } from "../access/access-check.js";
+
+type Request = http.IncomingMessage | http2.Http2ServerRequest;
+type Response = http.ServerResponse | http2.Http2ServerResponse;
+type Handler = (req: Request, res: Response) => void;
+
+/** Where MCP is served, on the RPC port. */
+export const MCP_PATH = "/mcp";
+
+/** The implementation version the MCP handshake reports. */
+const SERVER_VERSION = "0.1.0";
+
+/** Headers of the HTTP hop itself, not handed on to the MCP transport (its request carries the parsed body). */
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "host", "upgrade", "te", "trailer"]);
+
+/** What the endpoint needs. */
+export interface McpEndpointDeps {
+  /** The key ring of the RPCs: the same key is checked here (401) and again by the RPC each tool runs. */
+  keys: KeyRing;
+  /** Where tools send their RPCs: the server's own router and interceptors, in process (see `inProcessTransport`). */
+  transport: Transport;
+  /** The largest request body (a JSON-RPC message or batch) read, in bytes. */
+  maxBodyBytes: number;
+  /** A body that stalls this long (ms) is abandoned. */
+  bodyTimeoutMs?: number;
+}
+
+function headerOf(req: Request, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** A JSON-RPC error answered before the MCP server sees the request (auth, scope, size, parse). */
+function sendRpcError(
+  res: Response,
+  status: number,
+  code: number,
+  message: string,
+  id: unknown = null,
+  extra: Record<string, string> = {},
+): void {
+  const body = JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } });
+  res.writeHead(status, {
+    "Content-Type": "application/json",
+    "Content-Length": String(Buffer.byteLength(body)),
+    "Cache-Control": "no-store",
+    ...extra,
+  });
+  res.end(body);
+}
+
+/** The body of `req`, or undefined when it is over `max` bytes or stalls (the answer is then sent already). */
+function readBody(req: Request, res: Response, max: number, timeoutMs: number | undefined): Promise<Buffer | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (body: Buffer | undefined) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      req.removeAllListeners("data");
+      resolve(body);
+    };
+    const arm = () => {
+      if (timeoutMs === undefined) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        sendRpcError(res, 408, -32600, `the request body stalled: no bytes for ${timeoutMs} ms`, null, { Connection: "close" });
+        finish(undefined);
+        req.destroy();
+      }, timeoutMs);
+    };
+    arm();
+    req.on("data", (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > max) {
+        sendRpcError(res, 413, -32600, `the request body is over ${max} bytes`, null, { Connection: "close" });
+        finish(undefined);
+        return;
+      }
+      chunks.push(chunk);
+      arm();
+    });
+    req.once("end", () => finish(Buffer.concat(chunks)));
+    req.once("error", () => finish(undefined));
+  });
+}
+
+/** The id of a single JSON-RPC request, so an early error answers it; null for batches and notifications. */
+function idOf(message: unknown): unknown {
+  return message && typeof message === "object" && !Array.isArray(message) && "id" in message ? (message as { id: unknown }).id : null;
+}
+
+/**
+ * Wraps the RPC handler so that `/mcp` speaks MCP over Streamable HTTP, statelessly: each POST is answered
+ * with JSON by a fresh MCP server (no session id, nothing kept between requests but proven scope lineage).
+ * The key is checked first, from the header, as for every RPC (none or unknown: 401, the body never read);
+ * `acms-scope` fixes the scope the tools run under (missing: a JSON-RPC error, HTTP 400). Every tool then runs
+ * as its RPC through `deps.transport`, with the caller's `authorization`, scope and `traceparent` as headers:
+ * the same access checks, quotas, audit log and metrics as any call (see docs/mcp.md). GET (an SSE stream)
+ * and DELETE (a session's end) have nothing to serve here: 405.
+ * @example listen(withMcp(handler, { keys, transport: inProcessTransport(routes, interceptors), maxBodyBytes }), host, port)
+ */
+export function withMcp(handler: Handler, deps: McpEndpointDeps): Handler {
+  const lineage = new ScopeLineage();
+  return (req, res) => {
+    const pathname = (req.url ?? "/").split("?", 1)[0];
+    if (pathname !== MCP_PATH) {
+      handler(req, res);
+      return;
+    }
+    void serve(req, res, deps, lineage).catch((err: unknown) => {
+      if (!res.headersSent)
+        sendRpcError(res, 500, -32603, `internal error: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`);
+      else res.end();
+    });
+  };
+}
+
+async function serve(req: Request, res: Response, deps: McpEndpointDeps, lineage: ScopeLineage): Promise<void> {
+  if (req.method !== "POST") {
+    res.setHeader("Allow", "POST");
+    sendRpcError(res, 405, -32000, "this MCP endpoint is stateless: POST JSON-RPC messages (no SSE stream, no session to end)");
+    return;
+  }
+  const authorization = headerOf(req, "authorization");
+  try {
+    authenticate(deps.keys, authorization ?? null);
+  } catch (err) {
+    if (!(err instanceof UnauthenticatedError)) throw err;
+    sendRpcError(res, 401, -32001, err.message, null, { "WWW-Authenticate": 'Bearer realm="acms"' });
+    return;
+  }
+  const raw = await readBody(req, res, deps.maxBodyBytes, deps.bodyTimeoutMs);
+  if (raw === undefined) return;
+  let message: unknown;
+  try {
+    message = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw));
+  } catch (err) {
+    sendRpcError(res, 400, -32700, `Parse error: ${err instanceof Error ? err.message : String(err)}`);
+    return;
+  }
+  const scopeId = (headerOf(req, "acms-scope") ?? "").trim();
+  if (scopeId === "") {
+    sendRpcError(
+      res,
+      400,
+      -32600,
+      "the acms-scope header is missing: every MCP call runs under a scope (make one with ResolveScope or `acms scope resolve`)",
+      idOf(message),
+    );
+    return;
+  }
+  const traceparent = headerOf(req, "traceparent");
+  const server = createAcmsMcpServer(
+    { transport: deps.transport, authorization: authorization ?? "", scopeId, traceparent },
+    lineage,
+    SERVER_VERSION,
+  );
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const abort = new AbortController();
+  res.once("close", () => abort.abort());
+  try {
+    await server.connect(transport);
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (name.startsWith(":") || value === undefined || HOP_BY_HOP.has(name)) continue;
+      headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+    }
+    const webRequest = new globalThis.Request(`http://localhost${MCP_PATH}`, { method: "POST", headers, signal: abort.signal });
+    const answer = await transport.handleRequest(webRequest, { parsedBody: message });
+    const body = Buffer.from(await answer.arrayBuffer());
+    const out: Record<string, string> = { "Cache-Control": "no-store" };
+    answer.headers.forEach((value, name) => {
+      out[name] = value;
+    });
+    out["content-length"] = String(body.length);
+    res.writeHead(answer.status, out);
+    res.end(body);
+  } finally {
+    await server.close();
+  }
+}
