@@ -24,11 +24,8 @@ export async function serveMcp(io: CliIo, cmd: Command): Promise<void> {
       if (!conn.key) throw new CliUsageError("no API key: pass --key or set ACMS_API_KEY (make one with `acms keys create`)");
       const scopeId = requireScope(conn);
       const transport = createConnectTransport({ baseUrl: conn.url, httpVersion: "1.1" });
-      const server = createAcmsMcpServer(
-        { transport, authorization: `Bearer ${conn.key}`, scopeId },
-        new ScopeLineage(),
-        packageVersion(import.meta.url) ?? "0.0.0",
-      );
+      const ctx = { transport, authorization: `Bearer ${conn.key}`, scopeId };
+      const server = createAcmsMcpServer(() => ctx, new ScopeLineage(), packageVersion(import.meta.url) ?? "0.0.0");
       const ended = new Promise<void>((resolve) => {
         process.stdin.once("end", resolve);
         process.stdin.once("close", resolve);

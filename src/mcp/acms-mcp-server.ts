@@ -7,6 +7,7 @@ import type { ScopeLineage } from "./scope-lineage.js";
 import { registerScopeTools } from "./scope-tools.js";
 import { registerSearchTool } from "./search-tool.js";
 import { registerUkoResources } from "./uko-resources.js";
+import type { ToolExtra } from "./run-tool.js";
 
 /** The names of the tools, as API.md fixes them. */
 export const ACMS_MCP_TOOLS = [
@@ -32,15 +33,16 @@ const INSTRUCTIONS =
 
 /**
  * One MCP server over the ACMS RPCs: the ten tools and UKO resources, each a thin translation onto the RPC it
- * maps to, called over `ctx.transport` with the caller's key and scope. The transport decides where the calls
- * go (the server's own router in process, or a running server over the network for `acms mcp`); the tools are
- * the same either way.
- * @example const server = createAcmsMcpServer({ transport, authorization: `Bearer ${key}`, scopeId }, lineage, "0.1.0");
- *          await server.connect(new StdioServerTransport());
+ * maps to, called over the request's context (`contextOf(extra)`: its transport, the caller's key and scope).
+ * The transport decides where the calls go (the server's own router in process, or a running server over the
+ * network for `acms mcp`); the tools are the same either way. One server answers any number of requests,
+ * concurrently: nothing of a caller is kept in it.
+ * @example const ctx = { transport, authorization: `Bearer ${key}`, scopeId };
+ *          await createAcmsMcpServer(() => ctx, new ScopeLineage(), "0.1.0").connect(new StdioServerTransport());
  */
-export function createAcmsMcpServer(ctx: McpCallContext, lineage: ScopeLineage, version: string): McpServer {
+export function createAcmsMcpServer(contextOf: (extra: ToolExtra) => McpCallContext, lineage: ScopeLineage, version: string): McpServer {
   const server = new McpServer({ name: "acms", title: "ACMS context service", version }, { instructions: INSTRUCTIONS });
-  const env = { ctx, lineage };
+  const env = { contextOf, lineage };
   registerSearchTool(server, env);
   registerFetchTool(server, env);
   registerGraphTools(server, env);

@@ -39,7 +39,7 @@ export function registerFetchTool(server: McpServer, env: ToolEnv): void {
     },
     async (args, extra) =>
       runTool(env, args.scope_id, extra, async (call) => {
-        const res = await createClient(RagService, env.ctx.transport).fetchContent({ ukoUris: args.uko_uris }, call.options);
+        const res = await createClient(RagService, call.transport).fetchContent({ ukoUris: args.uko_uris }, call.options);
         return {
           items: res.items.map((i) => ({
             uko_uri: i.ukoUri,

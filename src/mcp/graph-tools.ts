@@ -17,8 +17,6 @@ const GRAPH_NOTE =
 
 /** `sparql`, `get_triples`, `traverse`: the graph RPCs of the same names, under the scope. */
 export function registerGraphTools(server: McpServer, env: ToolEnv): void {
-  const graph = () => createClient(GraphBackendService, env.ctx.transport);
-
   server.registerTool(
     "sparql",
     {
@@ -44,7 +42,7 @@ export function registerGraphTools(server: McpServer, env: ToolEnv): void {
     },
     async (args, extra) =>
       runTool(env, args.scope_id, extra, async (call) => {
-        const res = await graph().sparqlQuery({ query: args.query }, call.options);
+        const res = await createClient(GraphBackendService, call.transport).sparqlQuery({ query: args.query }, call.options);
         const form = res.metadata.query_form;
         return {
           ...(form === "SELECT" || form === "ASK" || form === "CONSTRUCT" || form === "DESCRIBE" ? { form } : {}),
@@ -69,7 +67,9 @@ export function registerGraphTools(server: McpServer, env: ToolEnv): void {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args, extra) =>
-      runTool(env, args.scope_id, extra, async (call) => graphTail(await graph().getTriples({ subject: args.subject }, call.options))),
+      runTool(env, args.scope_id, extra, async (call) =>
+        graphTail(await createClient(GraphBackendService, call.transport).getTriples({ subject: args.subject }, call.options)),
+      ),
   );
 
   server.registerTool(
@@ -90,7 +90,7 @@ export function registerGraphTools(server: McpServer, env: ToolEnv): void {
     },
     async (args, extra) =>
       runTool(env, args.scope_id, extra, async (call) =>
-        graphTail(await graph().traverse({ start: args.start, depth: args.depth }, call.options)),
+        graphTail(await createClient(GraphBackendService, call.transport).traverse({ start: args.start, depth: args.depth }, call.options)),
       ),
   );
 }

@@ -10,8 +10,6 @@ const ROLES = { strategist: Role.STRATEGIST, executor: Role.EXECUTOR, reviewer: 
 
 /** `remember` (StoreFragment), `recall` (GetForActor) and `forget` (DeleteFragment): the agent's tiered memory. */
 export function registerMemoryTools(server: McpServer, env: ToolEnv): void {
-  const tiers = () => createClient(ContextTierService, env.ctx.transport);
-
   server.registerTool(
     "remember",
     {
@@ -38,7 +36,7 @@ export function registerMemoryTools(server: McpServer, env: ToolEnv): void {
     },
     async (args, extra) =>
       runTool(env, args.scope_id, extra, async (call) => {
-        const res = await tiers().storeFragment(
+        const res = await createClient(ContextTierService, call.transport).storeFragment(
           {
             fragment: {
               content: args.content,
@@ -80,7 +78,7 @@ export function registerMemoryTools(server: McpServer, env: ToolEnv): void {
     },
     async (args, extra) =>
       runTool(env, args.scope_id, extra, async (call) => {
-        const res = await tiers().getForActor(
+        const res = await createClient(ContextTierService, call.transport).getForActor(
           { role: ROLES[args.role ?? "strategist"], projectNames: args.project_names ?? [], includeFullContent: true },
           call.options,
         );
@@ -104,7 +102,7 @@ export function registerMemoryTools(server: McpServer, env: ToolEnv): void {
     },
     async (args, extra) =>
       runTool(env, args.scope_id, extra, async (call) => {
-        const res = await tiers().deleteFragment({ fragmentId: args.fragment_id }, call.options);
+        const res = await createClient(ContextTierService, call.transport).deleteFragment({ fragmentId: args.fragment_id }, call.options);
         return { fragment_id: args.fragment_id, deleted: res.deleted };
       }),
   );

@@ -58,10 +58,10 @@ export function registerScopeTools(server: McpServer, env: ToolEnv): void {
     },
     async (args, extra) =>
       runTool(env, args.scope_id, extra, async (call) => {
-        const scope = (await createClient(ScopeService, env.ctx.transport).getScope({ scopeId: call.scopeId }, call.unscoped)).scope;
+        const scope = (await createClient(ScopeService, call.transport).getScope({ scopeId: call.scopeId }, call.unscoped)).scope;
         const inScope = new Set(scope?.resourceIds ?? []);
         for (const denied of scope?.deniedResourceIds ?? []) inScope.delete(denied);
-        const registry = createClient(RegistryService, env.ctx.transport);
+        const registry = createClient(RegistryService, call.transport);
         const found = new Map<string, { resource_id: string; project: string; alias: string; kind: string }>();
         for (const project of scope?.projectNames ?? []) {
           let pageToken = "";
@@ -99,7 +99,7 @@ export function registerScopeTools(server: McpServer, env: ToolEnv): void {
     },
     async (args, extra) =>
       runTool(env, args.scope_id, extra, async (call) => {
-        const res = await createClient(ScopeService, env.ctx.transport).narrowScope(
+        const res = await createClient(ScopeService, call.transport).narrowScope(
           { denyResourceIds: args.deny_resource_ids ?? [], projects: args.projects ?? [], excludePaths: args.exclude_paths ?? [] },
           call.options,
         );

@@ -78,7 +78,7 @@ export function registerSearchTool(server: McpServer, env: ToolEnv): void {
         let answer: { scopeId: string; exhaustive: boolean; indexGeneration: bigint };
         const extraOut: Record<string, unknown> = {};
         if (mode === "text") {
-          const res = await createClient(TextBackendService, env.ctx.transport).search(
+          const res = await createClient(TextBackendService, call.transport).search(
             { query: args.query, maxResults: window },
             call.options,
           );
@@ -92,7 +92,7 @@ export function registerSearchTool(server: McpServer, env: ToolEnv): void {
           }));
           answer = res;
         } else if (mode === "vector") {
-          const res = await createClient(VectorBackendService, env.ctx.transport).similaritySearch(
+          const res = await createClient(VectorBackendService, call.transport).similaritySearch(
             { text: args.query, topK: window },
             call.options,
           );
@@ -106,7 +106,7 @@ export function registerSearchTool(server: McpServer, env: ToolEnv): void {
           }));
           answer = res;
         } else {
-          const res = await createClient(RagService, env.ctx.transport).hybridSearch({ query: args.query, topK: window }, call.options);
+          const res = await createClient(RagService, call.transport).hybridSearch({ query: args.query, topK: window }, call.options);
           hits = res.results.map((r) => ({
             uko_uri: r.ukoUri,
             resource_id: r.resourceId,

@@ -46,9 +46,10 @@ export function registerUkoResources(server: McpServer, env: ToolEnv): void {
     const uri = request.params.uri;
     let items;
     try {
-      const res = await createClient(RagService, env.ctx.transport).fetchContent(
+      const ctx = env.contextOf(extra);
+      const res = await createClient(RagService, ctx.transport).fetchContent(
         { ukoUris: [uri] },
-        rpcOptions(env.ctx, env.ctx.scopeId, extra._meta, extra.signal),
+        rpcOptions(ctx, ctx.scopeId, extra._meta, extra.signal),
       );
       items = res.items;
     } catch (err) {

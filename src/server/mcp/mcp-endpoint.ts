@@ -1,11 +1,13 @@
 import type http from "node:http";
 import type http2 from "node:http2";
 import type { Transport } from "@connectrpc/connect";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import { isJSONRPCNotification, isJSONRPCRequest, type JSONRPCMessage, type JSONRPCNotification } from "@modelcontextprotocol/sdk/types.js";
 import type { KeyRing } from "../../application/access/key-ring.js";
 import { UnauthenticatedError } from "../../domain/errors.js";
-import { createAcmsMcpServer, ScopeLineage } from "../../mcp/index.js";
+import { createAcmsMcpServer, ScopeLineage, type McpCallContext, type ToolExtra } from "../../mcp/index.js";
 import { authenticate } from "../access/access-check.js";
+import { RequestMultiplexer, type JsonRpcAnswer } from "./request-multiplexer.js";
 
 type Request = http.IncomingMessage | http2.Http2ServerRequest;
 type Response = http.ServerResponse | http2.Http2ServerResponse;
@@ -16,9 +18,6 @@ export const MCP_PATH = "/mcp";
 
 /** The implementation version the MCP handshake reports. */
 const SERVER_VERSION = "0.1.0";
-
-/** Headers of the HTTP hop itself, not handed on to the MCP transport (its request carries the parsed body). */
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "host", "upgrade", "te", "trailer"]);
 
 /** What the endpoint needs. */
 export interface McpEndpointDeps {
@@ -101,41 +100,53 @@ function idOf(message: unknown): unknown {
   return message && typeof message === "object" && !Array.isArray(message) && "id" in message ? (message as { id: unknown }).id : null;
 }
 
+/** The caller's context of a request, as serve() hands it in the request's auth info. */
+function contextOf(extra: ToolExtra): McpCallContext {
+  const ctx = extra.authInfo?.extra?.acms as McpCallContext | undefined;
+  if (!ctx) throw new Error("an MCP request reached the server without its caller's context");
+  return ctx;
+}
+
 /**
  * Wraps the RPC handler so that `/mcp` speaks MCP over Streamable HTTP, statelessly: each POST is answered
- * with JSON by a fresh MCP server (no session id, nothing kept between requests but proven scope lineage).
- * The key is checked first, from the header, as for every RPC (none or unknown: 401, the body never read);
- * `acms-scope` fixes the scope the tools run under (missing: a JSON-RPC error, HTTP 400). Every tool then runs
- * as its RPC through `deps.transport`, with the caller's `authorization`, scope and `traceparent` as headers:
- * the same access checks, quotas, audit log and metrics as any call (see docs/mcp.md). GET (an SSE stream)
- * and DELETE (a session's end) have nothing to serve here: 405.
+ * with JSON (no session id, no SSE stream) by one long-lived MCP server that keeps nothing of a caller (see
+ * RequestMultiplexer). The key is checked first, from the header, as for every RPC (none or unknown: 401, the
+ * body never read); `acms-scope` fixes the scope the tools run under (missing: a JSON-RPC error, HTTP 400).
+ * Every tool then runs as its RPC through `deps.transport`, with the caller's `authorization`, scope and
+ * `traceparent` as headers: the same access checks, quotas, audit log and metrics as any call (docs/mcp.md).
+ * GET (an SSE stream) and DELETE (a session's end) have nothing to serve here: 405.
  * @example listen(withMcp(handler, { keys, transport: inProcessTransport(routes, interceptors), maxBodyBytes }), host, port)
  */
 export function withMcp(handler: Handler, deps: McpEndpointDeps): Handler {
-  const lineage = new ScopeLineage();
+  const mux = new RequestMultiplexer();
+  const server = createAcmsMcpServer(contextOf, new ScopeLineage(), SERVER_VERSION);
+  const connected = server.connect(mux);
   return (req, res) => {
     const pathname = (req.url ?? "/").split("?", 1)[0];
     if (pathname !== MCP_PATH) {
       handler(req, res);
       return;
     }
-    void serve(req, res, deps, lineage).catch((err: unknown) => {
-      if (!res.headersSent)
-        sendRpcError(res, 500, -32603, `internal error: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`);
-      else res.end();
-    });
+    void connected
+      .then(() => serve(req, res, deps, mux))
+      .catch((err: unknown) => {
+        if (!res.headersSent)
+          sendRpcError(res, 500, -32603, `internal error: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`);
+        else res.end();
+      });
   };
 }
 
-async function serve(req: Request, res: Response, deps: McpEndpointDeps, lineage: ScopeLineage): Promise<void> {
+async function serve(req: Request, res: Response, deps: McpEndpointDeps, mux: RequestMultiplexer): Promise<void> {
   if (req.method !== "POST") {
     res.setHeader("Allow", "POST");
     sendRpcError(res, 405, -32000, "this MCP endpoint is stateless: POST JSON-RPC messages (no SSE stream, no session to end)");
     return;
   }
   const authorization = headerOf(req, "authorization");
+  let principal: string;
   try {
-    authenticate(deps.keys, authorization ?? null);
+    principal = authenticate(deps.keys, authorization ?? null).name;
   } catch (err) {
     if (!(err instanceof UnauthenticatedError)) throw err;
     sendRpcError(res, 401, -32001, err.message, null, { "WWW-Authenticate": 'Bearer realm="acms"' });
@@ -161,33 +172,39 @@ async function serve(req: Request, res: Response, deps: McpEndpointDeps, lineage
     );
     return;
   }
-  const traceparent = headerOf(req, "traceparent");
-  const server = createAcmsMcpServer(
-    { transport: deps.transport, authorization: authorization ?? "", scopeId, traceparent },
-    lineage,
-    SERVER_VERSION,
-  );
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  const abort = new AbortController();
-  res.once("close", () => abort.abort());
-  try {
-    await server.connect(transport);
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (name.startsWith(":") || value === undefined || HOP_BY_HOP.has(name)) continue;
-      headers.set(name, Array.isArray(value) ? value.join(", ") : value);
-    }
-    const webRequest = new globalThis.Request(`http://localhost${MCP_PATH}`, { method: "POST", headers, signal: abort.signal });
-    const answer = await transport.handleRequest(webRequest, { parsedBody: message });
-    const body = Buffer.from(await answer.arrayBuffer());
-    const out: Record<string, string> = { "Cache-Control": "no-store" };
-    answer.headers.forEach((value, name) => {
-      out[name] = value;
-    });
-    out["content-length"] = String(body.length);
-    res.writeHead(answer.status, out);
-    res.end(body);
-  } finally {
-    await server.close();
+  const messages = Array.isArray(message) ? message : [message];
+  if (messages.length === 0 || messages.some((m) => !isJSONRPCRequest(m) && !isJSONRPCNotification(m))) {
+    sendRpcError(res, 400, -32600, "Invalid Request: expected JSON-RPC 2.0 requests or notifications", idOf(message));
+    return;
   }
+  const ctx: McpCallContext = {
+    transport: deps.transport,
+    authorization: authorization ?? "",
+    scopeId,
+    traceparent: headerOf(req, "traceparent"),
+  };
+  const authInfo: AuthInfo = { token: "", clientId: principal, scopes: [scopeId], extra: { acms: ctx } };
+  const abort = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  const answers: Promise<JsonRpcAnswer>[] = [];
+  for (const m of messages as JSONRPCMessage[]) {
+    if (isJSONRPCRequest(m)) answers.push(mux.request(m, authInfo, abort.signal));
+    else mux.notify(m as JSONRPCNotification, authInfo);
+  }
+  if (answers.length === 0) {
+    res.writeHead(202, { "Cache-Control": "no-store", "Content-Length": "0" });
+    res.end();
+    return;
+  }
+  const settled = await Promise.all(answers);
+  if (abort.signal.aborted) return;
+  const body = JSON.stringify(Array.isArray(message) ? settled : settled[0]);
+  res.writeHead(200, {
+    "Content-Type": "application/json",
+    "Content-Length": String(Buffer.byteLength(body)),
+    "Cache-Control": "no-store",
+  });
+  res.end(body);
 }
