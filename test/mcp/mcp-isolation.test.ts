@@ -192,3 +192,44 @@ test("forget cannot delete another tenant's fragment: the owner still recalls it
   const theirs = ok<{ fragments: { fragment_id: string }[] }>(await call(other, "recall", {}));
   expect(theirs.fragments.map((x) => x.fragment_id)).toContain(f.otherFragment);
 });
+
+test("concurrent requests of two tenants with the same JSON-RPC id each get their own answer", async () => {
+  const post = (key: string, scope: string) =>
+    fetch(`${t.server.url}/mcp`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${key}`,
+        "acms-scope": scope,
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "search", arguments: { query: "zebra", mode: "text" } },
+      }),
+    }).then(
+      async (r) =>
+        (await r.json()) as { id: number; result: { structuredContent: { scope_id: string; results: { resource_id: string }[] } } },
+    );
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? post(t.keys.writer, f.scope) : post(t.keys.other, f.otherScope))),
+  );
+  answers.forEach((a, i) => {
+    const mine = i % 2 === 0;
+    expect(a.id).toBe(1);
+    expect(a.result.structuredContent.scope_id).toBe(mine ? f.scope : f.otherScope);
+    const owners = new Set(a.result.structuredContent.results.map((h) => h.resource_id));
+    expect(owners).toEqual(mine ? new Set([f.docs, f.code]) : new Set([f.secret]));
+  });
+});
+
+test("a malformed UKO URI is INVALID_ARGUMENT, through fetch and resources/read", async () => {
+  const r = await call(writer, "fetch", { uko_uris: ["not-a-uri"] });
+  expect(r.structuredContent).toMatchObject({ code: "INVALID_ARGUMENT" });
+  await expect(writer.readResource({ uri: "uko://not a ulid/x" })).rejects.toMatchObject({
+    code: -32602,
+    data: { code: "INVALID_ARGUMENT" },
+  });
+});
