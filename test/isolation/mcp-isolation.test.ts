@@ -9,8 +9,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ulid } from "ulid";
 import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { call, connectMcp, ok, refused } from "./mcp-client.js";
-import { EX, seedMcpFixture, type McpFixture } from "./mcp-fixture.js";
+import { call, connectMcp, ok, refused } from "../mcp/mcp-client.js";
+import { EX, seedMcpFixture, type McpFixture } from "../mcp/mcp-fixture.js";
 
 let t: TestServer;
 let f: McpFixture;
