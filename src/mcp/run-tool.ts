@@ -34,13 +34,14 @@ export interface ToolCall {
 /**
  * Runs one tool call: settles the scope it runs under (`scope_id`, checked by the lineage; a refusal is the
  * tool's answer), runs `body`, and turns its answer into structured content beside text, or any error into
- * an `isError` result with its gRPC code name (see `errorResult`).
+ * an `isError` result with its gRPC code name (see `errorResult`; `renamed`: wire field names to argument names).
  */
 export async function runTool(
   env: ToolEnv,
   scopeArg: string | undefined,
   extra: ToolExtra,
   body: (call: ToolCall) => Promise<Record<string, unknown>>,
+  renamed?: Readonly<Record<string, string>>,
 ): Promise<CallToolResult> {
   try {
     const ctx = env.contextOf(extra);
@@ -54,6 +55,6 @@ export async function runTool(
     };
     return toolSuccess(await body(call));
   } catch (err) {
-    return errorResult(err);
+    return errorResult(err, renamed);
   }
 }

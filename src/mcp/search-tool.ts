@@ -62,80 +62,86 @@ export function registerSearchTool(server: McpServer, env: ToolEnv): void {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args, extra) =>
-      runTool(env, args.scope_id, extra, async (call) => {
-        const mode = args.mode ?? "hybrid";
-        const include = args.include_paths ?? [];
-        if (include.length > 0) {
-          const violations = globViolations("include_paths", include);
-          if (violations.length > 0) throw invalidArgument(new InvalidArgumentError(violations));
-        }
-        const wanted = args.top_k;
-        const filtering = include.length > 0 && (wanted === undefined || wanted > 0);
-        const window = filtering
-          ? Math.min(PATH_FILTER_WINDOW_MAX, Math.max(wanted ?? DEFAULT_TOP_K, (wanted ?? DEFAULT_TOP_K) * PATH_FILTER_OVERFETCH))
-          : wanted;
-        let hits: Hit[];
-        let answer: { scopeId: string; exhaustive: boolean; indexGeneration: bigint };
-        const extraOut: Record<string, unknown> = {};
-        if (mode === "text") {
-          const res = await createClient(TextBackendService, call.transport).search(
-            { query: args.query, maxResults: window },
-            call.options,
-          );
-          hits = res.results.map((r) => ({
-            uko_uri: r.ukoUri,
-            resource_id: r.resourceId,
-            path: r.path,
-            content: r.content,
-            score: r.score,
-            metadata: { ...r.metadata },
-          }));
-          answer = res;
-        } else if (mode === "vector") {
-          const res = await createClient(VectorBackendService, call.transport).similaritySearch(
-            { text: args.query, topK: window },
-            call.options,
-          );
-          hits = res.results.map((r) => ({
-            uko_uri: r.ukoUri,
-            resource_id: r.resourceId,
-            path: r.path,
-            content: r.content,
-            score: r.score,
-            metadata: { ...r.metadata },
-          }));
-          answer = res;
-        } else {
-          const res = await createClient(RagService, call.transport).hybridSearch({ query: args.query, topK: window }, call.options);
-          hits = res.results.map((r) => ({
-            uko_uri: r.ukoUri,
-            resource_id: r.resourceId,
-            path: r.path,
-            content: r.content,
-            score: r.score,
-            metadata: { ...r.metadata },
-            contributions: r.contributions.map((c) => ({ source: SOURCE_NAMES[c.source], rank: c.rank, score: c.score })),
-          }));
-          answer = res;
-          extraOut.partial = res.partial;
-          extraOut.failed_sources = res.failedSources.map((s) => SOURCE_NAMES[s]);
-        }
-        let exhaustive = answer.exhaustive;
-        if (filtering) {
-          const filter = compilePathFilter(include, []);
-          const fetched = hits.length;
-          hits = hits.filter((h) => filter.matches(h.path)).slice(0, wanted ?? DEFAULT_TOP_K);
-          // A full window may have cut matching documents further down.
-          if (fetched >= (window ?? DEFAULT_TOP_K)) exhaustive = false;
-        }
-        return {
-          mode,
-          results: hits,
-          scope_id: answer.scopeId,
-          exhaustive,
-          index_generation: Number(answer.indexGeneration),
-          ...extraOut,
-        };
-      }),
+      runTool(
+        env,
+        args.scope_id,
+        extra,
+        async (call) => {
+          const mode = args.mode ?? "hybrid";
+          const include = args.include_paths ?? [];
+          if (include.length > 0) {
+            const violations = globViolations("include_paths", include);
+            if (violations.length > 0) throw invalidArgument(new InvalidArgumentError(violations));
+          }
+          const wanted = args.top_k;
+          const filtering = include.length > 0 && (wanted === undefined || wanted > 0);
+          const window = filtering
+            ? Math.min(PATH_FILTER_WINDOW_MAX, Math.max(wanted ?? DEFAULT_TOP_K, (wanted ?? DEFAULT_TOP_K) * PATH_FILTER_OVERFETCH))
+            : wanted;
+          let hits: Hit[];
+          let answer: { scopeId: string; exhaustive: boolean; indexGeneration: bigint };
+          const extraOut: Record<string, unknown> = {};
+          if (mode === "text") {
+            const res = await createClient(TextBackendService, call.transport).search(
+              { query: args.query, maxResults: window },
+              call.options,
+            );
+            hits = res.results.map((r) => ({
+              uko_uri: r.ukoUri,
+              resource_id: r.resourceId,
+              path: r.path,
+              content: r.content,
+              score: r.score,
+              metadata: { ...r.metadata },
+            }));
+            answer = res;
+          } else if (mode === "vector") {
+            const res = await createClient(VectorBackendService, call.transport).similaritySearch(
+              { text: args.query, topK: window },
+              call.options,
+            );
+            hits = res.results.map((r) => ({
+              uko_uri: r.ukoUri,
+              resource_id: r.resourceId,
+              path: r.path,
+              content: r.content,
+              score: r.score,
+              metadata: { ...r.metadata },
+            }));
+            answer = res;
+          } else {
+            const res = await createClient(RagService, call.transport).hybridSearch({ query: args.query, topK: window }, call.options);
+            hits = res.results.map((r) => ({
+              uko_uri: r.ukoUri,
+              resource_id: r.resourceId,
+              path: r.path,
+              content: r.content,
+              score: r.score,
+              metadata: { ...r.metadata },
+              contributions: r.contributions.map((c) => ({ source: SOURCE_NAMES[c.source], rank: c.rank, score: c.score })),
+            }));
+            answer = res;
+            extraOut.partial = res.partial;
+            extraOut.failed_sources = res.failedSources.map((s) => SOURCE_NAMES[s]);
+          }
+          let exhaustive = answer.exhaustive;
+          if (filtering) {
+            const filter = compilePathFilter(include, []);
+            const fetched = hits.length;
+            hits = hits.filter((h) => filter.matches(h.path)).slice(0, wanted ?? DEFAULT_TOP_K);
+            // A full window may have cut matching documents further down.
+            if (fetched >= (window ?? DEFAULT_TOP_K)) exhaustive = false;
+          }
+          return {
+            mode,
+            results: hits,
+            scope_id: answer.scopeId,
+            exhaustive,
+            index_generation: Number(answer.indexGeneration),
+            ...extraOut,
+          };
+        },
+        (args.mode ?? "hybrid") === "text" ? { max_results: "top_k" } : undefined,
+      ),
   );
 }

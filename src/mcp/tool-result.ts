@@ -36,11 +36,13 @@ export function refusalResult(refusal: Refusal): CallToolResult {
 /**
  * Any failure of an RPC as a tool result (`isError`): PERMISSION_DENIED with a ScopeViolation becomes a
  * refusal (see `refusalResult`); every other error carries its gRPC code name, its message and, for
- * INVALID_ARGUMENT, the fields at fault. A model reads the text; a program reads `structuredContent.code`.
+ * INVALID_ARGUMENT, the fields at fault (`renamed` maps a wire field name to the tool argument it came from,
+ * say `max_results` to `top_k`). A model reads the text; a program reads `structuredContent.code`.
  */
-export function errorResult(err: unknown): CallToolResult {
+export function errorResult(err: unknown, renamed: Readonly<Record<string, string>> = {}): CallToolResult {
   const e = ConnectError.from(err);
-  const message = e.rawMessage;
+  const rename = (text: string) => Object.entries(renamed).reduce((t, [wire, arg]) => t.split(wire).join(arg), text);
+  const message = rename(e.rawMessage);
   const violation = findScopeViolation(e);
   if (e.code === Code.PermissionDenied) {
     return refusalResult({
@@ -53,7 +55,7 @@ export function errorResult(err: unknown): CallToolResult {
     });
   }
   const code = grpcCodeName(e.code);
-  const fields = findFieldViolations(e).map((f) => ({ field: f.field, description: f.description }));
+  const fields = findFieldViolations(e).map((f) => ({ field: rename(f.field), description: rename(f.description) }));
   const detail = fields.filter((f) => !message.includes(f.field)).map((f) => `${f.field}: ${f.description}`);
   const text = `${code}: ${message}${detail.length > 0 ? ` [${detail.join("; ")}]` : ""}`;
   const structured: Record<string, unknown> = { code, message };

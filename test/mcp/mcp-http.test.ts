@@ -69,6 +69,10 @@ test("search: top_k and include_paths cut the results; an invalid glob is INVALI
   expect(bad.structuredContent).toMatchObject({ code: "INVALID_ARGUMENT", field_violations: [{ field: "include_paths[0]" }] });
   const empty = await call(mcp, "search", { query: "", mode: "text" });
   expect(empty.structuredContent).toMatchObject({ code: "INVALID_ARGUMENT" });
+  for (const mode of ["text", "hybrid"]) {
+    const zero = await call(mcp, "search", { query: "zebra", mode, top_k: 0 });
+    expect(zero.structuredContent).toMatchObject({ code: "INVALID_ARGUMENT", field_violations: [{ field: "top_k" }] });
+  }
 });
 
 // SimilaritySearch with `text` needs the server's embedder: without one it answers FAILED_PRECONDITION ("no

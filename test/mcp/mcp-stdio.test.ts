@@ -80,3 +80,36 @@ test("without a key or a scope, acms mcp says so on stderr and exits 1 before an
   const noScope = await run(["mcp"], { ACMS_URL: t.server.url, ACMS_API_KEY: t.keys.writer });
   expect(noScope).toMatchObject({ code: 1, stdout: "", stderr: expect.stringContaining("no scope") });
 });
+
+test("acms mcp answers line-delimited JSON-RPC on stdout only, and exits 0 when stdin ends", async () => {
+  const { spawn } = await import("node:child_process");
+  const child = spawn(process.execPath, [BIN, "mcp", "--scope", f.scope], {
+    env: { PATH: process.env.PATH ?? "", ACMS_URL: t.server.url, ACMS_API_KEY: t.keys.writer },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (err += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const send = (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`);
+  send({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+  });
+  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "search", arguments: { query: "zebra", mode: "text", top_k: 1 } } });
+  // Stdin ends once both answers are out (the second needs the server's reply).
+  while (out.split("\n").filter(Boolean).length < 2) await new Promise((r) => setTimeout(r, 20));
+  child.stdin.end();
+  expect(await exited).toBe(0);
+  const lines = out
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { id: number; result: { structuredContent?: { results: unknown[] } } });
+  expect(lines.map((l) => l.id)).toEqual([1, 2]);
+  expect(lines[1].result.structuredContent?.results).toHaveLength(1);
+  expect(err).toBe("");
+});
