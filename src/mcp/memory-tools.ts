@@ -17,12 +17,12 @@ export function registerMemoryTools(server: McpServer, env: ToolEnv): void {
       description:
         "Store a piece of agent context (a decision, a finding, a summary) so later calls and other agents of the same " +
         "projects can recall it. It belongs to one project of the scope (project_name, required) and optionally to one " +
-        "in-scope resource. tier: hot (small, always at hand; the default when omitted is chosen by the server), warm, " +
+        "in-scope resource. tier: hot (the default: small, always at hand), warm, " +
         "or cold (archived, summarised). Budgets are per project: an over-full tier moves its least recently used " +
         "fragments down (listed in `displaced`). Answers the stored fragment with its `fragment_id` (for `forget`).",
       inputSchema: {
         content: z.string().describe("the text to remember"),
-        tier: z.enum(["hot", "warm", "cold"]).optional().describe("hot, warm or cold"),
+        tier: z.enum(["hot", "warm", "cold"]).optional().describe("hot (default), warm or cold"),
         project_name: z.string().describe("the scope project it belongs to, `namespace/name`"),
         resource_id: z.string().optional().describe("an in-scope resource it is about"),
         metadata: z.record(z.string(), z.string()).optional().describe("string key/value pairs kept with it"),
