@@ -47,7 +47,7 @@ export interface Config {
   consoleDir: string;
   /** The OpenAPI document served at GET /openapi.json (ACMS_OPENAPI_FILE; default openapi/acms.openapi.json). */
   openapiFile: string;
-  /** ACMS_MAX_CONNECTIONS_PER_PEER, ACMS_IDLE_TIMEOUT_MS, ACMS_HANDSHAKE_TIMEOUT_MS, ACMS_BODY_TIMEOUT_MS. */
+  /** ACMS_MAX_CONNECTIONS_PER_PEER, ACMS_IDLE_TIMEOUT_MS, ACMS_HANDSHAKE_TIMEOUT_MS, ACMS_BODY_TIMEOUT_MS, ACMS_MIN_BODY_RATE. */
   connections: ConnectionLimits;
   /** Where refused calls are logged (ACMS_AUDIT_LOG: a file path, or "stderr"); unset: not logged. */
   auditLog?: string;
@@ -207,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       idleTimeoutMs: intFrom(env, "ACMS_IDLE_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.idleTimeoutMs, 100, 24 * 3600 * 1000),
       handshakeTimeoutMs: intFrom(env, "ACMS_HANDSHAKE_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.handshakeTimeoutMs, 100, 600_000),
       bodyTimeoutMs: intFrom(env, "ACMS_BODY_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.bodyTimeoutMs, 100, 3_600_000),
+      minBodyBytesPerSecond: intFrom(env, "ACMS_MIN_BODY_RATE", DEFAULT_CONNECTION_LIMITS.minBodyBytesPerSecond, 0, 1_000_000_000),
     },
     auditLog: env.ACMS_AUDIT_LOG && env.ACMS_AUDIT_LOG.length > 0 ? env.ACMS_AUDIT_LOG : undefined,
     quotas: {

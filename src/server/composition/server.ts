@@ -117,10 +117,11 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   const methods: MethodRegistry = new Map();
   // Keys are checked from the headers before any body is read (the access interceptor still decides).
   const bodyGate = createBodyGate(deps.keys, PUBLIC_SERVICES);
-  const bodyTimeoutMs = deps.config.connections.bodyTimeoutMs;
+  const { bodyTimeoutMs, minBodyBytesPerSecond } = deps.config.connections;
   const handler = createNodeHandler({
     bodyGate,
     bodyTimeoutMs,
+    minBodyBytesPerSecond,
     routes: recordingRoutes(routes, methods),
     binaryRoutes,
     interceptors,
@@ -139,6 +140,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
       compressMinBytes: COMPRESS_MIN_BYTES,
       bodyGate,
       bodyTimeoutMs,
+      minBodyBytesPerSecond,
     });
     const consoleApi = { [CONSOLE_SCOPES_PATH]: createConsoleScopesEndpoint({ keys: deps.keys, scopes: deps.backends.scopes, quotas }) };
     // MCP tools run as RPCs through the same routes and interceptors, in process (docs/mcp.md).
