@@ -149,6 +149,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
       transport: inProcessTransport(routes, interceptors),
       maxBodyBytes: deps.config.maxJsonMessageBytes,
       bodyTimeoutMs,
+      minBodyBytesPerSecond,
     };
     listener = await listen(
       withConsole(

@@ -7,6 +7,7 @@ import type { KeyRing } from "../../application/access/key-ring.js";
 import { UnauthenticatedError } from "../../domain/errors.js";
 import { createAcmsMcpServer, ScopeLineage, type McpCallContext, type ToolExtra } from "../../mcp/index.js";
 import { authenticate } from "../access/access-check.js";
+import { BodyDeadline } from "../transport/body-deadline.js";
 import { RequestMultiplexer, type JsonRpcAnswer } from "./request-multiplexer.js";
 
 type Request = http.IncomingMessage | http2.Http2ServerRequest;
@@ -27,8 +28,10 @@ export interface McpEndpointDeps {
   transport: Transport;
   /** The largest request body (a JSON-RPC message or batch) read, in bytes. */
   maxBodyBytes: number;
-  /** A body that stalls this long (ms) is abandoned. */
+  /** A body that stalls this long (ms) is abandoned; past it, it must also average `minBodyBytesPerSecond`. */
   bodyTimeoutMs?: number;
+  /** The minimum average rate of a body once `bodyTimeoutMs` was waited (bytes/s; ACMS_MIN_BODY_RATE); 0 or absent: none. */
+  minBodyBytesPerSecond?: number;
 }
 
 function headerOf(req: Request, name: string): string | undefined {
@@ -55,40 +58,46 @@ function sendRpcError(
   res.end(body);
 }
 
-/** The body of `req`, or undefined when it is over `max` bytes or stalls (the answer is then sent already). */
-function readBody(req: Request, res: Response, max: number, timeoutMs: number | undefined): Promise<Buffer | undefined> {
+/**
+ * The body of `req`, or undefined when it is over `max` bytes or misses a body deadline (no bytes for
+ * `bodyTimeoutMs`, or under `minBodyBytesPerSecond` on average once that long was waited: the RPCs' rule,
+ * BodyDeadline); the answer is then sent already and the exchange abandoned.
+ */
+function readBody(req: Request, res: Response, deps: McpEndpointDeps): Promise<Buffer | undefined> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    let timer: NodeJS.Timeout | undefined;
     const finish = (body: Buffer | undefined) => {
       if (done) return;
       done = true;
-      clearTimeout(timer);
+      deadline?.stop();
       req.removeAllListeners("data");
       resolve(body);
     };
-    const arm = () => {
-      if (timeoutMs === undefined) return;
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        sendRpcError(res, 408, -32600, `the request body stalled: no bytes for ${timeoutMs} ms`, null, { Connection: "close" });
-        finish(undefined);
-        req.destroy();
-      }, timeoutMs);
-    };
-    arm();
+    const deadline =
+      deps.bodyTimeoutMs === undefined
+        ? undefined
+        : new BodyDeadline(
+            { stallMs: deps.bodyTimeoutMs, graceMs: deps.bodyTimeoutMs, minBytesPerSecond: deps.minBodyBytesPerSecond ?? 0 },
+            (miss) => {
+              sendRpcError(res, 408, -32600, miss.message, null, { Connection: "close" });
+              finish(undefined);
+              req.destroy();
+            },
+          );
+    deadline?.waiting();
     req.on("data", (chunk: Buffer) => {
       if (done) return;
+      deadline?.received(chunk.length);
       size += chunk.length;
-      if (size > max) {
-        sendRpcError(res, 413, -32600, `the request body is over ${max} bytes`, null, { Connection: "close" });
+      if (size > deps.maxBodyBytes) {
+        sendRpcError(res, 413, -32600, `the request body is over ${deps.maxBodyBytes} bytes`, null, { Connection: "close" });
         finish(undefined);
         return;
       }
       chunks.push(chunk);
-      arm();
+      deadline?.waiting();
     });
     req.once("end", () => finish(Buffer.concat(chunks)));
     req.once("error", () => finish(undefined));
@@ -152,7 +161,7 @@ async function serve(req: Request, res: Response, deps: McpEndpointDeps, mux: Re
     sendRpcError(res, 401, -32001, err.message, null, { "WWW-Authenticate": 'Bearer realm="acms"' });
     return;
   }
-  const raw = await readBody(req, res, deps.maxBodyBytes, deps.bodyTimeoutMs);
+  const raw = await readBody(req, res, deps);
   if (raw === undefined) return;
   let message: unknown;
   try {
