@@ -46,3 +46,23 @@ test("a body that stops arriving is abandoned as stalled with 408", async () => 
   expect(answer).toMatch(/^HTTP\/1\.1 408/);
   expect(answer).toContain("stalled");
 });
+
+test("over HTTP/2 (h2c) too: a stalled body is answered 408 and a wrong key 401, with no connection header", async () => {
+  const http2 = await import("node:http2");
+  const session = http2.connect(t.server.url);
+  session.on("error", () => undefined);
+  const ask = (headers: Record<string, string>, end: boolean) =>
+    new Promise<number>((resolve) => {
+      const req = session.request({ ":method": "POST", ":path": "/mcp", "content-type": "application/json", ...headers });
+      req.on("error", () => undefined);
+      req.on("response", (h) => resolve(Number(h[":status"])));
+      req.write("{");
+      if (end) req.end();
+    });
+  try {
+    expect(await ask({ authorization: "Bearer nope", "acms-scope": "01ARZ3NDEKTSV4RRFFQ69G5FAV" }, true)).toBe(401);
+    expect(await ask({ authorization: `Bearer ${t.keys.writer}`, "acms-scope": "01ARZ3NDEKTSV4RRFFQ69G5FAV" }, false)).toBe(408);
+  } finally {
+    session.destroy();
+  }
+});

@@ -49,6 +49,8 @@ function sendRpcError(
   extra: Record<string, string> = {},
 ): void {
   const body = JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } });
+  // HTTP/2 has no connection header (its stream ends instead); HTTP/1.1 closes after a body left unread.
+  if ("stream" in res) delete extra.Connection;
   res.writeHead(status, {
     "Content-Type": "application/json",
     "Content-Length": String(Buffer.byteLength(body)),
@@ -149,7 +151,9 @@ export function withMcp(handler: Handler, deps: McpEndpointDeps): Handler {
 async function serve(req: Request, res: Response, deps: McpEndpointDeps, mux: RequestMultiplexer): Promise<void> {
   if (req.method !== "POST") {
     res.setHeader("Allow", "POST");
-    sendRpcError(res, 405, -32000, "this MCP endpoint is stateless: POST JSON-RPC messages (no SSE stream, no session to end)");
+    sendRpcError(res, 405, -32000, "this MCP endpoint is stateless: POST JSON-RPC messages (no SSE stream, no session to end)", null, {
+      Connection: "close",
+    });
     return;
   }
   const authorization = headerOf(req, "authorization");
@@ -158,7 +162,7 @@ async function serve(req: Request, res: Response, deps: McpEndpointDeps, mux: Re
     principal = authenticate(deps.keys, authorization ?? null).name;
   } catch (err) {
     if (!(err instanceof UnauthenticatedError)) throw err;
-    sendRpcError(res, 401, -32001, err.message, null, { "WWW-Authenticate": 'Bearer realm="acms"' });
+    sendRpcError(res, 401, -32001, err.message, null, { "WWW-Authenticate": 'Bearer realm="acms"', Connection: "close" });
     return;
   }
   const raw = await readBody(req, res, deps);
