@@ -3,6 +3,7 @@ import { processIo, type CliIo } from "./cli-io.js";
 import { fetchCommand } from "./fetch.js";
 import { ingestCommand } from "./ingest.js";
 import { keysCommand } from "./keys.js";
+import { mcpCommand } from "./mcp.js";
 import { projectsCommand } from "./projects.js";
 import { rebuildCommand } from "./rebuild.js";
 import { resourcesCommand } from "./resources.js";
@@ -44,5 +45,6 @@ export function createProgram(io: CliIo = processIo(), info: ProgramInfo = {}): 
   program.addCommand(keysCommand(io));
   program.addCommand(scopesCommand(io));
   program.addCommand(unlinkCommand(io));
+  program.addCommand(mcpCommand(io));
   return program;
 }

@@ -30,6 +30,8 @@ import type { ServerDeps } from "./server-deps.js";
 export type { ServerDeps } from "./server-deps.js";
 import { allRoutes, AUTHENTICATED_SERVICES, PUBLIC_SERVICES } from "../routes/all-routes.js";
 import { indexBinaryRoutes } from "../routes/index-routes.js";
+import { inProcessTransport } from "../mcp/in-process-transport.js";
+import { withMcp } from "../mcp/mcp-endpoint.js";
 
 /** A running ACMS server. */
 export interface AcmsServer {
@@ -141,8 +143,20 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
       minBodyBytesPerSecond,
     });
     const consoleApi = { [CONSOLE_SCOPES_PATH]: createConsoleScopesEndpoint({ keys: deps.keys, scopes: deps.backends.scopes, quotas }) };
+    // MCP tools run as RPCs through the same routes and interceptors, in process (docs/mcp.md).
+    const mcp = {
+      keys: deps.keys,
+      transport: inProcessTransport(routes, interceptors),
+      maxBodyBytes: deps.config.maxJsonMessageBytes,
+      bodyTimeoutMs,
+      minBodyBytesPerSecond,
+    };
     listener = await listen(
-      withConsole(withCors(withOpenApi(handler, deps.config.openapiFile), deps.config.corsOrigins), deps.config.consoleDir, consoleApi),
+      withConsole(
+        withCors(withMcp(withOpenApi(handler, deps.config.openapiFile), mcp), deps.config.corsOrigins),
+        deps.config.consoleDir,
+        consoleApi,
+      ),
       deps.config.host,
       deps.config.port,
       deps.config.connections,
