@@ -2,10 +2,11 @@ import { randomBytes } from "node:crypto";
 import { createAcmsClient, type AcmsClient, type AcmsProtocol } from "../../src/index.js";
 import { ConnectError } from "@connectrpc/connect";
 import { startCollector, type CollectedSpan, type Collector } from "../support/otel-collector.js";
-import { startTestServer, type TestServer } from "../support/test-server.js";
+import { spawnServer, type SpawnedServer } from "../support/spawned-server.js";
 
 // Tracing against a real OpenTelemetry Collector (built from the Go module proxy, test/support/otel-collector/):
-// the server exports over OTLP/HTTP, the collector receives and forwards, and the test reads what it got.
+// `acms serve` (a real process, its OTEL_* variables as an operator sets them) exports over OTLP/HTTP, the
+// collector receives and forwards, and the test reads what it got.
 
 const SERVER = 2; // OTLP SpanKind
 const INTERNAL = 1;
@@ -22,7 +23,7 @@ const SECRET = {
 };
 
 let collector: Collector;
-let t: TestServer;
+let t: SpawnedServer;
 let admin: AcmsClient;
 let scopeId: string;
 
@@ -33,7 +34,7 @@ function newTraceparent(): { header: string; traceId: string; spanId: string } {
 }
 
 function client(protocol: AcmsProtocol, key: string, scope?: string): AcmsClient {
-  return createAcmsClient({ baseUrl: t.server.url, apiKey: key, scopeId: scope, protocol });
+  return createAcmsClient({ baseUrl: t.url, apiKey: key, scopeId: scope, protocol });
 }
 
 /** The server span continuing `tp` for `name`, once the collector has it, and the engine spans under it. */
@@ -47,15 +48,13 @@ async function callSpan(tp: { traceId: string; spanId: string }, name: string): 
 
 beforeAll(async () => {
   collector = await startCollector();
-  t = await startTestServer({
-    env: {
-      ACMS_EMBEDDING_DIM: "4",
-      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
-      OTEL_SERVICE_NAME: "acms-tracing-test",
-      OTEL_BSP_SCHEDULE_DELAY: "20",
-    },
+  t = await spawnServer({
+    ACMS_EMBEDDING_DIM: "4",
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+    OTEL_SERVICE_NAME: "acms-tracing-test",
+    OTEL_BSP_SCHEDULE_DELAY: "20",
   });
-  admin = createAcmsClient({ baseUrl: t.server.url, apiKey: t.keys.admin });
+  admin = createAcmsClient({ baseUrl: t.url, apiKey: t.keys.admin });
   await admin.registry.createProject({ name: SECRET.project });
   await admin.registry.createProject({ name: SECRET.otherProject });
   const { resource } = await admin.registry.registerResource({ project: SECRET.project, alias: SECRET.alias, kind: "docs" });
@@ -73,7 +72,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   admin?.close();
-  await t?.close(true);
+  await t?.close();
   await collector?.close();
 });
 

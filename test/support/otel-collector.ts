@@ -137,7 +137,7 @@ export async function startCollector(): Promise<Collector> {
       "      http:",
       `        endpoint: 127.0.0.1:${port}`,
       "exporters:",
-      "  otlphttp:",
+      "  otlp_http:",
       `    endpoint: http://127.0.0.1:${sinkPort}`,
       "    encoding: json",
       "    compression: none",
@@ -154,7 +154,7 @@ export async function startCollector(): Promise<Collector> {
       "  pipelines:",
       "    traces:",
       "      receivers: [otlp]",
-      "      exporters: [otlphttp]",
+      "      exporters: [otlp_http]",
       "",
     ].join("\n"),
   );
@@ -163,9 +163,20 @@ export async function startCollector(): Promise<Collector> {
   proc.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
   const endpoint = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (proc.exitCode === null) {
+      proc.kill("SIGTERM");
+      await exited;
+    }
+    await new Promise<void>((resolve) => sink.close(() => resolve()));
+    rmSync(dir, { recursive: true, force: true });
+  };
   // Ready once the receiver answers an (empty) export.
   for (;;) {
-    if (proc.exitCode !== null) throw new Error(`the collector exited: ${stderr}`);
+    if (proc.exitCode !== null) {
+      await stop();
+      throw new Error(`the collector exited: ${stderr}`);
+    }
     const ok = await fetch(`${endpoint}/v1/traces`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }).then(
       (r) => r.ok,
       () => false,
@@ -184,11 +195,6 @@ export async function startCollector(): Promise<Collector> {
       }
       return [...spans];
     },
-    async close() {
-      proc.kill("SIGTERM");
-      await exited;
-      await new Promise<void>((resolve) => sink.close(() => resolve()));
-      rmSync(dir, { recursive: true, force: true });
-    },
+    close: stop,
   };
 }
