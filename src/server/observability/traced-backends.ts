@@ -21,6 +21,7 @@ function fail(span: Span): void {
 
 function done(span: Span, result: unknown): void {
   if (Array.isArray(result)) span.setAttribute("acms.result.count", result.length);
+  else if (result instanceof Map) span.setAttribute("acms.result.count", result.size);
   span.end();
 }
 
@@ -47,7 +48,7 @@ async function* counted(span: Span, items: AsyncIterable<unknown>): AsyncIterabl
 /**
  * `port` with each method call traced as an INTERNAL span under the active call's span, named
  * `<port>.<method>` (e.g. `text.search`), with the adapter's class (`acms.adapter`, e.g. `SqliteTextBackend`)
- * and the number of items it answered (`acms.result.count`, for lists and streams). Arguments and results
+ * and the number of items it answered (`acms.result.count`, for lists, maps and streams). Arguments and results
  * are never recorded. Outside a call (background loads, the indexer's start-up) nothing is traced. Methods
  * run on the adapter itself (`this` is the adapter, not the proxy), so private state works as before.
  */
