@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "../transport/connection-guard.js";
 import { DEFAULT_STORED_SCOPE_CAPS, type StoredScopeCaps } from "../../application/scopes/scope-resolver.js";
 import { DEFAULT_QUOTA_LIMITS, type QuotaLimits } from "../quotas/quota-ledger.js";
+import { tracingConfigFrom, type TracingConfig } from "../observability/tracing-config.js";
 
 /** How much the server logs about calls (see Config.logLevel). */
 export type LogLevel = "info" | "debug";
@@ -68,6 +69,8 @@ export interface Config {
     /** Token target of the cold-tier summary. */
     summaryTokens: number;
   };
+  /** OpenTelemetry tracing from the standard OTEL_* variables (tracingConfigFrom); undefined: no tracing at all. */
+  tracing?: TracingConfig;
 }
 
 /** ACMS_SPARQL_QUERY_URL, ACMS_SPARQL_UPDATE_URL, ACMS_SPARQL_USER, ACMS_SPARQL_PASSWORD. */
@@ -231,6 +234,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxDecisionsCold: intFrom(env, "ACMS_CONTEXT_MAX_DECISIONS_COLD", 5000, 1, 100_000_000),
       summaryTokens: intFrom(env, "ACMS_CONTEXT_SUMMARY_TOKENS", 128, 8, 100_000),
     },
+    tracing: tracingConfigFrom(env),
   };
 }
 

@@ -24,6 +24,9 @@ import { createRequestLogInterceptor } from "../observability/request-log-interc
 import { RequestLog } from "../observability/request-log.js";
 import { ServerMetrics } from "../observability/server-metrics.js";
 import { ServingState } from "../observability/serving-state.js";
+import { traceBackends } from "../observability/traced-backends.js";
+import { Tracing } from "../observability/tracing.js";
+import { createTracingInterceptor } from "../observability/tracing-interceptor.js";
 import { createServices } from "./composition-root.js";
 import type { ServerDeps } from "./server-deps.js";
 
@@ -65,13 +68,15 @@ export function createRoutes(deps: ServerDeps): {
   // audit log records refusals; quotas come after access: they are kept per principal, which access names.
   const quotas = new QuotaLedger(deps.config.quotas);
   const interceptors: Interceptor[] = [
+    ...(deps.tracing ? [createTracingInterceptor(deps.tracing)] : []),
     createRequestLogInterceptor(log),
     ...(deps.metrics ? [createMetricsInterceptor(deps.metrics)] : []),
     ...(deps.audit ? [createAuditInterceptor(deps.audit)] : []),
     access,
     createQuotaInterceptor(deps.config.quotas, undefined, quotas),
   ];
-  const services = createServices(deps.config, deps.backends);
+  // Tracing wraps the ports the services call (one span per engine call), never the adapters themselves.
+  const services = createServices(deps.config, deps.tracing ? traceBackends(deps.backends, deps.tracing) : deps.backends);
   const routeDeps = { ...deps, services, serving: deps.serving ?? new ServingState() };
   return { routes: allRoutes(routeDeps), binaryRoutes: indexBinaryRoutes(routeDeps), interceptors, quotas };
 }
@@ -90,6 +95,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
     serving: serverDeps.serving ?? new ServingState(),
     audit,
     metrics: serverDeps.metrics ?? (metricsPort !== undefined ? new ServerMetrics(serverDeps.backends) : undefined),
+    tracing: serverDeps.tracing ?? (serverDeps.config.tracing ? Tracing.start(serverDeps.config.tracing) : undefined),
   };
   if (deps.backends.graphReady) {
     deps.serving.waitFor([GraphBackendService.typeName, RagService.typeName], deps.backends.graphReady, (err) => {
@@ -171,6 +177,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   } catch (err) {
     await deps.backends.close();
     await audit?.close();
+    if (!serverDeps.tracing) await deps.tracing?.shutdown();
     throw err;
   }
   // Only now, and on the next turn (the caller reports listening first): loading the data held must not
@@ -187,6 +194,8 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
       await metricsListener?.close();
       await deps.backends.close();
       if (!serverDeps.audit) await audit?.close();
+      // Last: the spans of the calls drained above are exported before the process may exit.
+      if (!serverDeps.tracing) await deps.tracing?.shutdown();
     },
   };
 }
