@@ -144,12 +144,16 @@ export class VectorPartition implements GraphHolder {
     return "changed";
   }
 
-  /** Puts the current rows of `keys` into the graphs (serving and building), in one batch each. */
+  /**
+   * Puts the current rows of `keys` into the serving graph, in one batch; a graph being built drops the ones
+   * it holds (their rows changed) and takes them from the background builder, as every row new since it started.
+   */
   syncGraphs(keys: readonly number[]): void {
     if (keys.length === 0 || (!this.index && !this.building)) return;
+    if (this.building) for (const k of keys) this.building.remove(k);
+    if (!this.index) return;
     const rows = this.copyRows(keys);
-    this.index?.addMany(rows.keys, rows.vectors);
-    this.building?.addMany(rows.keys, rows.vectors);
+    this.index.addMany(rows.keys, rows.vectors);
   }
 
   /** Marks a held chunk version superseded at `at`; returns whether the key is held. */
