@@ -142,6 +142,8 @@ class ServiceSystem implements System {
 
   async ingest(corpus: VectorCorpus): Promise<{ ackMs: number; indexMs: number; note?: string }> {
     const proc = fork(join(this.programs, "peer-vector-server.mjs"), [this.dataDir, hashKey(this.key)], {
+      // Plain node on the compiled program (not this process's tsx loader), as the server is deployed.
+      execArgv: [],
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     this.child = new Child(proc);
@@ -300,12 +302,14 @@ class PgliteSystem implements System {
     await this.db.exec(
       `CREATE EXTENSION IF NOT EXISTS vector; CREATE TABLE v (id int PRIMARY KEY, resource int NOT NULL, embedding vector(${corpus.dim}) NOT NULL)`,
     );
-    const BATCH = 500;
+    // COPY in batches (2.6x the rows/s of multi-row INSERTs here).
+    const BATCH = 5000;
     for (let i = 0; i < corpus.entries.length; i += BATCH) {
-      const batch = corpus.entries.slice(i, i + BATCH);
-      const values = batch.map((_, j) => `($${j * 3 + 1}, $${j * 3 + 2}, $${j * 3 + 3}::vector)`).join(",");
-      const params = batch.flatMap((e) => [e.chunkKey, Number(e.resourceId.slice(8)), `[${Array.from(e.vector).join(",")}]`]);
-      await this.db.query(`INSERT INTO v (id, resource, embedding) VALUES ${values}`, params);
+      const csv = corpus.entries
+        .slice(i, i + BATCH)
+        .map((e) => `${e.chunkKey},${Number(e.resourceId.slice(8))},"[${Array.from(e.vector).join(",")}]"`)
+        .join("\n");
+      await this.db.query("COPY v (id, resource, embedding) FROM '/dev/blob' WITH (FORMAT csv)", [], { blob: new Blob([csv]) });
     }
     const ackMs = performance.now() - started;
     await this.db.exec("CREATE INDEX ON v (resource); ANALYZE v");
