@@ -608,12 +608,11 @@ export class PartitionedVectorBackend implements VectorBackend {
     for (let i = 0; i < inScope.length; i++) {
       const p = inScope[i];
       if (useGraphs && !p.index && p.size < INT8_SCAN_MIN_ROWS) {
+        // Scanned with the pool (its rows read then, so a write meanwhile is seen as in any scan).
         if (pooledRows + p.size > POOL_BATCH_ROWS) scanPool();
         pooled.push({ partition: p, tag: i });
         pooledRows += p.size;
-        continue;
-      }
-      if (useGraphs && p.index && p.searchIndexed(filter, heap, i, fetch, need)) exhaustive = false;
+      } else if (useGraphs && p.index && p.searchIndexed(filter, heap, i, fetch, need)) exhaustive = false;
       else if (
         useGraphs &&
         p.size >= INT8_SCAN_MIN_ROWS &&
@@ -630,6 +629,7 @@ export class PartitionedVectorBackend implements VectorBackend {
         lastYield = performance.now();
       }
     }
+    opts.signal?.throwIfAborted();
     scanPool();
     return { hits: this.hitsOf(heap, inScope), exhaustive };
   }
