@@ -79,9 +79,9 @@ describe("Services", () => {
       });
     });
 
-    test("SimilaritySearch: exhaustive is false when top_k cut the answer short (top_k=4 of 25)", async () => {
+    test("SimilaritySearch: exhaustive is true for an exact answer however top_k cut it (top_k=4 of 25: the 4 nearest, exactly)", async () => {
       const vector = t.client(VectorBackendService, "writer", w.bulkScope);
-      expect((await vector.similaritySearch({ embedding: [0, 0, 0, 1], topK: 4 })).exhaustive).toBe(false);
+      expect((await vector.similaritySearch({ embedding: [0, 0, 0, 1], topK: 4 })).exhaustive).toBe(true);
     });
 
     test.each(PROTOCOLS)(

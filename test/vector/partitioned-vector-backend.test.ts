@@ -28,3 +28,10 @@ runVectorBackendSuite({
       "a scope over the whole store is answered by the store-wide graph in one synchronous step: there is no point between partitions to stop at",
   },
 });
+
+runVectorBackendSuite({
+  name: "PartitionedVectorBackend, default tuning (exact scans, pooled int8 scans, store-wide graph and cells)",
+  exact: false,
+  create: (dimension) => new PartitionedVectorBackend({ dimension, yieldEveryMs: 0 }),
+  settle,
+});

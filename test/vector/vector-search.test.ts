@@ -176,6 +176,22 @@ describe("searchVectors", () => {
     }
   });
 
+  it("reports an exact answer as exhaustive although top_k cut it; hybrid's 'complete' says whether more matched", async () => {
+    const docs = new MapDocuments();
+    for (let k = 1; k <= 10; k++) docs.add(k, R.a, `f${k}.md`, 0);
+    const ranked: VectorHit[] = Array.from({ length: 10 }, (_, i) => ({ chunkKey: i + 1, resourceId: R.a, path: "x", score: 1 - i / 100 }));
+    const exact = new ScriptedVectors((o) => ({ hits: ranked.slice(0, o.topK), exhaustive: true }));
+    const cut = await searchVectors(deps(exact, docs), viewOf([R.a]), { embedding: [1, 0, 0, 0], topK: 3 });
+    expect(cut.results).toHaveLength(3);
+    expect([cut.exhaustive, cut.complete]).toEqual([true, false]);
+    const whole = await searchVectors(deps(exact, docs), viewOf([R.a]), { embedding: [1, 0, 0, 0], topK: 20 });
+    expect(whole.results).toHaveLength(10);
+    expect([whole.exhaustive, whole.complete]).toEqual([true, true]);
+    const approximate = new ScriptedVectors((o) => ({ hits: ranked.slice(0, o.topK), exhaustive: false }));
+    const approx = await searchVectors(deps(approximate, docs), viewOf([R.a]), { embedding: [1, 0, 0, 0], topK: 3 });
+    expect([approx.exhaustive, approx.complete]).toEqual([false, false]);
+  });
+
   it("reports a non-exhaustive answer when the backend's is, or when re-fetching hit its limit", async () => {
     const docs = new MapDocuments();
     for (let k = 1; k <= 100; k++) docs.add(k, R.a, "same.md", 0, NOW - k);

@@ -31,12 +31,17 @@ export class StoreGraph implements GraphHolder {
     return copyStoreRows(this.partitionOfKey, keys, this.dimension);
   }
 
-  /** Puts the current rows of `keys` into the graphs (serving and building). */
+  /**
+   * Puts the current rows of `keys` into the serving graph; a graph being built drops the ones it holds
+   * (their rows changed) and takes them, with every row new since it started, from the background builder,
+   * so a bulk load never pays graph insertions before its writes are acknowledged.
+   */
   sync(keys: readonly number[]): void {
     if (keys.length === 0 || (!this.index && !this.building)) return;
+    if (this.building) for (const k of keys) this.building.remove(k);
+    if (!this.index) return;
     const rows = this.copyRows(keys);
-    this.index?.addMany(rows.keys, rows.vectors);
-    this.building?.addMany(rows.keys, rows.vectors);
+    this.index.addMany(rows.keys, rows.vectors);
   }
 
   /** Drops `key` from the graphs. */

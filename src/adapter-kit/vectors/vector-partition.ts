@@ -144,12 +144,16 @@ export class VectorPartition implements GraphHolder {
     return "changed";
   }
 
-  /** Puts the current rows of `keys` into the graphs (serving and building), in one batch each. */
+  /**
+   * Puts the current rows of `keys` into the serving graph, in one batch; a graph being built drops the ones
+   * it holds (their rows changed) and takes them from the background builder, as every row new since it started.
+   */
   syncGraphs(keys: readonly number[]): void {
     if (keys.length === 0 || (!this.index && !this.building)) return;
+    if (this.building) for (const k of keys) this.building.remove(k);
+    if (!this.index) return;
     const rows = this.copyRows(keys);
-    this.index?.addMany(rows.keys, rows.vectors);
-    this.building?.addMany(rows.keys, rows.vectors);
+    this.index.addMany(rows.keys, rows.vectors);
   }
 
   /** Marks a held chunk version superseded at `at`; returns whether the key is held. */
@@ -264,6 +268,18 @@ export class VectorPartition implements GraphHolder {
     }
   }
 
+  /** Copies this partition's int8 codes (`size` rows) into `target` from row `atRow` (a pooled scan of small partitions). */
+  copyCodesInto(target: Int8Array, atRow: number): void {
+    target.set(this.codes.subarray(0, this.count * this.dimension), atRow * this.dimension);
+  }
+
+  /** Offers row `row` to `heap`, re-scored exactly, when it passes the filters; returns whether it passed (was visible). */
+  offerRowIfVisible(row: number, filter: PartitionFilter, heap: TopKHeap, tag: number): boolean {
+    if (!this.rowVisible(row, filter)) return false;
+    this.offerRow(row, filter, heap, tag);
+    return true;
+  }
+
   /** Scores a visible row exactly and offers it to `heap` when it reaches the least score. */
   private offerRow(row: number, filter: PartitionFilter, heap: TopKHeap, tag: number): void {
     const score = dotAt(filter.query, this.data, row * this.dimension);
@@ -274,6 +290,11 @@ export class VectorPartition implements GraphHolder {
   private isVisible(key: number, filter: PartitionFilter): boolean {
     const row = this.rowOf.get(key);
     return row !== undefined && this.rowVisible(row, filter);
+  }
+
+  /** Whether row `row` (held) passes the supersession and path filters. */
+  isRowVisible(row: number, filter: PartitionFilter): boolean {
+    return this.rowVisible(row, filter);
   }
 
   /** Whether a held row passes the supersession and path filters. */

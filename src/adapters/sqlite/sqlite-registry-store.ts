@@ -15,6 +15,8 @@ import {
   type ResourceRow,
 } from "../../adapter-kit/registry-rows.js";
 import { isSqliteUniqueViolation, type SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
+import { WalSync } from "../../adapter-kit/wal-sync.js";
+import { withoutFsync } from "../../adapter-kit/without-fsync.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS registry_projects (
@@ -67,9 +69,17 @@ export class SqliteRegistryStore implements RegistryStore {
   private children: Map<string, string[]> | undefined;
   /** Links this store removed since it opened (see RegistryStore.linkRemovals). */
   private removals = 0;
+  /**
+   * Group commit of the registry's writes (a file database in WAL mode): each commits without an fsync and
+   * is acknowledged once an fsync of the WAL off the serving thread covers it, shared by every write that
+   * came meanwhile. With `synchronous = FULL` each registration was an fsync on the serving thread: 5 ms
+   * apiece on a busy disk here, so 1,000 registrations took 1.6-5 s however many were sent at once.
+   */
+  private readonly wal: WalSync | undefined;
 
   constructor(private readonly db: SqliteDatabase) {
     db.exec(SCHEMA);
+    this.wal = !db.memory && db.pragma("journal_mode", { simple: true }) === "wal" ? new WalSync(`${db.name}-wal`) : undefined;
     this.stmts = {
       insertProject: db.prepare<[string, number]>("INSERT INTO registry_projects (name, created_at) VALUES (?, ?)"),
       getProject: db.prepare<[string], { name: string; created_at: number }>(
@@ -134,11 +144,12 @@ export class SqliteRegistryStore implements RegistryStore {
     assertProjectName("name", name);
     const createdAt = Date.now();
     try {
-      this.stmts.insertProject.run(name, createdAt);
+      this.commit(() => this.stmts.insertProject.run(name, createdAt));
     } catch (err) {
       if (isSqliteUniqueViolation(err)) throw registryErrors.projectExists(name);
       throw err;
     }
+    await this.wal?.sync();
     return { name, createdAt: new Date(createdAt) };
   }
 
@@ -171,12 +182,13 @@ export class SqliteRegistryStore implements RegistryStore {
       parentIds.forEach((p, i) => this.stmts.insertParent.run(id, p, i));
     });
     try {
-      write();
+      this.commit(write);
     } catch (err) {
       if (isSqliteUniqueViolation(err)) throw registryErrors.registrationTaken(id, input.alias, input.project);
       throw err;
     }
     if (this.children) for (const p of parentIds) addChild(this.children, p, id);
+    await this.wal?.sync();
     return registeredResource(input, w);
   }
 
@@ -196,11 +208,12 @@ export class SqliteRegistryStore implements RegistryStore {
       this.stmts.insertLink.run(link.project, link.resourceId, link.alias);
     });
     try {
-      write();
+      this.commit(write);
     } catch (err) {
       if (isSqliteUniqueViolation(err)) throw registryErrors.linkTaken(link);
       throw err;
     }
+    await this.wal?.sync();
     return { project: link.project, resourceId: link.resourceId, alias: link.alias };
   }
 
@@ -267,7 +280,19 @@ export class SqliteRegistryStore implements RegistryStore {
   }
 
   async close(): Promise<void> {
-    // The database handle is shared and closed by its opener (the composition root).
+    // The database handle is shared and closed by its opener (the composition root); the WAL handle is ours.
+    await this.wal?.close();
+  }
+
+  /**
+   * Runs one write (a transaction) as its own commit: without an fsync when the WAL is synced in groups (the
+   * caller then awaits `wal.sync()` before acknowledging it), else as the connection commits (`synchronous = FULL`).
+   */
+  private commit(write: () => void): void {
+    const wal = this.wal;
+    if (!wal) return write();
+    withoutFsync(this.db, write);
+    wal.wrote();
   }
 
   async unlinkResource(project: string, resourceId: string): Promise<LinkRecord> {

@@ -178,7 +178,8 @@ async function runSource(
         signal,
       );
       const items = a.results.map((r) => ({ key: r.ukoUri, score: r.score, payload: payloadOf(r) }));
-      return { list: { items, exhaustive: a.exhaustive }, exhaustive: a.exhaustive };
+      // Fused as a list holding every match only when it does (an exact top `depth` may leave matches out).
+      return { list: { items, exhaustive: a.complete }, exhaustive: a.complete };
     }
     case "graph": {
       if (!deps.graph) throw new UnimplementedError("no graph backend is configured on this server");

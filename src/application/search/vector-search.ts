@@ -11,8 +11,14 @@ import { hydrateHits, type HitRecord } from "./hydrate-hits.js";
 export interface VectorAnswer {
   /** Scores are cosine similarities, in [0, 1]. */
   results: HitRecord[];
-  /** False when an approximate index or the re-fetch limit may have cut the answer short. */
+  /**
+   * Whether the results are exactly the `top_k` nearest in scope (all of them when fewer): false when an
+   * approximate index chose the candidates or the re-fetch limit cut the de-duplicated list short. `top_k`
+   * itself cuts nothing: the k nearest are the answer asked for.
+   */
   exhaustive: boolean;
+  /** Whether the results hold every in-scope match (exhaustive, and nothing past `top_k`): hybrid search fuses on it. */
+  complete: boolean;
   /** The index generation when the search started. */
   generation: bigint;
 }
@@ -78,7 +84,10 @@ export async function searchVectors(
     const backendExhausted = answer.hits.length < fetch;
     if (ordered.length >= topK || backendExhausted || fetch >= maxFetch) {
       const results = guardResults(view, ordered.slice(0, topK), "vector");
-      return { results, exhaustive: answer.exhaustive && backendExhausted && ordered.length <= topK, generation };
+      // An exact backend answer of `fetch` versions holds the exact top k URIs once it names k of them (a URI
+      // it left out scores below every version it returned), or when it returned every version in scope.
+      const exhaustive = answer.exhaustive && (ordered.length >= topK || backendExhausted);
+      return { results, exhaustive, complete: answer.exhaustive && backendExhausted && ordered.length <= topK, generation };
     }
     fetch = Math.min(fetch * 4, maxFetch);
   }

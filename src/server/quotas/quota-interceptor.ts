@@ -62,6 +62,8 @@ class BudgetedRequest {
   constructor(
     private readonly req: UnaryRequest | StreamRequest,
     private readonly budgeted: () => AbortSignal,
+    /** A client stream's messages, counted as progress as they arrive (see createQuotaInterceptor); else the request's own. */
+    private readonly messages?: AsyncIterable<unknown>,
   ) {}
 
   get stream(): boolean {
@@ -97,7 +99,20 @@ class BudgetedRequest {
   }
 
   get message(): unknown {
-    return this.req.message;
+    return this.messages ?? this.req.message;
+  }
+}
+
+/** Whether the client sends a stream of messages (client-streaming or bidi): its time budget follows its progress. */
+function clientStreams(req: UnaryRequest | StreamRequest): boolean {
+  return req.stream && (req.method.methodKind === "client_streaming" || req.method.methodKind === "bidi_streaming");
+}
+
+/** `source`'s messages, calling `onMessage` as each arrives. */
+async function* progressOf<T>(source: AsyncIterable<T>, onMessage: () => void): AsyncGenerator<T> {
+  for await (const m of source) {
+    onMessage();
+    yield m;
   }
 }
 
@@ -107,7 +122,10 @@ export type QuotaRefusalSink = (refusal: { principal: string; rpc: string; reaso
 /**
  * Per-principal quotas, router-wide and after the access interceptor (which names the principal): calls
  * in flight, calls per second with a burst, and a per-call cost budget (response bytes and rows, and
- * running time: the call's signal aborts at the budget and the call ends DEADLINE_EXCEEDED). Over quota
+ * running time: the call's signal aborts at the budget and the call ends DEADLINE_EXCEEDED). A call whose client
+ * sends a stream (UpsertDocuments) has the budget from its last message received: an upload that keeps sending
+ * is never cut however long it runs, one that stalls for the budget is (and the work after its last message
+ * has the budget too). Over quota
  * is RESOURCE_EXHAUSTED with RetryInfo. Unauthenticated services (health) are never throttled: they have
  * no principal. `ledger` is the one the server's HTTP endpoints share, so a principal has one quota however it calls.
  */
@@ -130,11 +148,27 @@ export function createQuotaInterceptor(
     let overBudget: ConnectError | undefined;
     let budget: AbortController | undefined;
     let rejectOverTime: (err: ConnectError) => void = () => undefined;
-    const timer = setTimeout(() => {
-      overBudget = new ConnectError(`the call ran past its time budget of ${limits.callMs} ms`, Code.DeadlineExceeded);
+    // A client stream's budget runs from its last message: the timer, when it fires, re-arms for what is left.
+    const streaming = clientStreams(req);
+    let lastProgress = streaming ? performance.now() : 0;
+    const expire = () => {
+      if (streaming) {
+        const left = lastProgress + limits.callMs - performance.now();
+        if (left >= 1) {
+          timer = setTimeout(expire, left);
+          return;
+        }
+      }
+      overBudget = new ConnectError(
+        streaming
+          ? `the stream sent nothing for its time budget of ${limits.callMs} ms`
+          : `the call ran past its time budget of ${limits.callMs} ms`,
+        Code.DeadlineExceeded,
+      );
       budget?.abort(overBudget);
       rejectOverTime(overBudget);
-    }, limits.callMs);
+    };
+    let timer = setTimeout(expire, limits.callMs);
     // One controller that the call's own signal aborts too (not AbortSignal.any, which costs a combined
     // signal, weak references and a finalizer per call).
     let unlink: (() => void) | undefined;
@@ -158,7 +192,8 @@ export function createQuotaInterceptor(
     };
     const meter = new CostMeter(limits, req.method.output);
     try {
-      const inner = new BudgetedRequest(req, callSignal) as unknown as typeof req;
+      const progress = streaming ? progressOf(req.message as AsyncIterable<unknown>, () => (lastProgress = performance.now())) : undefined;
+      const inner = new BudgetedRequest(req, callSignal, progress) as unknown as typeof req;
       // The handler's answer, or DEADLINE_EXCEEDED once the budget runs out, whichever comes first.
       const res = await new Promise<Awaited<ReturnType<typeof next>>>((resolve, reject) => {
         rejectOverTime = reject;
