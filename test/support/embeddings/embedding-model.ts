@@ -63,9 +63,9 @@ export function embeddingsPython(): string {
   return join(venv, "bin", "python");
 }
 
-/** Starts serve_embeddings.py over `modelDir` on a free loopback port; `apiKey` makes it demand that key. */
-export async function startEmbeddingsServer(modelDir: string, opts: { apiKey?: string } = {}): Promise<EmbeddingsServer> {
-  const args = [join(HERE, "serve_embeddings.py"), modelDir, "--port", "0"];
+/** Starts serve_embeddings.py over `modelDir` on a free loopback port (or `port`); `apiKey` makes it demand that key. */
+export async function startEmbeddingsServer(modelDir: string, opts: { apiKey?: string; port?: number } = {}): Promise<EmbeddingsServer> {
+  const args = [join(HERE, "serve_embeddings.py"), modelDir, "--port", String(opts.port ?? 0)];
   if (opts.apiKey) args.push("--api-key", opts.apiKey);
   const child = spawn(embeddingsPython(), args, { stdio: ["ignore", "pipe", "pipe"] });
   let err = "";
