@@ -8,7 +8,6 @@ interface Job {
   signal?: AbortSignal;
   resolve(v: Float32Array[]): void;
   reject(e: unknown): void;
-  onAbort?: () => void;
 }
 
 /** Options of the shared embedder pool. */
@@ -35,6 +34,9 @@ export class FairEmbedder {
   private readonly order: string[] = [];
   private readonly held = new Map<string, number>();
   private running = 0;
+  /** When each tenant was last served (a counter), to break ties between tenants holding as many slots. */
+  private readonly lastServed = new Map<string, number>();
+  private served = 0;
   private closed = false;
 
   constructor(
@@ -67,44 +69,44 @@ export class FairEmbedder {
   async embed(tenant: string, texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
     signal?.throwIfAborted();
     if (texts.length === 0) return [];
+    const jobs: Job[] = [];
     const batches: Promise<Float32Array[]>[] = [];
-    for (let i = 0; i < texts.length; i += this.batchSize) batches.push(this.enqueue(tenant, texts.slice(i, i + this.batchSize), signal));
-    // One failed batch fails the call; the others still settle (their rejections handled here).
-    const settled = await Promise.allSettled(batches);
-    const out: Float32Array[] = [];
-    for (const s of settled) {
-      if (s.status === "rejected") throw s.reason;
-      out.push(...s.value);
+    for (let i = 0; i < texts.length; i += this.batchSize)
+      batches.push(this.enqueue(tenant, texts.slice(i, i + this.batchSize), jobs, signal));
+    // One listener per call, not per batch: a cancelled call's queued batches leave the queue at once.
+    const onAbort = () => {
+      for (const job of jobs) this.unqueue(job);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      // One failed batch fails the call; the others still settle (their rejections handled here).
+      const settled = await Promise.allSettled(batches);
+      signal?.throwIfAborted();
+      const out: Float32Array[] = [];
+      for (const s of settled) {
+        if (s.status === "rejected") throw s.reason;
+        out.push(...s.value);
+      }
+      return out;
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
     }
-    return out;
   }
 
   /** Refuses what waits (UNAVAILABLE) and closes the embedder. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const q of this.queues.values())
-      for (const job of q.splice(0)) this.finish(job, () => job.reject(new UnavailableError("the embedder closed")));
+    for (const q of this.queues.values()) for (const job of q.splice(0)) job.reject(new UnavailableError("the embedder closed"));
     this.queues.clear();
     this.order.length = 0;
     await this.embedder.close();
   }
 
-  private enqueue(tenant: string, texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  private enqueue(tenant: string, texts: string[], jobs: Job[], signal?: AbortSignal): Promise<Float32Array[]> {
     if (this.closed) return Promise.reject(new UnavailableError("the embedder closed"));
     return new Promise<Float32Array[]>((resolve, reject) => {
       const job: Job = { tenant, texts, signal, resolve, reject };
-      if (signal) {
-        job.onAbort = () => {
-          const q = this.queues.get(tenant);
-          const at = q?.indexOf(job) ?? -1;
-          if (q && at >= 0) {
-            q.splice(at, 1);
-            if (q.length === 0) this.drop(tenant);
-          }
-          reject(signal.reason);
-        };
-        signal.addEventListener("abort", job.onAbort, { once: true });
-      }
+      jobs.push(job);
       let q = this.queues.get(tenant);
       if (!q) {
         q = [];
@@ -116,25 +118,42 @@ export class FairEmbedder {
     });
   }
 
+  /** Takes a cancelled call's batch out of its queue (a running one finishes; its answer is dropped). */
+  private unqueue(job: Job): void {
+    const q = this.queues.get(job.tenant);
+    const at = q?.indexOf(job) ?? -1;
+    if (!q || at < 0) return;
+    q.splice(at, 1);
+    if (q.length === 0) this.drop(job.tenant);
+    job.reject(job.signal?.reason);
+  }
+
   private drop(tenant: string): void {
     this.queues.delete(tenant);
     const at = this.order.indexOf(tenant);
     if (at >= 0) this.order.splice(at, 1);
   }
 
-  /** The next batch: from the tenant holding the fewest slots, round robin among equals. */
+  /**
+   * The next batch: from the tenant holding the fewest slots, and among those the one served longest ago (a
+   * tenant new to the pool first), so a newcomer waits behind no more than the batches already running.
+   */
   private next(): Job | undefined {
     let at = -1;
     let least = Infinity;
+    let oldest = Infinity;
     this.order.forEach((tenant, i) => {
       const h = this.held.get(tenant) ?? 0;
-      if (h < least) {
+      const served = this.lastServed.get(tenant) ?? -1;
+      if (h < least || (h === least && served < oldest)) {
         least = h;
+        oldest = served;
         at = i;
       }
     });
     if (at < 0) return undefined;
     const tenant = this.order.splice(at, 1)[0];
+    this.lastServed.set(tenant, this.served++);
     const q = this.queues.get(tenant) as Job[];
     const job = q.shift() as Job;
     if (q.length > 0) this.order.push(tenant);
@@ -160,12 +179,7 @@ export class FairEmbedder {
     const h = (this.held.get(job.tenant) ?? 1) - 1;
     if (h <= 0) this.held.delete(job.tenant);
     else this.held.set(job.tenant, h);
-    this.finish(job, act);
-    this.pump();
-  }
-
-  private finish(job: Job, act: () => void): void {
-    if (job.signal && job.onAbort) job.signal.removeEventListener("abort", job.onAbort);
     act();
+    this.pump();
   }
 }
