@@ -1,5 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import type { EngineUnavailable } from "../conformance-suite.js";
 
 /**
@@ -9,8 +10,14 @@ import type { EngineUnavailable } from "../conformance-suite.js";
  * model cannot be prepared, the suites that need it say so as an unavailable engine (a failure under CI).
  */
 
-const ROOT = join(__dirname, "..", "..", "..");
-const HERE = __dirname;
+/** The checkout: the nearest directory up from the working directory that holds scripts/embedding-model.sh (jest and tsx alike). */
+const ROOT = (() => {
+  for (let dir = resolve(process.cwd()); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "scripts", "embedding-model.sh"))) return dir;
+    if (dirname(dir) === dir) throw new Error("cannot find scripts/embedding-model.sh above the working directory");
+  }
+})();
+const HERE = join(ROOT, "test", "support", "embeddings");
 
 let prepared: { modelDir: string } | { unavailable: EngineUnavailable } | undefined;
 
