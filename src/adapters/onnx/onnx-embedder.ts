@@ -40,6 +40,8 @@ interface Pending {
 
 interface Slot {
   worker: Worker;
+  /** Whether its session has loaded (only then is it handed batches). */
+  loaded: boolean;
   busy?: { id: number; job: Pending };
 }
 
@@ -109,7 +111,6 @@ export class OnnxEmbedder implements Embedder {
   private readonly readyPromise: Promise<number>;
   private nextId = 1;
   private closed = false;
-  private dimension = 0;
 
   constructor(opts: OnnxEmbedderOptions) {
     const files = findModelFiles(opts.modelDir);
@@ -129,10 +130,7 @@ export class OnnxEmbedder implements Embedder {
     this.description = `${basename(opts.modelDir)} (ONNX in process, ${workers} worker${workers === 1 ? "" : "s"} x ${threads} thread${threads === 1 ? "" : "s"}, ${files.pooling} pooling)`;
     const started: Promise<number>[] = [];
     for (let i = 0; i < workers; i++) started.push(this.spawn());
-    this.readyPromise = Promise.all(started).then((dims) => {
-      this.dimension = dims[0];
-      return dims[0];
-    });
+    this.readyPromise = Promise.all(started).then((dims) => dims[0]);
     this.readyPromise.catch(() => undefined);
   }
 
@@ -183,13 +181,14 @@ export class OnnxEmbedder implements Embedder {
   /** Starts one worker; resolves with the model's dimension once it has loaded. */
   private spawn(): Promise<number> {
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: this.data });
-    const slot: Slot = { worker };
+    const slot: Slot = { worker, loaded: false };
     this.slots.push(slot);
     return new Promise<number>((resolve, reject) => {
       let loaded = false;
       worker.on("message", (msg: OnnxWorkerReply) => {
         if (msg.type === "ready") {
           loaded = true;
+          slot.loaded = true;
           resolve(msg.dimension);
           this.pump();
         } else if (msg.type === "load-failed") reject(new Error(msg.message));
@@ -226,16 +225,8 @@ export class OnnxEmbedder implements Embedder {
 
   /** Hands queued batches to idle, loaded workers. */
   private pump(): void {
-    if (this.dimension === 0 && this.slots.length > 0) {
-      // Not every worker may have loaded yet: any idle one will do once the pool is ready.
-      void this.readyPromise.then(
-        () => this.pump(),
-        () => undefined,
-      );
-      if (this.dimension === 0) return;
-    }
     for (const slot of this.slots) {
-      if (slot.busy) continue;
+      if (slot.busy || !slot.loaded) continue;
       const job = this.queue.shift();
       if (!job) return;
       const id = this.nextId++;
