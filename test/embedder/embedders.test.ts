@@ -3,7 +3,12 @@ import type { AddressInfo } from "node:net";
 import { isCi } from "../support/conformance-suite.js";
 import { openOnnxEmbedder } from "../../src/adapters/onnx/index.js";
 import { openOpenAiEmbedder } from "../../src/adapters/openai-embeddings/index.js";
-import { embeddingModel, startEmbeddingsServer, type EmbeddingsServer } from "../support/embeddings/embedding-model.js";
+import {
+  embeddingModel,
+  embeddingsServerPython,
+  startEmbeddingsServer,
+  type EmbeddingsServer,
+} from "../support/embeddings/embedding-model.js";
 import { runEmbedderSuite } from "./embedder-conformance.js";
 
 // Both adapters of the Embedder port over one real model, all-MiniLM-L6-v2 (scripts/embedding-model.sh): in
@@ -13,6 +18,9 @@ import { runEmbedderSuite } from "./embedder-conformance.js";
 const model = embeddingModel();
 const unavailable = "unavailable" in model ? model.unavailable : undefined;
 const modelDir = "modelDir" in model ? model.modelDir : "";
+// The HTTP adapter's server needs its venv besides the model.
+const py = unavailable ? undefined : embeddingsServerPython();
+const httpUnavailable = unavailable ?? (py && "unavailable" in py ? py.unavailable : undefined);
 
 runEmbedderSuite({
   name: "in process (ONNX, worker threads)",
@@ -29,7 +37,7 @@ afterAll(async () => {
 runEmbedderSuite({
   name: "OpenAI-compatible HTTP",
   dimension: 384,
-  unavailable,
+  unavailable: httpUnavailable,
   create: async () => {
     server ??= await startEmbeddingsServer(modelDir);
     return openOpenAiEmbedder({ url: server.url, model: "all-minilm-l6-v2", dimension: 384, maxBatch: 32 });
@@ -43,8 +51,8 @@ describe("the two embedders on one model", () => {
     "naïve café – déjà vu, 東京 and emoji 🚀",
     `A long one: ${"the quick brown fox jumps over the lazy dog ".repeat(60)}`,
   ];
-  const run = unavailable ? it.skip : it;
-  if (unavailable && isCi()) it("has its model", () => expect(unavailable).toBeUndefined());
+  const run = httpUnavailable ? it.skip : it;
+  if (httpUnavailable && isCi()) it("has its model and server", () => expect(httpUnavailable).toBeUndefined());
 
   run(
     "agree: the same text gives the same vector in process and over HTTP",
@@ -69,7 +77,8 @@ describe("the two embedders on one model", () => {
 });
 
 describe("the OpenAI-compatible embedder against failures", () => {
-  const run = unavailable ? it.skip : it;
+  const run = httpUnavailable ? it.skip : it;
+  if (httpUnavailable && isCi()) it("has its model and server", () => expect(httpUnavailable).toBeUndefined());
 
   /** A proxy in front of the real server that answers `faults` first (status, headers), then forwards. */
   async function faultyProxy(faults: Array<{ status: number; headers?: Record<string, string> } | "hang">) {
@@ -192,6 +201,25 @@ describe("the OpenAI-compatible embedder against failures", () => {
       } finally {
         await Promise.all([wrongDim.close(), noKey.close(), withKey.close(), keyed.close()]);
       }
+    },
+    60_000,
+  );
+});
+
+describe("the in-process embedder closing", () => {
+  const run = unavailable ? it.skip : it;
+  run(
+    "closes while a batch runs and while the model loads: the pending call and later ones are UNAVAILABLE",
+    async () => {
+      const busy = openOnnxEmbedder({ modelDir, workers: 1, intraOpThreads: 1 });
+      await busy.ready();
+      const pending = busy.embed(Array.from({ length: 32 }, (_, i) => `a batch in flight ${i} `.repeat(20)));
+      await new Promise((r) => setTimeout(r, 20));
+      await busy.close();
+      await expect(pending).rejects.toMatchObject({ kind: "unavailable" });
+      const loading = openOnnxEmbedder({ modelDir, workers: 1, intraOpThreads: 1 });
+      await loading.close();
+      await expect(loading.embed(["after close"])).rejects.toMatchObject({ kind: "unavailable" });
     },
     60_000,
   );

@@ -14,6 +14,8 @@ const WORKER_SOURCE = onnxEmbedWorkerSource();
 export const DEFAULT_MAX_INPUT_CHARS = 32 * 1024;
 /** Word pieces the model reads of a text, as all-MiniLM-L6-v2's card says (max_seq_length 256). */
 export const DEFAULT_MAX_TOKENS = 256;
+/** How long `close` waits for a worker's batch in flight before terminating it anyway. */
+const CLOSE_WAIT_MS = 30_000;
 /** Texts per worker call. */
 export const DEFAULT_ONNX_BATCH = 32;
 
@@ -171,11 +173,28 @@ export class OnnxEmbedder implements Embedder {
     await Promise.all(
       this.slots.map(async (slot) => {
         if (slot.busy) settle(slot.busy.job, () => slot.busy?.job.reject(gone));
+        // Terminating a worker inside ONNX Runtime's run (or its session's creation) aborts the whole process
+        // (a native exception escapes): a busy or loading worker is let finish that step first, for at most
+        // CLOSE_WAIT_MS.
+        if (slot.busy || !slot.loaded) await this.settled(slot.worker);
         slot.worker.removeAllListeners();
         slot.worker.on("error", () => undefined);
         await slot.worker.terminate();
       }),
     );
+  }
+
+  /** Resolves at `worker`'s next message or exit, or after CLOSE_WAIT_MS. */
+  private settled(worker: Worker): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, CLOSE_WAIT_MS);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      worker.once("message", done);
+      worker.once("exit", done);
+    });
   }
 
   /** Starts one worker; resolves with the model's dimension once it has loaded. */

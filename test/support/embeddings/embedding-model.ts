@@ -1,7 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import type { EngineUnavailable } from "../conformance-suite.js";
+import { isCi, type EngineUnavailable } from "../conformance-suite.js";
 
 /**
  * The real model of the embedding tests and benches: all-MiniLM-L6-v2 as ONNX, prepared (fetched once, then
@@ -49,6 +49,48 @@ export function requireEmbeddingModelDir(): string {
   const m = embeddingModel();
   if ("unavailable" in m) throw new Error(`the embedding model is unavailable: ${m.unavailable.reason}`);
   return m.modelDir;
+}
+
+let venv: { python: string } | { unavailable: EngineUnavailable } | undefined;
+
+/** The Python of the embeddings server's venv (made on first use), or why it cannot be had here. */
+export function embeddingsServerPython(): { python: string } | { unavailable: EngineUnavailable } {
+  venv ??= (() => {
+    try {
+      return { python: embeddingsPython() };
+    } catch (err) {
+      const e = err as { stderr?: string; message?: string };
+      return {
+        unavailable: { engine: "the embeddings server's venv", reason: `venv.sh failed: ${(e.stderr || e.message || "").slice(0, 400)}` },
+      };
+    }
+  })();
+  return venv;
+}
+
+/**
+ * Declares a test file's tests that need the model (and, with `http`, its HTTP server's venv): `body` gets the
+ * model directory. When they cannot be had, that is loud, never a quiet pass: under CI one failing test names
+ * what is missing; elsewhere (a newcomer's `npm test` without Maven or Python) a warning and one skipped test
+ * with the reason, as an unavailable engine is in the conformance suites.
+ */
+export function withEmbeddingModel(opts: { http?: boolean }, body: (modelDir: string) => void): void {
+  const m = embeddingModel();
+  const missing = "unavailable" in m ? m.unavailable : undefined;
+  const py = !missing && opts.http ? embeddingsServerPython() : undefined;
+  const why = missing ?? (py && "unavailable" in py ? py.unavailable : undefined);
+  if (!why) {
+    body((m as { modelDir: string }).modelDir);
+    return;
+  }
+  if (isCi()) {
+    it(`has ${why.engine}`, () => {
+      throw new Error(`${why.engine} is unavailable: ${why.reason}`);
+    });
+    return;
+  }
+  process.stderr.write(`warning: ${why.engine} is unavailable, so these tests are skipped: ${why.reason}\n`);
+  it.skip(`[skipped: ${why.engine} unavailable: ${why.reason.slice(0, 120)}]`, () => undefined);
 }
 
 /** A running OpenAI-compatible embeddings server. */
