@@ -21,7 +21,7 @@ withEmbeddingModel({}, (modelDir) => {
   afterAll(async () => {
     await t?.close(true);
     if (work) rmSync(work, { recursive: true, force: true });
-  });
+  }, 120_000);
 
   it("ingest needs no --embed-command; search vector takes text", async () => {
     const dir = join(work, "docs");
@@ -62,5 +62,5 @@ withEmbeddingModel({}, (modelDir) => {
     expect(both.stderr).toContain("not both");
     const neither = await runCli(["search", "vector"], scoped);
     expect(neither.code).not.toBe(0);
-  });
+  }, 120_000);
 });

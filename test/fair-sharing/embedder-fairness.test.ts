@@ -45,7 +45,7 @@ withEmbeddingModel({}, (modelDir) => {
     const vectors = await big;
     expect(vectors).toHaveLength(upload.length);
     expect(starts).toHaveLength(13);
-  });
+  }, 120_000);
 
   it("two uploads share the pool batch by batch, and a third tenant's query still goes next", async () => {
     const starts: string[][] = [];
@@ -66,7 +66,7 @@ withEmbeddingModel({}, (modelDir) => {
     expect(owners.indexOf("query")).toBeLessThanOrEqual(2);
     const ab = owners.filter((o) => o !== "query");
     for (let i = 1; i < ab.length - 1; i++) if (i < 6) expect(ab[i]).not.toBe(ab[i - 1]);
-  });
+  }, 120_000);
 
   it("a cancelled caller's queued batches leave the queue; the pool goes on", async () => {
     const starts: string[][] = [];
@@ -84,5 +84,5 @@ withEmbeddingModel({}, (modelDir) => {
     const [v] = await pool.embed("b", ["still serving"]);
     expect(v.length).toBe(384);
     expect(starts.length).toBeLessThanOrEqual(3);
-  });
+  }, 120_000);
 });
