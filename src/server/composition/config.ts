@@ -82,7 +82,7 @@ export type EmbedderConfig =
       workers: number;
       /** ACMS_EMBED_THREADS: ONNX Runtime threads per worker (default: cores less one, 1 to 4). */
       threads?: number;
-      /** ACMS_EMBED_BATCH (default 32): texts per batch, the slice of fair sharing. */
+      /** ACMS_EMBED_BATCH (default 16): texts per batch, the slice of fair sharing (another tenant waits at most one). */
       batch: number;
     }
   | {
@@ -113,7 +113,7 @@ function embedderFrom(env: NodeJS.ProcessEnv): EmbedderConfig | undefined {
       modelDir: resolve(dir),
       workers: intFrom(env, "ACMS_EMBED_WORKERS", 1, 1, 64),
       threads,
-      batch: intFrom(env, "ACMS_EMBED_BATCH", 32, 1, 1024),
+      batch: intFrom(env, "ACMS_EMBED_BATCH", 16, 1, 1024),
     };
   }
   if (url) {

@@ -32,7 +32,7 @@ export async function openEmbedder(config: Config): Promise<OpenedEmbedder | und
   const c: EmbedderConfig | undefined = config.embedder;
   if (!c) return undefined;
   if (c.kind === "onnx") {
-    const raw = openOnnxEmbedder({ modelDir: c.modelDir, workers: c.workers, intraOpThreads: c.threads, maxBatch: c.batch });
+    const raw = openOnnxEmbedder({ modelDir: c.modelDir, workers: c.workers, intraOpThreads: c.threads, maxBatch: Math.max(c.batch, 32) });
     let dim: number;
     try {
       dim = await raw.ready();
