@@ -84,7 +84,7 @@ module.exports = {
       name: "server-rooms-not-composition",
       comment: "Only the composition room assembles; the other rooms do not import it (its types of dependencies excepted).",
       severity: "error",
-      from: { path: "^src/server/(transport|access|quotas|observability|console)/" },
+      from: { path: "^src/server/(transport|access|quotas|observability|console|mcp)/" },
       to: { path: "^src/server/(composition|routes)/", pathNot: "^src/server/composition/(config|backends)\\.ts$" },
     },
     {
@@ -100,6 +100,14 @@ module.exports = {
       severity: "error",
       from: { path: "^src/cli/" },
       to: { path: "^src/(adapters|adapter-kit)/" },
+    },
+    {
+      name: "mcp-is-a-client",
+      comment:
+        "The MCP tools call the RPCs over the transport they are handed (one access path): never a server room, a use case, a port or an engine.",
+      severity: "error",
+      from: { path: "^src/mcp/" },
+      to: { path: "^src/(server|application|ports|adapters|adapter-kit|cli)/" },
     },
     {
       name: "no-circular",

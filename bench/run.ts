@@ -20,9 +20,14 @@ const jobs = Math.max(1, Math.floor(Number(process.env.BENCH_JOBS ?? "1")) || 1)
 /** The longest benchmarks at CI's scale (0.01), started first when several run at a time so none starts last. */
 const LONGEST_FIRST = ["postgres", "grpc", "duckdb", "startup", "soak", "console", "cli"];
 
+/** Benchmarks made of several files: `peers` runs every `bench/peers-<half>.ts` (issue 29: text, vector), each exporting `run()`. */
+const GROUPS = ["peers"];
+const groupFiles = (name: string) =>
+  readdirSync(here).filter((f) => f.startsWith(`${name}-`) && f.endsWith(".ts") && !f.endsWith("-bench.ts"));
 const names = readdirSync(here)
   .filter((f) => f.endsWith("-bench.ts"))
   .map((f) => f.replace(/-bench\.ts$/, ""))
+  .concat(GROUPS.filter((g) => groupFiles(g).length > 0))
   .filter((name) => only.length === 0 || only.includes(name))
   .sort();
 
@@ -35,8 +40,10 @@ async function runHere(name: string): Promise<boolean> {
   const started = performance.now();
   let ok = true;
   try {
-    const mod = (await import(join(here, `${name}-bench.ts`))) as { run: () => Promise<void> };
-    await mod.run();
+    for (const file of GROUPS.includes(name) ? groupFiles(name).sort() : [`${name}-bench.ts`]) {
+      const mod = (await import(join(here, file))) as { run: () => Promise<void> };
+      await mod.run();
+    }
   } catch (err) {
     ok = false;
     process.stdout.write(`${name}: failed: ${err instanceof Error ? err.message : String(err)}\n`);

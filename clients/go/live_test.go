@@ -339,3 +339,53 @@ func TestLiveFragmentRoundTrip(t *testing.T) {
 		t.Errorf("StoreFragment outside the scope: %v (%+v)", err, sv)
 	}
 }
+
+func TestLivePagingHelpersWalkEveryPage(t *testing.T) {
+	w := live(t)
+	c := w.client(t)
+	ctx := context.Background()
+	var projects []string
+	for p, err := range c.AllProjects(ctx, 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		projects = append(projects, p.GetName())
+	}
+	if !slices.Contains(projects, w.projectA) || !slices.Contains(projects, w.projectB) || !slices.IsSorted(projects) {
+		t.Fatalf("AllProjects = %v, want both seeded projects, sorted", projects)
+	}
+	reg := c.Registry
+	if _, err := reg.LinkResource(ctx, &acmsv1.LinkResourceRequest{Project: w.projectA, ResourceId: w.resourceB, Alias: "borrowed"}); err != nil {
+		t.Fatal(err)
+	}
+	var aliases []string
+	for r, err := range c.AllResources(ctx, w.projectA, 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		aliases = append(aliases, r.GetAlias())
+	}
+	if !slices.Equal(aliases, []string{"borrowed", "handbook"}) {
+		t.Fatalf("AllResources = %v", aliases)
+	}
+	if _, err := reg.UnlinkResource(ctx, &acmsv1.UnlinkResourceRequest{Project: w.projectA, ResourceId: w.resourceB}); err != nil {
+		t.Fatal(err)
+	}
+	var scopes []string
+	for s, err := range c.AllScopes(ctx, 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		scopes = append(scopes, s.GetScopeId())
+	}
+	if !slices.Contains(scopes, w.scopeA) || !slices.Contains(scopes, w.scopeB) {
+		t.Fatalf("AllScopes = %v, want both seeded scopes", scopes)
+	}
+	// A refused page ends the walk with its error.
+	for _, err := range c.AllResources(ctx, "Bad Name", 0) {
+		var bad *acms.BadRequestError
+		if !errors.As(err, &bad) || !slices.Equal(bad.Fields(), []string{"project"}) {
+			t.Fatalf("err = %v, want a BadRequestError naming project", err)
+		}
+	}
+}

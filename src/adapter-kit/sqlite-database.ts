@@ -5,7 +5,7 @@ export type SqliteDatabase = Database.Database;
 
 /**
  * Opens (creating) a SQLite database in WAL mode with `synchronous = FULL`, so a committed transaction
- * survives a crash or power loss; `:memory:` gives a throwaway database for tests. Each adapter creates
+ * survives a crash or power loss, and `secure_delete`, so deleted content does not linger in free space; `:memory:` gives a throwaway database for tests. Each adapter creates
  * its own tables (`CREATE TABLE IF NOT EXISTS`) when constructed.
  */
 export function openSqliteDatabase(path: string): SqliteDatabase {
@@ -14,6 +14,9 @@ export function openSqliteDatabase(path: string): SqliteDatabase {
   db.pragma("synchronous = FULL");
   db.pragma("foreign_keys = ON");
   db.pragma("busy_timeout = 5000");
+  // Deleted content is overwritten in place, so a deletion (DeleteFragment, an erasure) leaves no copy in
+  // free space: once the WAL is checkpointed, no byte of it is left in the database file.
+  db.pragma("secure_delete = ON");
   return db;
 }
 

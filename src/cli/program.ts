@@ -3,6 +3,7 @@ import { processIo, type CliIo } from "./cli-io.js";
 import { fetchCommand } from "./fetch.js";
 import { ingestCommand } from "./ingest.js";
 import { keysCommand } from "./keys.js";
+import { mcpCommand } from "./mcp.js";
 import { projectsCommand } from "./projects.js";
 import { rebuildCommand } from "./rebuild.js";
 import { resourcesCommand } from "./resources.js";
@@ -11,6 +12,8 @@ import { searchCommand } from "./search.js";
 import { registerServeCommand } from "./serve-command.js";
 import { tiersCommand } from "./tiers.js";
 import { triplesCommand } from "./triples.js";
+import { scopesCommand } from "./scopes.js";
+import { unlinkCommand } from "./unlink.js";
 
 /** What the program says about itself. */
 export interface ProgramInfo {
@@ -40,5 +43,8 @@ export function createProgram(io: CliIo = processIo(), info: ProgramInfo = {}): 
   program.addCommand(triplesCommand(io));
   program.addCommand(rebuildCommand(io));
   program.addCommand(keysCommand(io));
+  program.addCommand(scopesCommand(io));
+  program.addCommand(unlinkCommand(io));
+  program.addCommand(mcpCommand(io));
   return program;
 }

@@ -2,6 +2,8 @@ import { resolveResourceName, type ScopeLink } from "../domain/scope-resolution.
 import { isUlid } from "../domain/ulid-id.js";
 import type { AcmsClient } from "../client/create-acms-client.js";
 import { CliUsageError } from "./cli-usage-error.js";
+import { collectAll } from "./collect-all.js";
+import { listAllResources } from "../../clients/typescript/src/list-all.js";
 
 /**
  * The resource ids that `scope narrow --deny` names, resolved the way `scope resolve --exclude` resolves its
@@ -20,7 +22,7 @@ export async function resolveDenyNames(client: AcmsClient, scopeId: string, name
   const projects = new Set(scope.projectNames);
   const idsByAlias = new Map<string, ScopeLink[]>();
   for (const project of projects) {
-    const { resources } = await client.registry.listResources({ project });
+    const resources = await collectAll(listAllResources(client, project, { pageSize: 1000 }));
     for (const r of resources) {
       const link: ScopeLink = { project, resourceId: r.id, alias: r.alias };
       idsByAlias.set(r.alias, [...(idsByAlias.get(r.alias) ?? []), link]);

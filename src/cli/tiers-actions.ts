@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
+import { Code, ConnectError } from "@connectrpc/connect";
 import {
+  DeleteFragmentResponseSchema,
   DemoteFragmentResponseSchema,
   EvictLruResponseSchema,
   FragmentSchema,
@@ -193,4 +195,15 @@ export const fragmentMetrics =
     ];
     io.stdout.write(formatTable(["TIER", "FRAGMENTS", "TOKENS", "HITS", "MISSES"], rows));
     io.stdout.write(`promotions ${m.promotions}, demotions ${m.demotions}, evictions ${m.evictions}, misses ${m.misses}\n`);
+  };
+
+/** The body of `acms tiers delete`: exits non-zero when the scope holds no such fragment of the key. */
+export const deleteFragment =
+  (io: CliIo): ConnectedBody<[string]> =>
+  async ({ conn, client }, id) => {
+    requireScope(conn);
+    const res = await client.tiers.deleteFragment({ fragmentId: id });
+    if (conn.json) printMessageJson(io, DeleteFragmentResponseSchema, res);
+    else if (res.deleted) io.stdout.write(`deleted ${id}\n`);
+    if (!res.deleted) throw new ConnectError(`no fragment ${id} of this key in the scope: nothing deleted`, Code.NotFound);
   };

@@ -12,7 +12,7 @@ function parseMeta(value: string, previous: Record<string, string>): Record<stri
 }
 
 /**
- * `acms tiers store|get|list|metrics|promote|demote|evict`: the agent context tiers (hot, warm, cold) under the --scope scope.
+ * `acms tiers store|get|list|metrics|promote|demote|evict|delete`: the agent context tiers (hot, warm, cold) under the --scope scope.
  * The bodies are in `tiers-actions.ts`, loaded only when one runs.
  */
 export function tiersCommand(io: CliIo): Command {
@@ -76,5 +76,13 @@ export function tiersCommand(io: CliIo): Command {
       .requiredOption("--count <n>", "how many fragments (> 0)"),
     { scoped: true },
   ).action(connectedAction(io, async () => (await actions()).evictFragments(io)));
+
+  addConnectionOptions(
+    tiers
+      .command("delete")
+      .description("delete a fragment from whichever tier holds it (a cold fragment's file too)")
+      .argument("<fragment-id>"),
+    { scoped: true },
+  ).action(connectedAction(io, async () => (await actions()).deleteFragment(io)));
   return tiers;
 }

@@ -26,8 +26,11 @@ export interface ScopedBackendView {
 /**
  * Builds the view of a scope. Throws a ScopeViolation when deny lists emptied a scope that had
  * resources: such a scope can never answer anything, and saying so beats silently answering empty.
+ * `reachable` (default: all of the scope's resources) is the part of the stored set still reachable through
+ * the scope's projects' current links: a resource unlinked (or deleted) since is simply no longer seen,
+ * which empties a scope silently rather than refusing it (it refuses nothing it did not refuse before).
  */
-export function createScopedBackendView(scope: ResourceScope): ScopedBackendView {
+export function createScopedBackendView(scope: ResourceScope, reachable: readonly string[] = scope.resourceIds): ScopedBackendView {
   if (scope.resourceIds.length === 0 && scope.deniedResourceIds.length > 0) {
     throw scopeViolation({
       available: scope.projectNames,
@@ -36,13 +39,13 @@ export function createScopedBackendView(scope: ResourceScope): ScopedBackendView
       message: `Scope ${scope.scopeId} has no resources left: every resource of ${scope.projectNames.join(", ")} is denied`,
     });
   }
-  const resourceSet = new Set(scope.resourceIds);
+  const resourceSet = new Set(reachable);
   const paths = compilePathFilter(scope.includePaths, scope.excludePaths);
   return {
     scopeId: scope.scopeId,
     principal: scope.owner,
     projectNames: scope.projectNames,
-    resourceIds: scope.resourceIds,
+    resourceIds: reachable,
     resourceSet,
     projectSet: new Set(scope.projectNames),
     paths,

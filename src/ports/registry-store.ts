@@ -23,6 +23,16 @@ export interface ResourceRecord {
   links: LinkRecord[];
 }
 
+/**
+ * One page of a keyset listing: the rows whose key is above `after` (exclusive; absent: from the start), in
+ * ascending key order (byte order of the UTF-8 key), at most `limit` of them. Stable while rows are added
+ * or removed between pages: a position, not an offset.
+ */
+export interface KeysetPage {
+  after?: string;
+  limit: number;
+}
+
 /** What RegisterResource stores. */
 export interface NewResource {
   id: string;
@@ -44,19 +54,21 @@ export interface NewResource {
  * - Each read method answers from one committed state: it sees a concurrent write entirely or not at all.
  * - Two calls are two transactions. A caller that reads several times (scope resolution: links, then
  *   descendants, then visibility) may see writes committed in between; such callers are written so that
- *   a registration racing them is either included or not, never half (the registry only grows: projects,
- *   resources, links and parent edges are never changed or deleted).
+ *   a registration racing them is either included or not, never half. Links into projects other than the
+ *   owner's may be removed (`unlinkResource`); whatever was computed from links before (a stored scope's
+ *   resource set) is re-checked against the current links where it is used.
  * - A write is visible to every read that starts after its promise resolved.
  */
 export interface RegistryStore {
   createProject(name: string): Promise<ProjectRecord>;
   getProject(name: string): Promise<ProjectRecord | undefined>;
-  listProjects(): Promise<ProjectRecord[]>;
+  /** Every project by name, or one page of them by name when `page` is given (the key is the name). */
+  listProjects(page?: KeysetPage): Promise<ProjectRecord[]>;
   registerResource(input: NewResource): Promise<ResourceRecord>;
   linkResource(link: LinkRecord): Promise<LinkRecord>;
   getResource(id: string): Promise<ResourceRecord | undefined>;
-  /** The resources linked into `project`, each with its alias there. */
-  listResources(project: string): Promise<Array<ResourceRecord & { alias: string }>>;
+  /** The resources linked into `project`, each with its alias there, by alias; one page of them (the key is the alias) when `page` is given. */
+  listResources(project: string, page?: KeysetPage): Promise<Array<ResourceRecord & { alias: string }>>;
   /** The id behind an alias of `project`, or an id linked into it; undefined when neither. */
   resolveAlias(project: string, aliasOrId: string): Promise<string | undefined>;
   /** One message per alias that is not unique within `project`. */
@@ -67,4 +79,15 @@ export interface RegistryStore {
   withDescendants(ids: readonly string[]): Promise<Set<string>>;
   /** Releases the store; no call may follow. */
   close(): Promise<void>;
+  /**
+   * Removes the link of `resourceId` from `project` (its alias there with it) in one transaction, and answers
+   * the removed link. NotFound when the project does not exist or holds no such link; FailedPrecondition
+   * when `project` owns the resource (the owner's link goes only with the resource).
+   */
+  unlinkResource(project: string, resourceId: string): Promise<LinkRecord>;
+  /**
+   * A number that changes whenever this store removes a link (read synchronously, on the hot path): what was
+   * computed from links while it held another value (a cached scope view) must be computed again.
+   */
+  linkRemovals(): number;
 }

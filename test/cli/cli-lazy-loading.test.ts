@@ -55,7 +55,16 @@ describe("the CLI loads only what a subcommand needs", () => {
   });
 
   test("the operator commands' --help loads their definitions only: no action module, no client, no Oxigraph", async () => {
-    for (const args of [["projects", "list"], ["resources", "list"], ["triples", "put"], ["rebuild"], ["tiers", "evict"]]) {
+    for (const args of [
+      ["projects", "list"],
+      ["resources", "list"],
+      ["triples", "put"],
+      ["rebuild"],
+      ["tiers", "evict"],
+      ["scopes", "list"],
+      ["unlink"],
+      ["tiers", "delete"],
+    ]) {
       const { stdout, loaded } = await runRecorded(`help-${args.join("-")}`, [...args, "--help"]);
       expect(stdout).toMatch(new RegExp(`Usage: acms ${args.join(" ")}`));
       expect(serverSide(loaded)).toEqual([]);

@@ -88,6 +88,7 @@ test("go test ./... in clients/go passes against the live server, every live tes
     "TestLiveBadRequest",
     "TestLiveFragmentRoundTrip",
     "TestLiveHealthNeedsNoKey",
+    "TestLivePagingHelpersWalkEveryPage",
     "TestLivePerCallKey",
     "TestLivePerCallScope",
     "TestLiveResolveScope",

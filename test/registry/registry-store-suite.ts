@@ -1,6 +1,6 @@
-import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from "../../src/domain/errors.js";
+import { AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError } from "../../src/domain/errors.js";
 import { isUlid, newUlid } from "../../src/domain/ulid-id.js";
-import type { NewResource, RegistryStore } from "../../src/ports/registry-store.js";
+import type { KeysetPage, NewResource, RegistryStore } from "../../src/ports/registry-store.js";
 import { conformanceSuite, type ConformanceOptions } from "../support/conformance-suite.js";
 
 function res(over: Partial<NewResource> = {}): NewResource {
@@ -163,6 +163,70 @@ export function runRegistryStoreSuite({ create, ...opts }: RegistryStoreSuiteOpt
       expect(msgs.join("\n")).toContain('"Docs"');
       expect(msgs.join("\n")).toContain('"Api"');
       await expect(reg.duplicateAliases("local/none")).rejects.toThrow(NotFoundError);
+    });
+
+    test("listProjects pages by name after a position, stable while projects are added or removed between pages", async () => {
+      for (const n of ["a/one", "b/two", "c/three", "local/x", "z/last"]) await reg.createProject(n);
+      const names = async (page: KeysetPage) => (await reg.listProjects(page)).map((p) => p.name);
+      expect(await names({ limit: 3 })).toEqual(["a/one", "b/two", "c/three"]);
+      expect(await names({ after: "c/three", limit: 3 })).toEqual(["local/api", "local/web", "local/x"]);
+      // A project added before the position is never seen again; one after it is.
+      await reg.createProject("a/zero");
+      await reg.createProject("y/new");
+      expect(await names({ after: "local/x", limit: 3 })).toEqual(["y/new", "z/last"]);
+      // The position need not exist any more (nor ever have): the page starts after it.
+      expect(await names({ after: "local/m", limit: 2 })).toEqual(["local/web", "local/x"]);
+      expect(await names({ after: "z/last", limit: 5 })).toEqual([]);
+      expect((await reg.listProjects()).length).toBe(9);
+    });
+
+    test("listResources pages by alias with each resource's links and parents", async () => {
+      const base = await reg.registerResource(res({ alias: "base" }));
+      const ids: Record<string, string> = { base: base.id };
+      for (const alias of ["d", "a", "c", "b"]) ids[alias] = (await reg.registerResource(res({ alias, parentIds: [base.id] }))).id;
+      await reg.linkResource({ project: "local/web", resourceId: ids.c, alias: "c-in-web" });
+      const first = await reg.listResources("local/api", { limit: 2 });
+      expect(first.map((r) => r.alias)).toEqual(["a", "b"]);
+      expect(first[0]).toMatchObject({ id: ids.a, ownerProject: "local/api", parentIds: [base.id] });
+      const second = await reg.listResources("local/api", { after: "b", limit: 2 });
+      expect(second.map((r) => r.alias)).toEqual(["base", "c"]);
+      expect(second[1].links.map((l) => [l.project, l.alias])).toEqual([
+        ["local/api", "c"],
+        ["local/web", "c-in-web"],
+      ]);
+      expect((await reg.listResources("local/api", { after: "c", limit: 2 })).map((r) => r.alias)).toEqual(["d"]);
+      expect(await reg.listResources("local/api", { after: "d", limit: 2 })).toEqual([]);
+      // Only the named project's links: the page of local/web holds its one link.
+      expect((await reg.listResources("local/web", { limit: 10 })).map((r) => r.alias)).toEqual(["c-in-web"]);
+      await expect(reg.listResources("local/none", { limit: 1 })).rejects.toThrow(NotFoundError);
+      // The paged and unpaged listings agree.
+      expect((await reg.listResources("local/api")).map((r) => r.alias)).toEqual(["a", "b", "base", "c", "d"]);
+    });
+
+    test("unlinkResource removes a link and its alias; the owner's link and a missing one are refused", async () => {
+      const a = await reg.registerResource(res({ alias: "a" }));
+      await reg.linkResource({ project: "local/web", resourceId: a.id, alias: "a-web" });
+      const before = reg.linkRemovals();
+      await expect(reg.unlinkResource("local/api", a.id)).rejects.toThrow(FailedPreconditionError);
+      await expect(reg.unlinkResource("local/api", a.id)).rejects.toThrow(/delete the resource/);
+      expect(reg.linkRemovals()).toBe(before);
+      expect(await reg.unlinkResource("local/web", a.id)).toEqual({ project: "local/web", resourceId: a.id, alias: "a-web" });
+      expect(reg.linkRemovals()).not.toBe(before);
+      expect((await reg.getResource(a.id))!.links.map((l) => l.project)).toEqual(["local/api"]);
+      expect(await reg.listResources("local/web")).toEqual([]);
+      expect(await reg.linksOfProjects(["local/web"])).toEqual([]);
+      expect(await reg.resolveAlias("local/web", "a-web")).toBeUndefined();
+      expect(await reg.resolveAlias("local/web", a.id)).toBeUndefined();
+      // A second unlink, an unknown resource and an unknown project are NotFound; a malformed id InvalidArgument.
+      await expect(reg.unlinkResource("local/web", a.id)).rejects.toThrow(NotFoundError);
+      await expect(reg.unlinkResource("local/web", newUlid())).rejects.toThrow(NotFoundError);
+      await expect(reg.unlinkResource("local/none", a.id)).rejects.toThrow(NotFoundError);
+      expect(await fieldsOf(() => reg.unlinkResource("local/web", "nope"))).toEqual(["resource_id"]);
+      // The alias is free again, and the resource can be linked back.
+      const b = await reg.registerResource(res({ project: "local/web", alias: "a-web" }));
+      expect(await reg.resolveAlias("local/web", "a-web")).toBe(b.id);
+      await reg.linkResource({ project: "local/web", resourceId: a.id, alias: "back" });
+      expect(await reg.resolveAlias("local/web", "back")).toBe(a.id);
     });
   });
 }

@@ -183,6 +183,24 @@ export function runScopeStoreSuite(opts: ScopeStoreSuiteOptions): void {
       expect((await store.listByOwner("agent-b", { limit: 100 })).scopes).toHaveLength(7);
     });
 
+    test("listByOwner pages by position: stable while scopes are added between pages, and any id may be the position", async () => {
+      const older = sampleScope({ owner: "agent-a" });
+      const middle = sampleScope({ owner: "agent-a" });
+      const foreign = sampleScope({ owner: "agent-b" });
+      const newest = sampleScope({ owner: "agent-a" });
+      for (const s of [older, middle, foreign, newest]) await store.save(s);
+      const first = await store.listByOwner("agent-a", { limit: 1 });
+      expect(first.scopes.map((s) => s.scopeId)).toEqual([newest.scopeId]);
+      // A scope saved after the first page is newer than the position: the next page does not repeat or show it.
+      const added = sampleScope({ owner: "agent-a" });
+      await store.save(added);
+      const rest = await store.listByOwner("agent-a", { limit: 5, before: first.next });
+      expect(rest.scopes.map((s) => s.scopeId)).toEqual([middle.scopeId, older.scopeId]);
+      // Another owner's id as the position only says where to start among agent-a's own.
+      const fromForeign = await store.listByOwner("agent-a", { limit: 5, before: foreign.scopeId });
+      expect(fromForeign.scopes.map((s) => s.scopeId)).toEqual([middle.scopeId, older.scopeId]);
+    });
+
     test("an owner's usage counts its scopes and their stored bytes, never another owner's", async () => {
       expect(await store.usageOf("agent-a")).toEqual({ scopes: 0, bytes: 0 });
       const small = sampleScope({ owner: "agent-a", includePaths: [] });

@@ -64,7 +64,7 @@ const noScopes: ScopeStore = {
   usageOf: async () => ({ scopes: 0, bytes: 0 }),
   close: async () => undefined,
 };
-const noRegistry = {} as RegistryStore;
+const noRegistry = { linkRemovals: () => 0 } as unknown as RegistryStore;
 
 describe("accessRuleOf", () => {
   test("a method without the option, or with ACCESS_UNSPECIFIED, is refused with PERMISSION_DENIED", () => {

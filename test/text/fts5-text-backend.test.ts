@@ -1,6 +1,8 @@
 import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapter-kit/sqlite-database.js";
 import { resourceToken, SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
-import { Fts5TextBackend, RID_MATCH_MAX_RESOURCES } from "../../src/adapters/sqlite/fts5-text-backend.js";
+import { Fts5TextBackend, RID_MATCH_MAX_RESOURCES, rankedSearchSql, scopedMatch } from "../../src/adapters/sqlite/fts5-text-backend.js";
+import { normaliseBm25 } from "../../src/domain/bm25-normalise.js";
+import { prng } from "../support/prng.js";
 import { runTextBackendSuite, type TextBackendHarness } from "./text-backend-suite.js";
 import { documentStoreLoader } from "./document-store-loader.js";
 import { testView } from "./text-corpus.js";
@@ -96,5 +98,101 @@ describe("Fts5TextBackend specifics", () => {
     expect(await h.backend.search(testView([A], { temporal: "all" }), "fish", opts)).toEqual(before);
     await h.store.reindexResource(A, true);
     expect(await h.backend.search(testView([A], { temporal: "all" }), "fish", opts)).toEqual(before);
+  });
+  it("breaks a tie at the cut by UKO URI, whatever order the index ranks tied rows in", async () => {
+    // Forty identical chunks score alike; written last-path-first, so the index meets them in the reverse of URI order.
+    for (let i = 39; i >= 0; i--) {
+      await h.loader.upsert({ resourceId: A, path: `p${String(i).padStart(2, "0")}.md`, chunks: ["tied words here"] }, 1_000);
+    }
+    const { hits, exhaustive } = await h.backend.search(testView([A]), "tied", { ...opts, maxResults: 3 });
+    expect(hits.map((x) => x.path)).toEqual(["p00.md", "p01.md", "p02.md"]);
+    expect(exhaustive).toBe(false);
+  });
+
+  it("finds the live version when superseded versions rank above it", async () => {
+    for (let v = 0; v < 10; v++) {
+      await h.loader.upsert({ resourceId: A, path: "a.md", chunks: ["needle needle needle needle"] }, 1_000 + v);
+      await h.loader.upsert({ resourceId: A, path: `other${v}.md`, chunks: ["hay"] }, 1_000 + v);
+    }
+    await h.loader.upsert({ resourceId: A, path: "a.md", chunks: ["one needle in a long line of words and more words"] }, 1_100);
+    const { hits, exhaustive } = await h.backend.search(testView([A]), "needle", { ...opts, maxResults: 1 });
+    expect(hits.map((x) => [x.path, x.chunk?.supersededAt])).toEqual([["a.md", null]]);
+    expect(exhaustive).toBe(true);
+    // Under `all` a URI answers with its best-ranked version: here a superseded one.
+    const all = await h.backend.search(testView([A], { temporal: "all" }), "needle", { ...opts, maxResults: 1 });
+    expect(all.hits[0].chunk?.text).toBe("needle needle needle needle");
+    expect(all.hits[0].chunk?.supersededAt).not.toBeNull();
+  });
+
+  it("never answers from an upload not yet published, even when its rows rank first", async () => {
+    await h.loader.upsert({ resourceId: A, path: "live.md", chunks: ["needle among many other plain words"] }, 1_000);
+    let during: Awaited<ReturnType<Fts5TextBackend["search"]>> | undefined;
+    const staged = Array.from({ length: 30 }, (_, i) => ({
+      path: `staged${i}.md`,
+      content: "needle needle needle",
+      metadata: {},
+      chunks: [{ text: "needle needle needle" }],
+    }));
+    await h.store.upsertDocuments(A, staged, 1_500, {
+      beforePublish: async () => {
+        during = await h.backend.search(testView([A]), "needle", { ...opts, maxResults: 1 });
+      },
+    });
+    expect(during!.hits.map((x) => x.path)).toEqual(["live.md"]);
+    expect(during!.exhaustive).toBe(true);
+  });
+
+  it("answers as the one-statement ranking does, at every scope size, temporal scope and path filter", async () => {
+    const rand = prng(5);
+    const words = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"];
+    const ids = Array.from({ length: RID_MATCH_MAX_RESOURCES + 8 }, (_, i) => `01JR${String(i).padStart(22, "0")}`);
+    for (let round = 0; round < 3; round++) {
+      for (const [r, id] of ids.entries()) {
+        for (let d = 0; d < 4; d++) {
+          if (round > 0 && rand() < 0.5) continue;
+          const text = Array.from({ length: 3 + Math.floor(rand() * 6) }, () => words[Math.floor(rand() * words.length)]).join(" ");
+          await h.loader.upsert(
+            { resourceId: id, path: `${d % 2 ? "src" : "docs"}/${r}-${d}.md`, chunks: [text, `${text} beta`] },
+            1_000 + round * 100,
+          );
+        }
+      }
+    }
+    const now = 1_250;
+    for (const scope of [ids.slice(0, 1), ids.slice(0, 5), ids]) {
+      for (const temporal of ["current", "recent", "all"] as const) {
+        for (const excludePaths of [[], ["src/**"]]) {
+          const view = testView(scope, { temporal, excludePaths });
+          for (const query of ["alpha", "beta gamma", "theta zeta eta delta"]) {
+            for (const maxResults of [1, 7, 500]) {
+              const got = await h.backend.search(view, query, { maxResults, now, recentWindowMs: 200 });
+              const ridInMatch = scope.length <= RID_MATCH_MAX_RESOURCES;
+              const rows = h.db.prepare(rankedSearchSql(temporal, ridInMatch)).all({
+                match: scopedMatch(query, scope),
+                rids: JSON.stringify(scope),
+                cutoff: now - 200,
+                limit: 100_000,
+                offset: 0,
+              }) as Array<{
+                uko_uri: string;
+                path: string;
+                bm25_rank: number;
+              }>;
+              const seen = new Set<string>();
+              const expected = rows.filter((r) => {
+                if (seen.has(r.uko_uri)) return false;
+                seen.add(r.uko_uri);
+                return !(excludePaths.length > 0 && r.path.startsWith("src/"));
+              });
+              expect(got.hits.map((x) => x.chunk?.ukoUri)).toEqual(expected.slice(0, maxResults).map((r) => r.uko_uri));
+              expect(got.hits.map((x) => x.score)).toEqual(expected.slice(0, maxResults).map((r) => normaliseBm25(-r.bm25_rank)));
+              // Exhaustive: fewer answers than asked, or the last answer is the last row ranked (as before).
+              const lastRow = expected.length === maxResults && rows[rows.length - 1] === expected[maxResults - 1];
+              expect(got.exhaustive).toBe(expected.length < maxResults || lastRow);
+            }
+          }
+        }
+      }
+    }
   });
 });

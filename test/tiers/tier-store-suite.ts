@@ -7,6 +7,11 @@ export interface TierStoreSuiteOptions extends ConformanceOptions {
   create: () => Promise<TierStore>;
   /** A new store over the data of `store` (closed first); absent for stores that keep nothing. */
   reopen?: (store: TierStore) => Promise<TierStore>;
+  /**
+   * Every file the store keeps its data in (its database and cold files), for stores whose files the test
+   * can read: a removed fragment's content must be in none of them once the store was reopened.
+   */
+  files?: (store: TierStore) => string[];
 }
 
 let seq = 0;
@@ -82,6 +87,34 @@ export function runTierStoreSuite(opts: TierStoreSuiteOptions): void {
       await s.remove(OWNER, "nothing");
       expect(await s.load()).toEqual([]);
       expect((await s.readContents(OWNER, ["a", "b"])).size).toBe(0);
+      await s.close();
+    });
+
+    it("a removal from each tier is durable and leaves the other fragments (and no copy in the store's files)", async () => {
+      let s = await opts.create();
+      const marker = (id: string) => `gonecontent${id}marker`;
+      for (const [id, tier] of [
+        ["h", "hot"],
+        ["w", "warm"],
+        ["c", "cold"],
+      ] as const) {
+        await s.save(record(id, tier, `${marker(id)} words`, { summary: tier === "cold" ? `${marker(id)} summary` : "" }));
+      }
+      const kept = record("k", "cold", "kept words");
+      await s.save(kept);
+      await s.sync();
+      for (const id of ["h", "w", "c"]) await s.remove(OWNER, id);
+      await s.sync();
+      if (opts.reopen) s = await opts.reopen(s);
+      expect((await s.load()).map((f) => f.id)).toEqual(["k"]);
+      expect(await s.readContents(OWNER, ["h", "w", "c", "k"])).toEqual(new Map([["k", "kept words"]]));
+      if (opts.files) {
+        const { readFileSync } = await import("node:fs");
+        const files = opts.files(s);
+        expect(files.length).toBeGreaterThan(0);
+        for (const id of ["h", "w", "c"]) expect(files.filter((file) => readFileSync(file).includes(marker(id)))).toEqual([]);
+        expect(files.some((file) => readFileSync(file).includes("kept words"))).toBe(true);
+      }
       await s.close();
     });
 

@@ -38,7 +38,19 @@ async function reopenDurable(store: TierStore): Promise<SqliteFileTierStore> {
   return s;
 }
 
-runTierStoreSuite({ name: "SqliteFileTierStore", create: createDurable, reopen: reopenDurable });
+/** Every file of a durable store's directory (its database and its cold files). */
+function storeFiles(store: TierStore): string[] {
+  const dir = dbs.get(store)!.dir;
+  const cold = join(dir, "cold");
+  return [
+    ...readdirSync(dir)
+      .filter((f) => f !== "cold")
+      .map((f) => join(dir, f)),
+    ...readdirSync(cold).map((f) => join(cold, f)),
+  ];
+}
+
+runTierStoreSuite({ name: "SqliteFileTierStore", create: createDurable, reopen: reopenDurable, files: storeFiles });
 runTierStoreSuite({
   name: "MemoryTierStore",
   create: async () => new MemoryTierStore(),

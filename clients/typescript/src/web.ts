@@ -7,3 +7,5 @@ export { findBadRequest, findFieldViolations } from "./find-bad-request.js";
 export { Code, ConnectError } from "@connectrpc/connect";
 export type { ScopeViolation } from "../../../gen/acms/v1/errors_pb.js";
 export type { BadRequest, BadRequest_FieldViolation } from "../../../gen/google/rpc/error_details_pb.js";
+export { listAllProjects, listAllResources, listAllScopes } from "./list-all.js";
+export type { ListAllOptions } from "./list-all.js";

@@ -4,14 +4,16 @@ import { errorView } from "../error-view.js";
 import { pagedList } from "../paged-list.js";
 import { resourceTree } from "../resource-tree.js";
 import { client } from "../session.js";
+import { allRows } from "../all-rows.js";
+import { listAllProjects, listAllResources } from "@acms/client/web";
 
 /** How long typing in the resource filter must pause before the table is filtered again. */
 const FILTER_DEBOUNCE_MS = 150;
 
 /**
  * Projects the key may see, and a chosen project's resources drawn as their parent DAG with every alias.
- * ListResources has no paging, so the project's list is fetched once and then paged (and filtered) here:
- * the DOM never holds more than a page of rows, however many resources the project has.
+ * The project's list is fetched once (every page of ListResources) and then paged (and filtered) here: the
+ * DOM never holds more than a page of rows, however many resources the project has.
  */
 export async function projectsPage(main: HTMLElement): Promise<void> {
   const select = h("select", { name: "project" });
@@ -19,7 +21,7 @@ export async function projectsPage(main: HTMLElement): Promise<void> {
   replace(main, h("h2", {}, "Projects and resources"), h("div", { id: "project-picker" }, "Loading projects…"), detail);
   let projects: string[];
   try {
-    projects = (await client().registry.listProjects({})).projects.map((p) => p.name).sort();
+    projects = (await allRows(listAllProjects(client(), { pageSize: 1000 }))).map((p) => p.name).sort();
   } catch (err) {
     replace(main.querySelector("#project-picker")!, errorView(err));
     return;
@@ -41,7 +43,7 @@ async function showProject(project: string, detail: HTMLElement): Promise<void> 
   replace(detail, h("p", {}, `Loading ${project}…`));
   let resources: Resource[];
   try {
-    resources = (await client().registry.listResources({ project })).resources;
+    resources = await allRows(listAllResources(client(), project, { pageSize: 1000 }));
   } catch (err) {
     replace(detail, errorView(err));
     return;

@@ -3,6 +3,8 @@ import { announce, debounce, field, h, lines, plural, replace } from "../dom.js"
 import { errorView } from "../error-view.js";
 import { pagedList } from "../paged-list.js";
 import { client, getScopeId, setScopeId, storedScopes, type StoredScope } from "../session.js";
+import { allRows } from "../all-rows.js";
+import { listAllProjects, listAllResources } from "@acms/client/web";
 
 /** How long typing must pause before the scope is resolved again. */
 const RESOLVE_DEBOUNCE_MS = 300;
@@ -75,7 +77,7 @@ export async function scopePage(main: HTMLElement): Promise<void> {
 
   let projects: string[] = [];
   try {
-    projects = (await client().registry.listProjects({})).projects.map((p) => p.name).sort();
+    projects = (await allRows(listAllProjects(client(), { pageSize: 1000 }))).map((p) => p.name).sort();
   } catch (err) {
     replace(projectsBox, h("legend", {}, "Projects"), errorView(err));
     return;
@@ -138,7 +140,7 @@ async function loadAliases(projects: string[], aliases: Map<string, string>): Pr
     projects
       .filter((p) => !aliases.has(`project:${p}`))
       .map(async (p) => {
-        const { resources } = await client().registry.listResources({ project: p });
+        const resources = await allRows(listAllResources(client(), p, { pageSize: 1000 }));
         aliases.set(`project:${p}`, "");
         for (const r of resources) aliases.set(r.id, aliases.has(r.id) ? `${aliases.get(r.id)}, ${p}:${r.alias}` : `${p}:${r.alias}`);
       }),

@@ -77,8 +77,16 @@ export async function openPostgres(
       );
     }
     const documents = new PostgresDocumentStore(pool, { vectorTable: pgvector });
+    const registry = new PostgresRegistryStore(pool);
+    await registry
+      .listen(config.postgresUrl)
+      .catch((err: unknown) =>
+        log(
+          `acms: postgres: cannot LISTEN for other servers' link removals (${(err as Error).message}): scopes see another server's UnlinkResource after a restart`,
+        ),
+      );
     return {
-      registry: new PostgresRegistryStore(pool),
+      registry,
       scopes: new PostgresScopeStore(pool),
       documents,
       text: new PostgresTextBackend(pool),
@@ -88,6 +96,7 @@ export async function openPostgres(
       vectorMode: pgvector ? "pgvector" : "in-process",
       async close() {
         await vector.close();
+        await registry.stopListening();
         await pool.end();
       },
     };

@@ -1,8 +1,9 @@
 import { InvalidArgumentError, NotFoundError } from "../../domain/errors.js";
+import { unlinkRefusal } from "../../adapter-kit/registry-unlink.js";
 import { assertProjectName } from "../../domain/project-name.js";
 import { assertAlias } from "../../domain/resource-alias.js";
-import { isUlid } from "../../domain/ulid-id.js";
-import type { LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
+import { isUlid, resourceIdProblem } from "../../domain/ulid-id.js";
+import type { KeysetPage, LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
 import {
   aliasCollisions,
   registeredResource,
@@ -13,6 +14,7 @@ import {
   type LinkRow,
   type ResourceRow,
 } from "../../adapter-kit/registry-rows.js";
+import pg from "pg";
 import { groupBy } from "../../adapter-kit/group-by.js";
 import { inTransaction, isUniqueViolation, type PostgresClient, type PostgresPool } from "./postgres-pool.js";
 
@@ -24,6 +26,11 @@ import { inTransaction, isUniqueViolation, type PostgresClient, type PostgresPoo
  * recursive query) and are always current.
  */
 export class PostgresRegistryStore implements RegistryStore {
+  /** Link removals this store made or heard of (its own NOTIFY and other servers') since it opened (see RegistryStore.linkRemovals). */
+  private removals = 0;
+  /** The connection LISTENing on LINKS_CHANNEL, when `listen` opened one. */
+  private listener: pg.Client | undefined;
+
   constructor(private readonly pool: PostgresPool) {}
 
   async createProject(name: string): Promise<ProjectRecord> {
@@ -46,10 +53,13 @@ export class PostgresRegistryStore implements RegistryStore {
     return rows[0] ? { name: rows[0].name, createdAt: new Date(rows[0].created_at) } : undefined;
   }
 
-  async listProjects(): Promise<ProjectRecord[]> {
-    const { rows } = await this.pool.query<{ name: string; created_at: number }>(
-      "SELECT name, created_at FROM registry_projects ORDER BY name",
-    );
+  async listProjects(page?: KeysetPage): Promise<ProjectRecord[]> {
+    const { rows } = page
+      ? await this.pool.query<{ name: string; created_at: number }>(
+          "SELECT name, created_at FROM registry_projects WHERE name > $1 ORDER BY name LIMIT $2",
+          [page.after ?? "", page.limit],
+        )
+      : await this.pool.query<{ name: string; created_at: number }>("SELECT name, created_at FROM registry_projects ORDER BY name");
     return rows.map((r) => ({ name: r.name, createdAt: new Date(r.created_at) }));
   }
 
@@ -154,17 +164,32 @@ export class PostgresRegistryStore implements RegistryStore {
     );
   }
 
-  async listResources(project: string): Promise<Array<ResourceRecord & { alias: string }>> {
+  async listResources(project: string, page?: KeysetPage): Promise<Array<ResourceRecord & { alias: string }>> {
     return inTransaction(
       this.pool,
       async (c) => {
         await requireProject(c, project);
+        // The page's rows first (by alias, after the position), then the links and parents of just those.
+        const resources = page
+          ? await c.query<ResourceRow & { alias: string }>(
+              `SELECT r.id, r.owner_project, r.kind, r.metadata, r.created_at, l.alias
+                 FROM registry_links l JOIN registry_resources r ON r.id = l.resource_id
+                WHERE l.project = $1 AND l.alias > $2 ORDER BY l.alias LIMIT $3`,
+              [project, page.after ?? "", page.limit],
+            )
+          : await c.query<ResourceRow & { alias: string }>(
+              `SELECT r.id, r.owner_project, r.kind, r.metadata, r.created_at, l.alias
+                 FROM registry_links l JOIN registry_resources r ON r.id = l.resource_id
+                WHERE l.project = $1 ORDER BY l.alias`,
+              [project],
+            );
+        if (resources.rows.length === 0) return [];
+        const ids = resources.rows.map((r) => r.id);
         const links = groupBy(
           (
             await c.query<LinkRow>(
-              `SELECT project, resource_id, alias FROM registry_links
-                WHERE resource_id IN (SELECT resource_id FROM registry_links WHERE project = $1) ORDER BY seq`,
-              [project],
+              "SELECT project, resource_id, alias FROM registry_links WHERE resource_id = ANY($1::text[]) ORDER BY seq",
+              [ids],
             )
           ).rows,
           (l) => l.resource_id,
@@ -172,18 +197,11 @@ export class PostgresRegistryStore implements RegistryStore {
         const parents = groupBy(
           (
             await c.query<{ child_id: string; parent_id: string }>(
-              `SELECT child_id, parent_id FROM registry_parents
-                WHERE child_id IN (SELECT resource_id FROM registry_links WHERE project = $1) ORDER BY child_id, position`,
-              [project],
+              "SELECT child_id, parent_id FROM registry_parents WHERE child_id = ANY($1::text[]) ORDER BY child_id, position",
+              [ids],
             )
           ).rows,
           (p) => p.child_id,
-        );
-        const resources = await c.query<ResourceRow & { alias: string }>(
-          `SELECT r.id, r.owner_project, r.kind, r.metadata, r.created_at, l.alias
-             FROM registry_links l JOIN registry_resources r ON r.id = l.resource_id
-            WHERE l.project = $1 ORDER BY l.alias`,
-          [project],
         );
         return resources.rows.map((row) => ({
           ...toResourceRecord(
@@ -247,7 +265,66 @@ export class PostgresRegistryStore implements RegistryStore {
   async close(): Promise<void> {
     // The pool is shared and closed by its opener (openPostgres).
   }
+
+  async unlinkResource(project: string, resourceId: string): Promise<LinkRecord> {
+    const idProblem = resourceIdProblem(resourceId);
+    if (idProblem) throw InvalidArgumentError.field("resource_id", idProblem);
+    const removed = await inTransaction(this.pool, async (c) => {
+      await requireProject(c, project);
+      // The link row is locked, so a concurrent unlink of the same link waits and then finds nothing.
+      const link = (
+        await c.query<LinkRow>(
+          "SELECT project, resource_id, alias FROM registry_links WHERE project = $1 AND resource_id = $2 FOR UPDATE",
+          [project, resourceId],
+        )
+      ).rows[0];
+      const owner = (await c.query<{ owner_project: string }>("SELECT owner_project FROM registry_resources WHERE id = $1", [resourceId]))
+        .rows[0]?.owner_project;
+      const refusal = unlinkRefusal(project, resourceId, link !== undefined, owner);
+      if (refusal || !link) throw refusal ?? new NotFoundError(`resource ${resourceId} is not linked into ${project}`);
+      await c.query("DELETE FROM registry_links WHERE project = $1 AND resource_id = $2", [project, resourceId]);
+      // Delivered on commit to every server LISTENing (this one too): their cached scope views are rebuilt.
+      await c.query("SELECT pg_notify($1, '')", [LINKS_CHANNEL]);
+      return toLink(link);
+    });
+    this.removals += 1;
+    return removed;
+  }
+
+  linkRemovals(): number {
+    return this.removals;
+  }
+
+  /**
+   * Hears the link removals other servers on the database commit (a NOTIFY on LINKS_CHANNEL), so that
+   * `linkRemovals` moves for them too and this server rebuilds the scope views they touch. Without it (a
+   * connection pooler that cannot LISTEN), only this server's own removals are seen until it restarts.
+   */
+  async listen(url: string): Promise<void> {
+    const client = new pg.Client({ connectionString: url, application_name: "acms-registry-listen" });
+    client.on("error", () => {
+      // A lost listener: count it as a removal (views are rebuilt once, to be safe) and stop hearing.
+      this.removals += 1;
+      this.listener = undefined;
+    });
+    client.on("notification", (n) => {
+      if (n.channel === LINKS_CHANNEL) this.removals += 1;
+    });
+    await client.connect();
+    await client.query(`LISTEN ${LINKS_CHANNEL}`);
+    this.listener = client;
+  }
+
+  /** Stops hearing other servers' removals (the pool stays: its opener closes it). */
+  async stopListening(): Promise<void> {
+    const client = this.listener;
+    this.listener = undefined;
+    await client?.end().catch(() => undefined);
+  }
 }
+
+/** The NOTIFY channel of committed link removals. */
+const LINKS_CHANNEL = "acms_registry_links";
 
 async function requireProject(c: PostgresClient, name: string): Promise<void> {
   if (!(await c.query("SELECT 1 FROM registry_projects WHERE name = $1", [name])).rowCount)

@@ -1,8 +1,9 @@
 import { InvalidArgumentError, NotFoundError } from "../../domain/errors.js";
+import { unlinkRefusal } from "../../adapter-kit/registry-unlink.js";
 import { assertProjectName } from "../../domain/project-name.js";
 import { assertAlias } from "../../domain/resource-alias.js";
 import { isUlid, resourceIdProblem } from "../../domain/ulid-id.js";
-import type { LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
+import type { KeysetPage, LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
 import {
   aliasCollisions,
   registeredResource,
@@ -64,6 +65,8 @@ export class SqliteRegistryStore implements RegistryStore {
    * a scope over thousands of resources cheap.
    */
   private children: Map<string, string[]> | undefined;
+  /** Links this store removed since it opened (see RegistryStore.linkRemovals). */
+  private removals = 0;
 
   constructor(private readonly db: SqliteDatabase) {
     db.exec(SCHEMA);
@@ -109,6 +112,21 @@ export class SqliteRegistryStore implements RegistryStore {
         "SELECT project, resource_id, alias FROM registry_links WHERE project IN (SELECT value FROM json_each(?)) ORDER BY seq",
       ),
       allEdges: db.prepare<[], { child_id: string; parent_id: string }>("SELECT child_id, parent_id FROM registry_parents"),
+      projectsPage: db.prepare<[string, number], { name: string; created_at: number }>(
+        "SELECT name, created_at FROM registry_projects WHERE name > ? ORDER BY name LIMIT ?",
+      ),
+      resourcesPage: db.prepare<[string, string, number], ResourceRow & { alias: string }>(
+        `SELECT r.id, r.owner_project, r.kind, r.metadata, r.created_at, l.alias
+           FROM registry_links l JOIN registry_resources r ON r.id = l.resource_id
+          WHERE l.project = ? AND l.alias > ? ORDER BY l.alias LIMIT ?`,
+      ),
+      linksOfIds: db.prepare<[string], LinkRow>(
+        "SELECT project, resource_id, alias FROM registry_links WHERE resource_id IN (SELECT value FROM json_each(?)) ORDER BY seq",
+      ),
+      parentsOfIds: db.prepare<[string], { child_id: string; parent_id: string }>(
+        "SELECT child_id, parent_id FROM registry_parents WHERE child_id IN (SELECT value FROM json_each(?)) ORDER BY child_id, position",
+      ),
+      deleteLink: db.prepare<[string, string]>("DELETE FROM registry_links WHERE project = ? AND resource_id = ?"),
     };
   }
 
@@ -129,8 +147,9 @@ export class SqliteRegistryStore implements RegistryStore {
     return row ? { name: row.name, createdAt: new Date(row.created_at) } : undefined;
   }
 
-  async listProjects(): Promise<ProjectRecord[]> {
-    return this.stmts.listProjects.all().map((r) => ({ name: r.name, createdAt: new Date(r.created_at) }));
+  async listProjects(page?: KeysetPage): Promise<ProjectRecord[]> {
+    const rows = page ? this.stmts.projectsPage.all(page.after ?? "", page.limit) : this.stmts.listProjects.all();
+    return rows.map((r) => ({ name: r.name, createdAt: new Date(r.created_at) }));
   }
 
   async registerResource(input: NewResource): Promise<ResourceRecord> {
@@ -195,8 +214,9 @@ export class SqliteRegistryStore implements RegistryStore {
     );
   }
 
-  async listResources(project: string): Promise<Array<ResourceRecord & { alias: string }>> {
+  async listResources(project: string, page?: KeysetPage): Promise<Array<ResourceRecord & { alias: string }>> {
     this.requireProject(project);
+    if (page) return this.resourcesPage(project, page);
     const links = new Map<string, LinkRecord[]>();
     for (const l of this.stmts.linksOfProjectMembers.all(project)) {
       let list = links.get(l.resource_id);
@@ -248,6 +268,47 @@ export class SqliteRegistryStore implements RegistryStore {
 
   async close(): Promise<void> {
     // The database handle is shared and closed by its opener (the composition root).
+  }
+
+  async unlinkResource(project: string, resourceId: string): Promise<LinkRecord> {
+    const idProblem = resourceIdProblem(resourceId);
+    if (idProblem) throw InvalidArgumentError.field("resource_id", idProblem);
+    const removed = this.db.transaction((): LinkRecord => {
+      this.requireProject(project);
+      const link = this.stmts.linkByResource.get(project, resourceId);
+      const refusal = unlinkRefusal(project, resourceId, link !== undefined, this.stmts.getResource.get(resourceId)?.owner_project);
+      if (refusal || !link) throw refusal ?? new NotFoundError(`resource ${resourceId} is not linked into ${project}`);
+      this.stmts.deleteLink.run(project, resourceId);
+      return toLink(link);
+    })();
+    this.removals += 1;
+    return removed;
+  }
+
+  linkRemovals(): number {
+    return this.removals;
+  }
+
+  /** One page of `project`'s resources by alias: the page's rows first, then the links and parents of just those. */
+  private resourcesPage(project: string, page: KeysetPage): Array<ResourceRecord & { alias: string }> {
+    return this.db.transaction(() => {
+      const rows = this.stmts.resourcesPage.all(project, page.after ?? "", page.limit);
+      if (rows.length === 0) return [];
+      const ids = JSON.stringify(rows.map((r) => r.id));
+      const links = new Map<string, LinkRecord[]>();
+      for (const l of this.stmts.linksOfIds.all(ids)) {
+        let list = links.get(l.resource_id);
+        if (!list) links.set(l.resource_id, (list = []));
+        list.push(toLink(l));
+      }
+      const parents = new Map<string, string[]>();
+      for (const p of this.stmts.parentsOfIds.all(ids)) {
+        let list = parents.get(p.child_id);
+        if (!list) parents.set(p.child_id, (list = []));
+        list.push(p.parent_id);
+      }
+      return rows.map((row) => ({ ...toResourceRecord(row, parents.get(row.id) ?? [], links.get(row.id) ?? []), alias: row.alias }));
+    })();
   }
 
   private loadChildren(): Map<string, string[]> {

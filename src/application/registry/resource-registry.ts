@@ -4,6 +4,9 @@ import { assertResourceRequest } from "../../domain/new-resource-check.js";
 import { hasNul, NUL_PROBLEM } from "../../domain/nul-character.js";
 import { assertProjectName, projectNameProblem } from "../../domain/project-name.js";
 import type { LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
+import { decodePageToken, encodePageToken, pageSizeOf } from "../../domain/page-token.js";
+import { aliasProblem } from "../../domain/resource-alias.js";
+import { resourceIdProblem } from "../../domain/ulid-id.js";
 import { resourceVisibility, type ResourceVisibility } from "./resource-visibility.js";
 
 /** The longest `alias_or_id` looked up. */
@@ -43,6 +46,18 @@ async function visibleResource(
     links: r.links.filter((l) => principal.allowsProject(l.project)),
     createdAt: r.createdAt,
   };
+}
+
+/** What a paged listing asks for: the wire's `page_size` (absent: the default) and `page_token` (empty: the first page). */
+export interface PageRequest {
+  pageSize?: number;
+  pageToken: string;
+}
+
+/** One page of a listing and the token of the next (empty on the last page). */
+export interface Page<T> {
+  items: T[];
+  nextPageToken: string;
 }
 
 /**
@@ -136,9 +151,66 @@ export class ResourceRegistry {
     return this.registry.duplicateAliases(project);
   }
 
+  /**
+   * One page of the projects the key allows, by name. The store pages by name after the token's position;
+   * the key's globs are applied to every row read, so a page holds only allowed projects and a token (a
+   * position, whatever it says) can show nothing the key could not list from the start. Rows the key does
+   * not allow are skipped by reading on until the page is full or the projects end.
+   */
+  async listProjectsPage(principal: Principal, req: PageRequest): Promise<Page<ProjectRecord>> {
+    const size = pageSizeOf(req.pageSize);
+    let after = decodePageToken(req.pageToken, "projects", "", (k) => projectNameProblem(k) === undefined);
+    const items: ProjectRecord[] = [];
+    for (;;) {
+      const batch = await this.registry.listProjects({ after, limit: size + 1 });
+      for (const p of batch) if (principal.allowsProject(p.name) && items.length <= size) items.push(p);
+      if (items.length > size || batch.length <= size) break;
+      after = batch[batch.length - 1].name;
+    }
+    return lastPage(items, size, (p) => encodePageToken("projects", p.name));
+  }
+
+  /** One page of `project`'s resources by alias (the key allows the project: the access check saw to it). */
+  async listResourcesPage(principal: Principal, project: string, req: PageRequest): Promise<Page<VisibleResource>> {
+    assertProjectName("project", project);
+    const size = pageSizeOf(req.pageSize);
+    const after = decodePageToken(req.pageToken, "resources", project, (k) => aliasProblem(k) === undefined);
+    const visible = resourceVisibility(this.registry, principal);
+    const records = await this.registry.listResources(project, { after, limit: size + 1 });
+    const page = lastPage(records, size, (r) => encodePageToken("resources", r.alias, project));
+    return {
+      items: await Promise.all(page.items.map((r) => visibleResource(r, r.alias, principal, visible))),
+      nextPageToken: page.nextPageToken,
+    };
+  }
+
+  /**
+   * Removes `resourceId`'s link from `project` (not its owner: FAILED_PRECONDITION, delete the resource
+   * instead; no such link: NOT_FOUND) and answers the removed link. The front ends have checked that the
+   * key may write `project`; the resource need only be one the key can see, since the link being removed
+   * is the project's, not the resource's. Scopes that reached the resource only through this link stop
+   * seeing it at their next call (their views are rebuilt from the current links).
+   */
+  async unlinkResource(project: string, resourceId: string): Promise<LinkRecord> {
+    const violations: FieldViolation[] = [];
+    const projectProblem = projectNameProblem(project);
+    if (projectProblem) violations.push({ field: "project", description: projectProblem });
+    const idProblem = resourceIdProblem(resourceId);
+    if (idProblem) violations.push({ field: "resource_id", description: idProblem });
+    if (violations.length > 0) throw new InvalidArgumentError(violations);
+    return this.registry.unlinkResource(project, resourceId);
+  }
+
   /** An empty project slips past the access checks (they skip empty refs), so the shape is checked here too. */
   private async requireProject(name: string): Promise<void> {
     assertProjectName("project", name);
     if (!(await this.registry.getProject(name))) throw new NotFoundError(`project ${name} not found`);
   }
+}
+
+/** The first `size` of `rows` (read one past the page), and the token after the last of them when more followed. */
+function lastPage<T>(rows: T[], size: number, tokenAfter: (row: T) => string): Page<T> {
+  if (rows.length <= size) return { items: rows, nextPageToken: "" };
+  const items = rows.slice(0, size);
+  return { items, nextPageToken: tokenAfter(items[size - 1]) };
 }

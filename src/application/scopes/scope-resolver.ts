@@ -6,7 +6,8 @@ import { scopeGlobViolations } from "../../domain/scope-glob-budget.js";
 import { narrowScopeResources, resolveScopeResources } from "../../domain/scope-resolution.js";
 import { isUlid, newUlid, resourceIdProblem } from "../../domain/ulid-id.js";
 import type { RegistryStore } from "../../ports/registry-store.js";
-import type { ScopeStore } from "../../ports/scope-store.js";
+import { MAX_SCOPE_PAGE, type ScopeStore } from "../../ports/scope-store.js";
+import { decodePageToken, encodePageToken, pageSizeOf } from "../../domain/page-token.js";
 import { resourceVisibility } from "../registry/resource-visibility.js";
 
 /** Caps on list sizes, so one request cannot make a scope arbitrarily expensive to resolve or store. */
@@ -218,5 +219,30 @@ export class ScopeResolver {
     };
     await this.scopes.save(scope);
     return scope;
+  }
+
+  /**
+   * One page of the scopes `principal` resolved or narrowed, newest first (by scope id descending: ULIDs, so
+   * by creation time, ties by id), never another principal's. The token holds the id of the last scope of
+   * the previous page; the next page is read from the store by owner and before that id, so a token carrying
+   * any other id (another principal's too) only says where to start among the caller's own scopes.
+   */
+  async list(
+    principal: Principal,
+    req: { pageSize?: number; pageToken: string },
+  ): Promise<{ scopes: ResourceScope[]; nextPageToken: string }> {
+    const size = pageSizeOf(req.pageSize);
+    let before = decodePageToken(req.pageToken, "scopes", "", isUlid);
+    const scopes: ResourceScope[] = [];
+    // One row past the page says whether another follows; the store answers at most MAX_SCOPE_PAGE per read.
+    while (scopes.length <= size) {
+      const page = await this.scopes.listByOwner(principal.name, { limit: Math.min(MAX_SCOPE_PAGE, size + 1 - scopes.length), before });
+      scopes.push(...page.scopes);
+      if (page.next === undefined) break;
+      before = page.next;
+    }
+    if (scopes.length <= size) return { scopes, nextPageToken: "" };
+    scopes.length = size;
+    return { scopes, nextPageToken: encodePageToken("scopes", scopes[size - 1].scopeId) };
   }
 }

@@ -634,6 +634,26 @@ export class TierService {
     }
     return displaced;
   }
+
+  /**
+   * Deletes the calling principal's fragment `id` from whatever tier holds it (hot, a warm row, a cold file),
+   * when the call's scope sees it, and answers true once the deletion is durable. False when the scope sees
+   * no such fragment of the principal: never stored, already deleted, outside the scope, or an id only
+   * another principal uses all answer alike, so the answer tells nothing of other tenants or scopes. A
+   * deletion asked for is no eviction (no counter moves); the tier's population and tokens drop with it.
+   */
+  deleteFragment(view: ScopedBackendView, id: string): Promise<boolean> {
+    checkId("fragment_id", id);
+    return this.run(true, async () => {
+      const key = fragmentKey(ownerOf(view), id);
+      const f = this.index.get(key);
+      if (!f || !isFragmentVisible(view, f)) return false;
+      await this.store.remove(f.owner, f.id);
+      this.policy.remove(key);
+      this.index.delete(key);
+      return true;
+    });
+  }
 }
 
 /** A fresh placement policy over the configured budgets. */

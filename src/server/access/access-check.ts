@@ -49,6 +49,15 @@ export function accessRuleOf(method: DescMethod, authenticatedOnly: ReadonlySet<
   throw new PermissionDeniedError(`${method.parent.typeName}/${method.name} declares no access rule: refused`);
 }
 
+/**
+ * Write methods that act on a project's link to a resource, not on the resource: the project they name is
+ * checked as every write's (the key must allow it and allow writes), but their resource ids only for reach
+ * (readable through a project the key allows), not ownership. A tenant that linked another's resource into
+ * its own project stops using it by unlinking it, which must not need the owner's rights; the owner's
+ * project itself is never unlinked (the handler refuses that link), so no owner right is exercised.
+ */
+export const LINK_WRITE_METHODS: ReadonlySet<string> = new Set(["acms.v1.RegistryService.UnlinkResource"]);
+
 /** Refuses a write by a read-only key. */
 export function requireWrite(principal: Principal): void {
   if (!principal.write) throw new PermissionDeniedError(`Key "${principal.name}" may not write`);

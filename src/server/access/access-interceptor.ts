@@ -1,11 +1,19 @@
-import type { DescMessage, DescMethod, Message } from "@bufbuild/protobuf";
+import type { DescMethod, Message } from "@bufbuild/protobuf";
 import type { ContextValues, Interceptor, StreamResponse, UnaryResponse } from "@connectrpc/connect";
 import { createAsyncIterable } from "@connectrpc/connect/protocol";
 import { Access } from "../../../gen/acms/v1/options_pb.js";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import type { RegistryStore } from "../../ports/registry-store.js";
 import type { ScopeStore } from "../../ports/scope-store.js";
-import { accessRuleOf, checkPrincipalRefs, checkScopedRefs, requireWrite, resolveView, type AccessRule } from "./access-check.js";
+import {
+  accessRuleOf,
+  checkPrincipalRefs,
+  checkScopedRefs,
+  LINK_WRITE_METHODS,
+  requireWrite,
+  resolveView,
+  type AccessRule,
+} from "./access-check.js";
 import { principalKey, requestIdKey, viewKey } from "./context-keys.js";
 import { toConnectError, type InternalErrorSink } from "../transport/error-mapping.js";
 import type { KeyRing } from "../../application/access/key-ring.js";
@@ -53,7 +61,7 @@ async function* translateErrors<T>(messages: AsyncIterable<T>, sink?: InternalEr
  * mid-stream ones too, into a ConnectError with protobuf details.
  */
 export function createAccessInterceptor(deps: AccessDeps): Interceptor {
-  const views = new ScopeViewCache(deps.scopes);
+  const views = new ScopeViewCache(deps.scopes, { registry: deps.registry });
   // A method's rule is fixed by its descriptor: read the option once per method, not once per call.
   const rules = new Map<DescMethod, AccessRule>();
   const ruleOf = (method: DescMethod): AccessRule => {
@@ -81,7 +89,7 @@ export function createAccessInterceptor(deps: AccessDeps): Interceptor {
         view = resolved instanceof Promise ? await resolved : resolved;
         req.contextValues.set(viewKey, view);
       }
-      const check = makeCheck(deps, req.method.input, mode, principal, view);
+      const check = makeCheck(deps, req.method, mode, principal, view);
       let res: UnaryResponse | StreamResponse;
       if (!req.stream) {
         const checked = check(req.message);
@@ -105,14 +113,16 @@ export function createAccessInterceptor(deps: AccessDeps): Interceptor {
 
 function makeCheck(
   deps: AccessDeps,
-  input: DescMessage,
+  method: DescMethod,
   mode: AccessRule,
   principal: Principal,
   view: ScopedBackendView | undefined,
 ): Check {
+  const input = method.input;
   if (view) return (m) => checkScopedRefs(view, collectRefs(input, m));
   if (mode === Access.READ || mode === Access.WRITE) {
-    const write = mode === Access.WRITE;
+    // Resource ids of a link write are checked for reach, as a read's (see LINK_WRITE_METHODS).
+    const write = mode === Access.WRITE && !LINK_WRITE_METHODS.has(`${method.parent.typeName}.${method.name}`);
     return (m) => checkPrincipalRefs(principal, deps.registry, collectRefs(input, m), write);
   }
   return () => undefined;

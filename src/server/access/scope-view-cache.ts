@@ -2,6 +2,8 @@ import type { ResourceScope } from "../../domain/scope.js";
 import { BYTES_PER_GLOB_STATE } from "../../domain/scope-glob-budget.js";
 import { createScopedBackendView, type ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import type { ScopeStore } from "../../ports/scope-store.js";
+import type { RegistryStore } from "../../ports/registry-store.js";
+import { reachableResources } from "../../application/scopes/reachable-resources.js";
 
 /** How many scopes' views are kept at most (the most recently used ones). */
 export const DEFAULT_SCOPE_VIEW_CACHE_SIZE = 10_000;
@@ -38,13 +40,31 @@ export class ScopeViewCache {
   private readonly size: number;
   private readonly maxBytes: number;
   private heldBytes = 0;
+  /** The registry whose current links views are built from; absent: views hold the stored resource set as is. */
+  private readonly registry: RegistryStore | undefined;
+  /** The registry's `linkRemovals()` the cached views were built under. */
+  private builtUnder = 0;
 
   constructor(
     private readonly scopes: ScopeStore,
-    opts: { size?: number; maxBytes?: number } = {},
+    opts: { size?: number; maxBytes?: number; registry?: RegistryStore } = {},
   ) {
     this.size = Math.max(1, opts.size ?? DEFAULT_SCOPE_VIEW_CACHE_SIZE);
     this.maxBytes = Math.max(1, opts.maxBytes ?? DEFAULT_SCOPE_VIEW_CACHE_BYTES);
+    this.registry = opts.registry;
+    this.builtUnder = this.registry?.linkRemovals() ?? 0;
+  }
+
+  /**
+   * Forgets every cached view once the registry removed a link since they were built: a view holds the
+   * resources its scope reached through the links of that time (one integer compare per call otherwise).
+   */
+  private dropStale(): void {
+    const removals = this.registry?.linkRemovals() ?? 0;
+    if (removals === this.builtUnder) return;
+    this.views.clear();
+    this.heldBytes = 0;
+    this.builtUnder = removals;
   }
 
   /** The estimated bytes of the views held (for tests of the bound). */
@@ -59,6 +79,7 @@ export class ScopeViewCache {
 
   /** The cached view of `scopeId`, without touching the store; undefined when it is not cached. */
   peek(scopeId: string): ScopedBackendView | undefined {
+    this.dropStale();
     const entry = this.views.get(scopeId);
     if (entry) {
       this.views.delete(scopeId);
@@ -72,13 +93,22 @@ export class ScopeViewCache {
     return this.scopes.get(scopeId);
   }
 
-  /** The view of `scope`, built and cached; throws (caching nothing) for a scope its deny list emptied. */
-  viewOf(scope: ResourceScope): ScopedBackendView {
+  /**
+   * The view of `scope` over the resources it still reaches through the registry's current links, built and
+   * cached; throws (caching nothing) for a scope its deny list emptied. A view built while a link was
+   * removed is answered but not kept (it may hold the removed link's resources).
+   */
+  async viewOf(scope: ResourceScope): Promise<ScopedBackendView> {
+    this.dropStale();
     const cached = this.views.get(scope.scopeId);
     if (cached) return cached.view;
-    const view = createScopedBackendView(scope);
+    const removals = this.builtUnder;
+    const view = createScopedBackendView(scope, this.registry ? await reachableResources(this.registry, scope) : scope.resourceIds);
     const bytes = scopeViewBytes(view);
-    if (bytes > this.maxBytes) return view;
+    this.dropStale();
+    if (bytes > this.maxBytes || removals !== this.builtUnder) return view;
+    const raced = this.views.get(scope.scopeId);
+    if (raced) return raced.view;
     this.views.set(scope.scopeId, { view, bytes });
     this.heldBytes += bytes;
     while (this.views.size > this.size || this.heldBytes > this.maxBytes) {

@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "../transport/connection-guard.js";
 import { DEFAULT_STORED_SCOPE_CAPS, type StoredScopeCaps } from "../../application/scopes/scope-resolver.js";
 import { DEFAULT_QUOTA_LIMITS, type QuotaLimits } from "../quotas/quota-ledger.js";
+import { tracingConfigFrom, type TracingConfig } from "../observability/tracing-config.js";
 
 /** How much the server logs about calls (see Config.logLevel). */
 export type LogLevel = "info" | "debug";
@@ -47,7 +48,7 @@ export interface Config {
   consoleDir: string;
   /** The OpenAPI document served at GET /openapi.json (ACMS_OPENAPI_FILE; default openapi/acms.openapi.json). */
   openapiFile: string;
-  /** ACMS_MAX_CONNECTIONS_PER_PEER, ACMS_IDLE_TIMEOUT_MS, ACMS_HANDSHAKE_TIMEOUT_MS, ACMS_BODY_TIMEOUT_MS. */
+  /** ACMS_MAX_CONNECTIONS_PER_PEER, ACMS_IDLE_TIMEOUT_MS, ACMS_HANDSHAKE_TIMEOUT_MS, ACMS_BODY_TIMEOUT_MS, ACMS_MIN_BODY_RATE. */
   connections: ConnectionLimits;
   /** Where refused calls are logged (ACMS_AUDIT_LOG: a file path, or "stderr"); unset: not logged. */
   auditLog?: string;
@@ -68,6 +69,8 @@ export interface Config {
     /** Token target of the cold-tier summary. */
     summaryTokens: number;
   };
+  /** OpenTelemetry tracing from the standard OTEL_* variables (tracingConfigFrom); undefined: no tracing at all. */
+  tracing?: TracingConfig;
   /** The server's embedder (ACMS_EMBED_MODEL_DIR or ACMS_EMBEDDINGS_URL); absent: none (clients send vectors). */
   embedder?: EmbedderConfig;
 }
@@ -273,6 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       idleTimeoutMs: intFrom(env, "ACMS_IDLE_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.idleTimeoutMs, 100, 24 * 3600 * 1000),
       handshakeTimeoutMs: intFrom(env, "ACMS_HANDSHAKE_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.handshakeTimeoutMs, 100, 600_000),
       bodyTimeoutMs: intFrom(env, "ACMS_BODY_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.bodyTimeoutMs, 100, 3_600_000),
+      minBodyBytesPerSecond: intFrom(env, "ACMS_MIN_BODY_RATE", DEFAULT_CONNECTION_LIMITS.minBodyBytesPerSecond, 0, 1_000_000_000),
     },
     auditLog: env.ACMS_AUDIT_LOG && env.ACMS_AUDIT_LOG.length > 0 ? env.ACMS_AUDIT_LOG : undefined,
     quotas: {
@@ -296,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxDecisionsCold: intFrom(env, "ACMS_CONTEXT_MAX_DECISIONS_COLD", 5000, 1, 100_000_000),
       summaryTokens: intFrom(env, "ACMS_CONTEXT_SUMMARY_TOKENS", 128, 8, 100_000),
     },
+    tracing: tracingConfigFrom(env),
     embedder: embedderFrom(env),
   };
 }

@@ -7,6 +7,7 @@ import type { ServingState } from "../observability/serving-state.js";
 import type { AuditLog } from "../observability/audit-log.js";
 import type { RequestLog } from "../observability/request-log.js";
 import type { ServerMetrics } from "../observability/server-metrics.js";
+import type { Tracing } from "../observability/tracing.js";
 
 /** What `createRoutes` and `startServer` need: the config, the key ring and the backends. */
 export interface ServerDeps {
@@ -22,6 +23,8 @@ export interface ServerDeps {
   log?: RequestLog;
   /** Prometheus metrics fed by every call; `startServer` makes them when `config.metricsPort` is set. */
   metrics?: ServerMetrics;
+  /** OpenTelemetry tracing of every call and engine call; `startServer` starts it when `config.tracing` is set. */
+  tracing?: Tracing;
 }
 
 /**

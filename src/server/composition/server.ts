@@ -24,12 +24,17 @@ import { createRequestLogInterceptor } from "../observability/request-log-interc
 import { RequestLog } from "../observability/request-log.js";
 import { ServerMetrics } from "../observability/server-metrics.js";
 import { ServingState } from "../observability/serving-state.js";
+import { traceBackends } from "../observability/traced-backends.js";
+import { Tracing } from "../observability/tracing.js";
+import { createTracingInterceptor } from "../observability/tracing-interceptor.js";
 import { createServices } from "./composition-root.js";
 import type { ServerDeps } from "./server-deps.js";
 
 export type { ServerDeps } from "./server-deps.js";
 import { allRoutes, AUTHENTICATED_SERVICES, PUBLIC_SERVICES } from "../routes/all-routes.js";
 import { indexBinaryRoutes } from "../routes/index-routes.js";
+import { inProcessTransport } from "../mcp/in-process-transport.js";
+import { withMcp } from "../mcp/mcp-endpoint.js";
 
 /** A running ACMS server. */
 export interface AcmsServer {
@@ -63,13 +68,15 @@ export function createRoutes(deps: ServerDeps): {
   // audit log records refusals; quotas come after access: they are kept per principal, which access names.
   const quotas = new QuotaLedger(deps.config.quotas);
   const interceptors: Interceptor[] = [
+    ...(deps.tracing ? [createTracingInterceptor(deps.tracing)] : []),
     createRequestLogInterceptor(log),
     ...(deps.metrics ? [createMetricsInterceptor(deps.metrics)] : []),
     ...(deps.audit ? [createAuditInterceptor(deps.audit)] : []),
     access,
     createQuotaInterceptor(deps.config.quotas, undefined, quotas),
   ];
-  const services = createServices(deps.config, deps.backends);
+  // Tracing wraps the ports the services call (one span per engine call), never the adapters themselves.
+  const services = createServices(deps.config, deps.tracing ? traceBackends(deps.backends, deps.tracing) : deps.backends);
   const routeDeps = { ...deps, services, serving: deps.serving ?? new ServingState() };
   return { routes: allRoutes(routeDeps), binaryRoutes: indexBinaryRoutes(routeDeps), interceptors, quotas };
 }
@@ -88,6 +95,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
     serving: serverDeps.serving ?? new ServingState(),
     audit,
     metrics: serverDeps.metrics ?? (metricsPort !== undefined ? new ServerMetrics(serverDeps.backends) : undefined),
+    tracing: serverDeps.tracing ?? (serverDeps.config.tracing ? Tracing.start(serverDeps.config.tracing) : undefined),
   };
   if (deps.backends.graphReady) {
     deps.serving.waitFor([GraphBackendService.typeName, RagService.typeName], deps.backends.graphReady, (err) => {
@@ -123,10 +131,11 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   const methods: MethodRegistry = new Map();
   // Keys are checked from the headers before any body is read (the access interceptor still decides).
   const bodyGate = createBodyGate(deps.keys, PUBLIC_SERVICES);
-  const bodyTimeoutMs = deps.config.connections.bodyTimeoutMs;
+  const { bodyTimeoutMs, minBodyBytesPerSecond } = deps.config.connections;
   const handler = createNodeHandler({
     bodyGate,
     bodyTimeoutMs,
+    minBodyBytesPerSecond,
     routes: recordingRoutes(routes, methods),
     binaryRoutes,
     interceptors,
@@ -145,10 +154,23 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
       compressMinBytes: COMPRESS_MIN_BYTES,
       bodyGate,
       bodyTimeoutMs,
+      minBodyBytesPerSecond,
     });
     const consoleApi = { [CONSOLE_SCOPES_PATH]: createConsoleScopesEndpoint({ keys: deps.keys, scopes: deps.backends.scopes, quotas }) };
+    // MCP tools run as RPCs through the same routes and interceptors, in process (docs/mcp.md).
+    const mcp = {
+      keys: deps.keys,
+      transport: inProcessTransport(routes, interceptors),
+      maxBodyBytes: deps.config.maxJsonMessageBytes,
+      bodyTimeoutMs,
+      minBodyBytesPerSecond,
+    };
     listener = await listen(
-      withConsole(withCors(withOpenApi(handler, deps.config.openapiFile), deps.config.corsOrigins), deps.config.consoleDir, consoleApi),
+      withConsole(
+        withCors(withMcp(withOpenApi(handler, deps.config.openapiFile), mcp), deps.config.corsOrigins),
+        deps.config.consoleDir,
+        consoleApi,
+      ),
       deps.config.host,
       deps.config.port,
       deps.config.connections,
@@ -163,6 +185,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   } catch (err) {
     await deps.backends.close();
     await audit?.close();
+    if (!serverDeps.tracing) await deps.tracing?.shutdown();
     throw err;
   }
   // Only now, and on the next turn (the caller reports listening first): loading the data held must not
@@ -179,6 +202,8 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
       await metricsListener?.close();
       await deps.backends.close();
       if (!serverDeps.audit) await audit?.close();
+      // Last: the spans of the calls drained above are exported before the process may exit.
+      if (!serverDeps.tracing) await deps.tracing?.shutdown();
     },
   };
 }

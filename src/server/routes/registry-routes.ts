@@ -35,8 +35,9 @@ export function registryRoutes(deps: RouteDeps): (router: ConnectRouter) => void
       async createProject(req) {
         return { project: toProject(await registry.createProject(req.name)) };
       },
-      async listProjects(_req, ctx) {
-        return { projects: (await registry.listProjects(principalOf(ctx))).map(toProject) };
+      async listProjects(req, ctx) {
+        const page = await registry.listProjectsPage(principalOf(ctx), req);
+        return { projects: page.items.map(toProject), nextPageToken: page.nextPageToken };
       },
       async registerResource(req, ctx) {
         return { resource: toResource(await registry.registerResource(principalOf(ctx), req)) };
@@ -45,13 +46,17 @@ export function registryRoutes(deps: RouteDeps): (router: ConnectRouter) => void
         return { link: toLink(await registry.linkResource(req)) };
       },
       async listResources(req, ctx) {
-        return { resources: (await registry.listResources(principalOf(ctx), req.project)).map(toResource) };
+        const page = await registry.listResourcesPage(principalOf(ctx), req.project, req);
+        return { resources: page.items.map(toResource), nextPageToken: page.nextPageToken };
       },
       async resolveAlias(req) {
         return { resourceId: await registry.resolveAlias(req.project, req.aliasOrId) };
       },
       async validateAliases(req) {
         return { errors: await registry.validateAliases(req.project) };
+      },
+      async unlinkResource(req) {
+        return { link: toLink(await registry.unlinkResource(req.project, req.resourceId)) };
       },
     });
   };

@@ -48,6 +48,10 @@ export function scopeRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
       validateResourceScope() {
         return {};
       },
+      async listScopes(req, ctx) {
+        const page = await scopes.list(principalOf(ctx), req);
+        return { scopes: page.scopes.map(toScopeMessage), nextPageToken: page.nextPageToken };
+      },
     });
   };
 }

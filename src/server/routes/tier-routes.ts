@@ -111,6 +111,9 @@ export function tierRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
           coldMaxDecisions: BigInt(deps.config.tiers.maxDecisionsCold),
         };
       },
+      async deleteFragment(req, ctx) {
+        return { deleted: await tiers.deleteFragment(viewOf(ctx), req.fragmentId) };
+      },
     });
   };
 }

@@ -14,14 +14,20 @@ export interface ConnectionLimits {
    * its HTTP/2 stream is reset, its HTTP/1.1 connection closed (a stalled request is not a call in flight).
    */
   bodyTimeoutMs: number;
+  /**
+   * A single-message request body (unary, server-streaming) must average at least this many bytes/s once the
+   * server has waited `bodyTimeoutMs` for it, else it is abandoned like a stalled one; 0 turns the rule off.
+   */
+  minBodyBytesPerSecond: number;
 }
 
-/** The defaults (ACMS_MAX_CONNECTIONS_PER_PEER, ACMS_IDLE_TIMEOUT_MS, ACMS_HANDSHAKE_TIMEOUT_MS, ACMS_BODY_TIMEOUT_MS). */
+/** The defaults (ACMS_MAX_CONNECTIONS_PER_PEER, ACMS_IDLE_TIMEOUT_MS, ACMS_HANDSHAKE_TIMEOUT_MS, ACMS_BODY_TIMEOUT_MS, ACMS_MIN_BODY_RATE). */
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   maxPerPeer: 256,
   idleTimeoutMs: 60_000,
   handshakeTimeoutMs: 10_000,
   bodyTimeoutMs: 30_000,
+  minBodyBytesPerSecond: 240,
 };
 
 /**

@@ -4,8 +4,8 @@ import { cors } from "@connectrpc/connect";
 
 type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 
-/** Request headers of ours that a browser page sends besides Connect's and gRPC-Web's (API.md, "Headers"). */
-export const ACMS_REQUEST_HEADERS: readonly string[] = ["Authorization", "Acms-Scope", "X-Request-Id"];
+/** Request headers of ours that a browser page sends besides Connect's and gRPC-Web's (API.md, "Headers"), and MCP's version header (POST /mcp). */
+export const ACMS_REQUEST_HEADERS: readonly string[] = ["Authorization", "Acms-Scope", "X-Request-Id", "Mcp-Protocol-Version"];
 
 /** Response headers of ours a page may read: the scope and index state of stream answers, partial RAG answers, the request id. */
 export const ACMS_RESPONSE_HEADERS: readonly string[] = [

@@ -14,6 +14,7 @@ import {
   universalResponseToNodeResponse,
   type ConnectNodeAdapterOptions,
 } from "@connectrpc/connect-node";
+import { BodyDeadline, type BodyDeadlineOptions } from "./body-deadline.js";
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
@@ -178,6 +179,11 @@ export interface NodeHandlerOptions extends ConnectNodeAdapterOptions {
    * HTTP/2 stream is reset, the HTTP/1.1 connection closed. Absent: no deadline.
    */
   bodyTimeoutMs?: number;
+  /**
+   * A single-message body (unary, server-streaming) must average at least this many bytes/s once the server
+   * has waited `bodyTimeoutMs` for it; slower is abandoned like a stall. Absent or 0: no rate rule.
+   */
+  minBodyBytesPerSecond?: number;
 }
 
 /** The body a refused call gets instead of its own: one empty message, framed as its content type frames one. */
@@ -198,31 +204,34 @@ function withoutBody(req: UniversalServerRequest, contentType: string | undefine
 }
 
 /**
- * `body`, failing (DEADLINE_EXCEEDED) and calling `abandon` when a chunk the reader waits for does not come
- * within `ms`. Only waits count: a reader that is busy (the server's own backpressure) never trips it.
+ * `body`, failing (DEADLINE_EXCEEDED) and calling `abandon` when it misses a deadline of `deadline.ts`: a chunk
+ * the reader waits for does not come within the stall time, or (a single-message body) it arrives under the
+ * minimum rate. Only waits count: a reader that is busy (the server's own backpressure) never trips it.
  */
-async function* withStallDeadline(body: AsyncIterable<Uint8Array>, ms: number, abandon: () => void): AsyncIterable<Uint8Array> {
+async function* withBodyDeadline(
+  body: AsyncIterable<Uint8Array>,
+  opts: BodyDeadlineOptions,
+  abandon: () => void,
+): AsyncIterable<Uint8Array> {
   const it = body[Symbol.asyncIterator]();
+  let rejectMiss: ((err: ConnectError) => void) | undefined;
+  const missed = new Promise<never>((_, reject) => (rejectMiss = reject));
+  missed.catch(() => undefined);
+  const deadline = new BodyDeadline(opts, (m) => {
+    abandon();
+    rejectMiss?.(new ConnectError(m.message, Code.DeadlineExceeded));
+  });
   try {
     for (;;) {
-      let timer: NodeJS.Timeout | undefined;
-      const stalled = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          abandon();
-          reject(new ConnectError(`the request body stalled: no bytes for ${ms} ms`, Code.DeadlineExceeded));
-        }, ms);
-      });
-      let next: IteratorResult<Uint8Array>;
-      try {
-        next = await Promise.race([it.next(), stalled]);
-      } finally {
-        // Cleared before the chunk is handed on: the time the reader spends on it is not the client's.
-        clearTimeout(timer);
-      }
+      deadline.waiting();
+      const next = await Promise.race([it.next(), missed]);
       if (next.done === true) return;
+      // Counted before the chunk is handed on: the time the reader spends on it is not the client's.
+      deadline.received(next.value.byteLength);
       yield next.value;
     }
   } finally {
+    deadline.stop();
     void it.return?.()?.catch(() => undefined);
   }
 }
@@ -303,7 +312,14 @@ export function createNodeHandler(options: NodeHandlerOptions): (req: NodeReques
       // HTTP/1.1 cannot tell the client to stop sending: the connection closes after the answer.
       if (!isHttp2(req)) res.setHeader("connection", "close");
     } else if (options.bodyTimeoutMs !== undefined) {
-      uReq = { ...uReq, body: withStallDeadline(uReq.body as AsyncIterable<Uint8Array>, options.bodyTimeoutMs, () => release(req, true)) };
+      // One request message (unary, server-streaming): the minimum rate applies too; a client stream may pause.
+      const single = handler.method.methodKind === "unary" || handler.method.methodKind === "server_streaming";
+      const opts: BodyDeadlineOptions = {
+        stallMs: options.bodyTimeoutMs,
+        graceMs: options.bodyTimeoutMs,
+        minBytesPerSecond: single ? (options.minBodyBytesPerSecond ?? 0) : 0,
+      };
+      uReq = { ...uReq, body: withBodyDeadline(uReq.body as AsyncIterable<Uint8Array>, opts, () => release(req, true)) };
     }
     handler(uReq)
       .then((uRes) => malformedBodyIsInvalidArgument(uRes, handler.method.input.typeName))

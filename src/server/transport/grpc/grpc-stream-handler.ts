@@ -21,6 +21,7 @@ import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grp
 import { takeEncoded } from "../encoded-messages.js";
 import type { MethodRegistry } from "./method-registry.js";
 import { RawRequestHeaders } from "./raw-request-headers.js";
+import { BodyDeadline } from "../body-deadline.js";
 
 const gzipAsync = promisify(gzip);
 
@@ -40,6 +41,8 @@ export interface GrpcStreamHandlerOptions {
   bodyGate?: (serviceTypeName: string, authorization: string | null, values: ContextValues) => boolean;
   /** A request body that receives no bytes for this long while the call waits for it: the stream is reset (ms). */
   bodyTimeoutMs?: number;
+  /** A request message must average at least this many bytes/s once `bodyTimeoutMs` of waiting has passed; 0: no rule. */
+  minBodyBytesPerSecond?: number;
 }
 
 /** Takes an HTTP/2 stream when it is a gRPC call the fast path serves; false leaves it to Connect. */
@@ -364,17 +367,18 @@ class GrpcCall {
       const chunks: Buffer[] = [];
       let size = 0;
       let limit = -1;
-      // A body that stops arriving is abandoned: the stream is reset, and the call ends as the client's cancel.
+      // A body that stops arriving, or trickles under the minimum rate, is abandoned: the stream is reset, and
+      // the call ends as the client's cancel.
       const stallMs = this.opts.bodyTimeoutMs;
-      let stall: NodeJS.Timeout | undefined;
-      const onStall = () => this.stream.close(http2.constants.NGHTTP2_CANCEL);
-      const armStall = () => {
-        if (stallMs === undefined) return;
-        clearTimeout(stall);
-        stall = setTimeout(onStall, stallMs);
-      };
+      const deadline =
+        stallMs === undefined
+          ? undefined
+          : new BodyDeadline({ stallMs, graceMs: stallMs, minBytesPerSecond: this.opts.minBodyBytesPerSecond ?? 0 }, () =>
+              this.stream.close(http2.constants.NGHTTP2_CANCEL),
+            );
+      const armStall = () => deadline?.waiting();
       const fail = (err: ConnectError) => {
-        clearTimeout(stall);
+        deadline?.stop();
         this.stream.off("data", onData);
         this.stream.off("end", onEnd);
         this.stream.off("close", onClose);
@@ -382,6 +386,7 @@ class GrpcCall {
         reject(err);
       };
       const onData = (chunk: Buffer) => {
+        deadline?.received(chunk.length);
         armStall();
         chunks.push(chunk);
         size += chunk.length;
@@ -397,13 +402,13 @@ class GrpcCall {
         if (limit >= 0 && size > limit) fail(new ConnectError("protocol error: received extra input message", Code.Unimplemented));
       };
       const onClose = () => {
-        clearTimeout(stall);
+        deadline?.stop();
         this.stream.off("data", onData);
         this.stream.off("end", onEnd);
         reject(new ConnectError("the operation was aborted", Code.Canceled));
       };
       const onEnd = () => {
-        clearTimeout(stall);
+        deadline?.stop();
         this.stream.off("close", onClose);
         if (size === 0)
           return reject(

@@ -1,0 +1,352 @@
+/**
+ * The keyword half of the peer benchmark (issue 29; `BENCH_ONLY=peers`): one corpus (bench/peers/peer-corpus.ts)
+ * and one set of queries through the service over gRPC (a server process of its own, the compiled program as
+ * deployed, its SQLite FTS5 keyword index) and, in the same run, LanceDB 0.31 (its native full-text index),
+ * MiniSearch and Orama in this process. For each layout (1,000 equal resources; 1,000 Zipf-sized ones), scope
+ * (1, 10, 100, all 1,000 resources) and query form (long natural-language, short), it prints p50/p95 and
+ * nDCG@10 and R@100 (distinct documents, judged within the scope) of each engine, and the service's p50 as a
+ * ratio to each peer's (below 1: the service is faster). Beside them, "adapter" is the service's own keyword
+ * adapter in this process on the server's database file (the rest of the service's time is the gRPC round
+ * trip and the server's layers), and "1-statement" the ranked statement the adapter ran before issue 29
+ * (`rankedSearchSql`: visibility, versions and URIs for every matched row), on the same file: before and after
+ * in one run. The peers are handed the scope as a filter inside their query (LanceDB and Orama `IN` filters,
+ * MiniSearch's filter, which runs before its ranking); at the all-resources scope they search unfiltered.
+ *
+ * BENCH_SCALE scales the planted corpus (1 = 20,000 documents, 200 queries; CI's 0.01 = 1,000 and 20);
+ * BENCH_PEERS_PASSES (default 2) is how many timed passes each engine makes over the queries.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as lancedb from "@lancedb/lancedb";
+import MiniSearch from "minisearch";
+import { create as createOrama, insertMultiple, search as searchOrama, type AnyOrama } from "@orama/orama";
+import { createAcmsClient, type AcmsClient } from "../src/client/create-acms-client.js";
+import { generateKey, hashKey } from "../src/application/access/key-ring.js";
+import { openSqliteReader } from "../src/adapter-kit/sqlite-database.js";
+import { Fts5TextBackend, rankedSearchSql, RID_MATCH_MAX_RESOURCES, scopedMatch } from "../src/adapters/sqlite/fts5-text-backend.js";
+import { viewOver } from "../test/support/view-over.js";
+import { compilePrograms } from "../scripts/build.mjs";
+import { percentile } from "./bench-timing.js";
+import {
+  gradesWithin,
+  loadPeerCorpus,
+  ndcgAt,
+  PEER_LAYOUTS,
+  PEER_RESOURCES,
+  PEER_SCOPES,
+  QUERY_FORMS,
+  recallAt,
+  scopeResources,
+  type PeerCorpus,
+  type PeerLayout,
+  type QueryForm,
+} from "./peers/peer-corpus.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(here, "..");
+const TOP_K = 100;
+const UPLOAD_BATCH = 256;
+
+/** A scope as each engine is handed it. */
+interface Scope {
+  layout: PeerLayout;
+  size: number;
+  resources: number[];
+  /** The service's scope id. */
+  scopeId: string;
+  /** The service's resource ids (for the in-process adapter). */
+  resourceIds: string[];
+}
+
+/** One engine: ranked distinct document ids for a query within a scope. */
+interface Engine {
+  name: string;
+  search(scope: Scope, query: string): Promise<string[]>;
+}
+
+/** The server process (bench/grpc-bench-server.ts compiled): its address, stopped with `stop()`. */
+async function startService(dataDir: string, keySha: string): Promise<{ url: string; proc: ChildProcess }> {
+  const cacheDir = join(ROOT, "node_modules", ".cache");
+  mkdirSync(cacheDir, { recursive: true });
+  const programs = mkdtempSync(join(cacheDir, "acms-peers-bench-"));
+  await compilePrograms({ "grpc-bench-server": join(here, "grpc-bench-server.ts") }, programs);
+  const proc = fork(join(programs, "grpc-bench-server.mjs"), ["service", dataDir, keySha], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const hello = await new Promise<{ port: number }>((resolve, reject) => {
+    proc.once("exit", (code) => reject(new Error(`the server exited with ${code}`)));
+    proc.once("message", (m) => resolve(m as { port: number }));
+  });
+  rmSync(programs, { recursive: true, force: true });
+  return { url: `http://127.0.0.1:${hello.port}`, proc };
+}
+
+async function stopService(proc: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => proc.once("exit", resolve));
+  proc.send("stop");
+  await exited;
+}
+
+/** Registers the 1,000 resources of each layout and uploads the corpus over gRPC; the resource ids by layout. */
+async function ingest(acms: AcmsClient, corpus: PeerCorpus): Promise<{ ids: Record<PeerLayout, string[]>; seconds: number }> {
+  const t0 = performance.now();
+  const ids = { equal: [] as string[], zipf: [] as string[] };
+  for (const layout of PEER_LAYOUTS) {
+    const project = `bench/${layout}`;
+    await acms.registry.createProject({ name: project });
+    for (let r = 0; r < PEER_RESOURCES; r++) {
+      const { resource } = await acms.registry.registerResource({ project, alias: `r${r}`, kind: "docs", parentIds: [], metadata: {} });
+      ids[layout].push(resource!.id);
+    }
+    const byResource = new Map<number, PeerCorpus["documents"]>();
+    for (const d of corpus.documents) {
+      const list = byResource.get(d.resource[layout]) ?? [];
+      list.push(d);
+      byResource.set(d.resource[layout], list);
+    }
+    const uploads = [...byResource].map(([r, docs]) => async () => {
+      async function* messages() {
+        for (let i = 0; i < docs.length; i += UPLOAD_BATCH) {
+          yield {
+            resourceId: ids[layout][r],
+            documents: docs.slice(i, i + UPLOAD_BATCH).map((d) => ({ path: `${d.id}.md`, content: d.text, metadata: {}, chunks: [] })),
+          };
+        }
+      }
+      await acms.index.upsertDocuments(messages());
+    });
+    // A few uploads in flight at once, as several clients would send them.
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let job = uploads.shift(); job; job = uploads.shift()) await job();
+      }),
+    );
+  }
+  return { ids, seconds: (performance.now() - t0) / 1000 };
+}
+
+function distinctDocs(paths: Iterable<string>): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const p of paths) {
+    const id = p.replace(/\.md$/, "");
+    if (!seen.has(id)) {
+      seen.add(id);
+      out.push(id);
+    }
+  }
+  return out;
+}
+
+async function lanceEngine(corpus: PeerCorpus, dir: string): Promise<Engine> {
+  const db = await lancedb.connect(dir);
+  const table = await db.createTable(
+    "docs",
+    corpus.documents.map((d) => ({ id: d.id, text: d.text, equal: d.resource.equal, zipf: d.resource.zipf })),
+  );
+  await table.createIndex("text", {
+    config: lancedb.Index.fts({ withPosition: false, stem: true, lowercase: true, removeStopWords: false, asciiFolding: true }),
+  });
+  for (const layout of PEER_LAYOUTS) await table.createIndex(layout, { config: lancedb.Index.btree() });
+  return {
+    name: "LanceDB",
+    async search(scope, query) {
+      let q = table.search(query, "fts").select(["id", "_score"]).limit(TOP_K);
+      if (scope.size < PEER_RESOURCES)
+        q = q.where(scope.size === 1 ? `${scope.layout} = ${scope.resources[0]}` : `${scope.layout} IN (${scope.resources.join(",")})`);
+      const rows = (await q.toArray()) as Array<{ id: string }>;
+      return rows.map((r) => r.id);
+    },
+  };
+}
+
+function miniSearchEngine(corpus: PeerCorpus): Engine {
+  const index = new MiniSearch<{ id: string; text: string; equal: number; zipf: number }>({
+    fields: ["text"],
+    storeFields: ["equal", "zipf"],
+  });
+  index.addAll(corpus.documents.map((d) => ({ id: d.id, text: d.text, equal: d.resource.equal, zipf: d.resource.zipf })));
+  const sets = new Map<string, Set<number>>();
+  return {
+    name: "MiniSearch",
+    async search(scope, query) {
+      const key = `${scope.layout}:${scope.size}`;
+      let set = sets.get(key);
+      if (!set) sets.set(key, (set = new Set(scope.resources)));
+      const inScope = set;
+      const hits =
+        scope.size < PEER_RESOURCES ? index.search(query, { filter: (r) => inScope.has(r[scope.layout] as number) }) : index.search(query);
+      return hits.slice(0, TOP_K).map((h) => String(h.id));
+    },
+  };
+}
+
+async function oramaEngine(corpus: PeerCorpus): Promise<Engine> {
+  const db: AnyOrama = createOrama({ schema: { id: "string", text: "string", equal: "enum", zipf: "enum" } as const });
+  await insertMultiple(
+    db,
+    corpus.documents.map((d) => ({ id: d.id, text: d.text, equal: d.resource.equal, zipf: d.resource.zipf })),
+    1000,
+  );
+  return {
+    name: "Orama",
+    async search(scope, query) {
+      const where = scope.size < PEER_RESOURCES ? { [scope.layout]: { in: scope.resources } } : undefined;
+      const res = await searchOrama(db, { term: query, properties: ["text"], limit: TOP_K, ...(where ? { where } : {}) });
+      return res.hits.map((h) => String(h.document.id));
+    },
+  };
+}
+
+function fmt(ms: number): string {
+  return ms >= 10 ? ms.toFixed(1) : ms.toFixed(2);
+}
+
+/** Runs the keyword peer benchmark and prints its figures. */
+export async function run(): Promise<void> {
+  const scale = Number(process.env.BENCH_SCALE ?? "1") || 1;
+  const passes = Math.max(1, Number(process.env.BENCH_PEERS_PASSES ?? "2") || 2);
+  const corpus = loadPeerCorpus(scale);
+  const work = mkdtempSync(join(tmpdir(), "acms-peers-text-"));
+  const dataDir = join(work, "data");
+  mkdirSync(dataDir);
+  const key = generateKey();
+  const service = await startService(dataDir, hashKey(key));
+  const acms = createAcmsClient({ baseUrl: service.url, apiKey: key, protocol: "grpc" });
+  const reader = openSqliteReader(join(dataDir, "acms.db"));
+  try {
+    process.stdout.write(`corpus: ${corpus.source}; ${PEER_RESOURCES} resources per layout; top ${TOP_K}; ${passes} timed passes\n`);
+    const { ids, seconds } = await ingest(acms, corpus);
+    process.stdout.write(
+      `service: ${2 * corpus.documents.length} documents (both layouts) uploaded over gRPC in ${seconds.toFixed(1)} s\n`,
+    );
+    let t0 = performance.now();
+    const lance = await lanceEngine(corpus, join(work, "lance"));
+    process.stdout.write(`LanceDB: table and indexes built in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    t0 = performance.now();
+    const mini = miniSearchEngine(corpus);
+    process.stdout.write(`MiniSearch: indexed in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    t0 = performance.now();
+    const orama = await oramaEngine(corpus);
+    process.stdout.write(`Orama: indexed in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+
+    const adapterBackend = new Fts5TextBackend(reader);
+    const serviceEngine: Engine = {
+      name: "service",
+      async search(scope, query) {
+        const { results } = await acms.withScope(scope.scopeId).text.search({ query, maxResults: TOP_K });
+        return distinctDocs(results.map((r) => r.path));
+      },
+    };
+    const adapterEngine: Engine = {
+      name: "adapter",
+      async search(scope, query) {
+        const view = viewOver(scope.resourceIds, { scopeId: scope.scopeId, owner: "bench", projectNames: [`bench/${scope.layout}`] });
+        const { hits } = await adapterBackend.search(view, query, { maxResults: TOP_K, now: Date.now(), recentWindowMs: 0 });
+        return distinctDocs(hits.map((h) => h.path));
+      },
+    };
+    const oneStatement = { current: [true, false].map((small) => reader.prepare(rankedSearchSql("current", small))) };
+    const statementEngine: Engine = {
+      name: "1-statement",
+      async search(scope, query) {
+        const small = scope.resourceIds.length <= RID_MATCH_MAX_RESOURCES;
+        const rows = oneStatement.current[small ? 0 : 1].all({
+          match: scopedMatch(query, scope.resourceIds),
+          rids: JSON.stringify(scope.resourceIds),
+          cutoff: 0,
+          limit: TOP_K + 1,
+          offset: 0,
+        }) as Array<{ path: string }>;
+        return distinctDocs(rows.map((r) => r.path)).slice(0, TOP_K);
+      },
+    };
+    const engines = [serviceEngine, adapterEngine, statementEngine, lance, mini, orama];
+    const docResource = new Map(corpus.documents.map((d) => [d.id, d.resource]));
+
+    for (const layout of PEER_LAYOUTS) {
+      for (const form of QUERY_FORMS) {
+        process.stdout.write(
+          `\n${layout} resources, ${form} queries (${corpus.queries.length}): p50 / p95 ms, nDCG@10, R@100; service p50 / peer p50\n`,
+        );
+        process.stdout.write(
+          `scope  ${engines.map((e) => e.name.padEnd(28)).join(" ")}  ${engines
+            .slice(3)
+            .map((e) => `svc/${e.name}`.padStart(15))
+            .join(" ")}\n`,
+        );
+        for (const size of PEER_SCOPES) {
+          const resources = scopeResources(size);
+          const resourceIds = resources.map((r) => ids[layout][r]);
+          const { scope } = await acms.scope.resolveScope({ projects: [`bench/${layout}`], includeResources: resourceIds });
+          const sc: Scope = { layout, size, resources, scopeId: scope!.scopeId, resourceIds };
+          const row = await measureCell(engines, sc, form, corpus, passes, docResource);
+          // The service, its adapter and the pre-issue-29 statement must rank alike: a difference is a bug, not a figure.
+          for (const other of [row[1], row[2]]) {
+            if (Math.abs(other.ndcg - row[0].ndcg) > 1e-9 || Math.abs(other.recall - row[0].recall) > 1e-9)
+              throw new Error(
+                `${layout} ${form} scope ${size}: the service's relevance differs from its adapter's or the one-statement form's`,
+              );
+          }
+          const cells = row.map((r) => `${fmt(r.p50)}/${fmt(r.p95)} ${r.ndcg.toFixed(3)} ${r.recall.toFixed(3)}`.padEnd(28));
+          const ratios = row.slice(3).map((r) => `${(row[0].p50 / r.p50).toFixed(2)}x`.padStart(15));
+          process.stdout.write(`${String(size).padStart(5)}  ${cells.join(" ")}  ${ratios.join(" ")}\n`);
+        }
+      }
+    }
+  } finally {
+    acms.close();
+    reader.close();
+    await stopService(service.proc);
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+interface Cell {
+  p50: number;
+  p95: number;
+  ndcg: number;
+  recall: number;
+}
+
+/** Every engine over the queries in one scope and form: latencies over `passes` passes (interleaved), relevance from the first. */
+async function measureCell(
+  engines: Engine[],
+  scope: Scope,
+  form: QueryForm,
+  corpus: PeerCorpus,
+  passes: number,
+  docResource: Map<string, Record<PeerLayout, number>>,
+): Promise<Cell[]> {
+  const inScope = new Set(scope.resources);
+  const judged = corpus.queries.map((q) => gradesWithin(q.grades, (id) => inScope.has(docResource.get(id)![scope.layout])));
+  const times = engines.map(() => [] as number[]);
+  const quality = engines.map(() => ({ ndcg: 0, recall: 0, n: 0 }));
+  // Engines interleaved query by query (the first one turning), so a busy moment of a shared machine falls on all alike.
+  for (let pass = 0; pass < passes; pass++) {
+    for (const [i, q] of corpus.queries.entries()) {
+      for (let k = 0; k < engines.length; k++) {
+        const e = (i + k) % engines.length;
+        const t0 = performance.now();
+        const ranked = await engines[e].search(scope, q[form]);
+        times[e].push(performance.now() - t0);
+        if (pass === 0 && judged[i].size > 0) {
+          quality[e].ndcg += ndcgAt(10, ranked, judged[i]);
+          quality[e].recall += recallAt(TOP_K, ranked, judged[i]);
+          quality[e].n += 1;
+        }
+      }
+    }
+  }
+  return engines.map((_, e) => ({
+    p50: percentile(times[e], 0.5),
+    p95: percentile(times[e], 0.95),
+    ndcg: quality[e].n > 0 ? quality[e].ndcg / quality[e].n : NaN,
+    recall: quality[e].n > 0 ? quality[e].recall / quality[e].n : NaN,
+  }));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run();

@@ -1,0 +1,147 @@
+import { createClient } from "@connectrpc/connect";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { RagService, Source } from "../../gen/acms/v1/rag_pb.js";
+import { TextBackendService } from "../../gen/acms/v1/text_pb.js";
+import { VectorBackendService } from "../../gen/acms/v1/vector_pb.js";
+import { InvalidArgumentError } from "../domain/errors.js";
+import { compilePathFilter, globViolations } from "../domain/path-filter.js";
+import { runTool, type ToolEnv } from "./run-tool.js";
+import { hitShape, indexGeneration, scopeIdArg, scopedAnswer, toolOutput } from "./wire-shapes.js";
+import { invalidArgument } from "./invalid-argument.js";
+
+/** Results asked of the RPC per result wanted when `include_paths` filters them afterwards (and at most this many). */
+const PATH_FILTER_OVERFETCH = 5;
+const PATH_FILTER_WINDOW_MAX = 1000;
+const DEFAULT_TOP_K = 20;
+
+const SOURCE_NAMES: Record<Source, string> = {
+  [Source.UNSPECIFIED]: "unspecified",
+  [Source.TEXT]: "text",
+  [Source.VECTOR]: "vector",
+  [Source.GRAPH]: "graph",
+};
+
+type Hit = z.infer<typeof hitShape>;
+
+/**
+ * `search`: the scope's content by meaning and words. `text` is Search (BM25), `vector` SimilaritySearch with
+ * `text` (the server embeds the query; without an embedder it answers an error), `hybrid` (the default)
+ * HybridSearch without an embedding (every source that applies, fused by reciprocal rank).
+ */
+export function registerSearchTool(server: McpServer, env: ToolEnv): void {
+  server.registerTool(
+    "search",
+    {
+      title: "Search the knowledge in scope",
+      description:
+        "Search the documents this connection's scope may see (code, docs, datasets indexed into ACMS) and get the " +
+        "best-matching passages, best first. Use it to find where something is described before reading it in full " +
+        "with `fetch`. Each result has a `uko_uri` (its address: pass it to `fetch`), the passage `content`, the " +
+        "document `path`, its `resource_id` and a `score` in [0, 1]. Modes: `hybrid` (default: keyword and semantic " +
+        "results fused), `text` (keyword/BM25: exact names, identifiers, error messages), `vector` (semantic; needs " +
+        "an embedder on the server). Nothing outside the scope is ever searched.",
+      inputSchema: {
+        query: z.string().describe("what to look for: words, a question, an identifier"),
+        mode: z.enum(["text", "vector", "hybrid"]).optional().describe("text, vector or hybrid (default hybrid)"),
+        top_k: z.number().int().optional().describe("how many results (default 20; at most the server's cap, 1000 by default)"),
+        include_paths: z
+          .array(z.string())
+          .optional()
+          .describe("only documents whose path matches one of these globs (relative POSIX, `**` recursive), e.g. `src/**/*.ts`"),
+        scope_id: scopeIdArg,
+      },
+      outputSchema: toolOutput({
+        mode: z.enum(["text", "vector", "hybrid"]),
+        results: z.array(hitShape),
+        ...scopedAnswer,
+        index_generation: indexGeneration,
+        partial: z.boolean().optional().describe("hybrid: true when a source failed and the fusion went on without it"),
+        failed_sources: z.array(z.string()).optional(),
+      }),
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (args, extra) =>
+      runTool(
+        env,
+        args.scope_id,
+        extra,
+        async (call) => {
+          const mode = args.mode ?? "hybrid";
+          const include = args.include_paths ?? [];
+          if (include.length > 0) {
+            const violations = globViolations("include_paths", include);
+            if (violations.length > 0) throw invalidArgument(new InvalidArgumentError(violations));
+          }
+          const wanted = args.top_k;
+          const filtering = include.length > 0 && (wanted === undefined || wanted > 0);
+          const window = filtering
+            ? Math.min(PATH_FILTER_WINDOW_MAX, Math.max(wanted ?? DEFAULT_TOP_K, (wanted ?? DEFAULT_TOP_K) * PATH_FILTER_OVERFETCH))
+            : wanted;
+          let hits: Hit[];
+          let answer: { scopeId: string; exhaustive: boolean; indexGeneration: bigint };
+          const extraOut: Record<string, unknown> = {};
+          if (mode === "text") {
+            const res = await createClient(TextBackendService, call.transport).search(
+              { query: args.query, maxResults: window },
+              call.options,
+            );
+            hits = res.results.map((r) => ({
+              uko_uri: r.ukoUri,
+              resource_id: r.resourceId,
+              path: r.path,
+              content: r.content,
+              score: r.score,
+              metadata: { ...r.metadata },
+            }));
+            answer = res;
+          } else if (mode === "vector") {
+            const res = await createClient(VectorBackendService, call.transport).similaritySearch(
+              { text: args.query, topK: window },
+              call.options,
+            );
+            hits = res.results.map((r) => ({
+              uko_uri: r.ukoUri,
+              resource_id: r.resourceId,
+              path: r.path,
+              content: r.content,
+              score: r.score,
+              metadata: { ...r.metadata },
+            }));
+            answer = res;
+          } else {
+            const res = await createClient(RagService, call.transport).hybridSearch({ query: args.query, topK: window }, call.options);
+            hits = res.results.map((r) => ({
+              uko_uri: r.ukoUri,
+              resource_id: r.resourceId,
+              path: r.path,
+              content: r.content,
+              score: r.score,
+              metadata: { ...r.metadata },
+              contributions: r.contributions.map((c) => ({ source: SOURCE_NAMES[c.source], rank: c.rank, score: c.score })),
+            }));
+            answer = res;
+            extraOut.partial = res.partial;
+            extraOut.failed_sources = res.failedSources.map((s) => SOURCE_NAMES[s]);
+          }
+          let exhaustive = answer.exhaustive;
+          if (filtering) {
+            const filter = compilePathFilter(include, []);
+            const fetched = hits.length;
+            hits = hits.filter((h) => filter.matches(h.path)).slice(0, wanted ?? DEFAULT_TOP_K);
+            // A full window may have cut matching documents further down.
+            if (fetched >= (window ?? DEFAULT_TOP_K)) exhaustive = false;
+          }
+          return {
+            mode,
+            results: hits,
+            scope_id: answer.scopeId,
+            exhaustive,
+            index_generation: Number(answer.indexGeneration),
+            ...extraOut,
+          };
+        },
+        (args.mode ?? "hybrid") === "text" ? { max_results: "top_k" } : undefined,
+      ),
+  );
+}
