@@ -109,6 +109,31 @@ withEmbeddingModel({ http: true }, (modelDir) => {
       expect(named.results[0].path).toBe("cooking/bread.md");
     });
 
+    it("the MCP search tool's vector and hybrid modes embed the query", async () => {
+      const callSearch = async (mode: string) => {
+        const res = await fetch(`${t.server.url}/mcp`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${t.keys.reader}`,
+            "acms-scope": scopeId,
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+          },
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "tools/call",
+            params: { name: "search", arguments: { query: "how do I change my API token safely?", mode, top_k: 1 } },
+          }),
+        });
+        const body = (await res.json()) as { result: { isError?: boolean; content: { text: string }[] } };
+        expect(body.result.isError ?? false).toBe(false);
+        return body.result.content.map((c) => c.text).join("\n");
+      };
+      expect(await callSearch("vector")).toContain("ops/keys.md");
+      expect(await callSearch("hybrid")).toContain("ops/keys.md");
+    });
+
     it("keeps every search inside its scope", async () => {
       const admin = t.client(RegistryService, "admin");
       await admin.createProject({ name: "other/secret" });
