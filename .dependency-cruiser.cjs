@@ -3,7 +3,7 @@
  * test/architecture/import-rules.test.ts on every CI run: a violation fails the build with the rule's name,
  * the importing file and the imported one.
  */
-const ENGINE = "(sqlite|postgres|duckdb|oxigraph|sparql-endpoint|memory)";
+const ENGINE = "(sqlite|postgres|duckdb|oxigraph|sparql-endpoint|memory|onnx|openai-embeddings)";
 /** Packages that talk to a network, a database or the wire: never in the domain, ports or application. */
 const IO_PACKAGES = "^(node_modules/)?(@connectrpc|@grpc|@bufbuild|better-sqlite3|pg|@duckdb|oxigraph|usearch|prom-client)(/|$)";
 const NODE_IO = "^(node:)?(http|http2|https|net|tls|dgram|worker_threads|child_process)$";

@@ -13,7 +13,8 @@ WORKDIR /app
 RUN apt-get update \
   && apt-get install -y --no-install-recommends python3 make g++ \
   && rm -rf /var/lib/apt/lists/*
-COPY package.json package-lock.json ./
+# .npmrc: onnxruntime-node's install step skips its CUDA download (the server runs the model on the CPU).
+COPY package.json package-lock.json .npmrc ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
 # The compiled runtime: esbuild (a dev dependency) bundles src/ and gen/ into dist/; only dist/ ships

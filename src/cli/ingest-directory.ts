@@ -43,7 +43,8 @@ export interface IngestOptions {
   onStreamConfirmed?: (filesConfirmed: number) => void;
   /**
    * Embeds the chunks on the client (`--embed-command`): each document is cut with the server's own chunker
-   * and sent with its chunks and their vectors. Without it the server chunks and stores no vectors.
+   * and sent with its chunks and their vectors. Without it the server chunks, and embeds the chunks when it has an
+   * embedder (ACMS_EMBED_MODEL_DIR or ACMS_EMBEDDINGS_URL); else it stores no vectors.
    */
   embed?: IngestEmbedding;
 }

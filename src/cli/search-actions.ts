@@ -55,17 +55,21 @@ function readQuery(raw: string): string {
 
 /** The body of `acms search vector`. */
 export const searchVector =
-  (io: CliIo): ConnectedBody<[]> =>
-  async ({ conn, client, cmd }) => {
+  (io: CliIo): ConnectedBody<[string[]]> =>
+  async ({ conn, client, cmd }, words) => {
     requireScope(conn);
-    const o = cmd.opts<{ embedding: string; topK?: string; minScore?: string }>();
+    const o = cmd.opts<{ embedding?: string; topK?: string; minScore?: string }>();
+    const text = words.join(" ");
+    if (text.trim().length > 0 && o.embedding !== undefined) throw new CliUsageError("give the query text or --embedding, not both");
+    if (text.trim().length === 0 && o.embedding === undefined)
+      throw new CliUsageError("give the query text (the server embeds it) or --embedding");
     const res = await client.vector.similaritySearch({
-      embedding: readEmbedding(o.embedding),
+      ...(o.embedding !== undefined ? { embedding: readEmbedding(o.embedding) } : { text }),
       topK: parseIntFlag("--top-k", o.topK),
       minScore: parseNumberFlag("--min-score", o.minScore),
     });
     if (conn.json) printMessageJson(io, SimilaritySearchResponseSchema, res);
-    else printRanked(io, res.results, "");
+    else printRanked(io, res.results, text);
   };
 
 /** The body of `acms search graph`. */

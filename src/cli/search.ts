@@ -25,8 +25,9 @@ export function searchCommand(io: CliIo): Command {
   addConnectionOptions(
     search
       .command("vector")
-      .description("similarity search with an embedding from your model")
-      .requiredOption("--embedding <json|@file>", "the query vector: a JSON array, or @file holding one")
+      .description("similarity search: text embedded by the server's embedder, or an embedding from your model")
+      .argument("[text...]", "the query text (the server embeds it: ACMS_EMBED_MODEL_DIR or ACMS_EMBEDDINGS_URL)")
+      .option("--embedding <json|@file>", "the query vector instead of text: a JSON array, or @file holding one")
       .option("-k, --top-k <n>", "how many results (server default 20)")
       .option("--min-score <x>", "lowest cosine similarity to return"),
     { scoped: true },

@@ -111,7 +111,7 @@ export async function runServe(options: ServeOptions = {}): Promise<RunningServe
     if (err instanceof StartRefusal) throw new CliUsageError(err.namesSetting ? namingFlags(err.message, options) : err.message);
     throw err;
   }
-  const { server, config, generatedKey, graphEngine } = started;
+  const { server, config, generatedKey, graphEngine, embedder } = started;
 
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= server.close(options.graceMs ?? DEFAULT_GRACE_MS));
@@ -131,6 +131,7 @@ export async function runServe(options: ServeOptions = {}): Promise<RunningServe
     );
   }
   if (graphEngine) out(`acms: graph engine: ${graphEngine}`);
+  if (embedder) out(`acms: embedder: ${embedder}`);
   out(`acms: listening on ${server.url} (gRPC, gRPC-Web and Connect; h2c and HTTP/1.1), data in ${config.dataDir}`);
   if (server.metricsUrl) out(`acms: Prometheus metrics at ${server.metricsUrl}`);
 

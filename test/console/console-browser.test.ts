@@ -291,6 +291,13 @@ describe("operator's console in Chromium", () => {
     await page.getByLabel(/Embedding/).fill("0 1 0 0");
     await page.getByRole("button", { name: "Search", exact: true }).click();
     await page.locator("#results-table tbody tr").first().getByText(`uko://${ids.docs}/guide/cache.md#0`).waitFor();
+    // No embedding pasted: the query text is sent, which this server (no embedder) refuses, and says why.
+    await page.getByLabel(/Embedding/).fill("");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    await page
+      .locator("#results")
+      .getByText(/no embedder configured/)
+      .waitFor();
 
     await page.getByRole("radio", { name: "graph" }).check();
     await page.getByLabel(/SPARQL/).fill("SELECT ?label WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#label> ?label }");

@@ -32,7 +32,8 @@ const SOURCES: [Source, string][] = [
 ];
 
 /**
- * The search playground inside the tab's scope: text, vector (a pasted embedding), graph (SPARQL, rows as a
+ * The search playground inside the tab's scope: text, vector (the query text, which a server with an embedder
+ * embeds, or a pasted embedding), graph (SPARQL, rows as a
  * table) and hybrid, showing each fused result's per-source ranks and scores and the answer's
  * `exhaustive`/`index_generation` flags; any result (or any URI) can be fetched with FetchContent.
  */
@@ -79,14 +80,17 @@ export function searchPage(main: HTMLElement): void {
   );
   const maxField = field("Max results (top_k)", max);
   const queryField = field("Query", query);
-  const embeddingField = field("Embedding (paste floats: a JSON array or comma/space separated)", embedding);
+  const embeddingField = field(
+    "Embedding (optional when the server embeds: left empty, the text above is sent; else paste floats, a JSON array or comma/space separated)",
+    embedding,
+  );
   const sparqlField = field("SPARQL (SELECT, ASK, CONSTRUCT, DESCRIBE)", sparql);
   const flags = h("section", { id: "answer-flags", "aria-label": "Answer flags" });
   const results = h("section", { id: "results", "aria-label": "Results", "aria-busy": "false" });
   const fetchUri = h("input", { type: "text", name: "uko_uri", spellcheck: "false", placeholder: "uko://<resource-id>/<path>" });
   const fetched = h("section", { id: "fetched", "aria-labelledby": "fetch-h" });
   const showFields = () => {
-    queryField.hidden = mode === "vector" || mode === "graph";
+    queryField.hidden = mode === "graph";
     embeddingField.hidden = mode === "text" || mode === "graph";
     sparqlField.hidden = mode !== "graph";
     sources.hidden = mode !== "hybrid";
@@ -279,7 +283,10 @@ async function search(
       contributions: [{ source: "text", rank: i + 1, score: r.score }],
     }));
   } else if (mode === "vector") {
-    const answer = await acms.vector.similaritySearch({ embedding: parseEmbedding(input.embedding), topK: max });
+    // A pasted embedding wins; without one the server embeds the query text (FAILED_PRECONDITION when it has no embedder).
+    const answer = await acms.vector.similaritySearch(
+      input.embedding.trim() === "" ? { text: input.query, topK: max } : { embedding: parseEmbedding(input.embedding), topK: max },
+    );
     replace(flagsEl, flagsView(answer));
     rows = answer.results.map((r, i) => ({
       ukoUri: r.ukoUri,

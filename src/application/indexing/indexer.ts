@@ -3,7 +3,8 @@ import type { RdfTriple } from "../../domain/rdf-term.js";
 import { validateDocumentPath } from "../../domain/document-path.js";
 import { nextSliceSize } from "../../domain/next-slice-size.js";
 import { InvalidArgumentError, NotFoundError, UnimplementedError, type FieldViolation } from "../../domain/errors.js";
-import type { DeleteOutcome, DocumentStore, UpsertOutcome, VectorChanges } from "../../ports/document-store.js";
+import type { DeleteOutcome, DocumentInputRecord, DocumentStore, UpsertOutcome, VectorChanges } from "../../ports/document-store.js";
+import type { FairEmbedder } from "../shared/fair-embedder.js";
 import type { GraphBackend } from "../../ports/graph-backend.js";
 import type { RegistryStore } from "../../ports/registry-store.js";
 import type { VectorBackend } from "../../ports/vector-backend.js";
@@ -39,6 +40,15 @@ export interface IndexerDeps {
   chunking?: ChunkingOptions;
   /** The clock stamping versions (ms since epoch); tests pass a fake one. */
   now?: () => number;
+  /** The shared embedder: chunks sent without an embedding (and server-chunked content) get one. Absent: they stay without. */
+  embedder?: FairEmbedder;
+}
+
+/** Who writes and whether the call still wants the answer: the embedder queues a write in its caller's fair queue. */
+export interface UpsertCallOptions {
+  /** The calling principal (the fair queue it waits in); default: the resource. */
+  tenant?: string;
+  signal?: AbortSignal;
 }
 
 /** What one Rebuild did. */
@@ -74,9 +84,10 @@ export class Indexer {
   }
 
   /** One UpsertDocuments message: all of it is written, or (on any invalid field) none of it. */
-  async upsert(msg: UpsertMessage): Promise<UpsertOutcome> {
+  async upsert(msg: UpsertMessage, call: UpsertCallOptions = {}): Promise<UpsertOutcome> {
     await this.requireResource(msg.resourceId);
     const docs = await validateUpsertMessage(msg, { embeddingDim: this.deps.embeddingDim, chunking: this.deps.chunking });
+    if (this.deps.embedder) await embedMissing(this.deps.embedder, docs, call.tenant ?? msg.resourceId, call.signal);
     return this.writes.run(msg.resourceId, async () => {
       const vector = this.deps.vector;
       let staged: readonly VectorEntry[] | undefined;
@@ -194,6 +205,28 @@ export class Indexer {
     if (changes.superseded.length > 0) vector.supersede(changes.superseded, changes.at);
     if (changes.removed.length > 0) vector.remove(changes.removed);
   }
+}
+
+/**
+ * Gives every chunk of `docs` that has no embedding one from the shared embedder, in `tenant`'s fair queue
+ * (batches run off the serving thread, see FairEmbedder), before the write section: a slow model never holds
+ * the resource's other writes. A chunk longer than the embedder takes is embedded from its head (the model
+ * reads only its first word pieces anyway).
+ */
+async function embedMissing(
+  embedder: FairEmbedder,
+  docs: readonly DocumentInputRecord[],
+  tenant: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  const missing = docs.flatMap((d) => d.chunks.filter((c) => c.embedding === undefined));
+  if (missing.length === 0) return;
+  const vectors = await embedder.embed(
+    tenant,
+    missing.map((c) => c.text.slice(0, embedder.maxInputChars)),
+    signal,
+  );
+  missing.forEach((c, i) => (c.embedding = vectors[i]));
 }
 
 /**

@@ -52,6 +52,8 @@ export interface HybridLimits {
   hasGraph: boolean;
   /** Whether a vector backend runs (an unnamed source list includes vector only then). */
   hasVector: boolean;
+  /** Whether the server embeds text: then a request without `embedding` has `query` embedded for the vector source. */
+  hasEmbedder?: boolean;
 }
 
 /** The default top_k. */
@@ -64,8 +66,8 @@ export const MIN_SOURCE_DEPTH = 50;
  * Checks a HybridSearch request and resolves its defaults: `query` not blank; `top_k` in 1..cap (default
  * 20); `rrf_k` in 1..cap (default 60); `min_score` in [0, 1]; `embedding`, when sent, of the deployment's
  * dimension; `sources` without SOURCE_UNSPECIFIED (duplicates are harmless), and SOURCE_VECTOR only with an
- * embedding; `weights` finite, >= 0, one per source at most, and not all zero. With no sources named,
- * every source that applies runs: text, vector when an embedding was sent and a vector backend runs,
+ * embedding or an embedder (which then embeds `query`); `weights` finite, >= 0, one per source at most, and not all zero. With no sources named,
+ * every source that applies runs: text, vector when an embedding was sent (or the server embeds) and a vector backend runs,
  * graph when a graph backend runs. Each source is asked for max(3 × top_k, 50) units (capped).
  */
 export function checkHybridRequest(req: HybridSearchFields, limits: HybridLimits): HybridPlan {
@@ -82,15 +84,15 @@ export function checkHybridRequest(req: HybridSearchFields, limits: HybridLimits
       throw InvalidArgumentError.field(`sources[${i}]`, `must be SOURCE_TEXT, SOURCE_VECTOR or SOURCE_GRAPH, got ${Source[s] ?? s}`);
     named.add(source);
   });
-  if (named.has("vector") && !embedding) {
-    throw InvalidArgumentError.field("embedding", "must be sent when SOURCE_VECTOR is asked for");
+  if (named.has("vector") && !embedding && !limits.hasEmbedder) {
+    throw InvalidArgumentError.field("embedding", "must be sent when SOURCE_VECTOR is asked for (the server has no embedder)");
   }
   const explicitSources = named.size > 0;
   const wanted = explicitSources
     ? named
     : new Set<RagSource>([
         "text",
-        ...(embedding && limits.hasVector ? (["vector"] as const) : []),
+        ...((embedding || limits.hasEmbedder) && limits.hasVector ? (["vector"] as const) : []),
         ...(limits.hasGraph ? (["graph"] as const) : []),
       ]);
   const sources = (["text", "vector", "graph"] as const).filter((s) => wanted.has(s));

@@ -10,6 +10,7 @@ import type { UnitAddress, UnitReader } from "../../ports/unit-reader.js";
 import type { VectorBackend } from "../../ports/vector-backend.js";
 import { searchText } from "../search/text-search.js";
 import { searchVectors } from "../search/vector-search.js";
+import type { QueryEmbedder } from "../search/query-embedder.js";
 import { findGraphEvidence, type GraphUnit } from "./graph-evidence.js";
 import { checkHybridRequest, type HybridPlan, type HybridSearchFields, type RagSource } from "./hybrid-request.js";
 
@@ -26,6 +27,8 @@ export interface HybridSearchDeps {
   recentWindowMs: number;
   sparqlTimeoutMs: number;
   now?: () => number;
+  /** Embeds `query` for the vector source when the request sends no embedding; absent: no embedder. */
+  queryEmbedder?: QueryEmbedder;
   /** Told of a source's unexpected failure (the answer then is partial); default: one line on stderr. */
   onSourceError?: (source: RagSource, err: unknown) => void;
 }
@@ -106,6 +109,7 @@ export async function hybridSearch(
     maxResultsCap: deps.maxResultsCap,
     hasGraph: deps.graph !== undefined,
     hasVector: deps.vector !== undefined,
+    hasEmbedder: deps.queryEmbedder !== undefined,
   });
   const generation = await deps.documents.generation();
   const now = (deps.now ?? Date.now)();
@@ -171,10 +175,14 @@ async function runSource(
     }
     case "vector": {
       if (!deps.vector) throw new UnimplementedError("no vector backend is configured on this server");
+      // No embedding sent: the server's embedder embeds the query (checkHybridRequest allowed it only then).
+      const embedding = plan.embedding
+        ? req.embedding
+        : Array.from(await (deps.queryEmbedder as QueryEmbedder).embed("query", plan.query, view.scopeId, view.principal, signal));
       const a = await searchVectors(
         { ...limits, vector: deps.vector, documents: deps.documents, embeddingDim: deps.embeddingDim },
         view,
-        { embedding: req.embedding, topK: plan.depth, minScore: 0 },
+        { embedding, topK: plan.depth, minScore: 0 },
         signal,
       );
       const items = a.results.map((r) => ({ key: r.ukoUri, score: r.score, payload: payloadOf(r) }));

@@ -1,4 +1,4 @@
-import { UnimplementedError } from "../../domain/errors.js";
+import { InvalidArgumentError, UnimplementedError } from "../../domain/errors.js";
 import { guardResults } from "../../domain/leak-guard.js";
 import { requireEmbedding, resolveCount, resolveMinScore } from "../../domain/request-limits.js";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
@@ -6,6 +6,7 @@ import { isVersionVisible } from "../../domain/temporal-filter.js";
 import type { DocumentStore } from "../../ports/document-store.js";
 import type { VectorBackend } from "../../ports/vector-backend.js";
 import { hydrateHits, type HitRecord } from "./hydrate-hits.js";
+import { embeddingOfText, type QueryEmbedder } from "./query-embedder.js";
 
 /** A scoped similarity answer. */
 export interface VectorAnswer {
@@ -26,6 +27,8 @@ export interface VectorAnswer {
 /** The fields of a similarity search request (SimilaritySearch and SimilaritySearchStream). */
 export interface VectorSearchRequest {
   embedding: readonly number[];
+  /** Text to embed with the server's embedder instead of `embedding` (one of the two; empty: not sent). */
+  text?: string;
   topK?: number;
   minScore?: number;
 }
@@ -40,6 +43,8 @@ export interface VectorSearchDeps {
   maxResultsCap: number;
   recentWindowMs: number;
   now?: () => number;
+  /** Embeds `text` requests; absent: no embedder is configured (`text` is FAILED_PRECONDITION). */
+  queryEmbedder?: QueryEmbedder;
 }
 
 /** The default `top_k`. */
@@ -54,7 +59,8 @@ const MAX_REFETCH_FACTOR = 16;
 
 /**
  * A scoped similarity search as SimilaritySearch and SimilaritySearchStream (and hybrid search) answer
- * it: checks the request (`embedding` of the deployment's dimension, `top_k` in 1..cap, `min_score` in
+ * it: checks the request (`embedding` of the deployment's dimension, or `text` embedded by the server's
+ * embedder in the caller's fair queue, never both, `top_k` in 1..cap, `min_score` in
  * [0, 1]), asks the vector backend for the nearest in-scope chunk versions, hydrates text and metadata
  * from the document store, keeps one result per UKO URI (its best version), orders by cosine descending
  * then UKO URI, and passes everything through the leak guard.
@@ -67,7 +73,9 @@ export async function searchVectors(
 ): Promise<VectorAnswer> {
   const vector = deps.vector;
   if (!vector) throw new UnimplementedError("no vector backend is configured on this server");
-  const query = requireEmbedding("embedding", req.embedding, deps.embeddingDim);
+  const embedded = await embeddingOfText(deps.queryEmbedder, req, view.scopeId, view.principal, signal);
+  if (!embedded && req.embedding.length === 0) throw InvalidArgumentError.field("embedding", "must not be empty (send embedding, or text)");
+  const query = embedded ?? requireEmbedding("embedding", req.embedding, deps.embeddingDim);
   const topK = resolveCount("top_k", req.topK, DEFAULT_TOP_K, deps.maxResultsCap);
   const minScore = resolveMinScore("min_score", req.minScore);
   const generation = await deps.documents.generation();

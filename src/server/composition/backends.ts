@@ -6,6 +6,7 @@ import type { TextBackend } from "../../ports/text-backend.js";
 import type { VectorBackend } from "../../ports/vector-backend.js";
 import type { GraphBackend } from "../../ports/graph-backend.js";
 import type { UnitReader } from "../../ports/unit-reader.js";
+import type { FairEmbedder } from "../../application/shared/fair-embedder.js";
 
 /**
  * The adapters one server runs on, picked by the composition root (`createBackends`). Tests swap any
@@ -53,6 +54,13 @@ export interface Backends {
    * listening); idempotent. Absent: they started at once.
    */
   startLoads?(): void;
+  /**
+   * The server's embedder (ACMS_EMBED_MODEL_DIR or ACMS_EMBEDDINGS_URL), shared fairly between tenants:
+   * chunks uploaded without a vector are embedded, and searches may send text. Absent: none.
+   */
+  embedder?: FairEmbedder;
+  /** Resolves once the embedder answers with the deployment's dimension (health says NOT_SERVING for vector search meanwhile). */
+  embedderReady?: Promise<void>;
   /** Releases every adapter (flushes and closes databases). */
   close(): Promise<void>;
 }

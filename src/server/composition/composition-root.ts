@@ -22,6 +22,8 @@ import type { Backends } from "./backends.js";
 import { CloseStack } from "./close-stack.js";
 import type { Config } from "./config.js";
 import { lockDataDir } from "./data-dir-lock.js";
+import { openEmbedder } from "./open-embedder.js";
+import { QueryEmbedder } from "../../application/search/query-embedder.js";
 
 // The composition root: the one place that picks adapters (from config) and builds the application
 // services over them. External engines plug in here, chosen by config.
@@ -71,9 +73,14 @@ export async function createBackends(config: Config, opts: CreateBackendsOptions
   opened.push(lockDataDir(config.dataDir), (lock) => lock.release());
   const deferLoads = opts.deferLoads ?? false;
   try {
-    if (config.postgresUrl !== undefined) return await openOnPostgres(config, config.postgresUrl, opened, deferLoads);
-    if (config.duckdbPath !== undefined) return await openOnDuckDb(config, config.duckdbPath, opened, deferLoads);
-    return await openEmbedded(config, opened, deferLoads);
+    // First, so a model of the wrong dimension stops the start before any store is opened.
+    const embedder = await openEmbedder(config);
+    if (embedder) opened.push(embedder.embedder, (e) => e.close());
+    let backends: Backends;
+    if (config.postgresUrl !== undefined) backends = await openOnPostgres(config, config.postgresUrl, opened, deferLoads);
+    else if (config.duckdbPath !== undefined) backends = await openOnDuckDb(config, config.duckdbPath, opened, deferLoads);
+    else backends = await openEmbedded(config, opened, deferLoads);
+    return embedder ? { ...backends, ...embedder } : backends;
   } catch (err) {
     // The failed step's error is the one to report: a close failing behind it would only hide it.
     await opened.closeAll().catch(() => undefined);
@@ -268,9 +275,11 @@ async function openOnDuckDb(config: Config, duckdbPath: string, opened: CloseSta
 export function createServices(config: Config, backends: Backends): Services {
   const { documents, registry, scopes, text, vector, graph, units } = backends;
   const limits = { maxResultsCap: config.maxResultsCap, recentWindowMs: config.recentWindowMs };
-  const indexer = new Indexer({ documents, registry, vector, graph, embeddingDim: config.embeddingDim });
+  const embedder = backends.embedder;
+  const queryEmbedder = embedder && new QueryEmbedder(embedder);
+  const indexer = new Indexer({ documents, registry, vector, graph, embeddingDim: config.embeddingDim, embedder });
   const textDeps = { ...limits, text, documents };
-  const vectorDeps = { ...limits, vector, documents, embeddingDim: config.embeddingDim };
+  const vectorDeps = { ...limits, vector, documents, embeddingDim: config.embeddingDim, queryEmbedder };
   const hybridDeps = {
     ...limits,
     documents,
@@ -280,6 +289,7 @@ export function createServices(config: Config, backends: Backends): Services {
     units,
     embeddingDim: config.embeddingDim,
     sparqlTimeoutMs: config.sparqlTimeoutMs,
+    queryEmbedder,
   };
   const fetchDeps = units && {
     units,

@@ -71,6 +71,70 @@ export interface Config {
   };
   /** OpenTelemetry tracing from the standard OTEL_* variables (tracingConfigFrom); undefined: no tracing at all. */
   tracing?: TracingConfig;
+  /** The server's embedder (ACMS_EMBED_MODEL_DIR or ACMS_EMBEDDINGS_URL); absent: none (clients send vectors). */
+  embedder?: EmbedderConfig;
+}
+
+/** Which embedder runs, and its knobs (docs/embeddings.md). */
+export type EmbedderConfig =
+  | {
+      kind: "onnx";
+      /** ACMS_EMBED_MODEL_DIR: model.onnx and tokenizer.json. */
+      modelDir: string;
+      /** ACMS_EMBED_WORKERS (default 1): worker threads, each with a session. */
+      workers: number;
+      /** ACMS_EMBED_THREADS: ONNX Runtime threads per worker (default: cores less one, 1 to 4). */
+      threads?: number;
+      /** ACMS_EMBED_BATCH (default 16): texts per batch, the slice of fair sharing (another tenant waits at most one). */
+      batch: number;
+    }
+  | {
+      kind: "http";
+      /** ACMS_EMBEDDINGS_URL: the API base; requests go to `{url}/embeddings`. */
+      url: string;
+      /** ACMS_EMBEDDINGS_MODEL. */
+      model: string;
+      /** ACMS_EMBEDDINGS_API_KEY (never logged). */
+      apiKey?: string;
+      /** ACMS_EMBEDDINGS_TIMEOUT_MS (default 30000): one request's time limit. */
+      timeoutMs: number;
+      /** ACMS_EMBEDDINGS_CONCURRENCY (default 2): requests in flight at once. */
+      concurrency: number;
+      /** ACMS_EMBED_BATCH (default 64): texts per request. */
+      batch: number;
+    };
+
+/** ACMS_EMBED_MODEL_DIR or ACMS_EMBEDDINGS_URL (+ _MODEL, _API_KEY), never both. */
+function embedderFrom(env: NodeJS.ProcessEnv): EmbedderConfig | undefined {
+  const dir = env.ACMS_EMBED_MODEL_DIR?.trim() || undefined;
+  const url = httpUrlFrom(env, "ACMS_EMBEDDINGS_URL");
+  if (dir && url) throw new Error("ACMS_EMBED_MODEL_DIR and ACMS_EMBEDDINGS_URL both name an embedder: set one of them");
+  if (dir) {
+    const threads = env.ACMS_EMBED_THREADS?.trim() ? intFrom(env, "ACMS_EMBED_THREADS", 1, 1, 64) : undefined;
+    return {
+      kind: "onnx",
+      modelDir: resolve(dir),
+      workers: intFrom(env, "ACMS_EMBED_WORKERS", 1, 1, 64),
+      threads,
+      batch: intFrom(env, "ACMS_EMBED_BATCH", 16, 1, 1024),
+    };
+  }
+  if (url) {
+    const model = env.ACMS_EMBEDDINGS_MODEL?.trim();
+    if (!model) throw new Error("ACMS_EMBEDDINGS_MODEL must be set with ACMS_EMBEDDINGS_URL (the model name the endpoint serves)");
+    return {
+      kind: "http",
+      url,
+      model,
+      apiKey: env.ACMS_EMBEDDINGS_API_KEY && env.ACMS_EMBEDDINGS_API_KEY.length > 0 ? env.ACMS_EMBEDDINGS_API_KEY : undefined,
+      timeoutMs: intFrom(env, "ACMS_EMBEDDINGS_TIMEOUT_MS", 30_000, 100, 600_000),
+      concurrency: intFrom(env, "ACMS_EMBEDDINGS_CONCURRENCY", 2, 1, 64),
+      batch: intFrom(env, "ACMS_EMBED_BATCH", 64, 1, 2048),
+    };
+  }
+  for (const name of ["ACMS_EMBEDDINGS_MODEL", "ACMS_EMBEDDINGS_API_KEY"])
+    if (env[name]?.trim()) throw new Error(`${name} is set but ACMS_EMBEDDINGS_URL is not`);
+  return undefined;
 }
 
 /** ACMS_SPARQL_QUERY_URL, ACMS_SPARQL_UPDATE_URL, ACMS_SPARQL_USER, ACMS_SPARQL_PASSWORD. */
@@ -95,7 +159,9 @@ function httpUrlFrom(env: NodeJS.ProcessEnv, name: string): string | undefined {
   if (url.protocol !== "http:" && url.protocol !== "https:")
     throw new Error(`${name} must be an http or https URL, got "${url.protocol}" URL`);
   if (url.username !== "" || url.password !== "")
-    throw new Error(`${name} must not hold credentials: set ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD`);
+    throw new Error(
+      `${name} must not hold credentials: set ${name === "ACMS_EMBEDDINGS_URL" ? "ACMS_EMBEDDINGS_API_KEY" : "ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD"}`,
+    );
   return url.toString();
 }
 
@@ -235,6 +301,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       summaryTokens: intFrom(env, "ACMS_CONTEXT_SUMMARY_TOKENS", 128, 8, 100_000),
     },
     tracing: tracingConfigFrom(env),
+    embedder: embedderFrom(env),
   };
 }
 

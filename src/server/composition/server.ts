@@ -113,6 +113,14 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
         );
     });
   }
+  if (deps.backends.embedderReady) {
+    deps.serving.waitFor([VectorBackendService.typeName], deps.backends.embedderReady, (err) => {
+      if (deps.serving.serving)
+        process.stderr.write(
+          `acms: the embedder is not usable (text searches and uploads without vectors answer UNAVAILABLE): ${err instanceof Error ? err.message : String(err)}\n`,
+        );
+    });
+  }
   if (deps.backends.textReady) {
     deps.serving.waitFor([TextBackendService.typeName, RagService.typeName], deps.backends.textReady, (err) => {
       if (deps.serving.serving)

@@ -29,6 +29,8 @@ export interface StartedAcms {
   generatedKey?: string;
   /** Which graph engine runs, for the start-up log (e.g. "Oxigraph (embedded)"). */
   graphEngine?: string;
+  /** Which embedder runs, for the start-up log; absent: none. */
+  embedder?: string;
 }
 
 /** Where `startAcms` writes its call and internal-error log lines. */
@@ -131,5 +133,5 @@ export async function startAcms(env: NodeJS.ProcessEnv, opts: StartAcmsOptions):
     if (createdDataDir) rmSync(config.dataDir, { recursive: true, force: true });
     throw describeListenError(err, config);
   }
-  return { server, config, generatedKey, graphEngine: backends.graphEngine };
+  return { server, config, generatedKey, graphEngine: backends.graphEngine, embedder: backends.embedder?.description };
 }

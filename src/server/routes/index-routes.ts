@@ -12,9 +12,14 @@ import { decodeDocumentSlices } from "./decode-document-slices.js";
 import { upsertDocumentsWireMethod } from "./upsert-wire-method.js";
 
 /** One stream message; a rejection says which message (1-based) it was, the fields stay as named. */
-async function upsertMessage(indexer: Indexer, msg: () => Promise<UpsertMessage> | UpsertMessage, n: number): Promise<UpsertOutcome> {
+async function upsertMessage(
+  indexer: Indexer,
+  msg: () => Promise<UpsertMessage> | UpsertMessage,
+  n: number,
+  ctx: HandlerContext,
+): Promise<UpsertOutcome> {
   try {
-    return await indexer.upsert(await msg());
+    return await indexer.upsert(await msg(), { tenant: principalOf(ctx).name, signal: ctx.signal });
   } catch (err) {
     if (!(err instanceof InvalidArgumentError)) throw err;
     throw new InvalidArgumentError(err.violations.map((v) => ({ field: v.field, description: `${v.description} (stream message ${n})` })));
@@ -39,7 +44,7 @@ async function upsertStream<M>(
   for await (const msg of requests) {
     ctx.signal.throwIfAborted();
     messagesReceived += 1;
-    const outcome = await upsertMessage(deps.services.indexer, () => decode(msg), messagesReceived);
+    const outcome = await upsertMessage(deps.services.indexer, () => decode(msg), messagesReceived, ctx);
     documentsUpserted += outcome.documentsUpserted;
     chunksIndexed += outcome.chunksIndexed;
     vectorsIndexed += outcome.vectorsIndexed;
