@@ -208,6 +208,32 @@ test("a call without traceparent starts a trace of its own (a root server span)"
   expect(root.attributes["gen_ai.operation.name"]).toBeUndefined();
 }, 60_000);
 
+test("an MCP tool call continues the traceparent of its _meta: the search RPC it runs is a span of that trace", async () => {
+  const tp = newTraceparent();
+  const res = await fetch(`${t.url}/mcp`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${t.keys.writer}`,
+      "acms-scope": scopeId,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "search", arguments: { query: "pangolincontent", mode: "text", top_k: 5 }, _meta: { traceparent: tp.header } },
+    }),
+  });
+  expect(res.status).toBe(200);
+  const answer = (await res.json()) as { result?: { isError?: boolean } };
+  expect(answer.result?.isError).not.toBe(true);
+  const { call, engine } = await callSpan(tp, "acms.v1.TextBackendService/Search");
+  expect(call.parentSpanId).toBe(tp.spanId);
+  expect(call.attributes["gen_ai.operation.name"]).toBe("search_memory");
+  expect(engine.map((s) => s.name)).toContain("text.search");
+}, 60_000);
+
 test("no exported byte quotes a query, a content, a path, a key, an alias or any project name", async () => {
   // Every call above has been exported (each test waited for its span); wait for the last batch to settle too.
   const tp = newTraceparent();
