@@ -23,6 +23,9 @@ import { validateUpsertMessage, type UpsertMessage } from "./upsert-validation.j
  */
 export const VECTOR_SLICE_BUDGET_MS = 10;
 
+/** Chunks one erasure transaction removes at most (about the staging slice of an upload). */
+export const ERASE_SLICE_CHUNKS = 256;
+
 /** The first slice of a batch of vector additions: small, as the cost per row is not known yet. */
 const VECTOR_SLICE_FIRST = 16;
 
@@ -180,7 +183,40 @@ export class Indexer {
 
   private async requireResource(resourceId: string): Promise<void> {
     if (resourceId.length === 0) throw InvalidArgumentError.field("resource_id", "must not be empty");
-    if (!(await this.deps.registry.getResource(resourceId))) throw new NotFoundError(`resource ${resourceId} not found`);
+    const record = await this.deps.registry.getResource(resourceId);
+    // A resource being erased is gone for every write but its erasure.
+    if (!record || record.erasing) throw new NotFoundError(`resource ${resourceId} not found`);
+  }
+
+  /**
+   * Erases every document version, chunk, keyword row and vector of a resource, in the resource's write
+   * section (no upload, deletion or rebuild of it interleaves): the store removes a slice of about
+   * `sliceChunks` chunks per transaction and the vectors of each slice follow it, a turn of the event loop
+   * between slices, so other tenants' calls and writes run meanwhile; then the vector backend lets go of
+   * every index that kept the vectors (tombstones, saved files). The registry is not touched here.
+   */
+  async eraseResource(
+    resourceId: string,
+    sliceChunks = ERASE_SLICE_CHUNKS,
+  ): Promise<{ documents: number; chunks: number; vectors: number }> {
+    return this.writes.run(resourceId, async () => {
+      const totals = { documents: 0, chunks: 0, vectors: 0 };
+      for (;;) {
+        const slice = await this.deps.documents.eraseResourceSlice(resourceId, sliceChunks);
+        totals.documents += slice.documents;
+        totals.chunks += slice.chunks;
+        totals.vectors += slice.vectors;
+        if (this.deps.vector && slice.changes.removed.length > 0) this.deps.vector.remove(slice.changes.removed);
+        if (slice.done) break;
+        await yieldToEventLoop();
+      }
+      const vector = this.deps.vector;
+      if (vector) {
+        if (vector.eraseResource) await vector.eraseResource(resourceId);
+        else vector.clearResource(resourceId);
+      }
+      return totals;
+    });
   }
 
   /**
