@@ -13,7 +13,7 @@ import {
   type LinkRow,
   type ResourceRow,
 } from "../../adapter-kit/registry-rows.js";
-import { isSqliteUniqueViolation, type SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
+import { checkpointWal, isSqliteUniqueViolation, type SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS registry_projects (
@@ -304,8 +304,10 @@ export class SqliteRegistryStore implements RegistryStore {
     return this.stmts.erasing.all().map((r) => ({ resourceId: r.id, ownerProject: r.owner_project, links: r.erasing }));
   }
 
+  /** Deletes the row, then checkpoints the WAL: the catalogue (registry, warm tier) keeps no old page of the erasure. */
   async finishErasure(id: string): Promise<void> {
     this.stmts.deleteErased.run(id);
+    await checkpointWal(this.db);
   }
 
   async deleteProject(name: string): Promise<{ links: number }> {
