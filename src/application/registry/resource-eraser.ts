@@ -121,6 +121,16 @@ export class ResourceEraser {
     return total;
   }
 
+  /**
+   * Hides every resource a crash left mid-erasure from stored scopes' views (called before the server
+   * listens, so no call sees a half-erased resource), answering how many there are.
+   */
+  async hidePending(): Promise<number> {
+    const pending = await this.deps.registry.pendingErasures();
+    for (const intent of pending) this.erasing.add(intent.resourceId);
+    return pending.length;
+  }
+
   /** Completes every erasure a crash interrupted (called once at start, in the background). */
   async resumePending(): Promise<number> {
     const pending = await this.deps.registry.pendingErasures();

@@ -116,6 +116,12 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
     });
   }
   const { routes, binaryRoutes, interceptors, quotas, services } = createRoutes(deps);
+  try {
+    await services.eraser.hidePending();
+  } catch (err) {
+    await deps.backends.close();
+    throw err;
+  }
   const methods: MethodRegistry = new Map();
   // Keys are checked from the headers before any body is read (the access interceptor still decides).
   const bodyGate = createBodyGate(deps.keys, PUBLIC_SERVICES);
