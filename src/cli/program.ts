@@ -3,6 +3,7 @@ import { processIo, type CliIo } from "./cli-io.js";
 import { fetchCommand } from "./fetch.js";
 import { ingestCommand } from "./ingest.js";
 import { keysCommand } from "./keys.js";
+import { rmCommand } from "./rm.js";
 import { projectsCommand } from "./projects.js";
 import { rebuildCommand } from "./rebuild.js";
 import { resourcesCommand } from "./resources.js";
@@ -40,5 +41,6 @@ export function createProgram(io: CliIo = processIo(), info: ProgramInfo = {}): 
   program.addCommand(triplesCommand(io));
   program.addCommand(rebuildCommand(io));
   program.addCommand(keysCommand(io));
+  program.addCommand(rmCommand(io));
   return program;
 }

@@ -55,9 +55,7 @@ function clientOf<S extends DescService>(url: string, service: S, key: string, s
   return createClient(service, createConnectTransport({ baseUrl: url, httpVersion: "1.1", interceptors: [authInterceptor(key, scopeId)] }));
 }
 
-async function* messages(
-  resourceId: string,
-): AsyncIterable<{
+async function* messages(resourceId: string): AsyncIterable<{
   resourceId: string;
   documents: { path: string; content: string; metadata: Record<string, string>; chunks: { text: string; embedding: number[] }[] }[];
 }> {
