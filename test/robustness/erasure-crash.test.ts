@@ -24,7 +24,10 @@ import { filesHolding } from "../isolation/erasure-fixture.js";
 const ROOT = join(__dirname, "..", "..");
 const MARKER = "qzxcrashmarkerword";
 /** Chunks of the doomed resource: far more than one erasure slice (256), so the kill lands between slices. */
-const CHUNKS = 30_000;
+const CHUNKS = Number(process.env.ERASE_CRASH_CHUNKS ?? 20_000);
+const trace = (what: string) => {
+  if (process.env.ERASE_CRASH_TRACE) process.stderr.write(`${new Date().toISOString()} ${what}\n`);
+};
 const DOCS_PER_MESSAGE = 500;
 
 function spawnServe(env: Record<string, string>): { child: ChildProcess; stdout: () => string; exit: Promise<number | null> } {
@@ -55,13 +58,17 @@ function clientOf<S extends DescService>(url: string, service: S, key: string, s
   return createClient(service, createConnectTransport({ baseUrl: url, httpVersion: "1.1", interceptors: [authInterceptor(key, scopeId)] }));
 }
 
-async function* messages(resourceId: string): AsyncIterable<{
+async function* messages(
+  resourceId: string,
+  from0: number,
+  to: number,
+): AsyncIterable<{
   resourceId: string;
   documents: { path: string; content: string; metadata: Record<string, string>; chunks: { text: string; embedding: number[] }[] }[];
 }> {
-  for (let from = 0; from < CHUNKS; from += DOCS_PER_MESSAGE) {
+  for (let from = from0; from < to; from += DOCS_PER_MESSAGE) {
     const documents = [];
-    for (let i = from; i < Math.min(CHUNKS, from + DOCS_PER_MESSAGE); i++) {
+    for (let i = from; i < Math.min(to, from + DOCS_PER_MESSAGE); i++) {
       const text = `zebra ${MARKER} doc${i}`;
       documents.push({ path: `d/${i}.md`, content: text, metadata: {}, chunks: [{ text, embedding: [1, (i % 7) / 7, 0, 0] }] });
     }
@@ -87,7 +94,10 @@ async function crashMidErasure(env: Record<string, string>, dataDir: string, row
     doomed = (await reg.registerResource({ project: "local/crash", alias: "doomed", kind: "repo" })).resource!.id;
     keeper = (await reg.registerResource({ project: "local/crash", alias: "keeper", kind: "repo" })).resource!.id;
     const idx = clientOf(url, IndexService, key);
-    await idx.upsertDocuments(messages(doomed));
+    trace("uploading");
+    // Several calls, each well within the call time budget (PostgreSQL writes a few thousand chunks a second here).
+    for (let from = 0; from < CHUNKS; from += 2500) await idx.upsertDocuments(messages(doomed, from, Math.min(CHUNKS, from + 2500)));
+    trace("uploaded");
     await idx.upsertDocuments(
       (async function* () {
         yield {
@@ -104,6 +114,7 @@ async function crashMidErasure(env: Record<string, string>, dataDir: string, row
       const { resources } = await reg.listResources({ project: "local/crash" });
       if (!resources.some((r) => r.id === doomed)) break;
     }
+    trace("killing");
     first.child.kill("SIGKILL");
     await first.exit;
     await deleting;
@@ -112,6 +123,7 @@ async function crashMidErasure(env: Record<string, string>, dataDir: string, row
   }
   // Killed between the intent and the end: some rows erased, not all (the erasure was under way).
   const left = await rowsLeft(doomed);
+  trace(`left ${left}`);
   expect(left).toBeGreaterThan(0);
   expect(left).toBeLessThanOrEqual(CHUNKS);
 
@@ -130,6 +142,7 @@ async function crashMidErasure(env: Record<string, string>, dataDir: string, row
     await clientOf(url, RegistryService, key)
       .deleteResource({ resourceId: doomed })
       .catch(() => undefined);
+    trace("retried");
     for (;;) {
       if ((await rowsLeft(doomed)) === 0) break;
       await new Promise((r) => setTimeout(r, 100));

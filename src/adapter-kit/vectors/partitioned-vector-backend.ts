@@ -335,15 +335,17 @@ export class PartitionedVectorBackend implements VectorBackend {
     if (this.deferred !== null && !this.replaying) {
       return new Promise((resolve, reject) => this.deferred!.push(() => this.eraseResource(resourceId).then(resolve, reject)));
     }
-    this.clearResource(resourceId);
+    // The store-wide graph goes first (when it holds any of the resource), so its rows are not tombstoned one by one.
     const path = this.graphPath(this.storeGraph);
     const saved = path !== undefined && existsSync(`${path}.usearch`);
-    if (this.storeGraph.index || this.storeGraph.building || saved) {
+    const held = this.partitions.get(resourceId);
+    if (held && (this.storeGraph.index || this.storeGraph.building || saved)) {
       this.forgetGraph(this.storeGraph);
       this.drop(this.storeGraph);
+      for (const k of held.keySnapshot()) this.partitionOfKey.delete(k);
       this.storeGraph = new StoreGraph(this.partitionOfKey, this.dimension);
-      this.maintainStoreGraph();
     }
+    this.clearResource(resourceId);
   }
 
   /**

@@ -383,7 +383,7 @@ export class PostgresDocumentStore implements DocumentStore {
       const found = (
         await c.query<{ doc_key: string; n: string }>(
           `SELECT d.doc_key::text AS doc_key, (SELECT count(*) FROM chunks c WHERE c.doc_key = d.doc_key)::text AS n
-             FROM documents d WHERE d.resource_id = $1 ORDER BY d.doc_key LIMIT $2`,
+             FROM documents d WHERE d.resource_id = $1 LIMIT $2`,
           [resourceId, limit + 1],
         )
       ).rows;

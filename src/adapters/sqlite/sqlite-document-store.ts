@@ -206,7 +206,7 @@ export class SqliteDocumentStore implements DocumentStore {
       vectors: db.prepare<[], ChunkRow>(VECTORS_SQL),
       docsOfResource: db.prepare<[string, number], { doc_key: number; live: number; chunks: number }>(
         `SELECT d.doc_key, (d.superseded_at IS NULL AND d.staged IS NULL) AS live, (SELECT COUNT(*) FROM chunks c WHERE c.doc_key = d.doc_key) AS chunks
-           FROM documents d WHERE d.resource_id = ? ORDER BY d.doc_key LIMIT ?`,
+           FROM documents d WHERE d.resource_id = ? LIMIT ?`,
       ),
       ftsOfResource: db.prepare<[string, number], { rowid: number }>("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?"),
       chunksOfResourceAfter: db.prepare<[string, number, number], ChunkRow>(
@@ -612,7 +612,9 @@ export class SqliteDocumentStore implements DocumentStore {
         const generation = this.stmts.bump.get() as bigint;
         return { documents, chunks, liveDocs, liveChunks, done, generation };
       });
-      const out = run.immediate();
+      // The intent is durable in the registry and a crash redoes what was lost: a slice needs no fsync of its
+      // own (the checkpoint at the end, `reclaimSpace`, syncs the file).
+      const out = withoutFsync(this.db, () => run.immediate());
       this.gen = out.generation;
       this.live.documents -= out.liveDocs;
       this.live.chunks -= out.liveChunks;
