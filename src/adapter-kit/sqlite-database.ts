@@ -5,8 +5,10 @@ export type SqliteDatabase = Database.Database;
 
 /**
  * Opens (creating) a SQLite database in WAL mode with `synchronous = FULL`, so a committed transaction
- * survives a crash or power loss, and `secure_delete`, so deleted content does not linger in free space; `:memory:` gives a throwaway database for tests. Each adapter creates
- * its own tables (`CREATE TABLE IF NOT EXISTS`) when constructed.
+ * survives a crash or power loss; `:memory:` gives a throwaway database for tests. Each adapter creates
+ * its own tables (`CREATE TABLE IF NOT EXISTS`) when constructed. `secure_delete` is on: deleted content
+ * is overwritten with zeros (in the page and in freed pages), so an erased resource's bytes are gone from
+ * the file once the WAL is checkpointed (see `checkpointWal`), not left in free space.
  */
 export function openSqliteDatabase(path: string): SqliteDatabase {
   const db = new Database(path);
@@ -14,10 +16,23 @@ export function openSqliteDatabase(path: string): SqliteDatabase {
   db.pragma("synchronous = FULL");
   db.pragma("foreign_keys = ON");
   db.pragma("busy_timeout = 5000");
-  // Deleted content is overwritten in place, so a deletion (DeleteFragment, an erasure) leaves no copy in
-  // free space: once the WAL is checkpointed, no byte of it is left in the database file.
   db.pragma("secure_delete = ON");
   return db;
+}
+
+/**
+ * Copies the WAL into the database and truncates it, so no old frame (a page as it was before a delete)
+ * stays in the `-wal` file; a reader holding an old snapshot blocks that, so it is retried a few times.
+ * Resolves true once the WAL is empty.
+ */
+export async function checkpointWal(db: SqliteDatabase, attempts = 50): Promise<boolean> {
+  if (db.memory) return true;
+  for (let i = 0; i < attempts; i++) {
+    const row = db.pragma("wal_checkpoint(TRUNCATE)") as Array<{ busy: number }>;
+    if (row[0]?.busy === 0) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20 * (i + 1)));
+  }
+  return false;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { ScopedBackendView } from "../domain/scoped-backend-view.js";
 import type { GraphQueries } from "./graph/graph-queries.js";
 import type { ResourceRegistry } from "./registry/resource-registry.js";
+import type { ResourceEraser } from "./registry/resource-eraser.js";
 import type { ScopeResolver } from "./scopes/scope-resolver.js";
 import type { Indexer } from "./indexing/indexer.js";
 import type { FetchAnswer } from "./rag/fetch-content.js";
@@ -36,4 +37,6 @@ export interface Services {
   tiers: TierService;
   /** The current index generation, for answers that are not searches (graph queries, FetchContent). */
   indexGeneration(): Promise<bigint>;
+  /** DeleteResource and DeleteProject: crash-safe erasure everywhere a resource lives. */
+  eraser: ResourceEraser;
 }

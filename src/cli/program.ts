@@ -4,6 +4,7 @@ import { fetchCommand } from "./fetch.js";
 import { ingestCommand } from "./ingest.js";
 import { keysCommand } from "./keys.js";
 import { mcpCommand } from "./mcp.js";
+import { rmCommand } from "./rm.js";
 import { projectsCommand } from "./projects.js";
 import { rebuildCommand } from "./rebuild.js";
 import { resourcesCommand } from "./resources.js";
@@ -46,5 +47,6 @@ export function createProgram(io: CliIo = processIo(), info: ProgramInfo = {}): 
   program.addCommand(scopesCommand(io));
   program.addCommand(unlinkCommand(io));
   program.addCommand(mcpCommand(io));
+  program.addCommand(rmCommand(io));
   return program;
 }

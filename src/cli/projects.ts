@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import type { CliIo } from "./cli-io.js";
 import { addConnectionOptions, connectedAction } from "./connection-options.js";
+import { projectsRmCommand } from "./rm.js";
 
 const actions = () => import("./projects-actions.js");
 
@@ -13,5 +14,6 @@ export function projectsCommand(io: CliIo): Command {
   addConnectionOptions(projects.command("list").description("list the projects the key may see, by name"), { scoped: false }).action(
     connectedAction(io, async () => (await actions()).listProjects(io)),
   );
+  projects.addCommand(projectsRmCommand(io));
   return projects;
 }

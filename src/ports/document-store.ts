@@ -98,6 +98,19 @@ export interface ReindexOutcome {
   generation: bigint;
 }
 
+/** What one slice of a resource's erasure removed (every version counts). */
+export interface ErasureSlice {
+  documents: number;
+  chunks: number;
+  /** Chunk versions that carried an embedding. */
+  vectors: number;
+  /** The vector changes to apply (`removed`: the erased chunk keys that carried a vector). */
+  changes: VectorChanges;
+  /** True once no row of the resource is left. */
+  done: boolean;
+  generation: bigint;
+}
+
 /**
  * The document store port. It keeps documents, their versions and chunks (with embeddings) durably, and is
  * the source every index is rebuilt from.
@@ -150,4 +163,15 @@ export interface DocumentStore {
   reindexResource(resourceId: string, full: boolean): Promise<ReindexOutcome>;
   /** Bumps the generation for a write held elsewhere (e.g. triples), returning the new value. */
   bumpGeneration(): Promise<bigint>;
+  /**
+   * Erases up to about `maxChunks` chunks of `resourceId` (every version, live, superseded or staged), their
+   * documents, keyword rows and stored vectors, in one transaction, bumping the generation. Callers repeat
+   * until `done`, yielding between slices, so a large resource never holds the engine or the event loop.
+   */
+  eraseResourceSlice(resourceId: string, maxChunks: number): Promise<ErasureSlice>;
+  /**
+   * Makes erased bytes leave the files once an erasure is over: SQLite checkpoints its WAL (secure_delete
+   * has zeroed freed pages), DuckDB checkpoints, PostgreSQL vacuums the touched tables. Best effort.
+   */
+  reclaimSpace(): Promise<void>;
 }

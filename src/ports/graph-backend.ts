@@ -69,4 +69,9 @@ export interface GraphBackend {
   generation(): bigint;
   /** Stops the query worker and closes the store. */
   close(): Promise<void>;
+  /**
+   * Erases the resource's named graph for good, with every copy the adapter keeps of it (typed-literal
+   * graphs, staging graphs, snapshots), answering how many triples it held. Durable when it resolves.
+   */
+  eraseResource(resourceId: string): Promise<number>;
 }

@@ -21,6 +21,19 @@ export interface ResourceRecord {
   createdAt: Date;
   /** Every project the resource is linked into (the owner's link first). */
   links: LinkRecord[];
+  /**
+   * True while the resource is being erased (DeleteResource has recorded its intent): it then has no links
+   * and no parents, every read treats it as gone, and only its owner's retried DeleteResource may name it.
+   */
+  erasing?: boolean;
+}
+
+/** A durable erasure intent: the resource being erased and what the intent's transaction removed. */
+export interface ErasureIntent {
+  resourceId: string;
+  ownerProject: string;
+  /** The links (aliases) removed when the intent was recorded. */
+  links: number;
 }
 
 /**
@@ -57,6 +70,8 @@ export interface NewResource {
  *   a registration racing them is either included or not, never half. Links into projects other than the
  *   owner's may be removed (`unlinkResource`); whatever was computed from links before (a stored scope's
  *   resource set) is re-checked against the current links where it is used.
+ *   Erasure (`beginErasure`) removes a resource's links and edges in one transaction, so a racing reader sees
+ *   it whole or gone.
  * - A write is visible to every read that starts after its promise resolved.
  */
 export interface RegistryStore {
@@ -90,4 +105,21 @@ export interface RegistryStore {
    * computed from links while it held another value (a cached scope view) must be computed again.
    */
   linkRemovals(): number;
+  /**
+   * Records the durable intent to erase resource `id`, in one transaction: its links (aliases) in every
+   * project and every parent edge naming it (as child or parent: its children lose it as a parent) go,
+   * and the resource is marked erasing (`getResource` answers it with `erasing`; no listing, alias,
+   * link, scope resolution or descendant walk finds it). Idempotent: an intent already recorded is
+   * answered as recorded. Undefined when no such resource exists.
+   */
+  beginErasure(id: string): Promise<ErasureIntent | undefined>;
+  /** Every recorded intent not yet finished (to resume after a restart). */
+  pendingErasures(): Promise<ErasureIntent[]>;
+  /** Removes the erasing resource's row: the erasure is complete (no-op when already gone). */
+  finishErasure(id: string): Promise<void>;
+  /**
+   * Deletes project `name` and every link into it, in one transaction, answering the links removed.
+   * FailedPrecondition while it owns resources (erasing ones included); NotFound when there is none.
+   */
+  deleteProject(name: string): Promise<{ links: number }>;
 }

@@ -57,6 +57,12 @@ export interface VectorBackend {
   /** The topK in-scope entries by cosine (never a negative one), score descending, ties by chunk key. */
   search(view: ScopedBackendView, query: Float32Array, opts: VectorSearchOptions): Promise<{ hits: VectorHit[]; exhaustive: boolean }>;
   close(): Promise<void>;
+  /**
+   * Erases every entry of a resource for good: as `clearResource`, and any index that keeps removed
+   * vectors (HNSW tombstones) or saved copies of them (index files) is rebuilt or deleted, so the vectors
+   * are in no memory structure and no file once it resolves. Absent: `clearResource` suffices.
+   */
+  eraseResource?(resourceId: string): Promise<void>;
 }
 
 /**

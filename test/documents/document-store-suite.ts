@@ -123,6 +123,39 @@ export function runDocumentStoreSuite(opts: DocumentStoreSuiteOptions): void {
       return store.getChunks(keys);
     }
 
+    test("eraseResourceSlice erases every version of a resource in slices, its vectors reported, and nothing of another", async () => {
+      const first = await store.upsertDocuments(R1, [doc("a.md", ["one", "two"]), doc("b.md", ["three"], { embed: false })], T0);
+      await store.upsertDocuments(R1, [doc("a.md", ["one changed"])], T0 + 1);
+      await store.deleteDocuments(R1, ["b.md"], T0 + 2);
+      const kept = await store.upsertDocuments(R2, [doc("keep.md", ["kept"])], T0);
+      const before = await store.generation();
+      const totals = { documents: 0, chunks: 0, vectors: 0, removed: [] as number[] };
+      let slices = 0;
+      for (;;) {
+        const slice = await store.eraseResourceSlice(R1, 1);
+        slices += 1;
+        totals.documents += slice.documents;
+        totals.chunks += slice.chunks;
+        totals.vectors += slice.vectors;
+        totals.removed.push(...slice.changes.removed);
+        expect(slice.generation).toBe(await store.generation());
+        if (slice.done) break;
+      }
+      expect({ documents: totals.documents, chunks: totals.chunks, vectors: totals.vectors }).toEqual({
+        documents: 3,
+        chunks: 4,
+        vectors: 3,
+      });
+      expect(slices).toBeGreaterThan(1);
+      expect(sorted(totals.removed)).toEqual(expect.arrayContaining(sorted(first.vectors.added.map((e) => e.chunkKey))));
+      expect(await store.generation()).toBeGreaterThan(before);
+      expect((await chunks(first.vectors.added.map((e) => e.chunkKey))).size).toBe(0);
+      expect(await vectors(R1)).toEqual([]);
+      expect((await chunks(kept.vectors.added.map((e) => e.chunkKey))).size).toBe(1);
+      expect((await store.eraseResourceSlice(R1, 10)).documents).toBe(0);
+      await store.reclaimSpace();
+    });
+
     test("a new document is stored with its chunks; getChunks answers each key with the document's metadata and URI", async () => {
       const a = doc("docs/a.md", ["alpha one", "alpha two"], { metadata: { lang: "en", owner: "team-a" } });
       const b = doc("b.txt", ["no vector here"], { embed: false });

@@ -110,6 +110,23 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
         expect((await select([B], "SELECT * { ?s ?p ?o }")).length).toBe(B_TRIPLES.length);
       });
 
+      test("eraseResource counts and drops one graph, with its typed literals, and survives a reopen", async () => {
+        await backend.putTriples(
+          A,
+          [triple(iri("typed"), iri("p"), { kind: "literal", value: "0042", datatype: "http://www.w3.org/2001/XMLSchema#int" })],
+          false,
+        );
+        const g = backend.generation();
+        expect(await backend.eraseResource(A)).toBe(A_TRIPLES.length + 1);
+        expect(backend.generation()).toBeGreaterThan(g);
+        expect(await select([A], "SELECT * { ?s ?p ?o }")).toEqual([]);
+        expect((await backend.getTriples(viewOf([A]), `${EX}typed`, OPTS)).triples).toEqual([]);
+        expect((await select([B], "SELECT * { ?s ?p ?o }")).length).toBe(B_TRIPLES.length);
+        expect(await backend.eraseResource(A)).toBe(0);
+        const again = await make();
+        expect(await select([A], "SELECT * { ?s ?p ?o }", again)).toEqual([]);
+      });
+
       test("generation grows with every write", async () => {
         const g = backend.generation();
         await backend.putTriples(A, [A_TRIPLES[0]], false);

@@ -19,6 +19,7 @@ function brokenGraph(err: unknown): GraphBackend {
   return {
     putTriples: fail,
     clearResource: fail,
+    eraseResource: fail,
     query: fail,
     getTriples: fail,
     traverse: fail,

@@ -228,5 +228,47 @@ export function runRegistryStoreSuite({ create, ...opts }: RegistryStoreSuiteOpt
       await reg.linkResource({ project: "local/web", resourceId: a.id, alias: "back" });
       expect(await reg.resolveAlias("local/web", "back")).toBe(a.id);
     });
+
+    test("erasure: the intent removes links and edges at once, is idempotent, pending until finished; the row then goes", async () => {
+      const parent = await reg.registerResource(res({ alias: "parent" }));
+      const doomed = await reg.registerResource(res({ alias: "doomed", parentIds: [parent.id] }));
+      const child = await reg.registerResource(res({ alias: "child", parentIds: [doomed.id] }));
+      await reg.linkResource({ project: "local/web", resourceId: doomed.id, alias: "borrowed" });
+      const intent = await reg.beginErasure(doomed.id);
+      expect(intent).toEqual({ resourceId: doomed.id, ownerProject: "local/api", links: 2 });
+      expect(await reg.beginErasure(doomed.id)).toEqual(intent);
+      expect(await reg.beginErasure(newUlid())).toBeUndefined();
+      const marked = (await reg.getResource(doomed.id))!;
+      expect({ erasing: marked.erasing, links: marked.links, parents: marked.parentIds }).toEqual({
+        erasing: true,
+        links: [],
+        parents: [],
+      });
+      expect((await reg.getResource(child.id))!.parentIds).toEqual([]);
+      expect([...(await reg.withDescendants([parent.id]))]).toEqual([parent.id]);
+      expect((await reg.listResources("local/api")).map((r) => r.alias).sort()).toEqual(["child", "parent"]);
+      expect(await reg.listResources("local/web")).toEqual([]);
+      expect(await reg.resolveAlias("local/api", "doomed")).toBeUndefined();
+      await expect(reg.linkResource({ project: "local/web", resourceId: doomed.id, alias: "again" })).rejects.toThrow(NotFoundError);
+      await expect(reg.registerResource(res({ alias: "late", parentIds: [doomed.id] }))).rejects.toThrow(NotFoundError);
+      expect(await reg.pendingErasures()).toEqual([intent]);
+      await reg.finishErasure(doomed.id);
+      expect(await reg.getResource(doomed.id)).toBeUndefined();
+      expect(await reg.pendingErasures()).toEqual([]);
+    });
+
+    test("deleteProject: FailedPrecondition while it owns resources (erasing ones too); removes links into it", async () => {
+      const owned = await reg.registerResource(res({ project: "local/web", alias: "owned" }));
+      const guest = await reg.registerResource(res({ alias: "guest" }));
+      await reg.linkResource({ project: "local/web", resourceId: guest.id, alias: "guest" });
+      await expect(reg.deleteProject("local/web")).rejects.toThrow(/owns 1 resource/);
+      await reg.beginErasure(owned.id);
+      await expect(reg.deleteProject("local/web")).rejects.toThrow(/owns 1 resource/);
+      await reg.finishErasure(owned.id);
+      expect(await reg.deleteProject("local/web")).toEqual({ links: 1 });
+      expect(await reg.getProject("local/web")).toBeUndefined();
+      expect((await reg.getResource(guest.id))!.links.map((l) => l.project)).toEqual(["local/api"]);
+      await expect(reg.deleteProject("local/web")).rejects.toThrow(NotFoundError);
+    });
   });
 }

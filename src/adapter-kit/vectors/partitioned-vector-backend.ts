@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { UnavailableError } from "../../domain/errors.js";
 import { nextSliceSize } from "../../domain/next-slice-size.js";
@@ -371,6 +371,29 @@ export class PartitionedVectorBackend implements VectorBackend {
     this.partitions.delete(resourceId);
     this.layoutEpoch += 1;
     this.maintainStoreGraph();
+  }
+
+  /**
+   * Erases the resource's entries for good: its partition goes with its graph and saved graph file (as in
+   * `clearResource`), and the store-wide graph, whose HNSW nodes keep removed vectors as tombstones (in
+   * memory and in its saved file), is let go with its file and rebuilt in the background from the rows held.
+   */
+  async eraseResource(resourceId: string): Promise<void> {
+    this.assertOpen();
+    if (this.deferred !== null && !this.replaying) {
+      return new Promise((resolve, reject) => this.deferred!.push(() => this.eraseResource(resourceId).then(resolve, reject)));
+    }
+    // The store-wide graph goes first (when it holds any of the resource), so its rows are not tombstoned one by one.
+    const path = this.graphPath(this.storeGraph);
+    const saved = path !== undefined && existsSync(`${path}.usearch`);
+    const held = this.partitions.get(resourceId);
+    if (held && (this.storeGraph.index || this.storeGraph.building || saved)) {
+      this.forgetGraph(this.storeGraph);
+      this.drop(this.storeGraph);
+      for (const k of held.keySnapshot()) this.partitionOfKey.delete(k);
+      this.storeGraph = new StoreGraph(this.partitionOfKey, this.dimension);
+    }
+    this.clearResource(resourceId);
   }
 
   /**

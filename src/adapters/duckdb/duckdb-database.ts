@@ -221,6 +221,16 @@ export class DuckDbDatabase {
     return run;
   }
 
+  /** Runs a checkpoint after every write queued before it (outside any transaction): the WAL is folded into the file. */
+  checkpoint(): Promise<void> {
+    const run = this.writeQueue.then(async () => {
+      if (this.closed) return;
+      await this.writer.run("FORCE CHECKPOINT");
+    });
+    this.writeQueue = run.catch(() => undefined);
+    return run;
+  }
+
   /** Runs `fn` in one read transaction on a reader connection: every statement sees the same committed state. */
   read<T>(fn: (tx: DuckDbTx) => Promise<T>): Promise<T> {
     return this.onReader(async (tx) => {

@@ -5,6 +5,7 @@ import type {
   DeleteOutcome,
   DocumentInputRecord,
   DocumentStore,
+  ErasureSlice,
   ReindexOutcome,
   StoreCounts,
   UpsertOutcome,
@@ -277,6 +278,65 @@ export class DuckDbDocumentStore implements DocumentStore {
       (r) => this.committed(r),
     );
     return outcome;
+  }
+
+  /**
+   * Erases a slice of the resource's document versions (whole documents, about `maxChunks` chunks) with
+   * their chunks and `chunk_vectors` rows in one transaction; the keyword index drops the chunks with the
+   * commit (and, with the last slice, every row it still tags with the resource).
+   */
+  async eraseResourceSlice(resourceId: string, maxChunks: number): Promise<ErasureSlice> {
+    const limit = Math.max(1, maxChunks);
+    const { outcome } = await this.db.write(
+      async (tx): Promise<WriteResult<ErasureSlice>> => {
+        const changes: VectorChanges = { added: [], superseded: [], removed: [], at: Date.now() };
+        const texts: ChunkTextChanges = { generation: 0n, added: [], superseded: [], removed: [], at: changes.at };
+        const found = await tx.all(
+          `SELECT d.doc_key, (SELECT count(*) FROM chunks c WHERE c.doc_key = d.doc_key) FROM documents d
+            WHERE d.resource_id = $1 ORDER BY d.doc_key LIMIT ${limit + 1}`,
+          [resourceId],
+        );
+        const docKeys: number[] = [];
+        let chunks = 0;
+        for (const r of found) {
+          const n = Number(r[1]);
+          if (docKeys.length > 0 && chunks + n > limit) break;
+          docKeys.push(Number(r[0]));
+          chunks += n;
+        }
+        const done = docKeys.length === found.length;
+        if (docKeys.length > 0) {
+          const docs = keyList(docKeys);
+          const chunkRows = await tx.all(`DELETE FROM chunks WHERE list_contains(${docs}, doc_key) RETURNING chunk_key`);
+          const chunkKeys = chunkRows.map((r) => Number(r[0]));
+          texts.removed.push(...chunkKeys);
+          if (chunkKeys.length > 0) {
+            const vectorRows = await tx.all(
+              `DELETE FROM chunk_vectors WHERE list_contains(${keyList(chunkKeys)}, chunk_key) RETURNING chunk_key`,
+            );
+            changes.removed.push(...vectorRows.map((r) => Number(r[0])));
+          }
+          await tx.run(`DELETE FROM documents WHERE list_contains(${docs}, doc_key)`);
+        }
+        if (done) {
+          await tx.run("DELETE FROM chunk_vectors WHERE resource_id = $1", [resourceId]);
+          texts.clearResource = resourceId;
+        }
+        const generation = bump(tx);
+        texts.generation = generation;
+        return {
+          outcome: { documents: docKeys.length, chunks, vectors: changes.removed.length, changes, done, generation },
+          texts,
+        };
+      },
+      (r) => this.committed(r),
+    );
+    return outcome;
+  }
+
+  /** A DuckDB checkpoint: the WAL is folded into the file and the erased rows' blocks are let go. */
+  async reclaimSpace(): Promise<void> {
+    await this.db.checkpoint();
   }
 
   private committed(r: WriteResult<{ generation: bigint }>): void {

@@ -1,5 +1,5 @@
 import type BetterSqlite3 from "better-sqlite3";
-import { realpathSync } from "node:fs";
+import { realpathSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
@@ -13,7 +13,7 @@ import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import { graphIri, resourceIdOfGraphIri } from "../../domain/uko-uri.js";
 import { isUlid } from "../../domain/ulid-id.js";
 import type { GraphBackend, GraphQueryOptions, GraphQueryResult, GraphTriple, GraphTriplesResult } from "../../ports/graph-backend.js";
-import { openSqliteDatabase, type SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
+import { checkpointWal, openSqliteDatabase, type SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
 import { FairQueue } from "./fair-queue.js";
 import {
   oxigraphWorkerSource,
@@ -414,6 +414,23 @@ export class OxigraphGraphBackend implements GraphBackend {
       return this.bumpSeq();
     })();
     this.postWrite({ type: "clear", seq, graph });
+  }
+
+  /**
+   * Drops the resource's graph as `clearResource` does, counting its rows, and deletes the N-Quads snapshot
+   * (which still holds them): the next worker to load reads SQLite and writes a fresh one.
+   */
+  async eraseResource(resourceId: string): Promise<number> {
+    this.assertOpen();
+    const graph = this.graphOf(resourceId);
+    const { count, seq } = this.db.transaction(() => {
+      const n = this.deleteGraph.run(graph).changes;
+      return { count: n, seq: this.bumpSeq() };
+    })();
+    this.postWrite({ type: "clear", seq, graph });
+    rmSync(this.workerData.snapshotPath, { force: true });
+    await checkpointWal(this.db);
+    return count;
   }
 
   async query(view: ScopedBackendView, sparql: string, opts: GraphQueryOptions): Promise<GraphQueryResult> {

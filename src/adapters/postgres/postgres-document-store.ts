@@ -1,6 +1,7 @@
 import { documentFingerprint } from "../../domain/document-fingerprint.js";
 import { InvalidArgumentError } from "../../domain/errors.js";
 import type {
+  ErasureSlice,
   ChunkRecord,
   DeleteOutcome,
   DocumentInputRecord,
@@ -366,6 +367,80 @@ export class PostgresDocumentStore implements DocumentStore {
       });
       return { documents: new Set(rows.map((r) => r.doc_key)).size, chunks: rows.length, vectors, generation };
     });
+  }
+
+  /**
+   * Erases a slice of the resource's document versions (whole documents, about `maxChunks` chunks) with
+   * their chunks, keyword rows and postings, the document frequencies they counted (a term no chunk holds
+   * any more loses its row), and their `chunk_vectors` rows, in one write transaction that logs the
+   * removed vectors for the servers holding them in process.
+   */
+  async eraseResourceSlice(resourceId: string, maxChunks: number): Promise<ErasureSlice> {
+    const limit = Math.max(1, maxChunks);
+    return this.write(async (c) => {
+      const changes: VectorChanges = { added: [], superseded: [], removed: [], at: Date.now() };
+      const counters: Counters = { rows: 0, tokens: 0 };
+      const found = (
+        await c.query<{ doc_key: string; n: string }>(
+          `SELECT d.doc_key::text AS doc_key, (SELECT count(*) FROM chunks c WHERE c.doc_key = d.doc_key)::text AS n
+             FROM documents d WHERE d.resource_id = $1 LIMIT $2`,
+          [resourceId, limit + 1],
+        )
+      ).rows;
+      const docKeys: number[] = [];
+      let chunks = 0;
+      for (const d of found) {
+        const n = Number(d.n);
+        if (docKeys.length > 0 && chunks + n > limit) break;
+        docKeys.push(Number(d.doc_key));
+        chunks += n;
+      }
+      const done = docKeys.length === found.length;
+      if (docKeys.length > 0) {
+        const rows = await c.query<{ chunk_key: number; has_vector: boolean }>(
+          "SELECT chunk_key, embedding IS NOT NULL AS has_vector FROM chunks WHERE doc_key = ANY($1::bigint[])",
+          [docKeys],
+        );
+        changes.removed.push(...rows.rows.filter((r) => r.has_vector).map((r) => Number(r.chunk_key)));
+        if (this.vectorTable && changes.removed.length > 0)
+          await c.query("DELETE FROM chunk_vectors WHERE chunk_key = ANY($1::bigint[])", [changes.removed]);
+        const inSlice = "chunk_key IN (SELECT chunk_key FROM chunks WHERE doc_key = ANY($1::bigint[]))";
+        await forgetTerms(c, inSlice, [docKeys]);
+        await c.query(`DELETE FROM term_df WHERE df <= 0 AND term IN (SELECT term FROM postings WHERE ${inSlice})`, [docKeys]);
+        const dropped = await c.query<{ n: string; t: string }>(
+          `WITH d AS (DELETE FROM keyword_rows WHERE ${inSlice} RETURNING length)
+           SELECT count(*)::text AS n, coalesce(sum(length), 0)::text AS t FROM d`,
+          [docKeys],
+        );
+        counters.rows -= Number(dropped.rows[0].n);
+        counters.tokens -= Number(dropped.rows[0].t);
+        await c.query("DELETE FROM documents WHERE doc_key = ANY($1::bigint[])", [docKeys]);
+      }
+      if (done && this.vectorTable) await c.query("DELETE FROM chunk_vectors WHERE resource_id = $1", [resourceId]);
+      const generation = await this.commitCounters(c, counters, changeRecord(changes));
+      return { documents: docKeys.length, chunks, vectors: changes.removed.length, changes, done, generation };
+    });
+  }
+
+  /**
+   * VACUUMs the tables an erasure touches, so the erased rows' dead tuples (and pgvector's index entries)
+   * are pruned now rather than at autovacuum's next pass. Physically rewriting the files (VACUUM FULL) and
+   * recycling the WAL are the operator's steps (docs/operating.md).
+   */
+  async reclaimSpace(): Promise<void> {
+    const tables = [
+      "documents",
+      "chunks",
+      "keyword_rows",
+      "postings",
+      "term_df",
+      "registry_resources",
+      "registry_links",
+      "registry_parents",
+      "tier_fragments",
+    ];
+    if (this.vectorTable) tables.push("chunk_vectors");
+    await this.pool.query(`VACUUM ${tables.join(", ")}`);
   }
 
   /**

@@ -238,6 +238,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX scopes_usage ON scopes (owner) INCLUDE (body_bytes);
     `,
   },
+  {
+    version: 12,
+    name: "erasure intents (a resource being erased: its links removed, NULL while not erasing)",
+    sql: `
+      ALTER TABLE registry_resources ADD COLUMN erasing integer;
+      CREATE INDEX registry_resources_erasing ON registry_resources (id) WHERE erasing IS NOT NULL;
+    `,
+  },
 ];
 
 /** The advisory lock key every server takes around migrations ("acms" in ASCII). */

@@ -1,9 +1,17 @@
-import { InvalidArgumentError, NotFoundError } from "../../domain/errors.js";
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from "../../domain/errors.js";
 import { unlinkRefusal } from "../../adapter-kit/registry-unlink.js";
 import { assertProjectName } from "../../domain/project-name.js";
 import { assertAlias } from "../../domain/resource-alias.js";
 import { isUlid, resourceIdProblem } from "../../domain/ulid-id.js";
-import type { KeysetPage, LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
+import type {
+  ErasureIntent,
+  KeysetPage,
+  LinkRecord,
+  NewResource,
+  ProjectRecord,
+  RegistryStore,
+  ResourceRecord,
+} from "../../ports/registry-store.js";
 import {
   aliasCollisions,
   registeredResource,
@@ -80,7 +88,10 @@ export class PostgresRegistryStore implements RegistryStore {
         if (parentIds.length > 0) {
           const found = new Set(
             (
-              await c.query<{ id: string }>("SELECT id FROM registry_resources WHERE id = ANY($1::text[]) FOR KEY SHARE", [parentIds])
+              await c.query<{ id: string }>(
+                "SELECT id FROM registry_resources WHERE id = ANY($1::text[]) AND erasing IS NULL FOR KEY SHARE",
+                [parentIds],
+              )
             ).rows.map((r) => r.id),
           );
           const missing = parentIds.find((p) => !found.has(p));
@@ -115,7 +126,9 @@ export class PostgresRegistryStore implements RegistryStore {
     try {
       await inTransaction(this.pool, async (c) => {
         await requireProject(c, link.project);
-        if (!(await c.query("SELECT 1 FROM registry_resources WHERE id = $1", [link.resourceId])).rowCount) {
+        if (
+          !(await c.query("SELECT 1 FROM registry_resources WHERE id = $1 AND erasing IS NULL FOR KEY SHARE", [link.resourceId])).rowCount
+        ) {
           throw new NotFoundError(`resource ${link.resourceId} not found`);
         }
         if (
@@ -144,7 +157,10 @@ export class PostgresRegistryStore implements RegistryStore {
       this.pool,
       async (c) => {
         const row = (
-          await c.query<ResourceRow>("SELECT id, owner_project, kind, metadata, created_at FROM registry_resources WHERE id = $1", [id])
+          await c.query<ResourceRow & { erasing: number | null }>(
+            "SELECT id, owner_project, kind, metadata, created_at, erasing FROM registry_resources WHERE id = $1",
+            [id],
+          )
         ).rows[0];
         if (!row) return undefined;
         const parents = await c.query<{ parent_id: string }>(
@@ -154,11 +170,12 @@ export class PostgresRegistryStore implements RegistryStore {
         const links = await c.query<LinkRow>("SELECT project, resource_id, alias FROM registry_links WHERE resource_id = $1 ORDER BY seq", [
           id,
         ]);
-        return toResourceRecord(
+        const record = toResourceRecord(
           row,
           parents.rows.map((p) => p.parent_id),
           links.rows.map(toLink),
         );
+        return row.erasing === null ? record : { ...record, erasing: true };
       },
       "ISOLATION LEVEL REPEATABLE READ READ ONLY",
     );
@@ -320,6 +337,57 @@ export class PostgresRegistryStore implements RegistryStore {
     const client = this.listener;
     this.listener = undefined;
     await client?.end().catch(() => undefined);
+  }
+
+  async beginErasure(id: string): Promise<ErasureIntent | undefined> {
+    const intent = await inTransaction(this.pool, async (c): Promise<ErasureIntent | undefined> => {
+      // The row lock orders this intent after any registration or link naming the resource (FOR KEY SHARE there).
+      const row = (
+        await c.query<{ owner_project: string; erasing: number | null }>(
+          "SELECT owner_project, erasing FROM registry_resources WHERE id = $1 FOR UPDATE",
+          [id],
+        )
+      ).rows[0];
+      if (!row) return undefined;
+      if (row.erasing !== null) return { resourceId: id, ownerProject: row.owner_project, links: row.erasing };
+      const links = (await c.query("DELETE FROM registry_links WHERE resource_id = $1", [id])).rowCount ?? 0;
+      await c.query("DELETE FROM registry_parents WHERE child_id = $1 OR parent_id = $1", [id]);
+      await c.query("UPDATE registry_resources SET erasing = $1 WHERE id = $2", [links, id]);
+      // Links went: every server's cached scope views are rebuilt (as for an unlink).
+      if (links > 0) await c.query("SELECT pg_notify($1, '')", [LINKS_CHANNEL]);
+      return { resourceId: id, ownerProject: row.owner_project, links };
+    });
+    if (intent && intent.links > 0) this.removals += 1;
+    return intent;
+  }
+
+  async pendingErasures(): Promise<ErasureIntent[]> {
+    const { rows } = await this.pool.query<{ id: string; owner_project: string; erasing: number }>(
+      "SELECT id, owner_project, erasing FROM registry_resources WHERE erasing IS NOT NULL ORDER BY id",
+    );
+    return rows.map((r) => ({ resourceId: r.id, ownerProject: r.owner_project, links: r.erasing }));
+  }
+
+  async finishErasure(id: string): Promise<void> {
+    await this.pool.query("DELETE FROM registry_resources WHERE id = $1 AND erasing IS NOT NULL", [id]);
+  }
+
+  async deleteProject(name: string): Promise<{ links: number }> {
+    assertProjectName("name", name);
+    const removed = await inTransaction(this.pool, async (c) => {
+      const project = await c.query("SELECT 1 FROM registry_projects WHERE name = $1 FOR UPDATE", [name]);
+      if (!project.rowCount) throw new NotFoundError(`project ${name} not found`);
+      const owned = Number(
+        (await c.query<{ n: string }>("SELECT count(*)::text AS n FROM registry_resources WHERE owner_project = $1", [name])).rows[0].n,
+      );
+      if (owned > 0) throw new FailedPreconditionError(`project ${name} owns ${owned} resource(s): delete them first, or set cascade`);
+      const links = (await c.query("DELETE FROM registry_links WHERE project = $1", [name])).rowCount ?? 0;
+      await c.query("DELETE FROM registry_projects WHERE name = $1", [name]);
+      if (links > 0) await c.query("SELECT pg_notify($1, '')", [LINKS_CHANNEL]);
+      return { links };
+    });
+    if (removed.links > 0) this.removals += 1;
+    return removed;
   }
 }
 

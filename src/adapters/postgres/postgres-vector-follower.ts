@@ -147,6 +147,12 @@ export class PostgresVectorFollower implements VectorBackend {
     return this.index.replaceResource(resourceId, entries);
   }
 
+  /** Erases the resource from this server's copy (the other servers drop its rows as the change log's removals reach them). */
+  async eraseResource(resourceId: string): Promise<void> {
+    if (this.index.eraseResource) await this.index.eraseResource(resourceId);
+    else this.index.clearResource(resourceId);
+  }
+
   async search(
     view: ScopedBackendView,
     query: Float32Array,

@@ -197,6 +197,31 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
     await this.refreshGeneration();
   }
 
+  /**
+   * Counts the resource's triples, then drops its graph and its typed-literal graph in one update with the
+   * generation's bump. (A staging graph that a large replace interrupted by a crash left behind is named
+   * `urn:x-acms:staging:<id>:...` and is in no dataset; finding it would scan the endpoint: not done here.)
+   */
+  async eraseResource(resourceId: string): Promise<number> {
+    this.assertOpen();
+    const graph = this.graphOf(resourceId);
+    const typed = typedGraphOf(resourceId);
+    const deadline = Date.now() + this.writeTimeoutMs;
+    const count = `SELECT (COUNT(*) AS ?n) WHERE { GRAPH <${graph}> { ?s ?p ?o } }`;
+    const res = await this.send(
+      this.queryUrl,
+      queryBody(count, { defaultGraphs: [], namedGraphs: [graph] }),
+      ACCEPT_RESULTS,
+      "update",
+      deadline,
+    );
+    const read = await this.read(res, (body) => readSparqlJsonResults(body, 10, res.stop));
+    const n = read.kind === "bindings" && read.rows.length > 0 ? Number(read.rows[0].n?.value ?? "0") : 0;
+    await this.update(`DROP SILENT GRAPH <${graph}> ;\nDROP SILENT GRAPH <${typed}> ;\n${BUMP_GENERATION}`);
+    await this.refreshGeneration();
+    return Number.isFinite(n) ? n : 0;
+  }
+
   async query(view: ScopedBackendView, sparql: string, opts: GraphQueryOptions): Promise<GraphQueryResult> {
     this.assertOpen();
     requireText("query", sparql, MAX_SPARQL_LENGTH);

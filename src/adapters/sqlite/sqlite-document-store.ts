@@ -4,6 +4,7 @@ import type {
   DeleteOutcome,
   DocumentInputRecord,
   DocumentStore,
+  ErasureSlice,
   ReindexOutcome,
   StoreCounts,
   UpsertHooks,
@@ -11,7 +12,7 @@ import type {
   VectorChanges,
 } from "../../ports/document-store.js";
 import type { VectorEntry } from "../../ports/vector-backend.js";
-import { openSqliteReader, type SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
+import { checkpointWal, openSqliteReader, type SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
 import { withoutFsync } from "../../adapter-kit/without-fsync.js";
 import { chunkRecordsOf, type StoredChunkRow } from "../../adapter-kit/chunk-rows.js";
 import { DEFAULT_RETAINED_VERSIONS } from "../../adapter-kit/retention.js";
@@ -139,6 +140,9 @@ export class SqliteDocumentStore implements DocumentStore {
       CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (body, rid, tokenize = 'porter unicode61');
     `);
     migrateToStaging(db);
+    // FTS5 keeps a deleted row's terms in its index segments until they are merged; secure-delete removes
+    // them at once, so an erased chunk's words are in no segment (a persistent setting of the table).
+    db.exec("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('secure-delete', 1)");
     this.stmts = {
       generation: db.prepare("SELECT generation FROM index_state WHERE id = 1").pluck().safeIntegers(),
       // Index-only: the partial index of live published documents, then each one's chunks through chunks_by_doc.
@@ -200,6 +204,11 @@ export class SqliteDocumentStore implements DocumentStore {
          WHERE c.chunk_key IN (SELECT value FROM json_each(?))`,
       ),
       vectors: db.prepare<[], ChunkRow>(VECTORS_SQL),
+      docsOfResource: db.prepare<[string, number], { doc_key: number; live: number; chunks: number }>(
+        `SELECT d.doc_key, (d.superseded_at IS NULL AND d.staged IS NULL) AS live, (SELECT COUNT(*) FROM chunks c WHERE c.doc_key = d.doc_key) AS chunks
+           FROM documents d WHERE d.resource_id = ? LIMIT ?`,
+      ),
+      ftsOfResource: db.prepare<[string, number], { rowid: number }>("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?"),
       chunksOfResourceAfter: db.prepare<[string, number, number], ChunkRow>(
         `SELECT c.chunk_key, c.doc_key, c.resource_id, c.path, c.chunk_index, c.text, c.embedding, d.superseded_at
          FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
@@ -567,6 +576,62 @@ export class SqliteDocumentStore implements DocumentStore {
       this.gen = this.stmts.bump.get() as bigint;
       return { documents: docs.size, chunks, vectors, generation: this.gen };
     });
+  }
+
+  /**
+   * Erases a slice of the resource's document versions (whole documents, about `maxChunks` chunks) with
+   * their chunks and keyword rows in one transaction; once none is left, keyword rows tagged with the
+   * resource that no chunk backs. Runs in the resource's write order, so no upload of it interleaves.
+   */
+  async eraseResourceSlice(resourceId: string, maxChunks: number): Promise<ErasureSlice> {
+    return this.serially(resourceId, async () => {
+      const limit = Math.max(1, maxChunks);
+      const changes: VectorChanges = { added: [], superseded: [], removed: [], at: Date.now() };
+      const run = this.db.transaction(() => {
+        const docs = this.stmts.docsOfResource.all(resourceId, limit + 1);
+        let chunks = 0;
+        let documents = 0;
+        let liveDocs = 0;
+        let liveChunks = 0;
+        for (const d of docs) {
+          if (documents > 0 && chunks + d.chunks > limit) break;
+          this.dropVersion(d.doc_key, changes);
+          documents += 1;
+          chunks += d.chunks;
+          if (d.live) {
+            liveDocs += 1;
+            liveChunks += d.chunks;
+          }
+        }
+        let done = documents === docs.length;
+        if (done) {
+          const strays = this.stmts.ftsOfResource.all(`rid : "${resourceToken(resourceId)}"`, limit);
+          for (const r of strays) this.stmts.deleteFts.run(r.rowid);
+          done = strays.length < limit;
+        }
+        const generation = this.stmts.bump.get() as bigint;
+        return { documents, chunks, liveDocs, liveChunks, done, generation };
+      });
+      // The intent is durable in the registry and a crash redoes what was lost: a slice needs no fsync of its
+      // own (the checkpoint at the end, `reclaimSpace`, syncs the file).
+      const out = withoutFsync(this.db, () => run.immediate());
+      this.gen = out.generation;
+      this.live.documents -= out.liveDocs;
+      this.live.chunks -= out.liveChunks;
+      await yieldToEventLoop();
+      return {
+        documents: out.documents,
+        chunks: out.chunks,
+        vectors: changes.removed.length,
+        changes,
+        done: out.done,
+        generation: out.generation,
+      };
+    });
+  }
+
+  async reclaimSpace(): Promise<void> {
+    await checkpointWal(this.db);
   }
 
   /** Supersedes a live version; returns how many chunks it had. */

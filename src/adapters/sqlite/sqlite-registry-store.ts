@@ -1,9 +1,17 @@
-import { InvalidArgumentError, NotFoundError } from "../../domain/errors.js";
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from "../../domain/errors.js";
 import { unlinkRefusal } from "../../adapter-kit/registry-unlink.js";
 import { assertProjectName } from "../../domain/project-name.js";
 import { assertAlias } from "../../domain/resource-alias.js";
 import { isUlid, resourceIdProblem } from "../../domain/ulid-id.js";
-import type { KeysetPage, LinkRecord, NewResource, ProjectRecord, RegistryStore, ResourceRecord } from "../../ports/registry-store.js";
+import type {
+  ErasureIntent,
+  KeysetPage,
+  LinkRecord,
+  NewResource,
+  ProjectRecord,
+  RegistryStore,
+  ResourceRecord,
+} from "../../ports/registry-store.js";
 import {
   aliasCollisions,
   registeredResource,
@@ -14,7 +22,7 @@ import {
   type LinkRow,
   type ResourceRow,
 } from "../../adapter-kit/registry-rows.js";
-import { isSqliteUniqueViolation, type SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
+import { checkpointWal, isSqliteUniqueViolation, type SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
 import { WalSync } from "../../adapter-kit/wal-sync.js";
 import { withoutFsync } from "../../adapter-kit/without-fsync.js";
 
@@ -48,6 +56,27 @@ CREATE TABLE IF NOT EXISTS registry_parents (
 CREATE INDEX IF NOT EXISTS registry_parents_by_parent ON registry_parents(parent_id);
 `;
 
+/** Adds the `erasing` mark (links removed by a recorded erasure intent; NULL while not erasing) to an older database. */
+function migrateErasing(db: SqliteDatabase): void {
+  const columns = db.prepare("SELECT name FROM pragma_table_info('registry_resources')").pluck().all() as string[];
+  if (!columns.includes("erasing")) db.exec("ALTER TABLE registry_resources ADD COLUMN erasing INTEGER");
+}
+
+function erasureStatements(db: SqliteDatabase) {
+  return {
+    deleteLinksOf: db.prepare<[string]>("DELETE FROM registry_links WHERE resource_id = ?"),
+    deleteEdgesOf: db.prepare<[string, string]>("DELETE FROM registry_parents WHERE child_id = ? OR parent_id = ?"),
+    markErasing: db.prepare<[number, string]>("UPDATE registry_resources SET erasing = ? WHERE id = ?"),
+    erasing: db.prepare<[], { id: string; owner_project: string; erasing: number }>(
+      "SELECT id, owner_project, erasing FROM registry_resources WHERE erasing IS NOT NULL ORDER BY id",
+    ),
+    deleteErased: db.prepare<[string]>("DELETE FROM registry_resources WHERE id = ? AND erasing IS NOT NULL"),
+    ownedCount: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM registry_resources WHERE owner_project = ?"),
+    deleteLinksInto: db.prepare<[string]>("DELETE FROM registry_links WHERE project = ?"),
+    deleteProject: db.prepare<[string]>("DELETE FROM registry_projects WHERE name = ?"),
+  };
+}
+
 function addChild(children: Map<string, string[]>, parent: string, child: string): void {
   const list = children.get(parent);
   if (list) list.push(child);
@@ -80,6 +109,7 @@ export class SqliteRegistryStore implements RegistryStore {
   constructor(private readonly db: SqliteDatabase) {
     db.exec(SCHEMA);
     this.wal = !db.memory && db.pragma("journal_mode", { simple: true }) === "wal" ? new WalSync(`${db.name}-wal`) : undefined;
+    migrateErasing(db);
     this.stmts = {
       insertProject: db.prepare<[string, number]>("INSERT INTO registry_projects (name, created_at) VALUES (?, ?)"),
       getProject: db.prepare<[string], { name: string; created_at: number }>(
@@ -89,8 +119,8 @@ export class SqliteRegistryStore implements RegistryStore {
       insertResource: db.prepare<[string, string, string, string, number]>(
         "INSERT INTO registry_resources (id, owner_project, kind, metadata, created_at) VALUES (?, ?, ?, ?, ?)",
       ),
-      getResource: db.prepare<[string], ResourceRow>(
-        "SELECT id, owner_project, kind, metadata, created_at FROM registry_resources WHERE id = ?",
+      getResource: db.prepare<[string], ResourceRow & { erasing: number | null }>(
+        "SELECT id, owner_project, kind, metadata, created_at, erasing FROM registry_resources WHERE id = ?",
       ),
       insertLink: db.prepare<[string, string, string]>("INSERT INTO registry_links (project, resource_id, alias) VALUES (?, ?, ?)"),
       insertParent: db.prepare<[string, string, number]>("INSERT INTO registry_parents (child_id, parent_id, position) VALUES (?, ?, ?)"),
@@ -137,6 +167,7 @@ export class SqliteRegistryStore implements RegistryStore {
         "SELECT child_id, parent_id FROM registry_parents WHERE child_id IN (SELECT value FROM json_each(?)) ORDER BY child_id, position",
       ),
       deleteLink: db.prepare<[string, string]>("DELETE FROM registry_links WHERE project = ? AND resource_id = ?"),
+      ...erasureStatements(db),
     };
   }
 
@@ -175,7 +206,8 @@ export class SqliteRegistryStore implements RegistryStore {
       // Acyclic by construction: parents must already exist, the new id must not, and edges are never
       // changed afterwards, so no path can lead back to the new resource (self-parents are refused above).
       parentIds.forEach((p) => {
-        if (!this.stmts.getResource.get(p)) throw new NotFoundError(`parent resource ${p} not found`);
+        const parent = this.stmts.getResource.get(p);
+        if (!parent || parent.erasing !== null) throw new NotFoundError(`parent resource ${p} not found`);
       });
       this.stmts.insertResource.run(id, input.project, input.kind, metadata, createdAt);
       this.stmts.insertLink.run(input.project, id, input.alias);
@@ -198,7 +230,8 @@ export class SqliteRegistryStore implements RegistryStore {
     if (idProblem) throw InvalidArgumentError.field("resource_id", idProblem);
     const write = this.db.transaction(() => {
       this.requireProject(link.project);
-      if (!this.stmts.getResource.get(link.resourceId)) throw new NotFoundError(`resource ${link.resourceId} not found`);
+      const target = this.stmts.getResource.get(link.resourceId);
+      if (!target || target.erasing !== null) throw new NotFoundError(`resource ${link.resourceId} not found`);
       if (this.stmts.linkByResource.get(link.project, link.resourceId)) {
         throw registryErrors.alreadyLinked(link.resourceId, link.project);
       }
@@ -220,11 +253,12 @@ export class SqliteRegistryStore implements RegistryStore {
   async getResource(id: string): Promise<ResourceRecord | undefined> {
     const row = this.stmts.getResource.get(id);
     if (!row) return undefined;
-    return toResourceRecord(
+    const record = toResourceRecord(
       row,
       this.stmts.parentsOf.all(id).map((p) => p.parent_id),
       this.stmts.linksOf.all(id).map(toLink),
     );
+    return row.erasing === null ? record : { ...record, erasing: true };
   }
 
   async listResources(project: string, page?: KeysetPage): Promise<Array<ResourceRecord & { alias: string }>> {
@@ -334,6 +368,58 @@ export class SqliteRegistryStore implements RegistryStore {
       }
       return rows.map((row) => ({ ...toResourceRecord(row, parents.get(row.id) ?? [], links.get(row.id) ?? []), alias: row.alias }));
     })();
+  }
+
+  async beginErasure(id: string): Promise<ErasureIntent | undefined> {
+    const intent = this.db
+      .transaction((): ErasureIntent | undefined => {
+        const row = this.stmts.getResource.get(id);
+        if (!row) return undefined;
+        if (row.erasing !== null) return { resourceId: id, ownerProject: row.owner_project, links: row.erasing };
+        const links = this.stmts.deleteLinksOf.run(id).changes;
+        this.stmts.deleteEdgesOf.run(id, id);
+        this.stmts.markErasing.run(links, id);
+        return { resourceId: id, ownerProject: row.owner_project, links };
+      })
+      .immediate();
+    // Links went: scope views computed from them are rebuilt (see linkRemovals).
+    if (intent && intent.links > 0) this.removals += 1;
+    // The cached DAG forgets the resource on both sides (its children lose it as a parent).
+    if (intent && this.children) {
+      this.children.delete(id);
+      for (const [parent, list] of this.children) {
+        const i = list.indexOf(id);
+        if (i >= 0) list.splice(i, 1);
+        if (list.length === 0) this.children.delete(parent);
+      }
+    }
+    return intent;
+  }
+
+  async pendingErasures(): Promise<ErasureIntent[]> {
+    return this.stmts.erasing.all().map((r) => ({ resourceId: r.id, ownerProject: r.owner_project, links: r.erasing }));
+  }
+
+  /** Deletes the row, then checkpoints the WAL: the catalogue (registry, warm tier) keeps no old page of the erasure. */
+  async finishErasure(id: string): Promise<void> {
+    this.stmts.deleteErased.run(id);
+    await checkpointWal(this.db);
+  }
+
+  async deleteProject(name: string): Promise<{ links: number }> {
+    assertProjectName("name", name);
+    const removed = this.db
+      .transaction(() => {
+        this.requireProject(name);
+        const owned = this.stmts.ownedCount.get(name)!.n;
+        if (owned > 0) throw new FailedPreconditionError(`project ${name} owns ${owned} resource(s): delete them first, or set cascade`);
+        const links = this.stmts.deleteLinksInto.run(name).changes;
+        this.stmts.deleteProject.run(name);
+        return { links };
+      })
+      .immediate();
+    if (removed.links > 0) this.removals += 1;
+    return removed;
   }
 
   private loadChildren(): Map<string, string[]> {

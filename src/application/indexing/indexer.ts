@@ -24,6 +24,12 @@ import { validateUpsertMessage, type UpsertMessage } from "./upsert-validation.j
  */
 export const VECTOR_SLICE_BUDGET_MS = 10;
 
+/** Chunks the first erasure transaction removes (then sized from the time the previous one took). */
+const ERASE_SLICE_FIRST = 32;
+
+/** Chunks one erasure transaction removes at most. */
+const ERASE_SLICE_MAX = 2048;
+
 /** The first slice of a batch of vector additions: small, as the cost per row is not known yet. */
 const VECTOR_SLICE_FIRST = 16;
 
@@ -191,7 +197,44 @@ export class Indexer {
 
   private async requireResource(resourceId: string): Promise<void> {
     if (resourceId.length === 0) throw InvalidArgumentError.field("resource_id", "must not be empty");
-    if (!(await this.deps.registry.getResource(resourceId))) throw new NotFoundError(`resource ${resourceId} not found`);
+    const record = await this.deps.registry.getResource(resourceId);
+    // A resource being erased is gone for every write but its erasure.
+    if (!record || record.erasing) throw new NotFoundError(`resource ${resourceId} not found`);
+  }
+
+  /**
+   * Erases every document version, chunk, keyword row and vector of a resource, in the resource's write
+   * section (no upload, deletion or rebuild of it interleaves): the store removes a slice of chunks per
+   * transaction, sized to take about VECTOR_SLICE_BUDGET_MS (see nextSliceSize: FTS5's secure delete costs
+   * a lot per row under load), a turn of the event loop between slices, so other tenants' calls and writes
+   * run meanwhile. The vector backend lets go of the resource first, with every index that kept its vectors
+   * (tombstones, saved files); each slice's removed keys are passed on too (a no-op here; a store's change
+   * log carries them to other servers). The registry is not touched here.
+   */
+  async eraseResource(resourceId: string): Promise<{ documents: number; chunks: number; vectors: number }> {
+    return this.writes.run(resourceId, async () => {
+      const totals = { documents: 0, chunks: 0, vectors: 0 };
+      // The vectors go first, at once (an in-process index drops the partition whole instead of removing a
+      // slice of keys at a time, which would churn its graphs); the store's rows follow in slices.
+      const vector = this.deps.vector;
+      if (vector) {
+        if (vector.eraseResource) await vector.eraseResource(resourceId);
+        else vector.clearResource(resourceId);
+      }
+      let size = ERASE_SLICE_FIRST;
+      for (;;) {
+        const started = performance.now();
+        const slice = await this.deps.documents.eraseResourceSlice(resourceId, size);
+        size = nextSliceSize(size, Math.max(1, slice.chunks), performance.now() - started, VECTOR_SLICE_BUDGET_MS, ERASE_SLICE_MAX);
+        totals.documents += slice.documents;
+        totals.chunks += slice.chunks;
+        totals.vectors += slice.vectors;
+        if (this.deps.vector && slice.changes.removed.length > 0) this.deps.vector.remove(slice.changes.removed);
+        if (slice.done) break;
+        await yieldToEventLoop();
+      }
+      return totals;
+    });
   }
 
   /**

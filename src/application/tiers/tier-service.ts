@@ -654,6 +654,29 @@ export class TierService {
       return true;
     });
   }
+
+  /**
+   * Erases, whoever owns them, every fragment naming resource `resourceId` (or, with `projectName`, held in
+   * that project), from whatever tier holds it (the cold file included), for DeleteResource and
+   * DeleteProject: answers how many went, and how many of them were cold (a file on the embedded engines).
+   * Not counted as evictions (nothing was displaced).
+   */
+  eraseFragments(match: { resourceId?: string; projectName?: string }): Promise<{ fragments: number; files: number }> {
+    return this.run(true, async () => {
+      const doomed = [...this.index.values()].filter(
+        (f) =>
+          (match.resourceId !== undefined && f.resourceId === match.resourceId) ||
+          (match.projectName !== undefined && f.projectName === match.projectName),
+      );
+      for (const f of doomed) {
+        await this.store.remove(f.owner, f.id);
+        const key = fragmentKey(f.owner, f.id);
+        this.policy.remove(key);
+        this.index.delete(key);
+      }
+      return { fragments: doomed.length, files: doomed.filter((f) => f.tier === "cold").length };
+    });
+  }
 }
 
 /** A fresh placement policy over the configured budgets. */

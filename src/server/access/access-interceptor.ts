@@ -22,6 +22,7 @@ import { collectRefs } from "./request-refs.js";
 import { principalOf } from "./early-authentication.js";
 import { ScopeViewCache } from "./scope-view-cache.js";
 import { withMessage } from "../transport/with-message.js";
+import { viewWithout } from "../../domain/view-without.js";
 
 /** What the access interceptor needs. */
 export interface AccessDeps {
@@ -33,6 +34,8 @@ export interface AccessDeps {
   /** Services answered on a valid key alone (reflection); any other method without an access option is refused. */
   authenticatedServices: ReadonlySet<string>;
   onInternalError?: InternalErrorSink;
+  /** Resources being erased: left out of the views handed to the handlers (refs are still checked against the stored scope). */
+  hidden?: ReadonlySet<string>;
 }
 
 /** Checks one request message: synchronously against a view, or with registry reads against the key. */
@@ -87,7 +90,7 @@ export function createAccessInterceptor(deps: AccessDeps): Interceptor {
       if (mode === Access.SCOPED) {
         const resolved = resolveView(views, principal, req.header.get("acms-scope"));
         view = resolved instanceof Promise ? await resolved : resolved;
-        req.contextValues.set(viewKey, view);
+        req.contextValues.set(viewKey, deps.hidden ? viewWithout(view, deps.hidden) : view);
       }
       const check = makeCheck(deps, req.method, mode, principal, view);
       let res: UnaryResponse | StreamResponse;

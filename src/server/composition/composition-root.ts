@@ -4,6 +4,7 @@ import { fetchContent } from "../../application/rag/fetch-content.js";
 import { hybridSearch } from "../../application/rag/hybrid-search.js";
 import { GraphQueries } from "../../application/graph/graph-queries.js";
 import { ResourceRegistry } from "../../application/registry/resource-registry.js";
+import { ResourceEraser } from "../../application/registry/resource-eraser.js";
 import { ScopeResolver } from "../../application/scopes/scope-resolver.js";
 import type { Services } from "../../application/services.js";
 import { searchText } from "../../application/search/text-search.js";
@@ -311,5 +312,13 @@ export function createServices(config: Config, backends: Backends): Services {
     },
     tiers: backends.tiers,
     indexGeneration: () => documents.generation(),
+    eraser: new ResourceEraser({
+      registry,
+      indexer,
+      documents,
+      graph,
+      tiers: backends.tiers,
+      log: (message) => process.stderr.write(`${message}\n`),
+    }),
   };
 }

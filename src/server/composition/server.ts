@@ -28,6 +28,7 @@ import { traceBackends } from "../observability/traced-backends.js";
 import { Tracing } from "../observability/tracing.js";
 import { createTracingInterceptor } from "../observability/tracing-interceptor.js";
 import { createServices } from "./composition-root.js";
+import type { Services } from "../../application/services.js";
 import type { ServerDeps } from "./server-deps.js";
 
 export type { ServerDeps } from "./server-deps.js";
@@ -54,8 +55,12 @@ export function createRoutes(deps: ServerDeps): {
   interceptors: Interceptor[];
   /** The per-principal quota ledger the RPCs count against, for the HTTP endpoints to count against too. */
   quotas: QuotaLedger;
+  /** The application services the routes call. */
+  services: Services;
 } {
   const log = deps.log ?? new RequestLog(deps.config.logLevel);
+  // Tracing wraps the ports the services call (one span per engine call), never the adapters themselves.
+  const services = createServices(deps.config, deps.tracing ? traceBackends(deps.backends, deps.tracing) : deps.backends);
   const access = createAccessInterceptor({
     keys: deps.keys,
     scopes: deps.backends.scopes,
@@ -63,6 +68,7 @@ export function createRoutes(deps: ServerDeps): {
     publicServices: PUBLIC_SERVICES,
     authenticatedServices: AUTHENTICATED_SERVICES,
     onInternalError: deps.onInternalError ?? log.internalError,
+    hidden: services.eraser.erasing,
   });
   // Outermost first: the log sees the final code, metrics see every refusal already translated by access, the
   // audit log records refusals; quotas come after access: they are kept per principal, which access names.
@@ -75,10 +81,8 @@ export function createRoutes(deps: ServerDeps): {
     access,
     createQuotaInterceptor(deps.config.quotas, undefined, quotas),
   ];
-  // Tracing wraps the ports the services call (one span per engine call), never the adapters themselves.
-  const services = createServices(deps.config, deps.tracing ? traceBackends(deps.backends, deps.tracing) : deps.backends);
   const routeDeps = { ...deps, services, serving: deps.serving ?? new ServingState() };
-  return { routes: allRoutes(routeDeps), binaryRoutes: indexBinaryRoutes(routeDeps), interceptors, quotas };
+  return { routes: allRoutes(routeDeps), binaryRoutes: indexBinaryRoutes(routeDeps), interceptors, quotas, services };
 }
 
 /**
@@ -127,7 +131,13 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
         process.stderr.write(`acms: the keyword index could not be loaded: ${err instanceof Error ? err.message : String(err)}\n`);
     });
   }
-  const { routes, binaryRoutes, interceptors, quotas } = createRoutes(deps);
+  const { routes, binaryRoutes, interceptors, quotas, services } = createRoutes(deps);
+  try {
+    await services.eraser.hidePending();
+  } catch (err) {
+    await deps.backends.close();
+    throw err;
+  }
   const methods: MethodRegistry = new Map();
   // Keys are checked from the headers before any body is read (the access interceptor still decides).
   const bodyGate = createBodyGate(deps.keys, PUBLIC_SERVICES);
@@ -190,7 +200,13 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   }
   // Only now, and on the next turn (the caller reports listening first): loading the data held must not
   // delay listening nor weigh on the process until then.
-  setImmediate(() => deps.backends.startLoads?.());
+  setImmediate(() => {
+    deps.backends.startLoads?.();
+    // Erasures a crash interrupted complete on their own, in the background (their data is hidden meanwhile).
+    void services.eraser.resumePending().catch((err: unknown) => {
+      process.stderr.write(`acms: pending erasures could not be resumed: ${err instanceof Error ? err.message : String(err)}\n`);
+    });
+  });
   const hostForUrl = listener.host.includes(":") ? `[${listener.host}]` : listener.host;
   return {
     port: listener.port,

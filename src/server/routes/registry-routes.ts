@@ -2,15 +2,18 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter } from "@connectrpc/connect";
 import {
+  ErasureReportSchema,
   ProjectSchema,
   RegistryService,
   ResourceLinkSchema,
   ResourceSchema,
+  type ErasureReport as WireErasureReport,
   type Project,
   type Resource,
   type ResourceLink,
 } from "../../../gen/acms/v1/registry_pb.js";
 import type { VisibleResource } from "../../application/registry/resource-registry.js";
+import type { ErasureReport } from "../../application/registry/resource-eraser.js";
 import type { LinkRecord, ProjectRecord } from "../../ports/registry-store.js";
 import { principalOf } from "../access/handler-context.js";
 import type { RouteDeps } from "../composition/server-deps.js";
@@ -25,6 +28,20 @@ function toLink(l: LinkRecord): ResourceLink {
 
 function toResource(r: VisibleResource): Resource {
   return create(ResourceSchema, { ...r, links: r.links.map(toLink), createdAt: timestampFromDate(r.createdAt) });
+}
+
+function toErasureReport(r: ErasureReport): WireErasureReport {
+  return create(ErasureReportSchema, {
+    documents: BigInt(r.documents),
+    chunks: BigInt(r.chunks),
+    vectors: BigInt(r.vectors),
+    triples: BigInt(r.triples),
+    fragments: BigInt(r.fragments),
+    links: BigInt(r.links),
+    files: BigInt(r.files),
+    indexGeneration: r.indexGeneration,
+    resourceIds: r.resourceIds,
+  });
 }
 
 /** RegistryService on the resource registry (application/registry). */
@@ -57,6 +74,12 @@ export function registryRoutes(deps: RouteDeps): (router: ConnectRouter) => void
       },
       async unlinkResource(req) {
         return { link: toLink(await registry.unlinkResource(req.project, req.resourceId)) };
+      },
+      async deleteResource(req, ctx) {
+        return { report: toErasureReport(await deps.services.eraser.deleteResource(principalOf(ctx), req.resourceId)) };
+      },
+      async deleteProject(req, ctx) {
+        return { report: toErasureReport(await deps.services.eraser.deleteProject(principalOf(ctx), req.name, req.cascade)) };
       },
     });
   };
