@@ -13,8 +13,9 @@ WORKDIR /app
 RUN apt-get update \
   && apt-get install -y --no-install-recommends python3 make g++ \
   && rm -rf /var/lib/apt/lists/*
-# .npmrc: onnxruntime-node's install step skips its CUDA download (the server runs the model on the CPU).
-COPY package.json package-lock.json .npmrc ./
+# onnxruntime-node's install script (a CUDA download) is not in package.json's allowScripts, so npm never runs
+# it: the CPU binaries ship in its package.
+COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
 # The compiled runtime: esbuild (a dev dependency) bundles src/ and gen/ into dist/; only dist/ ships
