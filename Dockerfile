@@ -13,15 +13,15 @@ WORKDIR /app
 RUN apt-get update \
   && apt-get install -y --no-install-recommends python3 make g++ \
   && rm -rf /var/lib/apt/lists/*
-# onnxruntime-node's install script (a CUDA download) is not in package.json's allowScripts, so npm never runs
-# it: the CPU binaries ship in its package.
+# onnxruntime-node's install script would download CUDA libraries (unreachable here): npm_config_onnxruntime_node_install=skip
+# on each npm ci skips it (the CPU binaries ship in the package); an env variable, so npx calls print no warning.
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+RUN npm_config_onnxruntime_node_install=skip npm ci --omit=dev --no-audit --no-fund
 
 # The compiled runtime: esbuild (a dev dependency) bundles src/ and gen/ into dist/; only dist/ ships
 # (test/cli/dockerfile.test.ts checks this stage copies every source scripts/build.mjs reads).
 FROM deps AS build
-RUN npm ci --no-audit --no-fund
+RUN npm_config_onnxruntime_node_install=skip npm ci --no-audit --no-fund
 COPY scripts ./scripts
 COPY gen ./gen
 COPY src ./src
