@@ -35,7 +35,7 @@ import {
   Tier,
 } from "../gen/acms/v1/tiers_pb.js";
 import { HealthCheckRequestSchema } from "../gen/grpc/health/v1/health_pb.js";
-import { openSqliteDatabase } from "../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase } from "../src/adapters/kit/sqlite-database.js";
 import { SqliteDocumentStore } from "../src/adapters/sqlite/sqlite-document-store.js";
 import { SqliteRegistryStore } from "../src/adapters/sqlite/sqlite-registry-store.js";
 import { SqliteFileTierStore } from "../src/adapters/sqlite/sqlite-file-tier-store.js";

@@ -25,7 +25,7 @@ import MiniSearch from "minisearch";
 import { create as createOrama, insertMultiple, search as searchOrama, type AnyOrama } from "@orama/orama";
 import { createAcmsClient, type AcmsClient } from "../src/client/create-acms-client.js";
 import { generateKey, hashKey } from "../src/application/access/key-ring.js";
-import { openSqliteReader } from "../src/adapter-kit/sqlite-database.js";
+import { openSqliteReader } from "../src/adapters/kit/sqlite-database.js";
 import { Fts5TextBackend, rankedSearchSql, RID_MATCH_MAX_RESOURCES, scopedMatch } from "../src/adapters/sqlite/fts5-text-backend.js";
 import { viewOver } from "../test/support/view-over.js";
 import { compilePrograms } from "../scripts/build.mjs";

@@ -12,11 +12,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MemoryBm25TextBackend } from "../src/adapter-kit/bm25/memory-bm25-text-backend.js";
-import { loadVectors } from "../src/adapter-kit/vectors/load-vectors.js";
-import { PartitionedVectorBackend } from "../src/adapter-kit/vectors/partitioned-vector-backend.js";
+import { MemoryBm25TextBackend } from "../src/adapters/kit/bm25/memory-bm25-text-backend.js";
+import { loadVectors } from "../src/adapters/kit/vectors/load-vectors.js";
+import { PartitionedVectorBackend } from "../src/adapters/kit/vectors/partitioned-vector-backend.js";
 import { OxigraphGraphBackend } from "../src/adapters/oxigraph/oxigraph-graph-backend.js";
-import { openSqliteDatabase } from "../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase } from "../src/adapters/kit/sqlite-database.js";
 import { SqliteDocumentStore } from "../src/adapters/sqlite/sqlite-document-store.js";
 import { Fts5TextBackend } from "../src/adapters/sqlite/fts5-text-backend.js";
 import { SqliteUnitReader } from "../src/adapters/sqlite/sqlite-unit-reader.js";

@@ -5,7 +5,7 @@
  * hold the serving thread (issue 24, finding 5: 256+256 costly globs held it ~1.6 s).
  * BENCH_SCALE grows the registry (default 5,000 resources in a 4-ary DAG, plus a second project).
  */
-import { openSqliteDatabase } from "../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase } from "../src/adapters/kit/sqlite-database.js";
 import { SqliteRegistryStore } from "../src/adapters/sqlite/sqlite-registry-store.js";
 import { SqliteScopeStore } from "../src/adapters/sqlite/sqlite-scope-store.js";
 import type { ResourceScope } from "../src/domain/scope.js";

@@ -4,7 +4,7 @@
  * guard), each as a ratio to the same raw SQLite FTS5 statement run directly, measured in the same run.
  * BENCH_SCALE scales the chunk count (default 1 = 100,000; CI can run 0.05); resources stay >= 1,000.
  */
-import { openSqliteDatabase } from "../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase } from "../src/adapters/kit/sqlite-database.js";
 import { SqliteDocumentStore } from "../src/adapters/sqlite/sqlite-document-store.js";
 import { Fts5TextBackend, rankedSearchSql, scopedMatch } from "../src/adapters/sqlite/fts5-text-backend.js";
 import { searchText } from "../src/application/search/text-search.js";

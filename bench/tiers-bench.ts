@@ -18,7 +18,7 @@ import { ScopeService } from "../gen/acms/v1/scope_pb.js";
 import { ContextTierService, Tier } from "../gen/acms/v1/tiers_pb.js";
 import { MemoryTierStore } from "../src/adapters/memory/memory-tier-store.js";
 import { SqliteFileTierStore } from "../src/adapters/sqlite/sqlite-file-tier-store.js";
-import { openSqliteDatabase } from "../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase } from "../src/adapters/kit/sqlite-database.js";
 import type { TierBudgets } from "../src/domain/tier-policy.js";
 import { newUlid } from "../src/domain/ulid-id.js";
 import type { TierStore } from "../src/ports/tier-store.js";

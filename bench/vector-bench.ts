@@ -17,7 +17,7 @@ import {
   PARTITION_GRAPH_MIN_ROWS,
   PartitionedVectorBackend,
   STORE_GRAPH_MIN_SHARE,
-} from "../src/adapter-kit/vectors/partitioned-vector-backend.js";
+} from "../src/adapters/kit/vectors/partitioned-vector-backend.js";
 import type { VectorEntry, VectorSearchOptions } from "../src/ports/vector-backend.js";
 import { gaussian, prng } from "../test/support/prng.js";
 import { viewOver } from "../test/support/view-over.js";

@@ -47,6 +47,7 @@ test("each rule refuses the import it forbids (the fixture breaks every rule onc
   expect(byRule.get("composition-opens-engines-by-index")).toEqual([
     "src/server/composition/backends.ts -> src/adapters/sqlite/sqlite-store.ts",
   ]);
-  // What the rules allow stays allowed: an engine's own files, the composition root through an index.
+  expect(byRule.get("kit-no-engine")).toEqual(["src/adapters/kit/kit.ts -> src/adapters/duckdb/index.ts"]);
+  // What the rules allow stays allowed: an engine's own files and the kit, the composition root through an index.
   expect(found.filter((v) => v.from === "src/adapters/sqlite/index.ts")).toEqual([]);
 }, 120_000);

@@ -1,6 +1,6 @@
 import { DuckDbDocumentStore } from "../../src/adapters/duckdb/duckdb-document-store.js";
 import { DuckDbUnitReader } from "../../src/adapters/duckdb/duckdb-unit-reader.js";
-import { openSqliteDatabase } from "../../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import type { ChunkTextChanges } from "../../src/ports/unit-reader.js";
 import { openTestDuckDb } from "../support/duckdb-harness.js";

@@ -1,7 +1,7 @@
 import { PostgresDocumentStore } from "../../src/adapters/postgres/postgres-document-store.js";
 import { openPostgresPool } from "../../src/adapters/postgres/postgres-pool.js";
 import { PostgresTextBackend } from "../../src/adapters/postgres/postgres-text-backend.js";
-import { openSqliteDatabase } from "../../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { InvalidArgumentError } from "../../src/domain/errors.js";
 import { openTestPostgres, type PostgresTestDatabase } from "../support/engines/postgres-harness.js";

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Fts5TextBackend } from "../../src/adapters/sqlite/fts5-text-backend.js";
-import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { SqliteUnitReader } from "../../src/adapters/sqlite/sqlite-unit-reader.js";
 import type { DocumentInputRecord } from "../../src/ports/document-store.js";

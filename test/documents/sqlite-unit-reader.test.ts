@@ -1,4 +1,4 @@
-import { openSqliteDatabase } from "../../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { SqliteUnitReader } from "../../src/adapters/sqlite/sqlite-unit-reader.js";
 import { runUnitReaderSuite } from "./unit-reader-suite.js";

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { OxigraphGraphBackend, type OxigraphGraphBackendOptions } from "../../src/adapters/oxigraph/oxigraph-graph-backend.js";
-import { openSqliteDatabase } from "../../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { InvalidArgumentError, ResourceExhaustedError, UnavailableError } from "../../src/domain/errors.js";
 import { graphIri } from "../../src/domain/uko-uri.js";
 import { A, EX, blank, iri, keysOf, lit, triple, viewOf } from "./graph-fixtures.js";

@@ -1,5 +1,5 @@
 import { Source } from "../../gen/acms/v1/rag_pb.js";
-import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { Fts5TextBackend } from "../../src/adapters/sqlite/fts5-text-backend.js";
 import { SqliteUnitReader } from "../../src/adapters/sqlite/sqlite-unit-reader.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { RagService, Source } from "../../gen/acms/v1/rag_pb.js";
 import { createBackends } from "../../src/server/composition/composition-root.js";
 import { loadConfig } from "../../src/server/composition/config.js";
-import { MemoryBm25TextBackend } from "../../src/adapter-kit/bm25/memory-bm25-text-backend.js";
+import { MemoryBm25TextBackend } from "../../src/adapters/kit/bm25/memory-bm25-text-backend.js";
 import { Fts5TextBackend } from "../../src/adapters/sqlite/fts5-text-backend.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { ENV, loadRagCorpus, type RagCorpus } from "./rag-fixture.js";

@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
-import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { Fts5TextBackend } from "../../src/adapters/sqlite/fts5-text-backend.js";
 import { SqliteUnitReader } from "../../src/adapters/sqlite/sqlite-unit-reader.js";
-import { MemoryBm25TextBackend } from "../../src/adapter-kit/bm25/memory-bm25-text-backend.js";
+import { MemoryBm25TextBackend } from "../../src/adapters/kit/bm25/memory-bm25-text-backend.js";
 import type { TextSearchOptions } from "../../src/ports/text-backend.js";
 import { documentStoreLoader } from "../text/document-store-loader.js";
 import { runTextBackendSuite, type TextBackendHarness } from "../text/text-backend-suite.js";

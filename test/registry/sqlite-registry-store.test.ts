@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { SqliteRegistryStore } from "../../src/adapters/sqlite/sqlite-registry-store.js";
 import { SqliteScopeStore } from "../../src/adapters/sqlite/sqlite-scope-store.js";
 import { AlreadyExistsError } from "../../src/domain/errors.js";

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { SqliteScopeStore } from "../../src/adapters/sqlite/sqlite-scope-store.js";
-import { toStoredScopeRow } from "../../src/adapter-kit/scope-rows.js";
+import { toStoredScopeRow } from "../../src/adapters/kit/scope-rows.js";
 import { runScopeStoreSuite, sampleScope } from "./scope-store-suite.js";
 
 runScopeStoreSuite({

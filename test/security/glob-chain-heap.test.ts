@@ -8,7 +8,7 @@
  */
 import { Code } from "@connectrpc/connect";
 import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
-import { ScopeCache, toStoredScopeRow } from "../../src/adapter-kit/scope-rows.js";
+import { ScopeCache, toStoredScopeRow } from "../../src/adapters/kit/scope-rows.js";
 import { compileGlob } from "../../src/domain/glob-matcher.js";
 import type { ResourceScope } from "../../src/domain/scope.js";
 import { SCOPE_GLOB_BUDGET } from "../../src/domain/scope-glob-budget.js";

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
-import type { MemoryBm25TextBackend } from "../../src/adapter-kit/bm25/memory-bm25-text-backend.js";
+import type { MemoryBm25TextBackend } from "../../src/adapters/kit/bm25/memory-bm25-text-backend.js";
 import type { OxigraphGraphBackend } from "../../src/adapters/oxigraph/oxigraph-graph-backend.js";
 import { UnavailableError } from "../../src/domain/errors.js";
 import { createBackends } from "../../src/server/composition/composition-root.js";

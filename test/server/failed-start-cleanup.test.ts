@@ -8,7 +8,7 @@ import { createServer } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PartitionedVectorBackend } from "../../src/adapter-kit/vectors/partitioned-vector-backend.js";
+import { PartitionedVectorBackend } from "../../src/adapters/kit/vectors/partitioned-vector-backend.js";
 import { TierService } from "../../src/application/tiers/tier-service.js";
 import { UnavailableError } from "../../src/domain/errors.js";
 import { createBackends } from "../../src/server/composition/composition-root.js";

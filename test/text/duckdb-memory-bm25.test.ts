@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { DuckDbDatabase } from "../../src/adapters/duckdb/duckdb-database.js";
 import { DuckDbDocumentStore } from "../../src/adapters/duckdb/duckdb-document-store.js";
 import { DuckDbUnitReader } from "../../src/adapters/duckdb/duckdb-unit-reader.js";
-import { MemoryBm25TextBackend } from "../../src/adapter-kit/bm25/memory-bm25-text-backend.js";
+import { MemoryBm25TextBackend } from "../../src/adapters/kit/bm25/memory-bm25-text-backend.js";
 import type { TextSearchOptions } from "../../src/ports/text-backend.js";
 import { prng } from "../support/prng.js";
 import { documentStoreLoader } from "./document-store-loader.js";

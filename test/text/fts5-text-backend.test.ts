@@ -1,4 +1,4 @@
-import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { resourceToken, SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { Fts5TextBackend, RID_MATCH_MAX_RESOURCES, rankedSearchSql, scopedMatch } from "../../src/adapters/sqlite/fts5-text-backend.js";
 import { normaliseBm25 } from "../../src/domain/bm25-normalise.js";

@@ -1,4 +1,4 @@
-import { openSqliteDatabase } from "../../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { Fts5TextBackend, RID_MATCH_MAX_RESOURCES } from "../../src/adapters/sqlite/fts5-text-backend.js";
 import { PostgresDocumentStore } from "../../src/adapters/postgres/postgres-document-store.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { MemoryTierStore } from "../../src/adapters/memory/memory-tier-store.js";
 import { SqliteFileTierStore } from "../../src/adapters/sqlite/sqlite-file-tier-store.js";
-import { openSqliteDatabase } from "../../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { AcmsError } from "../../src/domain/errors.js";
 import type { ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
 import type { TierName } from "../../src/domain/tier-fragment.js";

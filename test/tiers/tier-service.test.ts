@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqliteDatabase } from "../../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { MemoryTierStore } from "../../src/adapters/memory/memory-tier-store.js";
 import { SqliteFileTierStore } from "../../src/adapters/sqlite/sqlite-file-tier-store.js";
 import {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MemoryTierStore } from "../../src/adapters/memory/memory-tier-store.js";
 import { SqliteFileTierStore } from "../../src/adapters/sqlite/sqlite-file-tier-store.js";
-import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapter-kit/sqlite-database.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import type { TierStore } from "../../src/ports/tier-store.js";
 import { OWNER, record, runTierStoreSuite } from "./tier-store-suite.js";
 

@@ -1,6 +1,6 @@
-import { PartitionedVectorBackend } from "../../src/adapter-kit/vectors/partitioned-vector-backend.js";
-import { HnswIndex } from "../../src/adapter-kit/vectors/hnsw-index.js";
-import { DEFAULT_HNSW_PARAMS } from "../../src/adapter-kit/vectors/hnsw-index.js";
+import { PartitionedVectorBackend } from "../../src/adapters/kit/vectors/partitioned-vector-backend.js";
+import { HnswIndex } from "../../src/adapters/kit/vectors/hnsw-index.js";
+import { DEFAULT_HNSW_PARAMS } from "../../src/adapters/kit/vectors/hnsw-index.js";
 import { viewOver } from "../support/view-over.js";
 
 const DIM = 16;

@@ -1,5 +1,5 @@
-import { loadVectors } from "../../src/adapter-kit/vectors/load-vectors.js";
-import { PartitionedVectorBackend } from "../../src/adapter-kit/vectors/partitioned-vector-backend.js";
+import { loadVectors } from "../../src/adapters/kit/vectors/load-vectors.js";
+import { PartitionedVectorBackend } from "../../src/adapters/kit/vectors/partitioned-vector-backend.js";
 import type { VectorEntry } from "../../src/ports/vector-backend.js";
 import { clusteredVectors, R, randomVector, referenceSearch, searchOpts, viewOf } from "./vector-fixtures.js";
 import { prng } from "../support/prng.js";

@@ -1,4 +1,4 @@
-import { PartitionedVectorBackend } from "../../src/adapter-kit/vectors/partitioned-vector-backend.js";
+import { PartitionedVectorBackend } from "../../src/adapters/kit/vectors/partitioned-vector-backend.js";
 import type { VectorBackend } from "../../src/ports/vector-backend.js";
 import { runVectorBackendSuite } from "./vector-backend-suite.js";
 

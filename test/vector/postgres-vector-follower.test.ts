@@ -1,4 +1,4 @@
-import { PartitionedVectorBackend } from "../../src/adapter-kit/vectors/partitioned-vector-backend.js";
+import { PartitionedVectorBackend } from "../../src/adapters/kit/vectors/partitioned-vector-backend.js";
 import { PostgresDocumentStore } from "../../src/adapters/postgres/postgres-document-store.js";
 import { openPostgresPool } from "../../src/adapters/postgres/postgres-pool.js";
 import { PostgresVectorFollower } from "../../src/adapters/postgres/postgres-vector-follower.js";

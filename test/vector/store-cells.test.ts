@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PartitionedVectorBackend } from "../../src/adapter-kit/vectors/partitioned-vector-backend.js";
-import { cellCountFor, probesFor } from "../../src/adapter-kit/vectors/store-cells.js";
+import { PartitionedVectorBackend } from "../../src/adapters/kit/vectors/partitioned-vector-backend.js";
+import { cellCountFor, probesFor } from "../../src/adapters/kit/vectors/store-cells.js";
 import type { VectorEntry } from "../../src/ports/vector-backend.js";
 import { prng } from "../support/prng.js";
 import { clusteredVectors, randomVector, referenceSearch, searchOpts, viewOf } from "./vector-fixtures.js";

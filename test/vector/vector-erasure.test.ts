@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PartitionedVectorBackend } from "../../src/adapter-kit/vectors/partitioned-vector-backend.js";
+import { PartitionedVectorBackend } from "../../src/adapters/kit/vectors/partitioned-vector-backend.js";
 import type { VectorEntry } from "../../src/ports/vector-backend.js";
 import { viewOf } from "../graph/graph-fixtures.js";
 

@@ -8,7 +8,7 @@ import { IndexService, type UpsertDocumentsRequest, UpsertDocumentsRequestSchema
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ResolveScopeRequestSchema, ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import { VectorBackendService } from "../../gen/acms/v1/vector_pb.js";
-import { PartitionedVectorBackend } from "../../src/adapter-kit/vectors/partitioned-vector-backend.js";
+import { PartitionedVectorBackend } from "../../src/adapters/kit/vectors/partitioned-vector-backend.js";
 import { preventedLeaks } from "../../src/domain/leak-guard.js";
 import type { Backends } from "../../src/server/composition/backends.js";
 import { createBackends } from "../../src/server/composition/composition-root.js";
@@ -18,7 +18,7 @@ import { createRoutes, type ServerDeps } from "../../src/server/composition/serv
 import { authInterceptor } from "../support/test-server.js";
 import { prng } from "../support/prng.js";
 import { randomVector } from "./vector-fixtures.js";
-import { loadVectors } from "../../src/adapter-kit/vectors/load-vectors.js";
+import { loadVectors } from "../../src/adapters/kit/vectors/load-vectors.js";
 
 // The real routes and interceptors over a router transport, with the vector backend forced onto its graph
 // paths (per-partition and store-wide HNSW), a twin forced onto its store-wide cell index first, and an

@@ -3,7 +3,7 @@ import { preventedLeaks } from "../../src/domain/leak-guard.js";
 import type { ChunkRecord, DocumentStore } from "../../src/ports/document-store.js";
 import type { VectorBackend, VectorHit, VectorSearchOptions } from "../../src/ports/vector-backend.js";
 import type { ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
-import { PartitionedVectorBackend } from "../../src/adapter-kit/vectors/partitioned-vector-backend.js";
+import { PartitionedVectorBackend } from "../../src/adapters/kit/vectors/partitioned-vector-backend.js";
 import { searchVectors, type VectorSearchDeps } from "../../src/application/search/vector-search.js";
 import { R, viewOf } from "./vector-fixtures.js";
 

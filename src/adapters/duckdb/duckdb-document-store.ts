@@ -14,8 +14,8 @@ import type {
 import type { ChunkText, ChunkTextChanges } from "../../ports/unit-reader.js";
 import type { VectorEntry } from "../../ports/vector-backend.js";
 import { keyList, numberOrNull, type DuckDbDatabase, type DuckDbTx, type DuckDbWriteTx } from "./duckdb-database.js";
-import { chunkRecordsOf } from "../../adapter-kit/chunk-rows.js";
-import { DEFAULT_RETAINED_VERSIONS } from "../../adapter-kit/retention.js";
+import { chunkRecordsOf } from "../kit/chunk-rows.js";
+import { DEFAULT_RETAINED_VERSIONS } from "../kit/retention.js";
 
 /** Options of the DuckDB document store. */
 export interface DuckDbDocumentStoreOptions {

@@ -1,6 +1,6 @@
 import type { ChunkSnapshot, UnitAddress, UnitReader, UnitRecord, UnitVisibility } from "../../ports/unit-reader.js";
-import { groupBy } from "../../adapter-kit/group-by.js";
-import { toChunkText, unitFromVersions } from "../../adapter-kit/unit-rows.js";
+import { groupBy } from "../kit/group-by.js";
+import { toChunkText, unitFromVersions } from "../kit/unit-rows.js";
 import { numberOrNull, type DuckDbDatabase } from "./duckdb-database.js";
 
 /**

@@ -12,9 +12,9 @@ import {
 } from "../../ports/vector-backend.js";
 import { keyList, type DuckDbDatabase, type DuckDbTx } from "./duckdb-database.js";
 import { appendVectorRows } from "./duckdb-document-store.js";
-import { assertVectorQuery } from "../../adapter-kit/vectors/vector-query-checks.js";
-import { WriteQueue } from "../../adapter-kit/vectors/write-queue.js";
-import { l2Norm } from "../../adapter-kit/vectors/vector-math.js";
+import { assertVectorQuery } from "../kit/vectors/vector-query-checks.js";
+import { WriteQueue } from "../kit/vectors/write-queue.js";
+import { l2Norm } from "../kit/vectors/vector-math.js";
 
 /** Options of the DuckDB vector backend. */
 export interface DuckDbVectorBackendOptions {

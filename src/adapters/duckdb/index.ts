@@ -1,6 +1,6 @@
 /**
  * The DuckDB engine (ACMS_DUCKDB_PATH): documents, chunks and vectors in one DuckDB file, vector search in SQL.
- * Keyword search is the in-process BM25 (adapter-kit/bm25), fed through `onChunkTexts`.
+ * Keyword search is the in-process BM25 (adapters/kit/bm25), fed through `onChunkTexts`.
  */
 import type { DocumentStore } from "../../ports/document-store.js";
 import type { ChunkTextChanges, UnitReader } from "../../ports/unit-reader.js";

@@ -1,6 +1,6 @@
 /**
  * The in-memory engine: ports held in the process only, for tests and throw-away runs (nothing survives a
- * restart). The in-process indexes that durable engines hold (BM25, vectors) are in adapter-kit.
+ * restart). The in-process indexes that durable engines hold (BM25, vectors) are in the adapters' kit (src/adapters/kit).
  */
 import type { TierStore } from "../../ports/tier-store.js";
 import { MemoryTierStore } from "./memory-tier-store.js";

@@ -4,7 +4,7 @@ import { availableParallelism } from "node:os";
 import { basename, join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { UnavailableError } from "../../domain/errors.js";
-import { checkEmbedTexts } from "../../adapter-kit/check-embed-texts.js";
+import { checkEmbedTexts } from "../kit/check-embed-texts.js";
 import type { Embedder } from "../../ports/embedder.js";
 import { onnxEmbedWorkerSource, type OnnxWorkerData, type OnnxWorkerReply } from "./onnx-embed-worker.js";
 

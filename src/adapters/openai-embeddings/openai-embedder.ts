@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { UnavailableError } from "../../domain/errors.js";
 import type { Embedder } from "../../ports/embedder.js";
-import { checkEmbedTexts } from "../../adapter-kit/check-embed-texts.js";
+import { checkEmbedTexts } from "../kit/check-embed-texts.js";
 
 /** Options of the OpenAI-compatible embeddings client. */
 export interface OpenAiEmbedderOptions {

@@ -13,7 +13,7 @@ import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import { graphIri, resourceIdOfGraphIri } from "../../domain/uko-uri.js";
 import { isUlid } from "../../domain/ulid-id.js";
 import type { GraphBackend, GraphQueryOptions, GraphQueryResult, GraphTriple, GraphTriplesResult } from "../../ports/graph-backend.js";
-import { checkpointWal, openSqliteDatabase, type SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
+import { checkpointWal, openSqliteDatabase, type SqliteDatabase } from "../kit/sqlite-database.js";
 import { FairQueue } from "./fair-queue.js";
 import {
   oxigraphWorkerSource,

@@ -1,4 +1,4 @@
-import { PartitionedVectorBackend } from "../../adapter-kit/vectors/partitioned-vector-backend.js";
+import { PartitionedVectorBackend } from "../kit/vectors/partitioned-vector-backend.js";
 import type { DocumentStore } from "../../ports/document-store.js";
 import type { RegistryStore } from "../../ports/registry-store.js";
 import type { ScopeStore } from "../../ports/scope-store.js";

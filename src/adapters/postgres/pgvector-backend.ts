@@ -13,10 +13,10 @@ import {
 import { insertVectorRows } from "./postgres-document-store.js";
 import { withSchemaLock } from "./postgres-migrations.js";
 import type { PostgresClient, PostgresPool } from "./postgres-pool.js";
-import { assertVectorQuery } from "../../adapter-kit/vectors/vector-query-checks.js";
-import { WriteQueue } from "../../adapter-kit/vectors/write-queue.js";
-import { vectorFromBytes } from "../../adapter-kit/vectors/vector-bytes.js";
-import { l2Norm } from "../../adapter-kit/vectors/vector-math.js";
+import { assertVectorQuery } from "../kit/vectors/vector-query-checks.js";
+import { WriteQueue } from "../kit/vectors/write-queue.js";
+import { vectorFromBytes } from "../kit/vectors/vector-bytes.js";
+import { l2Norm } from "../kit/vectors/vector-math.js";
 
 /** In-scope vectors up to which a search is an exact scan (recall 1); above, HNSW with iterative scan. */
 export const PGVECTOR_EXACT_THRESHOLD = 10_000;

@@ -14,9 +14,9 @@ import type {
 import type { VectorEntry } from "../../ports/vector-backend.js";
 import { keywordBatch } from "./keyword-postings.js";
 import { inTransaction, type PostgresClient, type PostgresPool } from "./postgres-pool.js";
-import { chunkRecordsOf, type StoredChunkRow } from "../../adapter-kit/chunk-rows.js";
-import { DEFAULT_RETAINED_VERSIONS } from "../../adapter-kit/retention.js";
-import { vectorFromBytes, vectorToBytes } from "../../adapter-kit/vectors/vector-bytes.js";
+import { chunkRecordsOf, type StoredChunkRow } from "../kit/chunk-rows.js";
+import { DEFAULT_RETAINED_VERSIONS } from "../kit/retention.js";
+import { vectorFromBytes, vectorToBytes } from "../kit/vectors/vector-bytes.js";
 
 /** The channel every committed write notifies, with its generation as payload (read by other servers). */
 export const GENERATION_CHANNEL = "acms_index_generation";

@@ -1,5 +1,5 @@
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from "../../domain/errors.js";
-import { unlinkRefusal } from "../../adapter-kit/registry-unlink.js";
+import { unlinkRefusal } from "../kit/registry-unlink.js";
 import { assertProjectName } from "../../domain/project-name.js";
 import { assertAlias } from "../../domain/resource-alias.js";
 import { isUlid, resourceIdProblem } from "../../domain/ulid-id.js";
@@ -21,9 +21,9 @@ import {
   toResourceRecord,
   type LinkRow,
   type ResourceRow,
-} from "../../adapter-kit/registry-rows.js";
+} from "../kit/registry-rows.js";
 import pg from "pg";
-import { groupBy } from "../../adapter-kit/group-by.js";
+import { groupBy } from "../kit/group-by.js";
 import { inTransaction, isUniqueViolation, type PostgresClient, type PostgresPool } from "./postgres-pool.js";
 
 /**

@@ -9,7 +9,7 @@ import {
   storedScopeBytes,
   toStoredScopeRow,
   type StoredScopeRow,
-} from "../../adapter-kit/scope-rows.js";
+} from "../kit/scope-rows.js";
 import { isUniqueViolation, type PostgresPool } from "./postgres-pool.js";
 
 /**

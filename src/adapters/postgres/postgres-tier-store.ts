@@ -6,7 +6,7 @@ import type { TierFragment } from "../../domain/tier-fragment.js";
 import { fragmentKey } from "../../domain/tier-fragment.js";
 import type { LoadedFragment, SharedTierStore, TierChanges } from "../../ports/tier-store.js";
 import type { PostgresClient, PostgresPool } from "./postgres-pool.js";
-import { loadedFragmentOf, type TierRow } from "../../adapter-kit/tier-rows.js";
+import { loadedFragmentOf, type TierRow } from "../kit/tier-rows.js";
 
 const compress = promisify(gzip);
 const decompress = promisify(gunzip);

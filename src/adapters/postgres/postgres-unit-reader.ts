@@ -1,7 +1,7 @@
 import type { ChunkSnapshot, UnitAddress, UnitReader, UnitRecord, UnitVisibility } from "../../ports/unit-reader.js";
 import { inTransaction, type PostgresPool } from "./postgres-pool.js";
-import { groupBy } from "../../adapter-kit/group-by.js";
-import { toChunkText, unitFromVersions, type SnapshotChunkRow } from "../../adapter-kit/unit-rows.js";
+import { groupBy } from "../kit/group-by.js";
+import { toChunkText, unitFromVersions, type SnapshotChunkRow } from "../kit/unit-rows.js";
 
 interface VersionRow {
   resource_id: string;

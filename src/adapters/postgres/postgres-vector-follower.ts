@@ -6,7 +6,7 @@ import type { VectorBackend, VectorEntry, VectorHit, VectorSearchOptions } from 
 import { GENERATION_CHANNEL } from "./postgres-document-store.js";
 import type { PostgresPool } from "./postgres-pool.js";
 import { DEFAULT_FOLLOWER_HORIZON_MS, forgetFollower, pruneVectorChanges, recordFollower } from "./vector-change-log.js";
-import { vectorFromBytes } from "../../adapter-kit/vectors/vector-bytes.js";
+import { vectorFromBytes } from "../kit/vectors/vector-bytes.js";
 
 /** The in-process vector index this follower keeps current (the embedded PartitionedVectorBackend). */
 export interface FollowedVectorIndex extends VectorBackend {

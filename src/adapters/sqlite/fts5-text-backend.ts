@@ -7,7 +7,7 @@ import type { ChunkRecord } from "../../ports/document-store.js";
 import type { TextBackend, TextHit, TextSearchOptions } from "../../ports/text-backend.js";
 import { matchAnyTerm, queryTerms, quoteFts5 } from "./fts5-match-query.js";
 import { resourceToken } from "./sqlite-document-store.js";
-import type { SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
+import type { SqliteDatabase } from "../kit/sqlite-database.js";
 
 /**
  * Scopes of at most this many resources are also pushed into the FTS5 MATCH itself (`rid : (...)`),

@@ -8,7 +8,7 @@ import type { ScopeStore } from "../../ports/scope-store.js";
 import type { TextBackend } from "../../ports/text-backend.js";
 import type { TierStore } from "../../ports/tier-store.js";
 import type { UnitReader } from "../../ports/unit-reader.js";
-import { openSqliteDatabase, type SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../kit/sqlite-database.js";
 import { Fts5TextBackend } from "./fts5-text-backend.js";
 import { SqliteDocumentStore } from "./sqlite-document-store.js";
 import { SqliteFileTierStore } from "./sqlite-file-tier-store.js";

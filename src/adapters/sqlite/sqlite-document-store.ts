@@ -12,12 +12,12 @@ import type {
   VectorChanges,
 } from "../../ports/document-store.js";
 import type { VectorEntry } from "../../ports/vector-backend.js";
-import { checkpointWal, openSqliteReader, type SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
-import { withoutFsync } from "../../adapter-kit/without-fsync.js";
-import { chunkRecordsOf, type StoredChunkRow } from "../../adapter-kit/chunk-rows.js";
-import { DEFAULT_RETAINED_VERSIONS } from "../../adapter-kit/retention.js";
-import { vectorFromBytes, vectorToBytes } from "../../adapter-kit/vectors/vector-bytes.js";
-import type { SnapshotChunkRow } from "../../adapter-kit/unit-rows.js";
+import { checkpointWal, openSqliteReader, type SqliteDatabase } from "../kit/sqlite-database.js";
+import { withoutFsync } from "../kit/without-fsync.js";
+import { chunkRecordsOf, type StoredChunkRow } from "../kit/chunk-rows.js";
+import { DEFAULT_RETAINED_VERSIONS } from "../kit/retention.js";
+import { vectorFromBytes, vectorToBytes } from "../kit/vectors/vector-bytes.js";
+import type { SnapshotChunkRow } from "../kit/unit-rows.js";
 
 /** Every retained chunk version with an embedding, in key order (`iterateVectors`). */
 const VECTORS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key

@@ -4,10 +4,10 @@ import { open, readFile, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { fragmentKey, type TierFragment } from "../../domain/tier-fragment.js";
 import type { LoadedFragment, TierStore } from "../../ports/tier-store.js";
-import type { SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
-import { WalSync } from "../../adapter-kit/wal-sync.js";
-import { withoutFsync } from "../../adapter-kit/without-fsync.js";
-import { loadedFragmentOf, type TierRow } from "../../adapter-kit/tier-rows.js";
+import type { SqliteDatabase } from "../kit/sqlite-database.js";
+import { WalSync } from "../kit/wal-sync.js";
+import { withoutFsync } from "../kit/without-fsync.js";
+import { loadedFragmentOf, type TierRow } from "../kit/tier-rows.js";
 
 interface Row extends TierRow {
   cold_file: string | null;

@@ -1,5 +1,5 @@
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from "../../domain/errors.js";
-import { unlinkRefusal } from "../../adapter-kit/registry-unlink.js";
+import { unlinkRefusal } from "../kit/registry-unlink.js";
 import { assertProjectName } from "../../domain/project-name.js";
 import { assertAlias } from "../../domain/resource-alias.js";
 import { isUlid, resourceIdProblem } from "../../domain/ulid-id.js";
@@ -21,10 +21,10 @@ import {
   toResourceRecord,
   type LinkRow,
   type ResourceRow,
-} from "../../adapter-kit/registry-rows.js";
-import { checkpointWal, isSqliteUniqueViolation, type SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
-import { WalSync } from "../../adapter-kit/wal-sync.js";
-import { withoutFsync } from "../../adapter-kit/without-fsync.js";
+} from "../kit/registry-rows.js";
+import { checkpointWal, isSqliteUniqueViolation, type SqliteDatabase } from "../kit/sqlite-database.js";
+import { WalSync } from "../kit/wal-sync.js";
+import { withoutFsync } from "../kit/without-fsync.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS registry_projects (

@@ -9,8 +9,8 @@ import {
   storedScopeBytes,
   toStoredScopeRow,
   type StoredScopeRow,
-} from "../../adapter-kit/scope-rows.js";
-import { isSqliteUniqueViolation, type SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
+} from "../kit/scope-rows.js";
+import { isSqliteUniqueViolation, type SqliteDatabase } from "../kit/sqlite-database.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS scopes (

@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { ChunkSnapshot, ChunkText, UnitAddress, UnitReader, UnitRecord, UnitVisibility } from "../../ports/unit-reader.js";
-import type { SqliteDatabase } from "../../adapter-kit/sqlite-database.js";
-import { toChunkText, unitFromVersions, type SnapshotChunkRow } from "../../adapter-kit/unit-rows.js";
+import type { SqliteDatabase } from "../kit/sqlite-database.js";
+import { toChunkText, unitFromVersions, type SnapshotChunkRow } from "../kit/unit-rows.js";
 
 interface VersionRow {
   doc_key: number;

@@ -15,7 +15,7 @@ import type { TextBackend } from "../../ports/text-backend.js";
 import { openDuckDb } from "../../adapters/duckdb/index.js";
 import { openOxigraph } from "../../adapters/oxigraph/index.js";
 import { openPostgres } from "../../adapters/postgres/index.js";
-import { loadVectors, MemoryBm25TextBackend, PartitionedVectorBackend, type ChunkTextSource } from "../../adapter-kit/index.js";
+import { loadVectors, MemoryBm25TextBackend, PartitionedVectorBackend, type ChunkTextSource } from "../../adapters/kit/index.js";
 import { openSparqlEndpoint } from "../../adapters/sparql-endpoint/index.js";
 import { openSqlite, openSqliteCatalog, type SqliteCatalog } from "../../adapters/sqlite/index.js";
 import type { GraphBackend } from "../../ports/graph-backend.js";

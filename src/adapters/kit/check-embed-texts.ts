@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type FieldViolation } from "../domain/errors.js";
+import { InvalidArgumentError, type FieldViolation } from "../../domain/errors.js";
 
 /**
  * The shared input rule of every embedder (see the port): at most `maxBatch` texts, none blank, none over

@@ -1,8 +1,8 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { bm25Term, fts5Idf } from "../../domain/bm25.js";
-import { analyzeKeywords } from "../../domain/keyword-query.js";
-import { formatUkoUri } from "../../domain/uko-uri.js";
-import type { ChunkSnapshot, ChunkText, ChunkTextChanges } from "../../ports/unit-reader.js";
+import { bm25Term, fts5Idf } from "../../../domain/bm25.js";
+import { analyzeKeywords } from "../../../domain/keyword-query.js";
+import { formatUkoUri } from "../../../domain/uko-uri.js";
+import type { ChunkSnapshot, ChunkText, ChunkTextChanges } from "../../../ports/unit-reader.js";
 
 /** One indexed chunk version. */
 export interface IndexedRow {

@@ -1,5 +1,5 @@
-import { tierFacts, type TierName } from "../domain/tier-fragment.js";
-import type { LoadedFragment } from "../ports/tier-store.js";
+import { tierFacts, type TierName } from "../../domain/tier-fragment.js";
+import type { LoadedFragment } from "../../ports/tier-store.js";
 
 /** The columns of `tier_fragments` every tier engine stores alike. */
 export interface TierRow {

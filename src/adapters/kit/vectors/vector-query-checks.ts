@@ -1,4 +1,4 @@
-import type { VectorSearchOptions } from "../../ports/vector-backend.js";
+import type { VectorSearchOptions } from "../../../ports/vector-backend.js";
 
 /** The preconditions every vector port's `search` checks first: not cancelled, the deployment's dimension, a positive topK. */
 export function assertVectorQuery(query: Float32Array, dimension: number, opts: VectorSearchOptions): void {

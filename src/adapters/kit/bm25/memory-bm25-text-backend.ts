@@ -1,9 +1,9 @@
-import { keywordQueryPhrases } from "../../domain/keyword-query.js";
-import { normaliseBm25 } from "../../domain/bm25-normalise.js";
-import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
-import { isVersionVisible } from "../../domain/temporal-filter.js";
-import type { TextBackend, TextHit, TextSearchOptions } from "../../ports/text-backend.js";
-import type { ChunkSnapshot, ChunkTextChanges } from "../../ports/unit-reader.js";
+import { keywordQueryPhrases } from "../../../domain/keyword-query.js";
+import { normaliseBm25 } from "../../../domain/bm25-normalise.js";
+import type { ScopedBackendView } from "../../../domain/scoped-backend-view.js";
+import { isVersionVisible } from "../../../domain/temporal-filter.js";
+import type { TextBackend, TextHit, TextSearchOptions } from "../../../ports/text-backend.js";
+import type { ChunkSnapshot, ChunkTextChanges } from "../../../ports/unit-reader.js";
 import { Bm25Index } from "./bm25-index.js";
 
 /** Where the fallback reads chunk texts from: a consistent snapshot, and the current generation. */

@@ -1,4 +1,4 @@
-import { FailedPreconditionError, NotFoundError } from "../domain/errors.js";
+import { FailedPreconditionError, NotFoundError } from "../../domain/errors.js";
 
 /**
  * Why an UnlinkResource of `resourceId` from `project` is refused, worded alike on every engine; undefined

@@ -1,5 +1,5 @@
-import { TEMPORAL_SCOPES, type ResourceScope, type TemporalScope } from "../domain/scope.js";
-import { MAX_SCOPE_PAGE, type ScopePage } from "../ports/scope-store.js";
+import { TEMPORAL_SCOPES, type ResourceScope, type TemporalScope } from "../../domain/scope.js";
+import { MAX_SCOPE_PAGE, type ScopePage } from "../../ports/scope-store.js";
 
 /**
  * One stored scope as every scope store keeps it: id, owner and creation time (ms) in columns, everything else

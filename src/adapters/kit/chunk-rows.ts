@@ -1,5 +1,5 @@
-import { formatUkoUri } from "../domain/uko-uri.js";
-import type { ChunkRecord } from "../ports/document-store.js";
+import { formatUkoUri } from "../../domain/uko-uri.js";
+import type { ChunkRecord } from "../../ports/document-store.js";
 
 /** A stored chunk joined with its document's metadata, as every document engine reads it for getChunks. */
 export interface StoredChunkRow {

@@ -1,7 +1,7 @@
-import { AlreadyExistsError } from "../domain/errors.js";
-import { assertResourceRequest } from "../domain/new-resource-check.js";
-import { newUlid } from "../domain/ulid-id.js";
-import type { LinkRecord, NewResource, ResourceRecord } from "../ports/registry-store.js";
+import { AlreadyExistsError } from "../../domain/errors.js";
+import { assertResourceRequest } from "../../domain/new-resource-check.js";
+import { newUlid } from "../../domain/ulid-id.js";
+import type { LinkRecord, NewResource, ResourceRecord } from "../../ports/registry-store.js";
 import { groupBy } from "./group-by.js";
 
 /** A row of `registry_resources`, as every registry engine stores it. */

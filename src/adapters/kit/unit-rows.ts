@@ -1,5 +1,5 @@
-import { isVersionVisible } from "../domain/temporal-filter.js";
-import type { ChunkText, UnitAddress, UnitRecord, UnitVisibility } from "../ports/unit-reader.js";
+import { isVersionVisible } from "../../domain/temporal-filter.js";
+import type { ChunkText, UnitAddress, UnitRecord, UnitVisibility } from "../../ports/unit-reader.js";
 
 /** One stored version of a document, newest first among its versions, as every unit reader reads it. */
 export interface StoredVersionRow {

@@ -1,4 +1,4 @@
-import type { VectorEntry } from "../../ports/vector-backend.js";
+import type { VectorEntry } from "../../../ports/vector-backend.js";
 
 /** A backend that can take its whole content at once (the embedded one, `PartitionedVectorBackend`). */
 export interface BulkLoadableVectors {

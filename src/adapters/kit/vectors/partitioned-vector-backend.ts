@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { UnavailableError } from "../../domain/errors.js";
-import { nextSliceSize } from "../../domain/next-slice-size.js";
-import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
-import { supersededCutoff } from "../../domain/temporal-filter.js";
-import type { VectorBackend, VectorEntry, VectorHit, VectorSearchOptions } from "../../ports/vector-backend.js";
+import { UnavailableError } from "../../../domain/errors.js";
+import { nextSliceSize } from "../../../domain/next-slice-size.js";
+import type { ScopedBackendView } from "../../../domain/scoped-backend-view.js";
+import { supersededCutoff } from "../../../domain/temporal-filter.js";
+import type { VectorBackend, VectorEntry, VectorHit, VectorSearchOptions } from "../../../ports/vector-backend.js";
 import type { GraphHolder } from "./graph-holder.js";
 import { DEFAULT_HNSW_PARAMS, HnswIndex, type HnswParams } from "./hnsw-index.js";
 import { StoreCells, probesFor, type SavedCentroids } from "./store-cells.js";
