@@ -14,7 +14,7 @@ import { graphIri, resourceIdOfGraphIri } from "../../domain/uko-uri.js";
 import { isUlid } from "../../domain/ulid-id.js";
 import type { GraphBackend, GraphQueryOptions, GraphQueryResult, GraphTriple, GraphTriplesResult } from "../../ports/graph-backend.js";
 import { checkpointWal, openSqliteDatabase, type SqliteDatabase } from "../kit/sqlite-database.js";
-import { FairQueue } from "./fair-queue.js";
+import { FairQueue } from "../../domain/fair-queue.js";
 import {
   oxigraphWorkerSource,
   type OxigraphWorkerData,

@@ -1,4 +1,5 @@
 import { UnavailableError } from "../../domain/errors.js";
+import { FairQueue } from "../../domain/fair-queue.js";
 import type { Embedder } from "../../ports/embedder.js";
 
 /** One batch waiting for the embedder. */
@@ -30,13 +31,10 @@ export class FairEmbedder {
   readonly maxInputChars: number;
   private readonly slots: number;
   private readonly batchSize: number;
-  private readonly queues = new Map<string, Job[]>();
-  private readonly order: string[] = [];
+  /** Each tenant's batches; the next comes from the tenant holding the fewest slots, served longest ago among those. */
+  private readonly queue = new FairQueue<Job>();
   private readonly held = new Map<string, number>();
   private running = 0;
-  /** When each tenant was last served (a counter), to break ties between tenants holding as many slots. */
-  private readonly lastServed = new Map<string, number>();
-  private served = 0;
   private closed = false;
 
   constructor(
@@ -60,9 +58,7 @@ export class FairEmbedder {
 
   /** Batches waiting for a slot, over every tenant (metrics, tests). */
   get waiting(): number {
-    let n = 0;
-    for (const q of this.queues.values()) n += q.length;
-    return n;
+    return this.queue.size;
   }
 
   /** `texts`' vectors, in order, embedded a batch at a time in `tenant`'s queue (the embedder's input rules apply). */
@@ -96,9 +92,7 @@ export class FairEmbedder {
   /** Refuses what waits (UNAVAILABLE) and closes the embedder. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const q of this.queues.values()) for (const job of q.splice(0)) job.reject(new UnavailableError("the embedder closed"));
-    this.queues.clear();
-    this.order.length = 0;
+    for (const job of this.queue.drain()) job.reject(new UnavailableError("the embedder closed"));
     await this.embedder.close();
   }
 
@@ -107,63 +101,19 @@ export class FairEmbedder {
     return new Promise<Float32Array[]>((resolve, reject) => {
       const job: Job = { tenant, texts, signal, resolve, reject };
       jobs.push(job);
-      let q = this.queues.get(tenant);
-      if (!q) {
-        q = [];
-        this.queues.set(tenant, q);
-        this.order.push(tenant);
-      }
-      q.push(job);
+      this.queue.push(tenant, job);
       this.pump();
     });
   }
 
   /** Takes a cancelled call's batch out of its queue (a running one finishes; its answer is dropped). */
   private unqueue(job: Job): void {
-    const q = this.queues.get(job.tenant);
-    const at = q?.indexOf(job) ?? -1;
-    if (!q || at < 0) return;
-    q.splice(at, 1);
-    if (q.length === 0) this.drop(job.tenant);
-    job.reject(job.signal?.reason);
-  }
-
-  private drop(tenant: string): void {
-    this.queues.delete(tenant);
-    const at = this.order.indexOf(tenant);
-    if (at >= 0) this.order.splice(at, 1);
-  }
-
-  /**
-   * The next batch: from the tenant holding the fewest slots, and among those the one served longest ago (a
-   * tenant new to the pool first), so a newcomer waits behind no more than the batches already running.
-   */
-  private next(): Job | undefined {
-    let at = -1;
-    let least = Infinity;
-    let oldest = Infinity;
-    this.order.forEach((tenant, i) => {
-      const h = this.held.get(tenant) ?? 0;
-      const served = this.lastServed.get(tenant) ?? -1;
-      if (h < least || (h === least && served < oldest)) {
-        least = h;
-        oldest = served;
-        at = i;
-      }
-    });
-    if (at < 0) return undefined;
-    const tenant = this.order.splice(at, 1)[0];
-    this.lastServed.set(tenant, this.served++);
-    const q = this.queues.get(tenant) as Job[];
-    const job = q.shift() as Job;
-    if (q.length > 0) this.order.push(tenant);
-    else this.queues.delete(tenant);
-    return job;
+    if (this.queue.remove(job.tenant, job)) job.reject(job.signal?.reason);
   }
 
   private pump(): void {
     while (this.running < this.slots) {
-      const job = this.next();
+      const job = this.queue.shift((tenant) => this.held.get(tenant) ?? 0);
       if (!job) return;
       this.running += 1;
       this.held.set(job.tenant, (this.held.get(job.tenant) ?? 0) + 1);

@@ -1,4 +1,4 @@
-import { FairQueue } from "../../src/adapters/oxigraph/fair-queue.js";
+import { FairQueue } from "../../src/domain/fair-queue.js";
 
 describe("FairQueue", () => {
   it("serves tenants round robin, whatever one tenant has queued", () => {
@@ -51,5 +51,15 @@ describe("FairQueue", () => {
     q.unshift("c", "c0");
     expect(q.size).toBe(4);
     expect([q.shift(), q.shift(), q.shift(), q.shift()]).toEqual(["b0", "a0", "c0", "a1"]);
+  });
+
+  it("serves a newcomer before a tenant with a backlog that was just served (not behind it in the rotation)", () => {
+    const q = new FairQueue<string>();
+    q.push("a", "a0");
+    q.push("a", "a1");
+    expect(q.shift()).toBe("a0");
+    // b arrives while a's backlog waits: a was served last, so b goes first.
+    q.push("b", "b0");
+    expect([q.shift(), q.shift()]).toEqual(["b0", "a1"]);
   });
 });

@@ -1,13 +1,18 @@
 /**
- * A queue per tenant, served round robin: each `shift` takes the oldest entry of the tenant after the one
- * served last, so one tenant's backlog delays another's next entry by at most one entry per server. Given
- * how many servers each tenant already holds, `shift` serves the tenant holding the fewest first (round
- * robin among equals): a tenant with entries waiting gets the next free server before one that holds more.
+ * A queue per tenant for a shared pool (API.md, "Shared pools": the graph workers, the embedder). `shift`
+ * takes the oldest entry of the tenant served longest ago (a tenant never served first: a newcomer waits
+ * behind no tenant with a backlog), so one tenant's backlog delays another's next entry by at most one entry
+ * per server. Given how many servers each tenant already holds, `shift` serves the tenant holding the fewest
+ * first (served longest ago among equals): a tenant with entries waiting gets the next free server before
+ * one that holds more.
  */
 export class FairQueue<T> {
   private readonly queues = new Map<string, T[]>();
-  /** Tenants with a non-empty queue, in serving order (the next to serve first). */
+  /** Tenants with a non-empty queue, in the order they (re)joined it: the tie-break after `lastServed`. */
   private readonly order: string[] = [];
+  /** When each tenant was last served (a counter); a tenant never served is not in it and comes first. */
+  private readonly lastServed = new Map<string, number>();
+  private served = 0;
   private count = 0;
 
   get size(): number {
@@ -50,23 +55,25 @@ export class FairQueue<T> {
   }
 
   /**
-   * The next entry, round robin between tenants; with `held` (how many servers a tenant holds), from the
-   * tenant holding the fewest, round robin among those.
+   * The next entry: from the tenant served longest ago (never served first); with `held` (how many servers a
+   * tenant holds), from the tenant holding the fewest, served longest ago among those.
    */
   shift(held?: (tenant: string) => number): T | undefined {
-    let at = 0;
-    if (held && this.order.length > 1) {
-      let least = Infinity;
-      this.order.forEach((tenant, i) => {
-        const h = held(tenant);
-        if (h < least) {
-          least = h;
-          at = i;
-        }
-      });
-    }
+    let at = -1;
+    let least = Infinity;
+    let oldest = Infinity;
+    this.order.forEach((tenant, i) => {
+      const h = held ? held(tenant) : 0;
+      const served = this.lastServed.get(tenant) ?? -1;
+      if (h < least || (h === least && served < oldest)) {
+        least = h;
+        oldest = served;
+        at = i;
+      }
+    });
+    if (at < 0) return undefined;
     const tenant = this.order.splice(at, 1)[0];
-    if (tenant === undefined) return undefined;
+    this.lastServed.set(tenant, this.served++);
     const q = this.queues.get(tenant) as T[];
     const item = q.shift() as T;
     this.count -= 1;
