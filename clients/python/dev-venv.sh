@@ -1,30 +1,7 @@
 #!/usr/bin/env bash
 # Prints the path of a venv holding exactly requirements-dev.txt (grpcio-tools, mypy-protobuf, mypy, pytest,
-# hatchling...), creating it first when missing. It lives outside the clone, in
-# ${ACMS_CI_CACHE:-~/.cache/acms-ci}/py-venv-<hash>, the hash taken over requirements-dev.txt and the
-# interpreter's version: a changed pin or Python makes a new one, an unchanged one is reused (pip's own cache
-# keeps the downloads). ACMS_PYTHON picks the interpreter (default python3; 3.11 or newer). Safe to run
-# concurrently: creation holds a lock, and a venv counts only once its stamp file is written.
+# hatchling...), creating it first when missing, in ${ACMS_CI_CACHE:-~/.cache/acms-ci}/py-venv-<hash>
+# (scripts/pinned-venv.sh says how it is kept and reused).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-python="${ACMS_PYTHON:-python3}"
-cache="${ACMS_CI_CACHE:-$HOME/.cache/acms-ci}"
-key="$({ cat "$here/requirements-dev.txt"; "$python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)"
-venv="$cache/py-venv-$key"
-if [ ! -f "$venv/.complete" ]; then
-  mkdir -p "$cache"
-  exec 9>"$venv.lock"
-  flock 9
-  if [ ! -f "$venv/.complete" ]; then
-    rm -rf "$venv"
-    "$python" -m venv "$venv" >&2
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: -r "$here/requirements-dev.txt" >&2
-    touch "$venv/.complete"
-    # Venvs of older pins or interpreters are not used again by this clone.
-    for old in "$cache"/py-venv-*; do
-      case "$old" in "$venv" | "$venv.lock") ;; *) rm -rf "$old" ;; esac
-    done
-  fi
-  flock -u 9
-fi
-printf '%s\n' "$venv"
+exec bash "$here/../../scripts/pinned-venv.sh" "$here/requirements-dev.txt" py-venv
