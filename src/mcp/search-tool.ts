@@ -24,6 +24,18 @@ const SOURCE_NAMES: Record<Source, string> = {
 
 type Hit = z.infer<typeof hitShape>;
 
+/** A search result of any of the three RPCs as the tool answers it (the wire's fields, snake_case). */
+function toHit(r: {
+  ukoUri: string;
+  resourceId: string;
+  path: string;
+  content: string;
+  score: number;
+  metadata: { [key: string]: string };
+}): Hit {
+  return { uko_uri: r.ukoUri, resource_id: r.resourceId, path: r.path, content: r.content, score: r.score, metadata: { ...r.metadata } };
+}
+
 /**
  * `search`: the scope's content by meaning and words. `text` is Search (BM25), `vector` SimilaritySearch with
  * `text` (the server embeds the query; without an embedder it answers an error), `hybrid` (the default)
@@ -86,38 +98,19 @@ export function registerSearchTool(server: McpServer, env: ToolEnv): void {
               { query: args.query, maxResults: window },
               call.options,
             );
-            hits = res.results.map((r) => ({
-              uko_uri: r.ukoUri,
-              resource_id: r.resourceId,
-              path: r.path,
-              content: r.content,
-              score: r.score,
-              metadata: { ...r.metadata },
-            }));
+            hits = res.results.map(toHit);
             answer = res;
           } else if (mode === "vector") {
             const res = await createClient(VectorBackendService, call.transport).similaritySearch(
               { text: args.query, topK: window },
               call.options,
             );
-            hits = res.results.map((r) => ({
-              uko_uri: r.ukoUri,
-              resource_id: r.resourceId,
-              path: r.path,
-              content: r.content,
-              score: r.score,
-              metadata: { ...r.metadata },
-            }));
+            hits = res.results.map(toHit);
             answer = res;
           } else {
             const res = await createClient(RagService, call.transport).hybridSearch({ query: args.query, topK: window }, call.options);
             hits = res.results.map((r) => ({
-              uko_uri: r.ukoUri,
-              resource_id: r.resourceId,
-              path: r.path,
-              content: r.content,
-              score: r.score,
-              metadata: { ...r.metadata },
+              ...toHit(r),
               contributions: r.contributions.map((c) => ({ source: SOURCE_NAMES[c.source], rank: c.rank, score: c.score })),
             }));
             answer = res;
