@@ -1,10 +1,10 @@
-import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
-import { createRequire } from "node:module";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { basename, join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { UnavailableError } from "../../domain/errors.js";
 import { checkEmbedTexts } from "../kit/check-embed-texts.js";
+import { resolvePackage } from "../kit/resolve-package.js";
 import type { Embedder } from "../../ports/embedder.js";
 import { onnxEmbedWorkerSource, type OnnxWorkerData, type OnnxWorkerReply } from "./onnx-embed-worker.js";
 
@@ -77,26 +77,6 @@ export function findModelFiles(dir: string): { modelPath: string; tokenizerPath:
   return { modelPath, tokenizerPath, pooling, maxTokens };
 }
 
-function resolvePackage(name: string): string {
-  const bases: string[] = [];
-  if (process.argv[1]) {
-    try {
-      bases.push(realpathSync(process.argv[1]));
-    } catch {
-      // A virtual entry script (`node -e`): the working directory below.
-    }
-  }
-  bases.push(join(process.cwd(), "index.js"));
-  for (const base of bases) {
-    try {
-      return createRequire(base).resolve(name);
-    } catch {
-      // Not from this base; the next one.
-    }
-  }
-  throw new Error(`cannot resolve the package "${name}" for the embedding worker`);
-}
-
 /**
  * A local sentence-embedding model run on worker threads (never on the serving thread): each worker holds
  * one ONNX Runtime session and embeds one batch at a time; calls queue in arrival order (the application's
@@ -121,8 +101,8 @@ export class OnnxEmbedder implements Embedder {
     this.maxBatch = opts.maxBatch ?? DEFAULT_ONNX_BATCH;
     this.maxInputChars = opts.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS;
     this.data = {
-      ortPath: resolvePackage("onnxruntime-node"),
-      tokenizersPath: resolvePackage("@huggingface/tokenizers"),
+      ortPath: resolvePackage("onnxruntime-node", "the embedding worker"),
+      tokenizersPath: resolvePackage("@huggingface/tokenizers", "the embedding worker"),
       modelPath: files.modelPath,
       tokenizerPath: files.tokenizerPath,
       pooling: files.pooling,

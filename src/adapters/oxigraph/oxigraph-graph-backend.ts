@@ -1,6 +1,5 @@
 import type BetterSqlite3 from "better-sqlite3";
-import { realpathSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { blankNode, literal, namedNode } from "oxigraph";
@@ -13,6 +12,7 @@ import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import { graphIri, resourceIdOfGraphIri } from "../../domain/uko-uri.js";
 import { isUlid } from "../../domain/ulid-id.js";
 import type { GraphBackend, GraphQueryOptions, GraphQueryResult, GraphTriple, GraphTriplesResult } from "../../ports/graph-backend.js";
+import { resolvePackage } from "../kit/resolve-package.js";
 import { checkpointWal, openSqliteDatabase, type SqliteDatabase } from "../kit/sqlite-database.js";
 import { FairQueue } from "../../domain/fair-queue.js";
 import {
@@ -111,26 +111,6 @@ function retire(worker: Worker): Promise<number> {
   worker.removeAllListeners();
   worker.on("error", () => {});
   return worker.terminate();
-}
-
-function resolvePackage(name: string): string {
-  const bases: string[] = [];
-  if (process.argv[1]) {
-    try {
-      bases.push(realpathSync(process.argv[1]));
-    } catch {
-      // The entry script may be virtual (e.g. `node -e`): fall back to the working directory.
-    }
-  }
-  bases.push(join(process.cwd(), "index.js"));
-  for (const base of bases) {
-    try {
-      return createRequire(base).resolve(name);
-    } catch {
-      // Not resolvable from this base; try the next one.
-    }
-  }
-  throw new Error(`cannot resolve the package "${name}" for the graph query worker`);
 }
 
 /**
@@ -324,8 +304,8 @@ export class OxigraphGraphBackend implements GraphBackend {
     this.deleteGraph = db.prepare("DELETE FROM graph_triples WHERE graph = ?");
     this.setSeq = db.prepare("UPDATE graph_meta SET value = ? WHERE key = 'seq'");
     this.workerData = {
-      oxigraphPath: resolvePackage("oxigraph"),
-      sqlitePath: resolvePackage("better-sqlite3"),
+      oxigraphPath: resolvePackage("oxigraph", "the graph query worker"),
+      sqlitePath: resolvePackage("better-sqlite3", "the graph query worker"),
       dbPath: path,
       snapshotPath: `${path}.nq`,
     };
