@@ -197,6 +197,49 @@ export function runTextBackendSuite(opts: TextBackendSuiteOptions): void {
       expect((await uris((await search(testView([notes], { temporal: "all" }), "risotto parmesan")).hits))[0]).toContain("risotto.md");
     });
 
+    // Issue 24, finding 4: BM25's statistics (row count, average row length, each phrase's row count) come
+    // from the rows of the view's resources only (every retained version of them, as the index holds them),
+    // so no write outside the view can move a score inside it, and a view's scores are those of a store
+    // holding only its resources. A view of every resource scores as before (the golden file above).
+    test("statistics come from the view's resources only: another resource's writes never move a score", async () => {
+      const view = testView([corpus.resources.notes, corpus.resources.api]);
+      const q = "run requests server retry key database";
+      const scored = async () => {
+        const { hits } = await search(view, q, { maxResults: 50 });
+        const hitUris = await uris(hits);
+        return hits.map((x, i) => [hitUris[i], x.score] as const);
+      };
+      const before = await scored();
+      expect(before.length).toBeGreaterThan(3);
+      // Another tenant floods its own resource with the query's words (more rows than the view holds, so
+      // global statistics would floor every IDF), then with other words (moving the average length).
+      const other = "01JQ0THERTENANT00000000000";
+      for (let i = 0; i < 3 * corpus.documents.length; i++) {
+        await h.loader.upsert({ resourceId: other, path: `flood/${i}.md`, chunks: [i % 2 ? "run requests server retry key database ".repeat(9) : "zzz"] }, T0);
+      }
+      expect((await search(testView([other]), q)).hits.length).toBeGreaterThan(0);
+      const after = await scored();
+      expect(after.map(([u]) => u)).toEqual(before.map(([u]) => u));
+      after.forEach(([, score], i) => expect(score).toBeCloseTo(before[i][1], 12));
+    });
+
+    test("a view's scores equal those of a store that holds only the view's resources", async () => {
+      const kept = [corpus.resources.notes, corpus.resources.api];
+      const alone = await opts.create();
+      try {
+        for (const doc of corpus.documents) if (kept.includes(doc.resourceId)) await alone.loader.upsert(doc, T0);
+        for (const q of corpus.queries) {
+          const shared = await search(testView(kept), q.query, { maxResults: 10 });
+          const own = await alone.backend.search(testView(kept), q.query, options({ maxResults: 10 }));
+          const ownUris = await Promise.all(own.hits.map(async (x) => (await alone.loader.describe(x.chunkKey))?.ukoUri));
+          expect({ query: q.query, uris: await uris(shared.hits) }).toEqual({ query: q.query, uris: ownUris });
+          shared.hits.forEach((x, i) => expect(x.score).toBeCloseTo(own.hits[i].score, 12));
+        }
+      } finally {
+        await alone.close();
+      }
+    });
+
     test("an aborted signal stops the search", async () => {
       const ctl = new AbortController();
       ctl.abort();
