@@ -27,7 +27,12 @@ export interface ScopeUsage {
  * - `get` answers a scope exactly as saved, or undefined; never a partial one.
  */
 export interface ScopeStore {
-  save(scope: ResourceScope): Promise<void>;
+  /**
+   * Stores `scope`. With `caps`, only while its owner holds fewer scopes than `caps.scopes` and fewer bytes
+   * than `caps.bytes`, checked and stored atomically (concurrent saves of one owner, on any replica, never
+   * take it past the caps): false when refused, nothing stored.
+   */
+  save(scope: ResourceScope, caps?: ScopeUsage): Promise<boolean>;
   /** The scope, whoever owns it; callers check ownership (and answer NOT_FOUND for others). */
   get(scopeId: string): Promise<ResourceScope | undefined>;
   /**

@@ -24,9 +24,9 @@ class CountingScopeStore implements ScopeStore {
   saves: ResourceScope[] = [];
   gets = 0;
   constructor(private readonly inner: ScopeStore) {}
-  async save(scope: ResourceScope): Promise<void> {
+  async save(scope: ResourceScope, caps?: ScopeUsage): Promise<boolean> {
     this.saves.push(scope);
-    await this.inner.save(scope);
+    return this.inner.save(scope, caps);
   }
   get(scopeId: string): Promise<ResourceScope | undefined> {
     this.gets += 1;

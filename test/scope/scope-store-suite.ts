@@ -223,6 +223,25 @@ export function runScopeStoreSuite(opts: ScopeStoreSuiteOptions): void {
       expect(await store.usageOf("agent-a")).toEqual(two);
     });
 
+    test("a capped save is refused at the caps, atomically: concurrent saves of one owner never overshoot", async () => {
+      const caps = { scopes: 5, bytes: Number.MAX_SAFE_INTEGER };
+      // Twenty saves of one owner in flight at once: exactly five are stored, whatever the interleaving.
+      const results = await Promise.all(Array.from({ length: 20 }, () => store.save(sampleScope({ owner: "agent-a" }), caps)));
+      expect(results.filter((r) => r).length).toBe(5);
+      expect((await store.usageOf("agent-a")).scopes).toBe(5);
+      // A refused save stores nothing: the scope is absent and usage is unchanged.
+      const refused = sampleScope({ owner: "agent-a" });
+      expect(await store.save(refused, caps)).toBe(false);
+      expect(await store.get(refused.scopeId)).toBeUndefined();
+      // The caps are the owner's: another owner is not refused, and an uncapped save still stores.
+      expect(await store.save(sampleScope({ owner: "agent-b" }), caps)).toBe(true);
+      expect(await store.save(sampleScope({ owner: "agent-a" }))).toBe(true);
+      // The byte cap: refused once the owner holds that many bytes.
+      const used = (await store.usageOf("agent-c")).bytes;
+      expect(await store.save(sampleScope({ owner: "agent-c" }), { scopes: 100, bytes: used + 1 })).toBe(true);
+      expect(await store.save(sampleScope({ owner: "agent-c" }), { scopes: 100, bytes: used + 1 })).toBe(false);
+    });
+
     test("a saved scope survives a restart, field for field", async () => {
       const a = sampleScope();
       const b = sampleScope({ temporalScope: "all", owner: "agent-b", parentScopeId: a.scopeId });

@@ -152,7 +152,7 @@ describe("authenticate and resolveView", () => {
   const keys = new KeyRing([{ name: "agent-a", key_sha256: hashKey("secret-a"), projects: ["local/*"], write: false }]);
   const stored = scope();
   const scopes: ScopeStore = {
-    save: async () => undefined,
+    save: async () => true,
     get: async (id) => (id === stored.scopeId ? stored : undefined),
     listByOwner: async () => ({ scopes: [] }),
     usageOf: async () => ({ scopes: 0, bytes: 0 }),
@@ -198,7 +198,7 @@ describe("ScopeViewCache", () => {
     const stored = scope();
     let reads = 0;
     const scopes: ScopeStore = {
-      save: async () => undefined,
+      save: async () => true,
       get: async (id) => {
         reads += 1;
         return id === stored.scopeId ? stored : undefined;
@@ -222,7 +222,7 @@ describe("ScopeViewCache", () => {
   it("keeps at most `size` views, least recently used out first", async () => {
     const [s1, s2] = [scope({ scopeId: "01JSCOPESCOPESCOPESCOPES01" }), scope({ scopeId: "01JSCOPESCOPESCOPESCOPES02" })];
     const scopes: ScopeStore = {
-      save: async () => undefined,
+      save: async () => true,
       get: async (id) => [s1, s2].find((s) => s.scopeId === id),
       listByOwner: async () => ({ scopes: [] }),
       usageOf: async () => ({ scopes: 0, bytes: 0 }),

@@ -58,7 +58,7 @@ function ping(svc: DescService): DescMethodUnary {
 const key = generateKey();
 const keys = new KeyRing([{ name: "admin", key_sha256: hashKey(key), projects: ["*/*"], write: true }]);
 const noScopes: ScopeStore = {
-  save: async () => undefined,
+  save: async () => true,
   get: async () => undefined,
   listByOwner: async () => ({ scopes: [] }),
   usageOf: async () => ({ scopes: 0, bytes: 0 }),

@@ -10,7 +10,10 @@ import {
   toStoredScopeRow,
   type StoredScopeRow,
 } from "../kit/scope-rows.js";
-import { isUniqueViolation, type PostgresPool } from "./postgres-pool.js";
+import { inTransaction, isUniqueViolation, type PostgresPool } from "./postgres-pool.js";
+
+/** The first key of the advisory locks that order one owner's capped scope saves (the second is the owner's hash). */
+const SCOPE_CAP_LOCK_CLASS = 0x5c09e;
 
 /**
  * Scopes on PostgreSQL, in the embedded store's row format. Scopes are immutable once saved, so each server
@@ -28,21 +31,33 @@ export class PostgresScopeStore implements ScopeStore {
     this.cache = new ScopeCache(opts.cacheSize);
   }
 
-  async save(scope: ResourceScope): Promise<void> {
+  async save(scope: ResourceScope, caps?: ScopeUsage): Promise<boolean> {
     const row = toStoredScopeRow(scope);
+    const insert = "INSERT INTO scopes (scope_id, owner, body, created_at, body_bytes) VALUES ($1, $2, $3, $4, $5)";
+    const values = [row.scope_id, row.owner, row.body, row.created_at, storedScopeBytes(row)];
     try {
-      await this.pool.query("INSERT INTO scopes (scope_id, owner, body, created_at, body_bytes) VALUES ($1, $2, $3, $4, $5)", [
-        row.scope_id,
-        row.owner,
-        row.body,
-        row.created_at,
-        storedScopeBytes(row),
-      ]);
+      if (!caps) await this.pool.query(insert, values);
+      else {
+        // The owner's saves take turns (a transaction-scoped advisory lock on the owner, in the two-key space
+        // no other lock of the service uses), so the check and the insert see the same count on every replica.
+        const stored = await inTransaction(this.pool, async (client) => {
+          await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [SCOPE_CAP_LOCK_CLASS, row.owner]);
+          const { rows } = await client.query<{ scopes: string; bytes: string }>(
+            "SELECT count(*) AS scopes, coalesce(sum(body_bytes), 0) AS bytes FROM scopes WHERE owner = $1",
+            [row.owner],
+          );
+          if (Number(rows[0]?.scopes ?? 0) >= caps.scopes || Number(rows[0]?.bytes ?? 0) >= caps.bytes) return false;
+          await client.query(insert, values);
+          return true;
+        });
+        if (!stored) return false;
+      }
     } catch (err) {
       if (isUniqueViolation(err)) throw new AlreadyExistsError(`scope ${scope.scopeId} already exists`);
       throw err;
     }
     this.cache.remember(freezeScope(scope), row.body);
+    return true;
   }
 
   async get(scopeId: string): Promise<ResourceScope | undefined> {

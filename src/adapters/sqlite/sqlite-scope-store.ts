@@ -48,7 +48,10 @@ export class SqliteScopeStore implements ScopeStore {
   private readonly olderOf;
   private readonly usage;
 
-  constructor(db: SqliteDatabase, opts: { cacheSize?: number } = {}) {
+  constructor(
+    private readonly db: SqliteDatabase,
+    opts: { cacheSize?: number } = {},
+  ) {
     this.cache = new ScopeCache(opts.cacheSize);
     db.exec(SCHEMA);
     addBodyBytes(db);
@@ -68,15 +71,25 @@ export class SqliteScopeStore implements ScopeStore {
     );
   }
 
-  async save(scope: ResourceScope): Promise<void> {
+  async save(scope: ResourceScope, caps?: ScopeUsage): Promise<boolean> {
     const row = toStoredScopeRow(scope);
-    try {
+    // One synchronous transaction: the caps check and the insert see the same state (one writer per database).
+    const stored = this.db.transaction(() => {
+      if (caps) {
+        const usage = this.usage.get(row.owner);
+        if (usage && (Number(usage.scopes) >= caps.scopes || Number(usage.bytes) >= caps.bytes)) return false;
+      }
       this.insert.run(row.scope_id, row.owner, row.body, row.created_at, storedScopeBytes(row));
+      return true;
+    });
+    try {
+      if (!stored.immediate()) return false;
     } catch (err) {
       if (isSqliteUniqueViolation(err)) throw new AlreadyExistsError(`scope ${scope.scopeId} already exists`);
       throw err;
     }
     this.cache.remember(freezeScope(scope), row.body);
+    return true;
   }
 
   async get(scopeId: string): Promise<ResourceScope | undefined> {

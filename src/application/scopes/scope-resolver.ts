@@ -6,7 +6,7 @@ import { scopeGlobViolations } from "../../domain/scope-glob-budget.js";
 import { narrowScopeResources, resolveScopeResources } from "../../domain/scope-resolution.js";
 import { isUlid, newUlid, resourceIdProblem } from "../../domain/ulid-id.js";
 import type { RegistryStore } from "../../ports/registry-store.js";
-import { MAX_SCOPE_PAGE, type ScopeStore } from "../../ports/scope-store.js";
+import { MAX_SCOPE_PAGE, type ScopeStore, type ScopeUsage } from "../../ports/scope-store.js";
 import { decodePageToken, encodePageToken, pageSizeOf } from "../../domain/page-token.js";
 import { resourceVisibility } from "../registry/resource-visibility.js";
 
@@ -77,25 +77,33 @@ export class ScopeResolver {
 
   /**
    * RESOURCE_EXHAUSTED (with RetryInfo, as every quota refusal) when `principal` already holds its cap of
-   * stored scopes. Checked before the scope is built; calls racing past it overshoot by at most the calls in
-   * flight (ACMS_QUOTA_CONCURRENT) times one scope.
+   * stored scopes. Checked before the scope is built (a refused call costs no resolution), and again by the
+   * store in the save itself (`saveUnderCaps`), so calls racing past this first check never overshoot.
    */
   private async assertUnderCaps(principal: Principal): Promise<void> {
     const usage = await this.scopes.usageOf(principal.name);
+    if (usage.scopes >= this.caps.maxScopes || usage.bytes >= this.caps.maxBytes) throw this.overCap(usage);
+  }
+
+  private overCap(usage: ScopeUsage): ResourceExhaustedError {
     if (usage.scopes >= this.caps.maxScopes) {
-      throw new ResourceExhaustedError(
+      return new ResourceExhaustedError(
         `Over quota: the key holds ${usage.scopes} stored scopes, the most one principal may keep (${this.caps.maxScopes}); ` +
           "reuse a scope instead of resolving a new one per call",
         CAP_RETRY_AFTER_MS,
       );
     }
-    if (usage.bytes >= this.caps.maxBytes) {
-      throw new ResourceExhaustedError(
-        `Over quota: the key's stored scopes take ${usage.bytes} bytes, the most one principal may keep (${this.caps.maxBytes}); ` +
-          "reuse a scope instead of resolving a new one per call",
-        CAP_RETRY_AFTER_MS,
-      );
-    }
+    return new ResourceExhaustedError(
+      `Over quota: the key's stored scopes take ${usage.bytes} bytes, the most one principal may keep (${this.caps.maxBytes}); ` +
+        "reuse a scope instead of resolving a new one per call",
+      CAP_RETRY_AFTER_MS,
+    );
+  }
+
+  /** Stores `scope` if its owner is still under the caps, atomically with the check (RESOURCE_EXHAUSTED if not). */
+  private async saveUnderCaps(scope: ResourceScope): Promise<void> {
+    const stored = await this.scopes.save(scope, { scopes: this.caps.maxScopes, bytes: this.caps.maxBytes });
+    if (!stored) throw this.overCap(await this.scopes.usageOf(scope.owner));
   }
 
   /** Resolves and stores a new scope owned by `principal` (INVALID_ARGUMENT, NOT_FOUND for unknown projects). */
@@ -154,7 +162,7 @@ export class ScopeResolver {
       deniedResourceIds: resolved.deniedResourceIds,
       createdAt: new Date(),
     };
-    await this.scopes.save(scope);
+    await this.saveUnderCaps(scope);
     return scope;
   }
 
@@ -217,7 +225,7 @@ export class ScopeResolver {
       deniedResourceIds: [...new Set([...parent.deniedResourceIds, ...narrowed.deniedResourceIds])].sort(),
       createdAt: new Date(),
     };
-    await this.scopes.save(scope);
+    await this.saveUnderCaps(scope);
     return scope;
   }
 
