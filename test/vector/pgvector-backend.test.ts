@@ -54,8 +54,6 @@ runVectorBackendSuite({
     "breaks score ties by chunk key":
       "an approximate index need not return every member of a tie; ties among the rows it returns are ordered by chunk key",
     "ties across partitions are broken by chunk key too": "as above",
-    [SHAPES]:
-      "KNOWN GAP (issue 29, open): the HNSW path with iterative scan gave recall@10 0.970 at a scope of 190 resources of 25 rows (of 800); the in-process backends meet 0.99 there",
   },
 });
 

@@ -24,6 +24,21 @@ export const PGVECTOR_EXACT_THRESHOLD = 10_000;
 const OVERFETCH = 4;
 /** The HNSW search breadth (pgvector's default is 40; a wide list keeps recall >= 0.99 on large scopes). */
 const EF_SEARCH = 200;
+/** pgvector's largest `hnsw.ef_search`. */
+const MAX_EF_SEARCH = 1000;
+
+/**
+ * The HNSW search breadth for a scope holding `inScope` of the table's `total` vectors (an estimate; 0 when
+ * unknown): EF_SEARCH over the scope's share, so a scope of many small partitions (a quarter of the table
+ * and less) still finds its true neighbours among the mostly out-of-scope rows the graph walks past. At
+ * most pgvector's limit; the limit when the table's size is unknown.
+ */
+export function efSearchFor(inScope: number, total: number, topK: number): number {
+  const floor = Math.max(EF_SEARCH, topK * OVERFETCH);
+  if (!(total > 0)) return Math.max(MAX_EF_SEARCH, floor);
+  const share = Math.min(1, Math.max(inScope, 1) / total);
+  return Math.min(Math.max(MAX_EF_SEARCH, floor), Math.max(floor, Math.ceil(EF_SEARCH / share)));
+}
 /** Rows read per page of an exact scan with a path filter. */
 const EXACT_PAGE = 512;
 
@@ -278,7 +293,17 @@ export class PgvectorBackend implements VectorBackend {
       } else {
         exhaustive = false;
         await client.query("SET LOCAL hnsw.iterative_scan = relaxed_order");
-        await client.query(`SET LOCAL hnsw.ef_search = ${Math.max(EF_SEARCH, opts.topK * OVERFETCH)}`);
+        // The table's size from the planner's statistics (no count over the table): reltuples, or the live
+        // rows the statistics collector counted when the table was never analysed.
+        const total = Number(
+          (
+            await client.query<{ n: string }>(
+              `SELECT greatest(c.reltuples, coalesce(s.n_live_tup, 0), 0)::text AS n FROM pg_class c
+                 LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid WHERE c.oid = 'chunk_vectors'::regclass`,
+            )
+          ).rows[0]?.n ?? 0,
+        );
+        await client.query(`SET LOCAL hnsw.ef_search = ${efSearchFor(count, total, opts.topK)}`);
         const fetch = opts.topK * OVERFETCH * (view.paths.matchesAll ? 1 : 4);
         const { rows } = await client.query<HitRow>(
           `SELECT chunk_key, resource_id, path, distance FROM (
