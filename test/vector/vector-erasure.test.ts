@@ -1,9 +1,11 @@
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PartitionedVectorBackend } from "../../src/adapters/kit/vectors/partitioned-vector-backend.js";
 import type { VectorEntry } from "../../src/ports/vector-backend.js";
 import { viewOf } from "../graph/graph-fixtures.js";
+import { prng } from "../support/prng.js";
+import { clusteredVectors } from "./vector-fixtures.js";
 
 // eraseResource on the in-process backend: the resource's partition graph file and the store-wide graph (whose
 // HNSW nodes keep removed vectors as tombstones) is let go with its file and rebuilt from the rows held.
@@ -55,5 +57,62 @@ it("drops the partition's saved graph and rebuilds the store graph without the e
   } finally {
     await again.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** `count` rows of `resourceId` around 12 cluster centres of their own (seeded), 32 dimensions. */
+function clustered(resourceId: string, count: number, firstKey: number, seed: number): VectorEntry[] {
+  return clusteredVectors(prng(seed), 32, count, 12, 0.3).map((vector, i) => ({
+    chunkKey: firstKey + i,
+    resourceId,
+    path: `d/${i % 5}.md`,
+    supersededAt: null,
+    vector,
+  }));
+}
+
+it("lets the store-wide cells' centroids go with an erased resource: the saved file is retrained on the rows held", async () => {
+  const dirs = [mkdtempSync(join(tmpdir(), "acms-cells-erase-")), mkdtempSync(join(tmpdir(), "acms-cells-reference-"))];
+  const open: PartitionedVectorBackend[] = [];
+  const make = (dir: string) => {
+    const b = new PartitionedVectorBackend({
+      dimension: 32,
+      exactThreshold: 100,
+      storeGraph: false,
+      cells: true,
+      yieldEveryMs: 0,
+      graphDir: dir,
+    });
+    open.push(b);
+    return b;
+  };
+  const centroidsAt = (dir: string) => join(dir, "cells.f32");
+  try {
+    const a = clustered(A, 300, 1, 41);
+    const rest = clustered(B, 600, 10_000, 42);
+    const b = make(dirs[0]);
+    b.replaceAll([...a, ...rest]);
+    await b.whenIndexed();
+    expect(b.cellCounts).toEqual({ trained: 1, loaded: 0 });
+    const before = readFileSync(centroidsAt(dirs[0]));
+    await b.eraseResource(A);
+    // Gone at once (the averages of A's rows are in no file), and in memory: no search is answered by old cells.
+    expect(existsSync(centroidsAt(dirs[0]))).toBe(false);
+    await b.whenIndexed();
+    expect(b.cellCounts).toEqual({ trained: 2, loaded: 0 });
+    const after = readFileSync(centroidsAt(dirs[0]));
+    expect(after.equals(before)).toBe(false);
+    // The same bytes as cells trained on the remaining rows alone (the training is deterministic).
+    const reference = make(dirs[1]);
+    reference.replaceAll(rest);
+    await reference.whenIndexed();
+    expect(after.equals(readFileSync(centroidsAt(dirs[1])))).toBe(true);
+    // Erasing the rest leaves too few rows for cells: no centroids file at all.
+    await b.eraseResource(B);
+    await b.whenIndexed();
+    expect(existsSync(centroidsAt(dirs[0]))).toBe(false);
+  } finally {
+    for (const b of open) await b.close();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
   }
 });

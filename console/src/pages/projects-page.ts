@@ -6,6 +6,7 @@ import { resourceTree } from "../resource-tree.js";
 import { client } from "../session.js";
 import { allRows } from "../all-rows.js";
 import { listAllProjects, listAllResources } from "@acms/client/web";
+import { deleteProject, eraseResource, unlinkResource } from "../erasure.js";
 
 /** How long typing in the resource filter must pause before the table is filtered again. */
 const FILTER_DEBOUNCE_MS = 150;
@@ -15,10 +16,16 @@ const FILTER_DEBOUNCE_MS = 150;
  * The project's list is fetched once (every page of ListResources) and then paged (and filtered) here: the
  * DOM never holds more than a page of rows, however many resources the project has.
  */
-export async function projectsPage(main: HTMLElement): Promise<void> {
+export async function projectsPage(main: HTMLElement, outcome?: HTMLElement, selected?: string): Promise<void> {
   const select = h("select", { name: "project" });
   const detail = h("div", { id: "project-detail" });
-  replace(main, h("h2", {}, "Projects and resources"), h("div", { id: "project-picker" }, "Loading projects…"), detail);
+  // What the last deletion did (its ErasureReport, or why nothing happened): kept above the refreshed page.
+  const outcomeHolder = h("div", { id: "erasure-outcome" }, outcome);
+  replace(main, h("h2", {}, "Projects and resources"), outcomeHolder, h("div", { id: "project-picker" }, "Loading projects…"), detail);
+  /** After a deletion: the report first, then the listings again as the server now has them. */
+  const done = (result: HTMLElement | undefined, project: string) => {
+    if (result) void projectsPage(main, result, project).then(() => result.scrollIntoView?.({ block: "nearest" }));
+  };
   let projects: string[];
   try {
     projects = (await allRows(listAllProjects(client(), { pageSize: 1000 }))).map((p) => p.name).sort();
@@ -34,12 +41,17 @@ export async function projectsPage(main: HTMLElement): Promise<void> {
     select,
     projects.map((p) => h("option", { value: p }, p)),
   );
-  select.addEventListener("change", () => void showProject(select.value, detail));
+  if (selected !== undefined && projects.includes(selected)) select.value = selected;
+  select.addEventListener("change", () => void showProject(select.value, detail, done));
   replace(main.querySelector("#project-picker")!, field(`Project (${projects.length} visible to this key)`, select));
-  await showProject(projects[0], detail);
+  await showProject(select.value, detail, done);
 }
 
-async function showProject(project: string, detail: HTMLElement): Promise<void> {
+async function showProject(
+  project: string,
+  detail: HTMLElement,
+  done: (result: HTMLElement | undefined, project: string) => void,
+): Promise<void> {
   replace(detail, h("p", {}, `Loading ${project}…`));
   let resources: Resource[];
   try {
@@ -92,6 +104,39 @@ async function showProject(project: string, detail: HTMLElement): Promise<void> 
           h("td", {}, r.ownerProject),
           h("td", {}, r.parentIds.map((p) => byId.get(p)?.alias ?? p).join(", ") || "—"),
           h("td", {}, r.links.map((l) => `${l.project}: ${l.alias}`).join("; ")),
+          h(
+            "td",
+            { class: "actions" },
+            r.ownerProject !== project
+              ? h(
+                  "button",
+                  {
+                    type: "button",
+                    "aria-label": `Unlink ${r.alias} from ${project}`,
+                    onclick: async () => done(await unlinkResource(r, project), project),
+                  },
+                  "Unlink…",
+                )
+              : null,
+            h(
+              "button",
+              {
+                type: "button",
+                class: "danger",
+                "aria-label": `Erase resource ${r.alias}`,
+                onclick: async () =>
+                  done(
+                    await eraseResource(
+                      r,
+                      project,
+                      resources.filter((c) => c.parentIds.includes(r.id)),
+                    ),
+                    project,
+                  ),
+              },
+              "Erase…",
+            ),
+          ),
         ),
       { label: "Resources", container: "tbody" },
     );
@@ -106,7 +151,7 @@ async function showProject(project: string, detail: HTMLElement): Promise<void> 
           h(
             "tr",
             {},
-            ["Alias here", "Kind", "Id", "Owner", "Parents", "Aliases in every project"].map((c) => h("th", { scope: "col" }, c)),
+            ["Alias here", "Kind", "Id", "Owner", "Parents", "Aliases in every project", "Delete"].map((c) => h("th", { scope: "col" }, c)),
           ),
         ),
         table.body,
@@ -123,8 +168,14 @@ async function showProject(project: string, detail: HTMLElement): Promise<void> 
     }, FILTER_DEBOUNCE_MS),
   );
   showTable();
+  const deleteButton = h(
+    "button",
+    { type: "button", class: "danger", onclick: async () => done(await deleteProject(project, resources), project) },
+    `Delete project ${project}…`,
+  );
   replace(
     detail,
+    h("div", { class: "project-actions" }, deleteButton),
     h(
       "section",
       { "aria-labelledby": "dag-h" },

@@ -377,6 +377,8 @@ export class PartitionedVectorBackend implements VectorBackend {
    * Erases the resource's entries for good: its partition goes with its graph and saved graph file (as in
    * `clearResource`), and the store-wide graph, whose HNSW nodes keep removed vectors as tombstones (in
    * memory and in its saved file), is let go with its file and rebuilt in the background from the rows held.
+   * The store-wide cells' centroids are averages of the rows they were trained on, so when the resource held
+   * rows they go too (in memory and `cells.f32`), and cells are trained again on the rows held (and saved).
    */
   async eraseResource(resourceId: string): Promise<void> {
     this.assertOpen();
@@ -393,7 +395,21 @@ export class PartitionedVectorBackend implements VectorBackend {
       for (const k of held.keySnapshot()) this.partitionOfKey.delete(k);
       this.storeGraph = new StoreGraph(this.partitionOfKey, this.dimension);
     }
+    if (held && held.size > 0) this.forgetCentroids();
     this.clearResource(resourceId);
+  }
+
+  /**
+   * Lets the store-wide cells go (serving and building: their centroids may average erased rows) and deletes
+   * the saved centroids; the next maintainCells trains anew on the rows then held. Searches meanwhile use the
+   * graphs and partitions, as before the first cells were built. A file that cannot be deleted fails the
+   * erasure (it is not complete while the file holds averages of erased rows; a retry deletes it).
+   */
+  private forgetCentroids(): void {
+    this.dropCells();
+    if (this.graphDir === undefined) return;
+    rmSync(join(this.graphDir, CENTROIDS_FILE), { force: true });
+    rmSync(join(this.graphDir, `${CENTROIDS_FILE}.tmp`), { force: true });
   }
 
   /**
