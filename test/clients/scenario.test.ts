@@ -1,29 +1,16 @@
 import { randomBytes } from "node:crypto";
-import { Code, ConnectError } from "@connectrpc/connect";
-import { createAcmsClient } from "../../src/index.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { expectedLines, matches, runSdkScenario, SDKS, type Sdk } from "./scenario/run-sdk-scenarios.js";
+import { erasureImplemented, expectedLines, matches, runSdkScenario, SDKS, type Sdk } from "./scenario/run-sdk-scenarios.js";
 
 // clients/scenario/scenario.json, written once, run by the Go, Python and TypeScript SDKs against one live
 // server: the same steps, the same expectations, three languages.
 
 let t: TestServer;
-let erasureImplemented: boolean;
+let erasure: boolean;
 
 beforeAll(async () => {
   t = await startTestServer({ env: { ACMS_EMBEDDING_DIM: "4" } });
-  // Issue 28's DeleteFragment: until it lands, the erasure steps (the scenario's last) answer UNIMPLEMENTED.
-  const acms = createAcmsClient({ baseUrl: t.server.url, apiKey: t.keys.writer });
-  try {
-    await acms.registry.createProject({ name: "local/scenario-probe" });
-    const { scope } = await acms.scope.resolveScope({ projects: ["local/scenario-probe"] });
-    await acms.withScope(scope!.scopeId).tiers.deleteFragment({ fragmentId: "01ARZ3NDEKTSV4RRFFQ69G5FAV" });
-    erasureImplemented = true;
-  } catch (err) {
-    erasureImplemented = !(err instanceof ConnectError && err.code === Code.Unimplemented);
-  } finally {
-    acms.close();
-  }
+  erasure = await erasureImplemented(t.server.url, t.keys.writer);
 }, 600_000);
 afterAll(async () => {
   await t?.close(true);
@@ -34,7 +21,7 @@ test.each<Sdk>(SDKS)(
   async (sdk) => {
     const project = `local/scenario-${sdk}-${randomBytes(4).toString("hex")}`;
     const lines = await runSdkScenario(sdk, { url: t.server.url, apiKey: t.keys.writer, project });
-    const expected = expectedLines(erasureImplemented);
+    const expected = expectedLines(erasure);
     expect({ sdk, lines, ok: matches(lines, expected) }).toEqual({ sdk, lines, ok: true });
   },
   600_000,

@@ -17,6 +17,21 @@ describe("tracing from the standard OTEL_* variables", () => {
     ).toBe("https://t:443/custom");
   });
 
+  test("OTLP over gRPC (OTEL_EXPORTER_OTLP_PROTOCOL=grpc, or the traces-only variable): the endpoint as given, no /v1/traces", () => {
+    expect(tracingConfigFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318" })?.protocol).toBe("http/protobuf");
+    expect(tracingConfigFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toMatchObject({
+      protocol: "grpc",
+      tracesUrl: "http://c:4317",
+    });
+    expect(
+      tracingConfigFrom({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://t:4317",
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "grpc",
+      }),
+    ).toMatchObject({ protocol: "grpc", tracesUrl: "https://t:4317" });
+  });
+
   test("service name, resource attributes, headers, sampler and batch settings are read; defaults otherwise", () => {
     const c = tracingConfigFrom({
       OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318",
@@ -43,7 +58,7 @@ describe("tracing from the standard OTEL_* variables", () => {
   });
 
   test.each([
-    [{ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, /OTEL_EXPORTER_OTLP_PROTOCOL must be "http\/protobuf"/],
+    [{ OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }, /OTEL_EXPORTER_OTLP_PROTOCOL must be "http\/protobuf" or "grpc"/],
     [{ OTEL_TRACES_SAMPLER: "sometimes" }, /OTEL_TRACES_SAMPLER must be one of/],
     [{ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "2" }, /OTEL_TRACES_SAMPLER_ARG must be a number in \[0, 1\]/],
     [{ OTEL_TRACES_EXPORTER: "zipkin" }, /OTEL_TRACES_EXPORTER must be "otlp" or "none"/],

@@ -22,6 +22,8 @@ export interface CollectedSpan {
 export interface Collector {
   /** The OTLP/HTTP endpoint to export to (OTEL_EXPORTER_OTLP_ENDPOINT). */
   endpoint: string;
+  /** The OTLP/gRPC endpoint to export to (OTEL_EXPORTER_OTLP_ENDPOINT with OTEL_EXPORTER_OTLP_PROTOCOL=grpc). */
+  grpcEndpoint: string;
   /** Every span received so far. */
   spans(): CollectedSpan[];
   /** Every request body the collector forwarded, raw (for scanning everything exported). */
@@ -68,7 +70,7 @@ export function collectorBinary(): string {
 }
 
 /**
- * Starts the collector with the OTLP receiver on a free loopback port and the OTLP/HTTP exporter (JSON, no
+ * Starts the collector with the OTLP receiver on free loopback ports (HTTP and gRPC) and the OTLP/HTTP exporter (JSON, no
  * queue, no retries) pointed at a sink in this process, so the test reads exactly what the collector
  * received and processed. Its own telemetry is off (no metrics port to collide with other tests).
  */
@@ -126,6 +128,8 @@ export async function startCollector(): Promise<Collector> {
   await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve));
   const sinkPort = (sink.address() as { port: number }).port;
   const port = await freePort();
+  let grpcPort = await freePort();
+  while (grpcPort === port) grpcPort = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "acms-otelcol-"));
   const configPath = join(dir, "config.yaml");
   writeFileSync(
@@ -136,6 +140,8 @@ export async function startCollector(): Promise<Collector> {
       "    protocols:",
       "      http:",
       `        endpoint: 127.0.0.1:${port}`,
+      "      grpc:",
+      `        endpoint: 127.0.0.1:${grpcPort}`,
       "exporters:",
       "  otlp_http:",
       `    endpoint: http://127.0.0.1:${sinkPort}`,
@@ -186,6 +192,7 @@ export async function startCollector(): Promise<Collector> {
   }
   return {
     endpoint,
+    grpcEndpoint: `http://127.0.0.1:${grpcPort}`,
     spans: () => [...spans],
     rawBodies: () => [...bodies],
     async waitFor(ready) {

@@ -1,16 +1,17 @@
 """The asyncio client: one coroutine (or async iterator) per RPC of every ACMS service, over one ``grpc.aio``
-channel."""
+channel. The source of the blocking client too: generate.sh writes client.py from this file (unasync)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Self, TypeVar, Unpack
 
 import grpc
 
+from ._aio import Channel, RequestStream, UnaryStreamMultiCallable, UnaryUnaryMultiCallable, open_channel, request_iterator
 from .call_options import CallOptions, call_metadata
-from .connection import open_aio_channel, url_from_env
+from .connection import url_from_env
 from .enums import Role, Source, Tier, role_value, source_value, tier_value
 from .errors import error_from_rpc
 from .gen.acms.v1 import (
@@ -37,8 +38,14 @@ _Resp = TypeVar("_Resp")
 
 
 class AsyncAcmsClient:
-    """Asyncio access to every ACMS RPC over one ``grpc.aio`` channel: :class:`AcmsClient`'s methods, each a
-    coroutine, and each server stream an async iterator. Create it inside a running event loop::
+    """Asyncio access to every ACMS RPC over one ``grpc.aio`` channel.
+
+    Each method is its RPC's name in snake_case, takes the request fields as arguments and returns the
+    generated response message (a coroutine; a server stream is an async iterator of its response messages).
+    Every call sends the client's ``api_key`` as ``authorization: Bearer`` and its ``scope_id``, when set, as
+    ``acms-scope``; any call may override them, and set a deadline or more metadata, with the keywords of
+    :class:`CallOptions`. A refused call raises :class:`AcmsError` or one of its subclasses. Create it inside a
+    running event loop::
 
         async with AsyncAcmsClient("http://127.0.0.1:50051", api_key) as acms:
             scope = (await acms.resolve_scope(["local/acms"])).scope
@@ -53,15 +60,17 @@ class AsyncAcmsClient:
         *,
         scope_id: str | None = None,
         timeout: float | None = None,
-        channel: grpc.aio.Channel | None = None,
+        channel: Channel | None = None,
     ) -> None:
-        """As :class:`AcmsClient`; ``channel`` is a ``grpc.aio`` channel."""
+        """``url`` is ``http://host:port`` (or ``https://``); ``timeout`` the default deadline of each call in
+        seconds (none by default). With ``channel`` (a ``grpc.aio`` channel) the client uses it and leaves it open
+        on :meth:`close`."""
         self.url = url
         self.api_key = api_key
         self.scope_id = scope_id
         self.timeout = timeout
         self._owns_channel = channel is None
-        self._channel = open_aio_channel(url) if channel is None else channel
+        self._channel = open_channel(url) if channel is None else channel
         self._registry = registry_pb2_grpc.RegistryServiceStub(self._channel)
         self._index = index_pb2_grpc.IndexServiceStub(self._channel)
         self._scope = scope_pb2_grpc.ScopeServiceStub(self._channel)
@@ -96,14 +105,14 @@ class AsyncAcmsClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _unary(self, method: grpc.aio.UnaryUnaryMultiCallable[_Req, _Resp], request: _Req, options: CallOptions) -> _Resp:
+    async def _unary(self, method: UnaryUnaryMultiCallable[_Req, _Resp], request: _Req, options: CallOptions) -> _Resp:
         try:
             return await method(request, timeout=options.get("timeout", self.timeout), metadata=call_metadata(self.api_key, self.scope_id, options))
         except grpc.RpcError as err:
             raise error_from_rpc(err) from None
 
     async def _server_stream(
-        self, method: grpc.aio.UnaryStreamMultiCallable[_Req, _Resp], request: _Req, options: CallOptions
+        self, method: UnaryStreamMultiCallable[_Req, _Resp], request: _Req, options: CallOptions
     ) -> AsyncIterator[_Resp]:
         call = method(request, timeout=options.get("timeout", self.timeout), metadata=call_metadata(self.api_key, self.scope_id, options))
         try:
@@ -181,14 +190,12 @@ class AsyncAcmsClient:
     # -- IndexService -------------------------------------------------------------------------------------
 
     async def upsert_documents(
-        self,
-        messages: Iterable[index_pb2.UpsertDocumentsRequest] | AsyncIterable[index_pb2.UpsertDocumentsRequest],
-        **options: Unpack[CallOptions],
+        self, messages: RequestStream[index_pb2.UpsertDocumentsRequest], **options: Unpack[CallOptions]
     ) -> index_pb2.UpsertDocumentsResponse:
         """Sends ``messages`` (an iterable or an async iterable) over the client stream (see
         :func:`document_batches`) and returns the counts."""
         metadata = call_metadata(self.api_key, self.scope_id, options)
-        requests = messages.__aiter__() if isinstance(messages, AsyncIterable) else iter(messages)
+        requests = request_iterator(messages)
         try:
             return await self._index.UpsertDocuments(requests, timeout=options.get("timeout", self.timeout), metadata=metadata)
         except grpc.RpcError as err:

@@ -5,7 +5,8 @@
 //
 // Environment: ACMS_URL (unset: skipped), ACMS_API_KEY (a key that may write ACMS_PROJECT's namespace),
 // ACMS_PROJECT (the {project} of this run: a fresh name), ACMS_TRACEPARENT (optional: sent as the W3C
-// traceparent of every call, in the call's outgoing gRPC metadata, so the server's spans continue that trace).
+// traceparent of every call, in the call's outgoing gRPC metadata, so the server's spans continue that trace),
+// ACMS_SCENARIO (scenario.json's path, for a copy of this file outside the repository; default ../scenario.json).
 package scenario_test
 
 import (
@@ -273,7 +274,12 @@ func TestScenario(t *testing.T) {
 	if url == "" {
 		t.Skip("ACMS_URL is not set: the scenario needs a live server (see clients/scenario/README.md)")
 	}
-	raw, err := os.ReadFile("../scenario.json")
+	// ACMS_SCENARIO names scenario.json when the runner is copied out of the repository.
+	path := os.Getenv("ACMS_SCENARIO")
+	if path == "" {
+		path = "../scenario.json"
+	}
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,9 @@ as expected and prints one line per step run ("ok 5 keyword search", "FAIL 13 ..
 
 Environment: ACMS_URL (unset: skipped), ACMS_API_KEY (a key that may write ACMS_PROJECT's namespace),
 ACMS_PROJECT (the {project} of this run: a fresh name), ACMS_TRACEPARENT (optional: sent as the W3C
-``traceparent`` of every call with the ``headers`` call option, so the server's spans continue that trace).
+``traceparent`` of every call with the ``headers`` call option, so the server's spans continue that trace),
+ACMS_SCENARIO (scenario.json's path, for a copy of this file outside the repository; default ../scenario.json).
+Run by pytest, or as a program (``python test_scenario.py``, exit status 1 on a failure), which needs only acms-client.
 """
 
 from __future__ import annotations
@@ -13,15 +15,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from acms_client import AcmsClient, AcmsError, ScopeViolationError, document_batches, tier_name
 from acms_client.gen.acms.v1 import index_pb2
 
-SCENARIO = Path(__file__).resolve().parent.parent / "scenario.json"
+# ACMS_SCENARIO names scenario.json when this file is copied out of the repository.
+SCENARIO = Path(os.environ.get("ACMS_SCENARIO") or Path(__file__).resolve().parent.parent / "scenario.json")
 VARIABLE = re.compile(r"\{(\w+)\}")
 
 
@@ -120,15 +122,12 @@ def check(step: dict[str, Any], variables: dict[str, str], observation: dict[str
     return difference(substitute(step.get("expect", {}), variables), observation)
 
 
-def test_scenario() -> None:
-    url = os.environ.get("ACMS_URL", "").strip()
-    if not url:
-        pytest.skip("ACMS_URL is unset: the scenario needs a live server (see clients/scenario/README.md)")
+def run(url: str, api_key: str, project: str, traceparent: str = "") -> str | None:
+    """Runs the scenario, printing a line per step run; the first failure's reason, or None when every step passed."""
     scenario = json.loads(SCENARIO.read_text(encoding="utf-8"))
-    variables: dict[str, str] = {**scenario["variables"], "project": os.environ["ACMS_PROJECT"]}
-    traceparent = os.environ.get("ACMS_TRACEPARENT", "").strip()
+    variables: dict[str, str] = {**scenario["variables"], "project": project}
     headers = [("traceparent", traceparent)] if traceparent else []
-    with AcmsClient(url, os.environ.get("ACMS_API_KEY", "")) as base:
+    with AcmsClient(url, api_key) as base:
         for i, step in enumerate(scenario["steps"], start=1):
             acms = base.with_scope(variables["scope"]) if "scope" in variables else base
             observation: dict[str, Any] | None = None
@@ -140,7 +139,33 @@ def test_scenario() -> None:
             reason = check(step, variables, observation, error)
             if reason is not None:
                 print(f"FAIL {i} {step['name']}: {reason}", flush=True)
-                pytest.fail(f"step {i} ({step['name']}): {reason}")
+                return f"step {i} ({step['name']}): {reason}"
             for var, field in step.get("save", {}).items():
                 variables[var] = str((observation or {})[field])
             print(f"ok {i} {step['name']}", flush=True)
+    return None
+
+
+def run_from_env() -> str | None:
+    """``run`` with the settings of the environment (see the module's docstring)."""
+    return run(
+        os.environ["ACMS_URL"].strip(),
+        os.environ.get("ACMS_API_KEY", ""),
+        os.environ["ACMS_PROJECT"],
+        os.environ.get("ACMS_TRACEPARENT", "").strip(),
+    )
+
+
+def test_scenario() -> None:
+    import pytest
+
+    if not os.environ.get("ACMS_URL", "").strip():
+        pytest.skip("ACMS_URL is unset: the scenario needs a live server (see clients/scenario/README.md)")
+    failure = run_from_env()
+    if failure is not None:
+        pytest.fail(failure)
+
+
+if __name__ == "__main__":
+    # `python test_scenario.py`: the same run as a plain program (no pytest needed), exit status 1 on a failure.
+    sys.exit(0 if run_from_env() is None else 1)

@@ -1,5 +1,13 @@
-import { Code, ConnectError } from "@connectrpc/connect";
-import { createAcmsClient, findScopeViolation, type AcmsClient, type AcmsProtocol } from "../../typescript/src/index.js";
+// In a project that installed the package these two imports are "@acms/client" and
+// "@acms/client/gen/acms/v1/tiers_pb" (test/sdk-outside-repo/scenario-outside-repo.test.ts runs this file so).
+import {
+  Code,
+  ConnectError,
+  createAcmsClient,
+  findScopeViolation,
+  type AcmsClient,
+  type AcmsProtocol,
+} from "../../typescript/src/index.js";
 import { Tier } from "../../../gen/acms/v1/tiers_pb.js";
 
 // The TypeScript runner of clients/scenario/scenario.json (the rules are in clients/scenario/README.md; the Go

@@ -11,9 +11,18 @@ const SAMPLERS: readonly TracesSampler[] = [
   "parentbased_traceidratio",
 ];
 
+/** The OTLP transports spans are exported over (OTEL_EXPORTER_OTLP_PROTOCOL's values this server speaks). */
+export type OtlpProtocol = "http/protobuf" | "grpc";
+
 /** Where and how spans are exported, read once from the standard `OTEL_*` variables (see tracingConfigFrom). */
 export interface TracingConfig {
-  /** The OTLP/HTTP traces URL (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces`). */
+  /** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL (default `http/protobuf`). */
+  protocol: OtlpProtocol;
+  /**
+   * Where spans go. `http/protobuf`: the traces URL (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else
+   * OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces`); `grpc`: the collector's endpoint as given (either variable;
+   * `http://` dials plaintext, `https://` TLS).
+   */
   tracesUrl: string;
   /** Headers sent with every export (OTEL_EXPORTER_OTLP_TRACES_HEADERS, else OTEL_EXPORTER_OTLP_HEADERS). */
   headers: Record<string, string>;
@@ -74,9 +83,9 @@ function urlOf(name: string, value: string): string {
 /**
  * Tracing from the standard OpenTelemetry variables, or undefined (no tracer, no interceptor, no wrapped
  * engine: nothing is paid) when no OTLP endpoint is set, OTEL_TRACES_EXPORTER is `none` or OTEL_SDK_DISABLED
- * is `true`. Export is OTLP over HTTP with protobuf bodies (`http/protobuf`, the specification's default);
- * another OTEL_EXPORTER_OTLP_PROTOCOL is refused at start rather than silently ignored. A bad value throws
- * an Error naming the variable.
+ * is `true`. Export is OTLP over HTTP with protobuf bodies (`http/protobuf`, the specification's default) or
+ * OTLP over gRPC (`grpc`); another OTEL_EXPORTER_OTLP_PROTOCOL (`http/json`) is refused at start rather than
+ * silently ignored. A bad value throws an Error naming the variable.
  * @example tracingConfigFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" })?.tracesUrl // "http://127.0.0.1:4318/v1/traces"
  */
 export function tracingConfigFrom(env: NodeJS.ProcessEnv): TracingConfig | undefined {
@@ -87,16 +96,19 @@ export function tracingConfigFrom(env: NodeJS.ProcessEnv): TracingConfig | undef
   const tracesEndpoint = set(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
   const endpoint = set(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
   if (tracesEndpoint === undefined && endpoint === undefined) return undefined;
-  const tracesUrl =
-    tracesEndpoint !== undefined
-      ? urlOf("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", tracesEndpoint)
-      : `${urlOf("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint as string).replace(/\/+$/, "")}/v1/traces`;
   const protocolName = set(env, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
     ? "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
     : "OTEL_EXPORTER_OTLP_PROTOCOL";
   const protocol = set(env, protocolName) ?? "http/protobuf";
-  if (protocol !== "http/protobuf")
-    throw new Error(`${protocolName} must be "http/protobuf" (the protocol this server exports with), got "${protocol}"`);
+  if (protocol !== "http/protobuf" && protocol !== "grpc")
+    throw new Error(`${protocolName} must be "http/protobuf" or "grpc" (the protocols this server exports with), got "${protocol}"`);
+  // gRPC has no per-signal path: either endpoint is the collector's address as given.
+  const tracesUrl =
+    tracesEndpoint !== undefined
+      ? urlOf("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", tracesEndpoint)
+      : protocol === "grpc"
+        ? urlOf("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint as string)
+        : `${urlOf("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint as string).replace(/\/+$/, "")}/v1/traces`;
   const sampler = (set(env, "OTEL_TRACES_SAMPLER")?.toLowerCase() ?? "parentbased_always_on") as TracesSampler;
   if (!SAMPLERS.includes(sampler)) throw new Error(`OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join(", ")}, got "${sampler}"`);
   let samplerRatio = 1;
@@ -109,6 +121,7 @@ export function tracingConfigFrom(env: NodeJS.ProcessEnv): TracingConfig | undef
   const headersName = set(env, "OTEL_EXPORTER_OTLP_TRACES_HEADERS") ? "OTEL_EXPORTER_OTLP_TRACES_HEADERS" : "OTEL_EXPORTER_OTLP_HEADERS";
   const timeoutName = set(env, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") ? "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT" : "OTEL_EXPORTER_OTLP_TIMEOUT";
   return {
+    protocol,
     tracesUrl,
     headers: pairsOf(env, headersName),
     timeoutMs: intOf(env, timeoutName, 10_000, 1),

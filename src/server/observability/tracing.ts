@@ -10,7 +10,9 @@ import {
   type Tracer,
 } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { OTLPTraceExporter as OTLPGrpcTraceExporter } from "@opentelemetry/exporter-trace-otlp-grpc";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
+import { createEmptyMetadata } from "@opentelemetry/otlp-grpc-exporter-base";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
   AlwaysOffSampler,
@@ -20,6 +22,7 @@ import {
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
   type Sampler,
+  type SpanExporter,
 } from "@opentelemetry/sdk-trace-base";
 import type { TracingConfig } from "./tracing-config.js";
 
@@ -46,8 +49,18 @@ function samplerOf(config: TracingConfig): Sampler {
   }
 }
 
+/** The OTLP exporter of the configured protocol: HTTP with protobuf bodies, or gRPC (the headers as its metadata). */
+function exporterOf(config: TracingConfig): SpanExporter {
+  if (config.protocol === "grpc") {
+    const metadata = createEmptyMetadata();
+    for (const [key, value] of Object.entries(config.headers)) metadata.set(key, value);
+    return new OTLPGrpcTraceExporter({ url: config.tracesUrl, metadata, timeoutMillis: config.timeoutMs });
+  }
+  return new OTLPTraceExporter({ url: config.tracesUrl, headers: config.headers, timeoutMillis: config.timeoutMs });
+}
+
 /**
- * The server's OpenTelemetry tracing: a tracer exporting over OTLP/HTTP in batches, the W3C trace-context
+ * The server's OpenTelemetry tracing: a tracer exporting over OTLP (HTTP or gRPC) in batches, the W3C trace-context
  * propagator, and the call's span context carried through its async work in an AsyncLocalStorage of its own.
  * Nothing is registered globally (no global tracer provider, context manager or propagator), so two servers
  * in one process, or an application embedding the server, keep their own tracing. Made only when
@@ -64,7 +77,7 @@ export class Tracing {
   ) {}
 
   static start(config: TracingConfig): Tracing {
-    const exporter = new OTLPTraceExporter({ url: config.tracesUrl, headers: config.headers, timeoutMillis: config.timeoutMs });
+    const exporter = exporterOf(config);
     const provider = new BasicTracerProvider({
       resource: resourceFromAttributes({ ...config.resourceAttributes, "service.name": config.serviceName }),
       sampler: samplerOf(config),

@@ -1,6 +1,9 @@
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { createAcmsClient } from "../../../src/index.js";
 import { runScenario, formatResult, type Scenario } from "../../../clients/scenario/typescript/run-scenario.js";
 import { installPythonClient } from "../python-package/install-python-client.js";
 
@@ -88,4 +91,23 @@ export function expectedLines(erasureImplemented: boolean): (string | RegExp)[] 
 /** `lines` against `expectedLines` (jest-friendly: one readable diff). */
 export function matches(lines: string[], expected: (string | RegExp)[]): boolean {
   return lines.length === expected.length && expected.every((e, i) => (typeof e === "string" ? lines[i] === e : e.test(lines[i])));
+}
+
+/**
+ * Whether the server at `url` implements the erasure RPCs (issue 28's DeleteFragment): until it does, the
+ * scenario's last steps answer UNIMPLEMENTED. `apiKey` may write `local/*`.
+ */
+export async function erasureImplemented(url: string, apiKey: string): Promise<boolean> {
+  const acms = createAcmsClient({ baseUrl: url, apiKey });
+  try {
+    const probe = `local/scenario-probe-${randomBytes(4).toString("hex")}`;
+    await acms.registry.createProject({ name: probe });
+    const { scope } = await acms.scope.resolveScope({ projects: [probe] });
+    await acms.withScope(scope!.scopeId).tiers.deleteFragment({ fragmentId: "01ARZ3NDEKTSV4RRFFQ69G5FAV" });
+    return true;
+  } catch (err) {
+    return !(err instanceof ConnectError && err.code === Code.Unimplemented);
+  } finally {
+    acms.close();
+  }
 }

@@ -19,6 +19,8 @@ export interface InstalledClient {
   packedFiles: string[];
   /** The dependencies the client's package.json declares, by name. */
   dependencies: Record<string, string>;
+  /** The client's tarball, as `npm pack ./clients/typescript` wrote it (shared: read only). */
+  tarball: string;
 }
 
 /**
@@ -32,6 +34,11 @@ export async function installClientPackage(): Promise<InstalledClient> {
   const appDir = join(workDir, "app");
   cpSync(shared.appDir, appDir, { recursive: true, verbatimSymlinks: true });
   return { ...shared, appDir, workDir };
+}
+
+/** The client's tarball, packed once per jest run (`packAndInstall`): what the README's `npm pack` writes. */
+export async function packedClientTarball(): Promise<string> {
+  return (await sharedPerRun("client-package", packAndInstall)).tarball;
 }
 
 /**
@@ -57,5 +64,5 @@ async function packAndInstall(workDir: string): Promise<InstalledClient> {
   mkdirSync(appDir);
   writeFileSync(join(appDir, "package.json"), JSON.stringify({ name: "acms-client-user", private: true, type: "module" }));
   await exec("npm", ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", ...tarballs], { cwd: appDir });
-  return { appDir, workDir, packedFiles: packed[0].files.map((f) => f.path), dependencies: manifest.dependencies };
+  return { appDir, workDir, packedFiles: packed[0].files.map((f) => f.path), dependencies: manifest.dependencies, tarball: tarballs[0] };
 }
