@@ -80,3 +80,71 @@ test("quotas: MCP calls spend the principal's request rate; over it a tool answe
     await t.close(true);
   }
 });
+
+test("quotas: every /mcp request is a call of the principal's quotas; a flood of tools/list, ping or initialize is refused with HTTP 429", async () => {
+  const t = await startTestServer({ env: { ACMS_QUOTA_RATE: "1", ACMS_QUOTA_BURST: "5" } });
+  try {
+    await t.client(RegistryService, "writer").createProject({ name: "local/api" });
+    const scope = (await t.client(ScopeService, "writer").resolveScope({ projects: ["local/api"] })).scope!.scopeId;
+    const post = (key: string, body: unknown) =>
+      fetch(`${t.server.url}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: `Bearer ${key}`,
+          "acms-scope": scope,
+        },
+        body: JSON.stringify(body),
+      });
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "flood", version: "1" } },
+    };
+    // One principal per kind of message, so each flood starts with a full bucket.
+    for (const [principal, message] of [
+      ["writer", { jsonrpc: "2.0", id: 1, method: "tools/list" }],
+      ["reader", { jsonrpc: "2.0", id: 2, method: "ping" }],
+      ["admin", initialize],
+    ] as const) {
+      const statuses: number[] = [];
+      let refusal:
+        { status: number; retryAfter: string | null; body: { id: unknown; error: { data: Record<string, unknown> } } } | undefined;
+      for (let i = 0; i < 30; i++) {
+        const res = await post(t.keys[principal], message);
+        statuses.push(res.status);
+        const body = (await res.json()) as { id: unknown; error: { data: Record<string, unknown> } };
+        if (res.status === 429 && !refusal) refusal = { status: res.status, retryAfter: res.headers.get("retry-after"), body };
+      }
+      // The burst is answered, then the flood is refused (the rate refills one call a second).
+      expect(statuses.slice(0, 1)).toEqual([200]);
+      expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(20);
+      expect(refusal).toMatchObject({
+        retryAfter: expect.stringMatching(/^[1-9][0-9]*$/),
+        body: { id: message.id, error: { code: -32004, data: { code: "RESOURCE_EXHAUSTED", retry_after_ms: expect.any(Number) } } },
+      });
+      // A batch counts each message: a batch of 10 pings is refused too.
+      const batch = await post(
+        t.keys[principal],
+        Array.from({ length: 10 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "ping" })),
+      );
+      expect(batch.status).toBe(429);
+    }
+    // Bodies refused before any message runs spend the quota as well: garbage is refused as over quota, not parsed.
+    const garbage = await fetch(`${t.server.url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${t.keys.writer}`, "acms-scope": scope },
+      body: "{not json",
+    });
+    expect(garbage.status).toBe(429);
+    // Another principal's quota is its own: its tools/list is answered meanwhile.
+    const otherScope = await t.client(RegistryService, "other").createProject({ name: "other/x" });
+    expect(otherScope.project?.name).toBe("other/x");
+    const theirs = await post(t.keys.other, { jsonrpc: "2.0", id: 7, method: "tools/list" });
+    expect(theirs.status).not.toBe(429);
+  } finally {
+    await t.close(true);
+  }
+});
