@@ -1,5 +1,7 @@
 import type { Command } from "commander";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { createAcmsMcpServer, ScopeLineage } from "../mcp/index.js";
 import type { CliIo } from "./cli-io.js";
@@ -24,7 +26,8 @@ export async function serveMcp(io: CliIo, cmd: Command): Promise<void> {
       if (!conn.key) throw new CliUsageError("no API key: pass --key or set ACMS_API_KEY (make one with `acms keys create`)");
       const scopeId = requireScope(conn);
       const transport = createConnectTransport({ baseUrl: conn.url, httpVersion: "1.1" });
-      const ctx = { transport, authorization: `Bearer ${conn.key}`, scopeId };
+      const authorization = `Bearer ${conn.key}`;
+      const ctx = { transport, authorization, scopeId, forwardTool: forwardToEndpoint(conn.url, authorization, scopeId) };
       const server = createAcmsMcpServer(() => ctx, new ScopeLineage(), packageVersion(import.meta.url) ?? "0.0.0");
       const ended = new Promise<void>((resolve) => {
         process.stdin.once("end", resolve);
@@ -35,4 +38,39 @@ export async function serveMcp(io: CliIo, cmd: Command): Promise<void> {
       await server.close();
     },
   );
+}
+
+/**
+ * Runs a tool on the server's own MCP endpoint (`POST <url>/mcp`, one stateless JSON-RPC request with the same
+ * key and scope), for what the server does in process and a network client cannot ask of the RPCs: `search`
+ * with `include_paths` narrows the scope inside the RPC's access check there. The tool's result comes back as
+ * it is; a failure of the exchange itself is an error of its HTTP status (401, 429, else UNAVAILABLE).
+ */
+function forwardToEndpoint(url: string, authorization: string, scopeId: string) {
+  return async (name: string, args: Record<string, unknown>, meta: Record<string, unknown> | undefined, signal?: AbortSignal) => {
+    const trace: Record<string, unknown> = {};
+    if (typeof meta?.traceparent === "string") trace.traceparent = meta.traceparent;
+    if (typeof meta?.tracestate === "string") trace.tracestate = meta.tracestate;
+    const res = await fetch(`${url.replace(/\/+$/, "")}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization, "acms-scope": scopeId },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name, arguments: args, ...(Object.keys(trace).length > 0 ? { _meta: trace } : {}) },
+      }),
+      signal,
+    });
+    const text = await res.text();
+    let answer: { result?: CallToolResult; error?: { message?: string } } = {};
+    try {
+      answer = JSON.parse(text) as typeof answer;
+    } catch {
+      // Not JSON: reported by its status below.
+    }
+    if (answer.result) return answer.result;
+    const code = res.status === 401 ? Code.Unauthenticated : res.status === 429 ? Code.ResourceExhausted : Code.Unavailable;
+    throw new ConnectError(answer.error?.message ?? `the server's MCP endpoint answered HTTP ${res.status}`, code);
+  };
 }

@@ -1,4 +1,5 @@
-import type { CallOptions, Transport } from "@connectrpc/connect";
+import type { CallOptions, ContextValues, Transport } from "@connectrpc/connect";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 /**
  * Who calls and where the calls go, for one MCP connection (one HTTP request, or one `acms mcp` process):
@@ -15,6 +16,22 @@ export interface McpCallContext {
   readonly scopeId: string;
   /** The W3C trace context of the connection itself (HTTP header), used when a call's `_meta` names none. */
   readonly traceparent?: string;
+  /**
+   * The context values that narrow one RPC's scope to paths matching `includePaths`, applied by the RPC's own
+   * access check (the server's in-process transport carries them; no wire field does). Absent where the
+   * transport cannot carry them (a network transport): see `forwardTool`.
+   */
+  readonly narrowPaths?: (includePaths: readonly string[]) => ContextValues;
+  /**
+   * Runs a tool on the server's own MCP endpoint (`POST /mcp`) with the same key and scope, for what only the
+   * server can do in process (`search` with `include_paths`); `acms mcp` gives it, the server needs none.
+   */
+  readonly forwardTool?: (
+    name: string,
+    args: Record<string, unknown>,
+    meta: McpRequestMeta,
+    signal?: AbortSignal,
+  ) => Promise<CallToolResult>;
 }
 
 /** The `_meta` of an MCP request, as the SDK hands it to a handler. */

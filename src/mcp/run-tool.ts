@@ -29,6 +29,8 @@ export interface ToolCall {
   readonly options: CallOptions;
   /** Call options with no scope header (unscoped RPCs: GetScope, ListResources). */
   readonly unscoped: CallOptions;
+  /** The connection's context (what the transport can carry: `narrowPaths`). */
+  readonly context: McpCallContext;
 }
 
 /**
@@ -52,6 +54,7 @@ export async function runTool(
       scopeId,
       options: rpcOptions(ctx, scopeId, extra._meta, extra.signal),
       unscoped: rpcOptions(ctx, undefined, extra._meta, extra.signal),
+      context: ctx,
     };
     return toolSuccess(await body(call));
   } catch (err) {

@@ -1,19 +1,13 @@
-import { createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { RagService, Source } from "../../gen/acms/v1/rag_pb.js";
 import { TextBackendService } from "../../gen/acms/v1/text_pb.js";
 import { VectorBackendService } from "../../gen/acms/v1/vector_pb.js";
-import { InvalidArgumentError } from "../domain/errors.js";
-import { compilePathFilter, globViolations } from "../domain/path-filter.js";
-import { runTool, type ToolEnv } from "./run-tool.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { runTool, type ToolEnv, type ToolExtra } from "./run-tool.js";
+import { errorResult } from "./tool-result.js";
 import { hitShape, indexGeneration, scopeIdArg, scopedAnswer, toolOutput } from "./wire-shapes.js";
-import { invalidArgument } from "./invalid-argument.js";
-
-/** Results asked of the RPC per result wanted when `include_paths` filters them afterwards (and at most this many). */
-const PATH_FILTER_OVERFETCH = 5;
-const PATH_FILTER_WINDOW_MAX = 1000;
-const DEFAULT_TOP_K = 20;
 
 const SOURCE_NAMES: Record<Source, string> = {
   [Source.UNSPECIFIED]: "unspecified",
@@ -60,7 +54,10 @@ export function registerSearchTool(server: McpServer, env: ToolEnv): void {
         include_paths: z
           .array(z.string())
           .optional()
-          .describe("only documents whose path matches one of these globs (relative POSIX, `**` recursive), e.g. `src/**/*.ts`"),
+          .describe(
+            "only documents whose path matches one of these globs (relative POSIX, `**` recursive), e.g. `src/**/*.ts`; " +
+              "it narrows the scope for this search, never widens it",
+          ),
         scope_id: scopeIdArg,
       },
       outputSchema: toolOutput({
@@ -73,42 +70,48 @@ export function registerSearchTool(server: McpServer, env: ToolEnv): void {
       }),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async (args, extra) =>
-      runTool(
+    async (args, extra) => {
+      const include = args.include_paths ?? [];
+      if (include.length > 0) {
+        // A network transport cannot narrow a call's scope: the server's own endpoint runs the tool instead.
+        const forwarded = await forwardedSearch(env, args, extra);
+        if (forwarded) return forwarded;
+      }
+      return runTool(
         env,
         args.scope_id,
         extra,
         async (call) => {
           const mode = args.mode ?? "hybrid";
-          const include = args.include_paths ?? [];
+          // `include_paths` narrows the scope inside the RPC's own access check (its view's path filter), so
+          // every engine applies it in its query like a scope's own include_paths: exact, `exhaustive` honest.
+          let options = call.options;
           if (include.length > 0) {
-            const violations = globViolations("include_paths", include);
-            if (violations.length > 0) throw invalidArgument(new InvalidArgumentError(violations));
+            if (!call.context.narrowPaths) {
+              throw new ConnectError(
+                "include_paths needs the server's MCP endpoint (POST /mcp), which this connection cannot reach",
+                Code.Unimplemented,
+              );
+            }
+            options = { ...options, contextValues: call.context.narrowPaths(include) };
           }
           const wanted = args.top_k;
-          const filtering = include.length > 0 && (wanted === undefined || wanted > 0);
-          const window = filtering
-            ? Math.min(PATH_FILTER_WINDOW_MAX, Math.max(wanted ?? DEFAULT_TOP_K, (wanted ?? DEFAULT_TOP_K) * PATH_FILTER_OVERFETCH))
-            : wanted;
           let hits: Hit[];
           let answer: { scopeId: string; exhaustive: boolean; indexGeneration: bigint };
           const extraOut: Record<string, unknown> = {};
           if (mode === "text") {
-            const res = await createClient(TextBackendService, call.transport).search(
-              { query: args.query, maxResults: window },
-              call.options,
-            );
+            const res = await createClient(TextBackendService, call.transport).search({ query: args.query, maxResults: wanted }, options);
             hits = res.results.map(toHit);
             answer = res;
           } else if (mode === "vector") {
             const res = await createClient(VectorBackendService, call.transport).similaritySearch(
-              { text: args.query, topK: window },
-              call.options,
+              { text: args.query, topK: wanted },
+              options,
             );
             hits = res.results.map(toHit);
             answer = res;
           } else {
-            const res = await createClient(RagService, call.transport).hybridSearch({ query: args.query, topK: window }, call.options);
+            const res = await createClient(RagService, call.transport).hybridSearch({ query: args.query, topK: wanted }, options);
             hits = res.results.map((r) => ({
               ...toHit(r),
               contributions: r.contributions.map((c) => ({ source: SOURCE_NAMES[c.source], rank: c.rank, score: c.score })),
@@ -117,24 +120,37 @@ export function registerSearchTool(server: McpServer, env: ToolEnv): void {
             extraOut.partial = res.partial;
             extraOut.failed_sources = res.failedSources.map((s) => SOURCE_NAMES[s]);
           }
-          let exhaustive = answer.exhaustive;
-          if (filtering) {
-            const filter = compilePathFilter(include, []);
-            const fetched = hits.length;
-            hits = hits.filter((h) => filter.matches(h.path)).slice(0, wanted ?? DEFAULT_TOP_K);
-            // A full window may have cut matching documents further down.
-            if (fetched >= (window ?? DEFAULT_TOP_K)) exhaustive = false;
-          }
           return {
             mode,
             results: hits,
             scope_id: answer.scopeId,
-            exhaustive,
+            exhaustive: answer.exhaustive,
             index_generation: Number(answer.indexGeneration),
             ...extraOut,
           };
         },
         (args.mode ?? "hybrid") === "text" ? { max_results: "top_k" } : undefined,
-      ),
+      );
+    },
   );
+}
+
+/**
+ * `search` with `include_paths` on a connection whose transport cannot narrow a call's scope (`acms mcp`): the
+ * same tool run by the server's own MCP endpoint, whose in-process calls can; undefined where the RPCs can
+ * narrow (the server itself) or nothing can forward.
+ */
+async function forwardedSearch(env: ToolEnv, args: Record<string, unknown>, extra: ToolExtra): Promise<CallToolResult | undefined> {
+  let ctx;
+  try {
+    ctx = env.contextOf(extra);
+  } catch (err) {
+    return errorResult(err);
+  }
+  if (ctx.narrowPaths || !ctx.forwardTool) return undefined;
+  try {
+    return await ctx.forwardTool("search", args, extra._meta, extra.signal);
+  } catch (err) {
+    return errorResult(err);
+  }
 }

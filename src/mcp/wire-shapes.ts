@@ -127,6 +127,7 @@ const errorFields = {
     .array(z.object({ field: z.string(), description: z.string() }))
     .optional()
     .describe("on INVALID_ARGUMENT: the arguments at fault"),
+  retry_after_ms: z.number().optional().describe("on RESOURCE_EXHAUSTED (over quota): when a retry may succeed, in ms"),
 };
 
 type Optionals<S extends Record<string, z.ZodType>> = { [K in keyof S]: z.ZodOptional<S[K]> };

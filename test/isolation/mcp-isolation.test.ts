@@ -233,3 +233,37 @@ test("a malformed UKO URI is INVALID_ARGUMENT, through fetch and resources/read"
     data: { code: "INVALID_ARGUMENT" },
   });
 });
+
+test("resources/read under _meta.scope_id: a scope narrowed from the connection's reads within it; any other scope is refused", async () => {
+  const intro = `uko://${f.docs}/guide/intro.md`;
+  const setup = `uko://${f.docs}/guide/setup.md`;
+  const child = ok<{ scope_id: string }>(await call(writer, "narrow_scope", { exclude_paths: ["guide/setup.md"] })).scope_id;
+  // Under the narrowed scope: in-scope units read, the excluded one is refused, as FetchContent under it.
+  const read = await writer.readResource({ uri: intro, _meta: { scope_id: child } });
+  expect(read.contents.map((c) => c.uri)).toEqual([intro]);
+  await expect(writer.readResource({ uri: setup, _meta: { scope_id: child } })).rejects.toMatchObject({
+    code: -32003,
+    data: { code: "PERMISSION_DENIED" },
+  });
+  // The connection's own scope as scope_id, and no scope_id: the connection's scope.
+  expect((await writer.readResource({ uri: setup, _meta: { scope_id: f.scope } })).contents).toHaveLength(1);
+  expect((await writer.readResource({ uri: setup })).contents).toHaveLength(1);
+  // Foreign scopes: another tenant's, another tenant's narrowed one, unknown ids, garbage. Refused, even for in-scope URIs.
+  for (const bad of [f.otherScope, otherChild, ulid(), "not-a-scope", `${f.scope}x`]) {
+    for (const uri of [intro, `uko://${f.secret}/vault.md`]) {
+      const err = await writer.readResource({ uri, _meta: { scope_id: bad } }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: -32003, data: { code: "PERMISSION_DENIED", scope_project_names: ["local/api"] } });
+      expect(JSON.stringify(err)).not.toContain("launch codes");
+      expect(JSON.stringify(err)).not.toContain("zebra introduction");
+    }
+  }
+  // A scope the writer narrowed, used on the other tenant's connection: refused, nothing of the writer's read.
+  const err = await other.readResource({ uri: intro, _meta: { scope_id: child } }).catch((e: unknown) => e);
+  expect(err).toMatchObject({ code: -32003, data: { code: "PERMISSION_DENIED" } });
+  expect(JSON.stringify(err)).not.toContain("zebra introduction");
+  // A scope_id that is not a string is a bad argument.
+  await expect(writer.readResource({ uri: intro, _meta: { scope_id: 42 } })).rejects.toMatchObject({
+    code: -32602,
+    data: { code: "INVALID_ARGUMENT" },
+  });
+});

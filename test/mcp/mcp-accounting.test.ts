@@ -80,3 +80,79 @@ test("quotas: MCP calls spend the principal's request rate; over it a tool answe
     await t.close(true);
   }
 });
+
+test("quotas: every /mcp request is a call of the principal's quotas; a flood of tools/list, ping or initialize is refused with HTTP 429", async () => {
+  const t = await startTestServer({ env: { ACMS_QUOTA_RATE: "1", ACMS_QUOTA_BURST: "5" } });
+  try {
+    await t.client(RegistryService, "writer").createProject({ name: "local/api" });
+    const scope = (await t.client(ScopeService, "writer").resolveScope({ projects: ["local/api"] })).scope!.scopeId;
+    const post = (key: string, body: unknown) =>
+      fetch(`${t.server.url}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: `Bearer ${key}`,
+          "acms-scope": scope,
+        },
+        body: JSON.stringify(body),
+      });
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "flood", version: "1" } },
+    };
+    // One principal per kind of message, so each flood starts with a full bucket.
+    for (const [principal, message] of [
+      ["writer", { jsonrpc: "2.0", id: 1, method: "tools/list" }],
+      ["reader", { jsonrpc: "2.0", id: 2, method: "ping" }],
+      ["admin", initialize],
+    ] as const) {
+      // 30 at once: the burst (5) is answered, the rest refused (the rate refills one call a second, so at most a
+      // few more get through however slowly the machine runs them).
+      const flood = await Promise.all(
+        Array.from({ length: 30 }, async () => {
+          const res = await post(t.keys[principal], message);
+          return { status: res.status, retryAfter: res.headers.get("retry-after"), body: (await res.json()) as unknown };
+        }),
+      );
+      const statuses = flood.map((r) => r.status);
+      expect(statuses).toContain(200);
+      expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+      expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(15);
+      expect(flood.find((r) => r.status === 429)).toMatchObject({
+        retryAfter: expect.stringMatching(/^[1-9][0-9]*$/),
+        body: { id: message.id, error: { code: -32004, data: { code: "RESOURCE_EXHAUSTED", retry_after_ms: expect.any(Number) } } },
+      });
+      // A batch counts each message: in a batch of 10 pings sent now, (nearly) every ping is refused.
+      const batch = await post(
+        t.keys[principal],
+        Array.from({ length: 10 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "ping" })),
+      );
+      const answers = (await batch.json()) as { error?: { code: number } }[];
+      expect(answers.filter((a) => a.error?.code === -32004).length).toBeGreaterThanOrEqual(7);
+      if (answers.every((a) => a.error?.code === -32004)) expect(batch.status).toBe(429);
+    }
+    // Bodies refused before any message runs spend the quota as well: unparsable bodies sent now are refused as
+    // over quota (429) rather than parsed (400), but for the odd call the refill lets through.
+    const garbage = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        fetch(`${t.server.url}/mcp`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${t.keys.writer}`, "acms-scope": scope },
+          body: "{not json",
+        }).then(async (r) => (await r.text(), r.status)),
+      ),
+    );
+    expect(garbage.filter((s) => s === 429).length).toBeGreaterThanOrEqual(7);
+    expect(garbage.filter((s) => s !== 429 && s !== 400)).toEqual([]);
+    // Another principal's quota is its own: its tools/list is answered meanwhile.
+    const otherScope = await t.client(RegistryService, "other").createProject({ name: "other/x" });
+    expect(otherScope.project?.name).toBe("other/x");
+    const theirs = await post(t.keys.other, { jsonrpc: "2.0", id: 7, method: "tools/list" });
+    expect(theirs.status).not.toBe(429);
+  } finally {
+    await t.close(true);
+  }
+});

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
-import { call, ok, refused } from "./mcp-client.js";
+import { call, connectMcp, ok, refused } from "./mcp-client.js";
 import { seedMcpFixture, type McpFixture } from "./mcp-fixture.js";
 
 const BIN = join(__dirname, "..", "..", "bin", "acms.js");
@@ -112,4 +112,33 @@ test("acms mcp answers line-delimited JSON-RPC on stdout only, and exits 0 when 
   expect(lines.map((l) => l.id)).toEqual([1, 2]);
   expect(lines[1].result.structuredContent?.results).toHaveLength(1);
   expect(err).toBe("");
+});
+
+test("search with include_paths over stdio: the server's endpoint runs it, so it answers as over HTTP (exact, scoped)", async () => {
+  const http = await connectMcp(t.server.url, t.keys.writer, f.scope);
+  try {
+    for (const mode of ["text", "hybrid"]) {
+      const args = { query: "zebra", mode, top_k: 5, include_paths: ["guide/**"] };
+      const overStdio = ok<{ results: { path: string }[]; exhaustive: boolean }>(await call(mcp, "search", args));
+      expect(overStdio).toEqual(ok(await call(http, "search", args)));
+      expect(overStdio.results.map((h) => h.path).sort()).toEqual(["guide/intro.md", "guide/setup.md"]);
+      expect(overStdio.exhaustive).toBe(true);
+    }
+    // The scope_id check and the glob checks hold on the forwarded call too.
+    refused(await call(mcp, "search", { query: "zebra", include_paths: ["**"], scope_id: f.otherScope }));
+    expect((await call(mcp, "search", { query: "zebra", include_paths: ["../x"] })).structuredContent).toMatchObject({
+      code: "INVALID_ARGUMENT",
+    });
+    // resources/read under a narrowed scope (_meta.scope_id) over stdio as well.
+    const child = ok<{ scope_id: string }>(await call(mcp, "narrow_scope", { exclude_paths: ["guide/setup.md"] })).scope_id;
+    expect((await mcp.readResource({ uri: `uko://${f.docs}/guide/intro.md`, _meta: { scope_id: child } })).contents).toHaveLength(1);
+    await expect(mcp.readResource({ uri: `uko://${f.docs}/guide/setup.md`, _meta: { scope_id: child } })).rejects.toMatchObject({
+      code: -32003,
+    });
+    await expect(mcp.readResource({ uri: `uko://${f.docs}/guide/intro.md`, _meta: { scope_id: f.otherScope } })).rejects.toMatchObject({
+      code: -32003,
+    });
+  } finally {
+    await http.close();
+  }
 });

@@ -14,7 +14,8 @@ import {
   resolveView,
   type AccessRule,
 } from "./access-check.js";
-import { principalKey, requestIdKey, viewKey } from "./context-keys.js";
+import { narrowingIncludePathsKey, principalKey, requestIdKey, viewKey } from "./context-keys.js";
+import { NarrowedViewCache } from "./narrowed-view-cache.js";
 import { toConnectError, type InternalErrorSink } from "../transport/error-mapping.js";
 import type { KeyRing } from "../../application/access/key-ring.js";
 import type { Principal } from "../../domain/principal.js";
@@ -65,6 +66,7 @@ async function* translateErrors<T>(messages: AsyncIterable<T>, sink?: InternalEr
  */
 export function createAccessInterceptor(deps: AccessDeps): Interceptor {
   const views = new ScopeViewCache(deps.scopes, { registry: deps.registry });
+  const narrowed = new NarrowedViewCache();
   // A method's rule is fixed by its descriptor: read the option once per method, not once per call.
   const rules = new Map<DescMethod, AccessRule>();
   const ruleOf = (method: DescMethod): AccessRule => {
@@ -90,6 +92,9 @@ export function createAccessInterceptor(deps: AccessDeps): Interceptor {
       if (mode === Access.SCOPED) {
         const resolved = resolveView(views, principal, req.header.get("acms-scope"));
         view = resolved instanceof Promise ? await resolved : resolved;
+        // Extra include globs of an in-process MCP `search` (never from the wire): the scope, narrowed further.
+        const include = req.contextValues.get(narrowingIncludePathsKey);
+        if (include !== undefined && include.length > 0) view = narrowed.narrow(view, include, "include_paths");
         req.contextValues.set(viewKey, deps.hidden ? viewWithout(view, deps.hidden) : view);
       }
       const check = makeCheck(deps, req.method, mode, principal, view);

@@ -174,6 +174,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
       maxBodyBytes: deps.config.maxJsonMessageBytes,
       bodyTimeoutMs,
       minBodyBytesPerSecond,
+      quotas,
     };
     listener = await listen(
       withConsole(

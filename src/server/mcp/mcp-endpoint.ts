@@ -2,12 +2,20 @@ import type http from "node:http";
 import type http2 from "node:http2";
 import type { Transport } from "@connectrpc/connect";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { isJSONRPCNotification, isJSONRPCRequest, type JSONRPCMessage, type JSONRPCNotification } from "@modelcontextprotocol/sdk/types.js";
+import {
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  type JSONRPCMessage,
+  type JSONRPCNotification,
+  type JSONRPCRequest,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { KeyRing } from "../../application/access/key-ring.js";
 import { UnauthenticatedError } from "../../domain/errors.js";
 import { createAcmsMcpServer, ScopeLineage, type McpCallContext, type ToolExtra } from "../../mcp/index.js";
 import { authenticate } from "../access/access-check.js";
 import { BodyDeadline } from "../transport/body-deadline.js";
+import type { QuotaLedger, QuotaRefusal } from "../quotas/quota-ledger.js";
+import { includePathsValues } from "./in-process-transport.js";
 import { RequestMultiplexer, type JsonRpcAnswer } from "./request-multiplexer.js";
 
 type Request = http.IncomingMessage | http2.Http2ServerRequest;
@@ -32,6 +40,50 @@ export interface McpEndpointDeps {
   bodyTimeoutMs?: number;
   /** The minimum average rate of a body once `bodyTimeoutMs` was waited (bytes/s; ACMS_MIN_BODY_RATE); 0 or absent: none. */
   minBodyBytesPerSecond?: number;
+  /**
+   * The per-principal quotas the RPCs spend (the same ledger): each JSON-RPC message is admitted as one call
+   * (held in flight until answered), and the RPCs a tool makes run under that admission. Absent: none.
+   */
+  quotas?: QuotaLedger;
+}
+
+/** The JSON-RPC error code of a request refused over quota (a server error code; `data.code` is RESOURCE_EXHAUSTED). */
+export const QUOTA_EXCEEDED = -32004;
+
+/** What a message refused over quota is answered: a tools/call gets a tool result (`isError`), like any failed call. */
+function quotaAnswer(request: JSONRPCRequest, refusal: QuotaRefusal): JsonRpcAnswer {
+  const message = `Over quota: ${refusal.reason}; retry in ${refusal.retryAfterMs} ms`;
+  const data = { code: "RESOURCE_EXHAUSTED", message, retry_after_ms: refusal.retryAfterMs };
+  if (request.method === "tools/call") {
+    return {
+      jsonrpc: "2.0",
+      id: request.id,
+      result: { content: [{ type: "text", text: `RESOURCE_EXHAUSTED: ${message}` }], structuredContent: data, isError: true },
+    };
+  }
+  return { jsonrpc: "2.0", id: request.id, error: { code: QUOTA_EXCEEDED, message, data } };
+}
+
+/** An HTTP 429 for a request refused over quota as a whole (every message, or one that could not be read). */
+function sendOverQuota(res: Response, refusal: QuotaRefusal, body?: string): void {
+  const text =
+    body ??
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: QUOTA_EXCEEDED,
+        message: `Over quota: ${refusal.reason}; retry in ${refusal.retryAfterMs} ms`,
+        data: { code: "RESOURCE_EXHAUSTED", retry_after_ms: refusal.retryAfterMs },
+      },
+    });
+  res.writeHead(429, {
+    "Content-Type": "application/json",
+    "Content-Length": String(Buffer.byteLength(text)),
+    "Cache-Control": "no-store",
+    "Retry-After": String(Math.max(1, Math.ceil(refusal.retryAfterMs / 1000))),
+  });
+  res.end(text);
 }
 
 function headerOf(req: Request, name: string): string | undefined {
@@ -167,15 +219,28 @@ async function serve(req: Request, res: Response, deps: McpEndpointDeps, mux: Re
   }
   const raw = await readBody(req, res, deps);
   if (raw === undefined) return;
+  // A request answered with an error before any message runs still spends one call of the quota.
+  const overQuota = (): boolean => {
+    const admitted = deps.quotas?.admit(principal);
+    if (admitted === undefined) return false;
+    if ("reason" in admitted) {
+      sendOverQuota(res, admitted as QuotaRefusal);
+      return true;
+    }
+    admitted.release();
+    return false;
+  };
   let message: unknown;
   try {
     message = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw));
   } catch (err) {
+    if (overQuota()) return;
     sendRpcError(res, 400, -32700, `Parse error: ${err instanceof Error ? err.message : String(err)}`);
     return;
   }
   const scopeId = (headerOf(req, "acms-scope") ?? "").trim();
   if (scopeId === "") {
+    if (overQuota()) return;
     sendRpcError(
       res,
       400,
@@ -187,6 +252,7 @@ async function serve(req: Request, res: Response, deps: McpEndpointDeps, mux: Re
   }
   const messages = Array.isArray(message) ? message : [message];
   if (messages.length === 0 || messages.some((m) => !isJSONRPCRequest(m) && !isJSONRPCNotification(m))) {
+    if (overQuota()) return;
     sendRpcError(res, 400, -32600, "Invalid Request: expected JSON-RPC 2.0 requests or notifications", idOf(message));
     return;
   }
@@ -195,6 +261,7 @@ async function serve(req: Request, res: Response, deps: McpEndpointDeps, mux: Re
     authorization: authorization ?? "",
     scopeId,
     traceparent: headerOf(req, "traceparent"),
+    narrowPaths: includePathsValues,
   };
   const authInfo: AuthInfo = { token: "", clientId: principal, scopes: [scopeId], extra: { acms: ctx } };
   const abort = new AbortController();
@@ -202,11 +269,28 @@ async function serve(req: Request, res: Response, deps: McpEndpointDeps, mux: Re
     if (!res.writableFinished) abort.abort();
   });
   const answers: Promise<JsonRpcAnswer>[] = [];
+  // Every message is one call of the principal's quotas, held in flight until it is answered.
+  let refusal: QuotaRefusal | undefined;
+  let refused = 0;
   for (const m of messages as JSONRPCMessage[]) {
-    if (isJSONRPCRequest(m)) answers.push(mux.request(m, authInfo, abort.signal));
-    else mux.notify(m as JSONRPCNotification, authInfo);
+    const admitted = deps.quotas?.admit(principal) ?? { release: () => undefined };
+    if ("reason" in admitted) {
+      refused++;
+      if (!refusal || admitted.retryAfterMs > refusal.retryAfterMs) refusal = admitted as QuotaRefusal;
+      if (isJSONRPCRequest(m)) answers.push(Promise.resolve(quotaAnswer(m, admitted as QuotaRefusal)));
+      continue;
+    }
+    if (isJSONRPCRequest(m)) answers.push(mux.request(m, authInfo, abort.signal).finally(admitted.release));
+    else {
+      mux.notify(m as JSONRPCNotification, authInfo);
+      admitted.release();
+    }
   }
   if (answers.length === 0) {
+    if (refusal) {
+      sendOverQuota(res, refusal);
+      return;
+    }
     res.writeHead(202, { "Cache-Control": "no-store", "Content-Length": "0" });
     res.end();
     return;
@@ -214,6 +298,11 @@ async function serve(req: Request, res: Response, deps: McpEndpointDeps, mux: Re
   const settled = await Promise.all(answers);
   if (abort.signal.aborted) return;
   const body = JSON.stringify(Array.isArray(message) ? settled : settled[0]);
+  // Refused as a whole (every message over quota, none a tool call answered with a tool result): HTTP 429.
+  if (refusal && refused === messages.length && settled.every((a) => "error" in a)) {
+    sendOverQuota(res, refusal, body);
+    return;
+  }
   res.writeHead(200, {
     "Content-Type": "application/json",
     "Content-Length": String(Buffer.byteLength(body)),

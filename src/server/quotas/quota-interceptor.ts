@@ -5,6 +5,7 @@ import { RetryInfoSchema } from "../../../gen/google/rpc/error_details_pb.js";
 import { principalKey } from "../access/context-keys.js";
 import { encodeForSend } from "../transport/encoded-messages.js";
 import { QuotaLedger, type QuotaLimits, type QuotaRefusal } from "./quota-ledger.js";
+import { admittedUpstreamKey } from "./admitted-upstream.js";
 import { withMessage } from "../transport/with-message.js";
 
 /** A RESOURCE_EXHAUSTED carrying google.rpc.RetryInfo, so clients know when to come back. */
@@ -116,6 +117,9 @@ async function* progressOf<T>(source: AsyncIterable<T>, onMessage: () => void): 
   }
 }
 
+/** The admission of a call admitted upstream (see admittedUpstreamKey): nothing to release. */
+const UPSTREAM = { release: () => undefined };
+
 /** Called with every call refused over quota (the audit log). */
 export type QuotaRefusalSink = (refusal: { principal: string; rpc: string; reason: string }) => void;
 
@@ -137,7 +141,8 @@ export function createQuotaInterceptor(
   return (next) => async (req) => {
     const principal = req.contextValues.get(principalKey);
     if (!principal) return next(req);
-    const admitted = ledger.admit(principal.name);
+    // An RPC of an MCP request the endpoint admitted already (in process only) spends no second admission.
+    const admitted = req.contextValues.get(admittedUpstreamKey) ? UPSTREAM : ledger.admit(principal.name);
     if ("reason" in admitted) {
       const refusal = admitted as QuotaRefusal;
       onRefused?.({ principal: principal.name, rpc: `${req.service.typeName}/${req.method.name}`, reason: refusal.reason });
