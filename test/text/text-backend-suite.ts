@@ -215,7 +215,10 @@ export function runTextBackendSuite(opts: TextBackendSuiteOptions): void {
       // global statistics would floor every IDF), then with other words (moving the average length).
       const other = "01JQ0THERTENANT00000000000";
       for (let i = 0; i < 3 * corpus.documents.length; i++) {
-        await h.loader.upsert({ resourceId: other, path: `flood/${i}.md`, chunks: [i % 2 ? "run requests server retry key database ".repeat(9) : "zzz"] }, T0);
+        await h.loader.upsert(
+          { resourceId: other, path: `flood/${i}.md`, chunks: [i % 2 ? "run requests server retry key database ".repeat(9) : "zzz"] },
+          T0,
+        );
       }
       expect((await search(testView([other]), q)).hits.length).toBeGreaterThan(0);
       const after = await scored();
