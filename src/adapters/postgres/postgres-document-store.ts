@@ -71,8 +71,8 @@ interface Counters {
 }
 
 /**
- * Documents, versions and chunks on PostgreSQL, with the BM25 keyword index (term postings, row lengths
- * and table totals, read by PostgresTextBackend) written in the same transactions, so a search sees a
+ * Documents, versions and chunks on PostgreSQL, with the BM25 keyword index (term postings, row lengths,
+ * and row and token totals per resource, read by PostgresTextBackend) written in the same transactions, so a search sees a
  * write entirely or not at all and a rejected message writes nothing. Same versioning, retention and
  * fingerprinting as the embedded store.
  *
@@ -108,7 +108,7 @@ export class PostgresDocumentStore implements DocumentStore {
   }
 
   async bumpGeneration(): Promise<bigint> {
-    return this.write(async (c) => this.commitCounters(c, { rows: 0, tokens: 0 }));
+    return this.write(async (c) => this.commitCounters(c, null, { rows: 0, tokens: 0 }));
   }
 
   async getChunks(keys: readonly number[]): Promise<Map<number, ChunkRecord>> {
@@ -186,7 +186,8 @@ export class PostgresDocumentStore implements DocumentStore {
       const counters: Counters = { rows: 0, tokens: 0 };
       const totals = { upserted: 0, unchanged: 0, chunks: 0 };
       for (const round of rounds) await this.writeRound(c, resourceId, round, now, vectors, counters, totals);
-      const generation = totals.upserted > 0 ? await this.commitCounters(c, counters, changeRecord(vectors)) : await this.current(c);
+      const generation =
+        totals.upserted > 0 ? await this.commitCounters(c, resourceId, counters, changeRecord(vectors)) : await this.current(c);
       return {
         documentsUpserted: totals.upserted,
         documentsUnchanged: totals.unchanged,
@@ -314,7 +315,8 @@ export class PostgresDocumentStore implements DocumentStore {
         vectors,
         counters,
       );
-      const generation = live.length > 0 ? await this.commitCounters(c, counters, changeRecord(vectors)) : await this.current(c);
+      const generation =
+        live.length > 0 ? await this.commitCounters(c, resourceId, counters, changeRecord(vectors)) : await this.current(c);
       return { deleted: live.length, generation, vectors };
     });
   }
@@ -358,7 +360,7 @@ export class PostgresDocumentStore implements DocumentStore {
             vector: vectorFromBytes(r.embedding),
           });
       }
-      const generation = await this.commitCounters(c, counters, {
+      const generation = await this.commitCounters(c, resourceId, counters, {
         resourceReloaded: resourceId,
         added: [],
         superseded: [],
@@ -372,7 +374,8 @@ export class PostgresDocumentStore implements DocumentStore {
   /**
    * Erases a slice of the resource's document versions (whole documents, about `maxChunks` chunks) with
    * their chunks, keyword rows and postings, the document frequencies they counted (a term no chunk holds
-   * any more loses its row), and their `chunk_vectors` rows, in one write transaction that logs the
+   * any more loses its row), the resource's keyword totals they counted (its `resource_keyword_stats` row
+   * goes with its last keyword row), and their `chunk_vectors` rows, in one write transaction that logs the
    * removed vectors for the servers holding them in process.
    */
   async eraseResourceSlice(resourceId: string, maxChunks: number): Promise<ErasureSlice> {
@@ -417,7 +420,7 @@ export class PostgresDocumentStore implements DocumentStore {
         await c.query("DELETE FROM documents WHERE doc_key = ANY($1::bigint[])", [docKeys]);
       }
       if (done && this.vectorTable) await c.query("DELETE FROM chunk_vectors WHERE resource_id = $1", [resourceId]);
-      const generation = await this.commitCounters(c, counters, changeRecord(changes));
+      const generation = await this.commitCounters(c, resourceId, counters, changeRecord(changes));
       return { documents: docKeys.length, chunks, vectors: changes.removed.length, changes, done, generation };
     });
   }
@@ -434,6 +437,7 @@ export class PostgresDocumentStore implements DocumentStore {
       "keyword_rows",
       "postings",
       "term_df",
+      "resource_keyword_stats",
       "registry_resources",
       "registry_links",
       "registry_parents",
@@ -456,11 +460,18 @@ export class PostgresDocumentStore implements DocumentStore {
   }
 
   /**
-   * Bumps the generation and the keyword totals, logs what the write changed in vectors (for servers that
-   * hold vectors in process: they replay the log from the generation they have; with pgvector's table no
-   * server does, so nothing is logged), and notifies the other servers, all in the write's transaction.
+   * Bumps the generation and the keyword totals (the table's, and the written resource's in
+   * `resource_keyword_stats`, whose row goes when the resource has no keyword row left), logs what the
+   * write changed in vectors (for servers that hold vectors in process: they replay the log from the
+   * generation they have; with pgvector's table no server does, so nothing is logged), and notifies the
+   * other servers, all in the write's transaction. Every write changes the keyword rows of one resource.
    */
-  private async commitCounters(c: PostgresClient, counters: Counters, change?: VectorChangeRecord): Promise<bigint> {
+  private async commitCounters(
+    c: PostgresClient,
+    resourceId: string | null,
+    counters: Counters,
+    change?: VectorChangeRecord,
+  ): Promise<bigint> {
     const logged =
       change !== undefined &&
       !this.vectorTable &&
@@ -472,6 +483,13 @@ export class PostgresDocumentStore implements DocumentStore {
        ), l AS (
          INSERT INTO vector_changes (generation, resource_reloaded, added, superseded, removed, at)
          SELECT generation, $4, $5::bigint[], $6::bigint[], $7::bigint[], $8 FROM s WHERE $3
+       ), r AS (
+         -- Writers are serialised on index_state, so this counter row never races either.
+         INSERT INTO resource_keyword_stats (resource_id, row_count, token_count)
+         SELECT $10::text, $1::bigint, $2::bigint WHERE $10::text IS NOT NULL AND ($1::bigint <> 0 OR $2::bigint <> 0)
+         ON CONFLICT (resource_id) DO UPDATE
+           SET row_count = resource_keyword_stats.row_count + excluded.row_count,
+               token_count = resource_keyword_stats.token_count + excluded.token_count
        )
        SELECT generation::text AS g, pg_notify($9, generation::text) FROM s`,
       [
@@ -484,8 +502,11 @@ export class PostgresDocumentStore implements DocumentStore {
         change?.removed ?? [],
         change?.at ?? 0,
         GENERATION_CHANNEL,
+        resourceId,
       ],
     );
+    if (resourceId !== null && counters.rows < 0)
+      await c.query("DELETE FROM resource_keyword_stats WHERE resource_id = $1 AND row_count = 0", [resourceId]);
     return BigInt(rows[0].g);
   }
 

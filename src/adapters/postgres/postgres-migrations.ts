@@ -246,6 +246,23 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX registry_resources_erasing ON registry_resources (id) WHERE erasing IS NOT NULL;
     `,
   },
+  {
+    version: 13,
+    name: "keyword rows and tokens per resource (BM25 statistics of a scope's resources only)",
+    sql: `
+      -- Filled under the writers' lock, so no write commits between the count and the table.
+      SELECT 1 FROM index_state WHERE id = 1 FOR UPDATE;
+      -- One row per resource that has keyword rows: its rows (every retained version) and their summed
+      -- lengths, kept in the write transactions that keep index_state's totals.
+      CREATE TABLE resource_keyword_stats (
+        resource_id text COLLATE "C" PRIMARY KEY,
+        row_count bigint NOT NULL,
+        token_count bigint NOT NULL
+      );
+      INSERT INTO resource_keyword_stats (resource_id, row_count, token_count)
+        SELECT resource_id, count(*), sum(length) FROM keyword_rows GROUP BY resource_id;
+    `,
+  },
 ];
 
 /** The advisory lock key every server takes around migrations ("acms" in ASCII). */

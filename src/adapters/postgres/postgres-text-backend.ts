@@ -47,30 +47,26 @@ WITH q AS (
     FROM unnest($1::integer[], $2::integer[], $3::text[]) AS u (phrase, off, term)
 ),
 stats AS (
-  SELECT keyword_rows::float8 AS n, keyword_tokens::float8 / greatest(keyword_rows, 1)::float8 AS avgdl FROM index_state WHERE id = 1
+  SELECT coalesce(sum(row_count), 0)::float8 AS n, coalesce(sum(token_count), 0)::float8 / greatest(coalesce(sum(row_count), 0), 1)::float8 AS avgdl
+    FROM resource_keyword_stats WHERE resource_id = ANY($4::text[])
 ),
-single_df AS (
-  SELECT q.phrase, coalesce((SELECT t.df FROM term_df t WHERE t.term = q.term), 0) AS df FROM q WHERE q.plen = 1
-),
-multi_hits_all AS (
+multi_hits AS (
   SELECT phrase, chunk_key, count(*) AS f FROM (
-    SELECT q.phrase, p.chunk_key FROM q JOIN postings p ON p.term = q.term CROSS JOIN LATERAL unnest(p.positions) AS pos (at)
+    SELECT q.phrase, p.chunk_key FROM q JOIN postings p ON p.term = q.term AND p.resource_id = ANY($4::text[])
+     CROSS JOIN LATERAL unnest(p.positions) AS pos (at)
      WHERE q.plen > 1 GROUP BY q.phrase, p.chunk_key, pos.at - q.off, q.plen HAVING count(*) = q.plen
   ) starts GROUP BY phrase, chunk_key
-),
-df AS (
-  SELECT phrase, df FROM single_df
-  UNION ALL SELECT phrase, count(*) FROM multi_hits_all GROUP BY phrase
-),
-idf AS (
-  SELECT df.phrase, CASE WHEN x <= 0 THEN ${FTS5_MIN_IDF}::float8 ELSE x END AS idf
-    FROM df CROSS JOIN stats CROSS JOIN LATERAL (SELECT ln((stats.n - df.df::float8 + 0.5::float8) / (df.df::float8 + 0.5::float8)) AS x) l
 ),
 hits AS (
   SELECT q.phrase, p.chunk_key, cardinality(p.positions)::float8 AS f
     FROM q JOIN postings p ON p.term = q.term AND p.resource_id = ANY($4::text[]) WHERE q.plen = 1
   UNION ALL
-  SELECT m.phrase, m.chunk_key, m.f::float8 FROM multi_hits_all m JOIN keyword_rows k ON k.chunk_key = m.chunk_key AND k.resource_id = ANY($4::text[])
+  SELECT m.phrase, m.chunk_key, m.f::float8 FROM multi_hits m
+),
+idf AS (
+  SELECT df.phrase, CASE WHEN x <= 0 THEN ${FTS5_MIN_IDF}::float8 ELSE x END AS idf
+    FROM (SELECT phrase, count(*) AS df FROM hits GROUP BY phrase) df CROSS JOIN stats
+   CROSS JOIN LATERAL (SELECT ln((stats.n - df.df::float8 + 0.5::float8) / (df.df::float8 + 0.5::float8)) AS x) l
 ),
 scored AS (
   SELECT h.chunk_key,
@@ -85,11 +81,13 @@ scored AS (
  * phrase, $3 term (one element per query term), $4 the scope's resource ids, $5 the `recent` cutoff,
  * $6 limit, $7 offset.
  *
- * - Statistics as FTS5 keeps them: N and the average row length over every row of the keyword table
- *   (all resources, superseded versions included), and a phrase's IDF from the rows holding it anywhere,
- *   `ln((N − n + 0.5) / (n + 0.5))` floored at 1e-6. The scope never changes a score. N, the total
- *   length and a term's n are counters kept in the write transactions (`index_state`, `term_df`);
- *   only a multi-term phrase's n is counted from the postings at query time.
+ * - Statistics as FTS5 would keep them in a table holding the scope's resources only: N and the average
+ *   row length over every row of the scope's resources (superseded versions included), and a phrase's
+ *   IDF from the rows of those resources that hold it, `ln((N − n + 0.5) / (n + 0.5))` floored at 1e-6.
+ *   So no write to a resource outside the scope moves a score, nor tells the caller anything about that
+ *   resource; a scope covering every resource scores as FTS5 over the whole table. N and the total length
+ *   are sums of the per-resource counters kept in the write transactions (`resource_keyword_stats`); a
+ *   phrase's n is the number of its in-scope matches, the very rows the query reads to score them.
  * - The phrase frequencies are read for in-scope rows only (postings are keyed by term, then resource),
  *   and the visible-version condition is in the same query: the scope is pushed into SQL.
  * - A multi-term phrase (a query word the tokenizer splits) counts the positions where its terms follow
@@ -143,8 +141,8 @@ export function phraseParams(query: string): { phrase: number[]; offset: number[
 /**
  * Keyword search on PostgreSQL with BM25 scored in SQL from term statistics (not `ts_rank`), ranking as
  * the embedded FTS5 engine ranks: the same tokenizer and stemmer (the domain's unicode61 and Porter,
- * checked against FTS5), the same query semantics (distinct words OR-ed), FTS5's statistics, formula and
- * order, and the same score map `r / (1 + r)`. Its cost follows the rows it returns: the rows are ranked
+ * checked against FTS5), the same query semantics (distinct words OR-ed), FTS5's statistics (drawn from the
+ * scope's resources only), formula and order, and the same score map `r / (1 + r)`. Its cost follows the rows it returns: the rows are ranked
  * and cut on their scores alone, and only the kept ones are joined to their chunks for their version and
  * URI (`postgresTopSql`). Versions outside the temporal scope and path filters drop rows after the cut;
  * when too few pass, or a tie straddles the cut, the ranking runs again with twice the rows, so filters

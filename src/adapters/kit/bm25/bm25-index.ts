@@ -41,6 +41,8 @@ export class Bm25Index {
   private readonly postings = new Map<string, Map<number, number[]>>();
   private totalLength = 0;
   private live = 0;
+  /** Rows and summed lengths per resource: the statistics of a view are those of its resources only. */
+  private readonly perResource = new Map<string, { rows: number; length: number }>();
 
   private constructor(
     /** The generation of the store state the index holds. */
@@ -103,6 +105,11 @@ export class Bm25Index {
     const length = terms.length + this.lengthOffset;
     this.totalLength += length;
     this.live += 1;
+    const stats = this.perResource.get(c.resourceId);
+    if (stats) {
+      stats.rows += 1;
+      stats.length += length;
+    } else this.perResource.set(c.resourceId, { rows: 1, length });
     this.slotOf.set(c.chunkKey, slot);
     this.rowSlots.push({
       chunkKey: c.chunkKey,
@@ -126,12 +133,33 @@ export class Bm25Index {
     }
     this.totalLength -= row.length;
     this.live -= 1;
+    const stats = this.perResource.get(row.resourceId)!;
+    stats.rows -= 1;
+    stats.length -= row.length;
+    if (stats.rows === 0) this.perResource.delete(row.resourceId);
     this.slotOf.delete(chunkKey);
     this.rowSlots[slot] = undefined;
   }
 
-  /** Rows per phrase occurrence count: phrase → row → count (empty for a phrase no row holds). */
-  private phraseCounts(phrase: readonly string[]): Map<number, number> {
+  /** Rows and summed row lengths of the given resources (every version the index holds of them). */
+  statistics(resources: ReadonlySet<string>): { rows: number; length: number } {
+    let rows = 0;
+    let length = 0;
+    for (const id of resources) {
+      const stats = this.perResource.get(id);
+      if (stats) {
+        rows += stats.rows;
+        length += stats.length;
+      }
+    }
+    return { rows, length };
+  }
+
+  /**
+   * Rows per phrase occurrence count, among the rows of `resources` (undefined: every row): phrase →
+   * row → count (empty for a phrase no such row holds).
+   */
+  private phraseCounts(phrase: readonly string[], resources: ReadonlySet<string> | undefined): Map<number, number> {
     const counts = new Map<number, number>();
     if (phrase.length === 0) return counts;
     const first = this.postings.get(phrase[0]);
@@ -139,6 +167,7 @@ export class Bm25Index {
     const rest = phrase.slice(1).map((t) => this.postings.get(t));
     if (rest.some((p) => p === undefined)) return counts;
     for (const [row, positions] of first) {
+      if (resources && !resources.has(this.rowSlots[row]!.resourceId)) continue;
       let n = 0;
       if (rest.length === 0) n = positions.length;
       else {
@@ -154,17 +183,28 @@ export class Bm25Index {
   }
 
   /**
-   * BM25 scores (FTS5's formula and statistics: IDF and average length over every row of the index) of
-   * the rows that hold any phrase and that `accept` lets through.
+   * BM25 scores (FTS5's formula) of the rows of `resources` that hold any phrase and that `accept` lets
+   * through. The statistics (row count, average length, each phrase's row count) are those of the rows of
+   * `resources` only, every version the index holds of them: what the caller's scope can see, so that no
+   * write to another resource moves a score, and a view scores as an index holding only its resources
+   * would. When `resources` covers every resource of the index, these are FTS5's whole-table statistics.
    */
-  score(phrases: readonly (readonly string[])[], accept: (row: IndexedRow) => boolean): Array<{ row: number; score: number }> {
-    const n = this.live;
+  score(
+    phrases: readonly (readonly string[])[],
+    resources: ReadonlySet<string>,
+    accept: (row: IndexedRow) => boolean,
+  ): Array<{ row: number; score: number }> {
+    const whole = this.perResource.size <= resources.size && [...this.perResource.keys()].every((id) => resources.has(id));
+    const stats = whole ? { rows: this.live, length: this.totalLength } : this.statistics(resources);
+    const n = stats.rows;
     if (n === 0) return [];
-    const avgLength = this.totalLength / n;
-    const counts = phrases.map((p) => this.phraseCounts(p));
+    const avgLength = stats.length / n;
+    const within = whole ? undefined : resources;
+    const counts = phrases.map((p) => this.phraseCounts(p, within));
     const idfs = counts.map((c) => fts5Idf(n, c.size));
     const candidates = new Set<number>();
-    for (const c of counts) for (const row of c.keys()) if (accept(this.rowSlots[row]!)) candidates.add(row);
+    for (const c of counts)
+      for (const row of c.keys()) if (resources.has(this.rowSlots[row]!.resourceId) && accept(this.rowSlots[row]!)) candidates.add(row);
     const out: Array<{ row: number; score: number }> = [];
     for (const row of candidates) {
       const length = this.rowSlots[row]!.length;

@@ -116,10 +116,8 @@ export class MemoryBm25TextBackend implements TextBackend {
     if (phrases.length === 0 || view.resourceIds.length === 0) return { hits: [], exhaustive: true };
     const index = await this.indexAtLeast(await this.source.generation(), opts.signal);
     opts.signal?.throwIfAborted();
-    const scored = index.score(
-      phrases,
-      (row) =>
-        view.resourceSet.has(row.resourceId) && isVersionVisible(view.temporalScope, row.supersededAt, opts.now, opts.recentWindowMs),
+    const scored = index.score(phrases, view.resourceSet, (row) =>
+      isVersionVisible(view.temporalScope, row.supersededAt, opts.now, opts.recentWindowMs),
     );
     const rows = index.rows;
     scored.sort((x, y) => {
