@@ -119,6 +119,7 @@ describe("FTS5 per-scope BM25 statistics (embedded engine)", () => {
     ({ counters, truth } = countersAndTruth(db));
     expect(counters).toEqual(truth);
     expect(truth.has(resourceToken(B))).toBe(false);
+    expect(db.prepare(`SELECT count(*) FROM ${KEYWORD_STATS_TABLE} WHERE rid = ?`).pluck().get(resourceToken(B))).toBe(0);
     // A database made before the counters: filled at open from the rows it holds.
     db.exec(`DROP TABLE ${KEYWORD_STATS_TABLE}`);
     db.close();

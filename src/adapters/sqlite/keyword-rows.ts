@@ -65,6 +65,7 @@ export class KeywordRows {
     delete: Statement<[number]>;
     row: Statement<[number], { rid: string; sz: Buffer }>;
     add: Statement<[string, number, number]>;
+    dropEmpty: Statement<[string]>;
   };
 
   constructor(db: SqliteDatabase) {
@@ -78,6 +79,7 @@ export class KeywordRows {
         `INSERT INTO ${KEYWORD_STATS_TABLE} (rid, rows, tokens) VALUES (?, ?, ?)
          ON CONFLICT (rid) DO UPDATE SET rows = rows + excluded.rows, tokens = tokens + excluded.tokens`,
       ),
+      dropEmpty: db.prepare(`DELETE FROM ${KEYWORD_STATS_TABLE} WHERE rid = ? AND rows = 0`),
     };
   }
 
@@ -104,6 +106,8 @@ export class KeywordRows {
     const row = this.stmts.row.get(rowid);
     if (!row) return false;
     this.stmts.add.run(row.rid, sign, sign * docsizeTokens(row.sz));
+    // A resource whose last row goes leaves no counter row behind (an erased resource's id stays nowhere).
+    if (sign < 0) this.stmts.dropEmpty.run(row.rid);
     return true;
   }
 }
@@ -111,7 +115,7 @@ export class KeywordRows {
 /**
  * Creates `keyword_resource_stats` and fills it from the keyword rows already held (a database made before
  * the table existed), in one transaction, so a crash leaves either no table (filled at the next open) or a
- * filled one. Rows whose counters reach zero are kept (a resource's row is tiny); readers treat them as absent.
+ * filled one.
  */
 function migrateKeywordStats(db: SqliteDatabase): void {
   const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(KEYWORD_STATS_TABLE);
