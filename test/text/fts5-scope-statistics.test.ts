@@ -4,7 +4,13 @@ import { join } from "node:path";
 import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { openSqlite } from "../../src/adapters/sqlite/index.js";
 import { requireAcmsFts5 } from "../../src/adapters/sqlite/acms-fts5-extension.js";
-import { Fts5TextBackend, RID_MATCH_MAX_RESOURCES, scoreParams, scoreSql } from "../../src/adapters/sqlite/fts5-text-backend.js";
+import {
+  COUNT_RID_MATCH_MAX_RESOURCES,
+  Fts5TextBackend,
+  RID_MATCH_MAX_RESOURCES,
+  scoreParams,
+  scoreSql,
+} from "../../src/adapters/sqlite/fts5-text-backend.js";
 import { docsizeTokens, fts5TableTotals, KEYWORD_STATS_TABLE } from "../../src/adapters/sqlite/keyword-rows.js";
 import { resourceToken, SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { matchAnyTerm, queryTerms } from "../../src/adapters/sqlite/fts5-match-query.js";
@@ -130,48 +136,58 @@ describe("FTS5 per-scope BM25 statistics (embedded engine)", () => {
     expect(truth.get(resourceToken(A))!.rows).toBeGreaterThan(10);
   });
 
-  it("scores a scope past RID_MATCH_MAX_RESOURCES, and every temporal scope, from the scope's rows only", async () => {
-    const others = Array.from({ length: RID_MATCH_MAX_RESOURCES + 3 }, (_, i) => `01JQ${String(i).padStart(22, "0")}`);
-    for (const [i, r] of others.entries()) await store.upsertDocuments(r, [doc("n.md", [`needle ${"hay ".repeat(i % 7)}`])], 1_000);
-    await store.upsertDocuments(A, [doc("a.md", ["needle in the old haystack"])], 1_000);
-    await store.upsertDocuments(A, [doc("a.md", ["needle in the new haystack", "and straw"])], 8_000);
-    const text = new Fts5TextBackend(db);
-    const big = testView([A, ...others.slice(0, RID_MATCH_MAX_RESOURCES + 1)]);
-    const scores = async () =>
-      Promise.all(
-        (["current", "recent", "all"] as const).map(async (temporal) =>
-          (await text.search({ ...big, temporalScope: temporal }, "needle haystack", opts)).hits.map((x) => [x.chunkKey, x.score]),
-        ),
-      );
-    const before = await scores();
-    expect(before[2].length).toBeGreaterThan(RID_MATCH_MAX_RESOURCES);
-    // The last two resources are outside the scope: flooding them moves nothing inside it.
-    for (const r of others.slice(-2)) {
-      await store.upsertDocuments(
-        r,
-        Array.from({ length: 80 }, (_, i) => doc(`flood/${i}.md`, ["needle haystack needle haystack"])),
-        9_000,
-      );
-    }
-    expect(await scores()).toEqual(before);
-    // A store holding only the scope's resources scores the same.
-    const aloneDb = openSqliteDatabase(":memory:");
-    try {
-      const alone = new SqliteDocumentStore(aloneDb);
-      for (const [i, r] of others.entries()) {
-        if (i <= RID_MATCH_MAX_RESOURCES) await alone.upsertDocuments(r, [doc("n.md", [`needle ${"hay ".repeat(i % 7)}`])], 1_000);
+  // Past RID_MATCH_MAX_RESOURCES the ranking joins chunks (the terms are counted with the resources in the MATCH);
+  // past COUNT_RID_MATCH_MAX_RESOURCES the count joins chunks too.
+  it.each([RID_MATCH_MAX_RESOURCES, COUNT_RID_MATCH_MAX_RESOURCES])(
+    "scores a scope of %i + 2 resources, and every temporal scope, from the scope's rows only",
+    async (size) => {
+      const others = Array.from({ length: size + 3 }, (_, i) => `01JQ${String(i).padStart(22, "0")}`);
+      for (const [i, r] of others.entries()) await store.upsertDocuments(r, [doc("n.md", [`needle ${"hay ".repeat(i % 7)}`])], 1_000);
+      await store.upsertDocuments(A, [doc("a.md", ["needle in the old haystack"])], 1_000);
+      await store.upsertDocuments(A, [doc("a.md", ["needle in the new haystack", "and straw"])], 8_000);
+      const text = new Fts5TextBackend(db);
+      const big = testView([A, ...others.slice(0, size + 1)]);
+      const scores = async () =>
+        Promise.all(
+          (["current", "recent", "all"] as const).map(async (temporal) =>
+            (await text.search({ ...big, temporalScope: temporal }, "needle haystack", { ...opts, maxResults: 1000 })).hits.map((x) => [
+              x.chunkKey,
+              x.score,
+            ]),
+          ),
+        );
+      const before = await scores();
+      expect(before[2].length).toBeGreaterThan(size);
+      // The last two resources are outside the scope: flooding them moves nothing inside it.
+      for (const r of others.slice(-2)) {
+        await store.upsertDocuments(
+          r,
+          Array.from({ length: 80 }, (_, i) => doc(`flood/${i}.md`, ["needle haystack needle haystack"])),
+          9_000,
+        );
       }
-      await alone.upsertDocuments(A, [doc("a.md", ["needle in the old haystack"])], 1_000);
-      await alone.upsertDocuments(A, [doc("a.md", ["needle in the new haystack", "and straw"])], 8_000);
-      const own = new Fts5TextBackend(aloneDb);
-      for (const [t, temporal] of (["current", "recent", "all"] as const).entries()) {
-        const got = (await own.search({ ...big, temporalScope: temporal }, "needle haystack", opts)).hits.map((x) => x.score);
-        expect(before[t].map(([, s]) => s)).toEqual(got);
+      expect(await scores()).toEqual(before);
+      // A store holding only the scope's resources scores the same.
+      const aloneDb = openSqliteDatabase(":memory:");
+      try {
+        const alone = new SqliteDocumentStore(aloneDb);
+        for (const [i, r] of others.entries()) {
+          if (i <= size) await alone.upsertDocuments(r, [doc("n.md", [`needle ${"hay ".repeat(i % 7)}`])], 1_000);
+        }
+        await alone.upsertDocuments(A, [doc("a.md", ["needle in the old haystack"])], 1_000);
+        await alone.upsertDocuments(A, [doc("a.md", ["needle in the new haystack", "and straw"])], 8_000);
+        const own = new Fts5TextBackend(aloneDb);
+        for (const [t, temporal] of (["current", "recent", "all"] as const).entries()) {
+          const got = (await own.search({ ...big, temporalScope: temporal }, "needle haystack", { ...opts, maxResults: 1000 })).hits.map(
+            (x) => x.score,
+          );
+          expect(before[t].map(([, s]) => s)).toEqual(got);
+        }
+      } finally {
+        aloneDb.close();
       }
-    } finally {
-      aloneDb.close();
-    }
-  });
+    },
+  );
 
   it("offers no FTS5 search without its extension (the composition root then takes the in-memory index)", () => {
     const engine = openSqlite({
