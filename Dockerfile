@@ -16,6 +16,10 @@ RUN apt-get update \
 # onnxruntime-node's install script would download CUDA libraries (unreachable here): npm_config_onnxruntime_node_install=skip
 # on each npm ci skips it (the CPU binaries ship in the package); an env variable, so npx calls print no warning.
 COPY package.json package-lock.json ./
+# The root package's postinstall compiles the embedded keyword search's SQLite extension (BM25 from a scope's
+# own statistics) with the toolchain above into native/build, which the runtime stage copies.
+COPY scripts/build-native.mjs ./scripts/build-native.mjs
+COPY native/acms-fts5 ./native/acms-fts5
 RUN npm_config_onnxruntime_node_install=skip npm ci --omit=dev --no-audit --no-fund
 
 # The compiled runtime: esbuild (a dev dependency) bundles src/ and gen/ into dist/; only dist/ ships
@@ -38,6 +42,7 @@ ENV NODE_ENV=production \
     ACMS_PORT=50051 \
     ACMS_DATA_DIR=/data
 COPY --from=deps /app/node_modules ./node_modules
+COPY --from=deps /app/native/build ./native/build
 COPY package.json package-lock.json ./
 COPY bin ./bin
 COPY --from=build /app/dist ./dist

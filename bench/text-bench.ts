@@ -1,5 +1,5 @@
 /**
- * Text benchmark: scoped keyword search (scopes of 1, 10 and 1,000 resources) over a synthetic corpus of
+ * Text benchmark: scoped keyword search (scopes of 1, 10, 100, 1,000 and all resources) over a synthetic corpus of
  * 100,000 chunks, through the FTS5 adapter and through the service layer (adapter + hydration + leak
  * guard), each as a ratio to the same raw SQLite FTS5 statement run directly, measured in the same run.
  * BENCH_SCALE scales the chunk count (default 1 = 100,000; CI can run 0.05); resources stay >= 1,000.
@@ -62,7 +62,7 @@ export async function run(): Promise<void> {
   const deps = { text: backend, documents: store, maxResultsCap: 1000, recentWindowMs: 0 };
 
   process.stdout.write("scope  raw FTS5 (ms)  adapter/raw  service/raw\n");
-  for (const size of [1, 10, 1000]) {
+  for (const size of [1, 10, 100, 1000, resources]) {
     const scopeIds = ids.filter((_, i) => i % Math.floor(resources / size) === 0).slice(0, size);
     const v = view(scopeIds);
     const rids = JSON.stringify(v.resourceIds);

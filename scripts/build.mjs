@@ -16,6 +16,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, uti
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildNativeIfStale, nativeIsStale } from "./build-native.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const OUT = join(ROOT, "dist");
@@ -159,6 +160,8 @@ export async function buildIfStale() {
     built = true;
   }
   if (consoleIsStale() && buildConsole()) built = true;
+  // The embedded keyword search's SQLite extension (scripts/build-native.mjs; postinstall builds it too).
+  if (nativeIsStale() && buildNativeIfStale()) built = true;
   return built;
 }
 
@@ -167,5 +170,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (force) {
     await build({ clean: true });
     buildConsole();
+    buildNativeIfStale();
   } else if (!(await buildIfStale())) process.stdout.write("dist/ is up to date\n");
 }

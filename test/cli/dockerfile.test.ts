@@ -71,4 +71,17 @@ describe("Dockerfile", () => {
     expect(read("bin/acms.js")).toContain('"../scripts/build.mjs"');
     expect(read("Dockerfile")).toMatch(/^ENTRYPOINT \["node", "bin\/acms\.js"\]$/m);
   });
+
+  it("builds the FTS5 extension in the deps stage (the postinstall of npm ci) and ships it", () => {
+    const deps = s.get("deps")!;
+    const copied = deps.copies.flatMap((c) => c.src);
+    expect(copied).toEqual(expect.arrayContaining(["scripts/build-native.mjs", "native/acms-fts5"]));
+    expect(excluded("native/acms-fts5")).toBe(false);
+    const lines = read("Dockerfile").split("\n");
+    const npmCi = lines.findIndex((l) => /npm ci --omit=dev/.test(l));
+    expect(lines.findIndex((l) => l.startsWith("COPY native/acms-fts5"))).toBeLessThan(npmCi);
+    expect(JSON.parse(read("package.json")).scripts.postinstall).toBe("node scripts/build-native.mjs");
+    const runtime = s.get("runtime")!;
+    expect(runtime.copies.filter((c) => c.from === "deps").flatMap((c) => c.src)).toEqual(expect.arrayContaining(["/app/native/build"]));
+  });
 });

@@ -1,6 +1,14 @@
 import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { resourceToken, SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
-import { Fts5TextBackend, RID_MATCH_MAX_RESOURCES, rankedSearchSql, scopedMatch } from "../../src/adapters/sqlite/fts5-text-backend.js";
+import {
+  Fts5TextBackend,
+  RID_MATCH_MAX_RESOURCES,
+  rankedSearchSql,
+  scopedMatch,
+  scoreParams,
+} from "../../src/adapters/sqlite/fts5-text-backend.js";
+import { queryTerms } from "../../src/adapters/sqlite/fts5-match-query.js";
+import { docsizeTokens } from "../../src/adapters/sqlite/keyword-rows.js";
 import { normaliseBm25 } from "../../src/domain/bm25-normalise.js";
 import { prng } from "../support/prng.js";
 import { runTextBackendSuite, type TextBackendHarness } from "./text-backend-suite.js";
@@ -25,6 +33,21 @@ function createFts5Harness(): TextBackendHarness & { db: SqliteDatabase; store: 
 
 runTextBackendSuite({ name: "fts5", create: createFts5Harness });
 
+/**
+ * A scope's BM25 statistics counted here from FTS5's own tables, independently of the adapter's counters and
+ * its counting pass: the scope's keyword rows, their tokens (FTS5's docsize records) and each term's rows.
+ */
+function scopeStatistics(db: SqliteDatabase, scope: readonly string[], query: string) {
+  const rid = `rid : (${scope.map((id) => `"${resourceToken(id)}"`).join(" OR ")})`;
+  const keys = db.prepare("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?").pluck().all(rid) as number[];
+  const size = db.prepare("SELECT sz FROM chunks_fts_docsize WHERE id = ?").pluck();
+  const tokens = keys.reduce((sum, key) => sum + docsizeTokens(size.get(key) as Buffer), 0);
+  const count = db.prepare("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?").pluck();
+  const phraseRows = queryTerms(query).map((t) => count.get(`body : "${t}" AND ${rid}`) as number);
+  const whole = keys.length === (db.prepare("SELECT count(*) FROM chunks_fts").pluck().get() as number);
+  return { rows: keys.length, tokens, phraseRows, whole };
+}
+
 describe("Fts5TextBackend specifics", () => {
   const opts = { maxResults: 20, now: 2_000, recentWindowMs: 1_000 };
   const A = "01JAAAAAAAAAAAAAAAAAAAAAAA";
@@ -41,15 +64,33 @@ describe("Fts5TextBackend specifics", () => {
     expect(hits.length).toBe(1);
   });
 
-  it("gives a chunk the same score whatever the scope's size or mode", async () => {
-    await h.loader.upsert({ resourceId: A, path: "a.md", chunks: ["alpha beta gamma"] }, 1_000);
-    await h.loader.upsert({ resourceId: B, path: "b.md", chunks: ["alpha alpha delta"] }, 1_000);
+  it("gives a chunk the score its scope's rows give it, whatever the scope's size or mode", async () => {
+    await h.loader.upsert({ resourceId: A, path: "a.md", chunks: ["alpha beta gamma", "beta only here", "gamma and more words"] }, 1_000);
+    await h.loader.upsert({ resourceId: B, path: "b.md", chunks: ["alpha alpha delta", "alpha again"] }, 1_000);
     const many = Array.from({ length: RID_MATCH_MAX_RESOURCES + 5 }, (_, i) => `01JC${String(i).padStart(22, "0")}`);
-    const small = await h.backend.search(testView([A]), "alpha", opts);
-    const large = await h.backend.search(testView([A, ...many]), "alpha", opts);
+    // Resources without rows add nothing to the statistics: a scope of 1 (rid in the MATCH) and of 38 (the join) agree.
+    const small = await h.backend.search(testView([A]), "alpha beta", opts);
+    const large = await h.backend.search(testView([A, ...many]), "alpha beta", opts);
     expect(small.hits).toEqual(large.hits);
-    const both = await h.backend.search(testView([A, B]), "alpha", opts);
-    expect(both.hits.find((x) => x.resourceId === A)?.score).toBe(small.hits[0].score);
+    // B's rows are in [A, B]'s statistics (bm25() over the whole table: alpha is in 3 of 5 rows) and not in [A]'s (1 of 3).
+    const both = await h.backend.search(testView([A, B, ...many]), "alpha beta", opts);
+    const whole = h.db
+      .prepare("SELECT rowid, bm25(chunks_fts, 1.0, 0.0) AS r FROM chunks_fts WHERE chunks_fts MATCH ?")
+      .all('body : ("alpha" OR "beta")') as Array<{ rowid: number; r: number }>;
+    for (const hit of both.hits) expect(hit.score).toBe(normaliseBm25(-whole.find((w) => w.rowid === hit.chunkKey)!.r));
+    const aOfBoth = both.hits.find((x) => x.chunkKey === small.hits[0].chunkKey)!;
+    expect(aOfBoth.score).not.toBe(small.hits[0].score);
+    const alone = createFts5Harness();
+    try {
+      await alone.loader.upsert(
+        { resourceId: A, path: "a.md", chunks: ["alpha beta gamma", "beta only here", "gamma and more words"] },
+        1_000,
+      );
+      const own = await alone.backend.search(testView([A]), "alpha beta", opts);
+      expect(small.hits.map((x) => x.score)).toEqual(own.hits.map((x) => x.score));
+    } finally {
+      alone.close();
+    }
   });
 
   it("answers from the scope in SQL even when out-of-scope rows rank higher", async () => {
@@ -167,12 +208,14 @@ describe("Fts5TextBackend specifics", () => {
             for (const maxResults of [1, 7, 500]) {
               const got = await h.backend.search(view, query, { maxResults, now, recentWindowMs: 200 });
               const ridInMatch = scope.length <= RID_MATCH_MAX_RESOURCES;
-              const rows = h.db.prepare(rankedSearchSql(temporal, ridInMatch)).all({
+              const stats = scopeStatistics(h.db, scope, query);
+              const rows = h.db.prepare(rankedSearchSql(temporal, ridInMatch, stats.whole ? undefined : stats.phraseRows.length)).all({
                 match: scopedMatch(query, scope),
                 rids: JSON.stringify(scope),
                 cutoff: now - 200,
                 limit: 100_000,
                 offset: 0,
+                ...(stats.whole ? {} : scoreParams(stats, stats.phraseRows)),
               }) as Array<{
                 uko_uri: string;
                 path: string;

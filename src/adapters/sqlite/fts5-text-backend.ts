@@ -8,6 +8,8 @@ import type { TextBackend, TextHit, TextSearchOptions } from "../../ports/text-b
 import { matchAnyTerm, queryTerms, quoteFts5 } from "./fts5-match-query.js";
 import { resourceToken } from "./sqlite-document-store.js";
 import type { SqliteDatabase } from "../kit/sqlite-database.js";
+import { requireAcmsFts5 } from "./acms-fts5-extension.js";
+import { fts5TableTotals, KEYWORD_STATS_TABLE, type KeywordTotals } from "./keyword-rows.js";
 
 /**
  * Scopes of at most this many resources are also pushed into the FTS5 MATCH itself (`rid : (...)`),
@@ -15,6 +17,13 @@ import type { SqliteDatabase } from "../kit/sqlite-database.js";
  * scopes filter the join on `resource_id IN (...)` instead, which beats an OR of thousands of doclists.
  */
 export const RID_MATCH_MAX_RESOURCES = 32;
+
+/**
+ * Scopes of at most this many resources count their terms' rows (the BM25 statistics pass) with the resources
+ * in the MATCH; larger ones join each matched row to its chunk. Measured on 100,000 chunks in 2,000 resources
+ * (three-word queries): the MATCH form took 7, 17 and 84 ms at 50, 200 and 400 resources, the join 43, 32 and 52.
+ */
+export const COUNT_RID_MATCH_MAX_RESOURCES = 256;
 
 /** Rows ranked by the first run of a search beyond max_results; later runs double (each re-runs the ranking, so doubling keeps the re-runs to a logarithmic count). */
 const FIRST_PAGE_SLACK = 16;
@@ -69,10 +78,10 @@ function temporalCondition(temporal: TemporalScope): string {
  * drop more than MAX_PAGE ranked rows; the benches keep it as their baseline (the one-statement form the
  * adapter ran before it ranked first and hydrated after).
  */
-export function rankedSearchSql(temporal: TemporalScope, ridInMatch = false): string {
+export function rankedSearchSql(temporal: TemporalScope, ridInMatch = false, scopedPhrases?: number): string {
   return `SELECT c.chunk_key, c.resource_id, c.path, c.chunk_index, d.superseded_at,
       'uko://' || c.resource_id || '/' || c.path || '#' || c.chunk_index AS uko_uri,
-      bm25(chunks_fts, 1.0, 0.0) AS bm25_rank, c.doc_key, c.text, d.metadata
+      ${scoreSql(scopedPhrases)} AS bm25_rank, c.doc_key, c.text, d.metadata
     FROM chunks_fts JOIN chunks c ON c.chunk_key = chunks_fts.rowid JOIN visible_documents d ON d.doc_key = c.doc_key
     WHERE chunks_fts MATCH @match
       ${ridInMatch ? "" : "AND c.resource_id IN (SELECT value FROM json_each(@rids))"}
@@ -81,12 +90,46 @@ export function rankedSearchSql(temporal: TemporalScope, ridInMatch = false): st
     LIMIT (@limit + 0) OFFSET (@offset + 0)`;
 }
 
+/**
+ * The BM25 rank expression (lower is better): FTS5's `bm25()` over the body column (the `rid` column weighs
+ * 0, so a scope filter never changes a score) with the whole table's statistics when `scopedPhrases` is
+ * undefined; else the acms_fts5 extension's `acms_bm25`, the same formula with the scope's statistics
+ * bound as `@rows`, `@tokens` and `@h0`..`@h{k-1}` (the rows of the scope holding each of the query's k
+ * terms; see Fts5TextBackend).
+ */
+export function scoreSql(scopedPhrases?: number): string {
+  if (scopedPhrases === undefined) return "bm25(chunks_fts, 1.0, 0.0)";
+  const hits = Array.from({ length: scopedPhrases }, (_, i) => `, @h${i}`).join("");
+  return `acms_bm25(chunks_fts, @rows, @tokens${hits})`;
+}
+
+/** The bound values `scoreSql(k)` reads: the scope's rows, tokens and per-term row counts. */
+export function scoreParams(stats: KeywordTotals, phraseRows: readonly number[]): Record<string, number> {
+  const params: Record<string, number> = { rows: stats.rows, tokens: stats.tokens };
+  phraseRows.forEach((n, i) => (params[`h${i}`] = n));
+  return params;
+}
+
 /** The MATCH expression for a query's terms within a scope (undefined when the query has no terms). */
 export function scopedMatch(query: string, resourceIds: readonly string[]): string | undefined {
-  const terms = matchAnyTerm("body", queryTerms(query));
+  return scopedQuery(query, resourceIds)?.match;
+}
+
+/**
+ * The MATCH expression and its number of term phrases (phrases 0..terms-1 of the expression are the
+ * query's terms; the scope's `rid` phrases, when the MATCH names them, come after).
+ */
+function scopedQuery(query: string, resourceIds: readonly string[]): { match: string; terms: number } | undefined {
+  const words = queryTerms(query);
+  const terms = matchAnyTerm("body", words);
   if (terms === undefined) return undefined;
-  if (resourceIds.length > RID_MATCH_MAX_RESOURCES) return terms;
-  return `${terms} AND rid : (${resourceIds.map((id) => quoteFts5(resourceToken(id))).join(" OR ")})`;
+  if (resourceIds.length > RID_MATCH_MAX_RESOURCES) return { match: terms, terms: words.length };
+  return { match: `${terms} AND ${ridFilter(resourceIds)}`, terms: words.length };
+}
+
+/** The MATCH filter on the scope's resources: one unstemmed `rid` token per resource. */
+function ridFilter(resourceIds: readonly string[]): string {
+  return `rid : (${resourceIds.map((id) => quoteFts5(resourceToken(id))).join(" OR ")})`;
 }
 
 /**
@@ -95,12 +138,28 @@ export function scopedMatch(query: string, resourceIds: readonly string[]): stri
  * against the scope's set, so the scope stays inside the ranking, never a filter of a global top-k. No
  * visibility, version or URI per matched row: those are read for the ranked rows only (`HYDRATE_SQL`).
  */
-function rankSql(ridInMatch: boolean): string {
+function rankSql(ridInMatch: boolean, scopedPhrases?: number): string {
   return ridInMatch
-    ? `SELECT rowid, bm25(chunks_fts, 1.0, 0.0) AS r FROM chunks_fts WHERE chunks_fts MATCH @match ORDER BY r LIMIT (@limit + 0)`
-    : `SELECT f.rowid, bm25(chunks_fts, 1.0, 0.0) AS r FROM chunks_fts f JOIN chunks c ON c.chunk_key = f.rowid
+    ? `SELECT rowid, ${scoreSql(scopedPhrases)} AS r FROM chunks_fts WHERE chunks_fts MATCH @match ORDER BY r LIMIT (@limit + 0)`
+    : `SELECT f.rowid, ${scoreSql(scopedPhrases)} AS r FROM chunks_fts f JOIN chunks c ON c.chunk_key = f.rowid
        WHERE chunks_fts MATCH @match AND c.resource_id IN (SELECT value FROM json_each(@rids))
        ORDER BY r LIMIT (@limit + 0)`;
+}
+
+/**
+ * One pass over the scope's matched rows that counts the rows holding each term: `acms_phrases` gives
+ * each row's set of terms (a bit per term), grouped and counted, so each term's count is the sum over the
+ * sets holding it. Every row of the scope's resources counts, whatever its version or visibility, as the
+ * row and token counts do (what FTS5 counts for bm25() over a table holding only those resources). Scopes
+ * of up to COUNT_RID_MATCH_MAX_RESOURCES name their resources in the MATCH; larger ones test each matched
+ * row's chunk (so a keyword row no chunk backs, which only a crash of an older version could leave and a
+ * full reindex removes, is in their row and token totals but not in their term counts).
+ */
+function phraseRowsSql(ridInMatch: boolean): string {
+  return ridInMatch
+    ? `SELECT acms_phrases(chunks_fts, @terms) AS m, count(*) FROM chunks_fts WHERE chunks_fts MATCH @match GROUP BY m`
+    : `SELECT acms_phrases(chunks_fts, @terms) AS m, count(*) FROM chunks_fts f JOIN chunks c ON c.chunk_key = f.rowid
+       WHERE chunks_fts MATCH @match AND c.resource_id IN (SELECT value FROM json_each(@rids)) GROUP BY m`;
 }
 
 /** The chunk rows, visible versions only (`visible_documents`), of ranked keys within the temporal scope. */
@@ -134,6 +193,11 @@ function byRankThenUri(a: Candidate, b: Candidate): number {
   return sb - sa;
 }
 
+/** A scope's BM25 statistics: its rows and tokens, and the rows holding each query term (in term order). */
+interface ScopeStatistics extends KeywordTotals {
+  phraseRows: number[];
+}
+
 /**
  * Keyword search on SQLite FTS5 (`porter unicode61`: Unicode word splitting, case and diacritic folding,
  * English stemming) over the rows SqliteDocumentStore keeps. Its cost follows the rows it returns, not the
@@ -144,25 +208,51 @@ function byRankThenUri(a: Candidate, b: Candidate): number {
  * rank, then URI (ties), then live before superseded, so the first row of each URI is its best version.
  * Path filters run on these rows. When rows drop (older versions, a path filter, a staged upload), or a tie
  * at the cut may hide a row whose URI sorts first, the ranking runs again with twice the rows, until
- * `maxResults` pass or the rows run out: nothing is lost to the cut. Both statements run in one synchronous
- * step, so no write can commit between them: an answer comes from one committed state. Scores are
- * `r / (1 + r)` of BM25 relevance `r` (see normaliseBm25). A query with no indexable term answers empty.
+ * `maxResults` pass or the rows run out: nothing is lost to the cut. Every statement of a search runs in one
+ * synchronous step, so no write can commit between them: an answer comes from one committed state. Scores
+ * are `r / (1 + r)` of BM25 relevance `r` (see normaliseBm25). A query with no indexable term answers empty.
+ *
+ * BM25's statistics are the scope's own (issue 24, finding 4): the row count, the average row length and
+ * each term's row count come from the keyword rows of the view's resources only (every version the index
+ * holds of them), so no write outside the view moves a score inside it and a view scores exactly as a
+ * store holding only its resources would. Rows and tokens per resource are counters the store keeps in
+ * step with the index (`keyword_resource_stats`, see KeywordRows); the terms' row counts take one pass
+ * over the scope's matched rows (`phraseRowsSql`), and the ranking then scores with the acms_fts5
+ * extension's `acms_bm25` (FTS5's formula with those statistics). A view holding every row of the index
+ * skips both and ranks with `bm25()` itself, as before (the same statistics, so the same scores).
  */
 export class Fts5TextBackend implements TextBackend {
   readonly hasNativeKeywordSearch = true;
-  private readonly rankStatements = new Map<boolean, Statement<Record<string, unknown>, RankRow>>();
+  private readonly rankStatements = new Map<string, Statement<Record<string, unknown>, RankRow>>();
   private readonly hydrateStatements = new Map<TemporalScope, Statement<Record<string, unknown>, HydratedRow>>();
   private readonly pagedStatements = new Map<string, Statement<Record<string, unknown>, PagedRow>>();
+  private readonly phraseStatements = new Map<boolean, Statement<Record<string, unknown>, [mask: Buffer, rows: number]>>();
+  private readonly scopeTotals: Statement<[string], KeywordTotals>;
+  private readonly tableTotals: Statement<[], Buffer>;
+  /** Each view's resource tokens (JSON), built once per view (views are immutable and cached). */
+  private readonly viewTokens = new WeakMap<ScopedBackendView, string>();
 
-  constructor(private readonly db: SqliteDatabase) {}
+  /** Loads the acms_fts5 extension into `db` (throws when it is not built). `db` holds SqliteDocumentStore's tables. */
+  constructor(private readonly db: SqliteDatabase) {
+    requireAcmsFts5(db);
+    this.scopeTotals = db.prepare(
+      `SELECT coalesce(sum(rows), 0) AS rows, coalesce(sum(tokens), 0) AS tokens FROM ${KEYWORD_STATS_TABLE} WHERE rid IN (SELECT value FROM json_each(?))`,
+    );
+    this.tableTotals = db.prepare<[], Buffer>("SELECT block FROM chunks_fts_data WHERE id = 1").pluck();
+  }
 
   async search(view: ScopedBackendView, query: string, opts: TextSearchOptions): Promise<{ hits: TextHit[]; exhaustive: boolean }> {
-    const match = scopedMatch(query, view.resourceIds);
-    if (match === undefined || view.resourceIds.length === 0) return { hits: [], exhaustive: true };
+    const scoped = scopedQuery(query, view.resourceIds);
+    if (scoped === undefined || view.resourceIds.length === 0) return { hits: [], exhaustive: true };
+    const { match } = scoped;
     const ridInMatch = view.resourceIds.length <= RID_MATCH_MAX_RESOURCES;
-    const rank = this.rankStatement(ridInMatch);
+    opts.signal?.throwIfAborted();
+    const stats = this.statistics(view, scoped.match, scoped.terms, ridInMatch);
+    if (stats === null) return { hits: [], exhaustive: true };
+    const phrases = stats === undefined ? undefined : scoped.terms;
+    const rank = this.rankStatement(ridInMatch, phrases);
     const hydrate = this.hydrateStatement(view.temporalScope);
-    const rankParams: { match: string; limit: number; rids?: string } = { match, limit: 0 };
+    const rankParams: Record<string, unknown> = { match, limit: 0, ...(stats && scoreParams(stats, stats.phraseRows)) };
     if (!ridInMatch) rankParams.rids = JSON.stringify(view.resourceIds);
     const hydrateParams = {
       keys: "",
@@ -173,7 +263,6 @@ export class Fts5TextBackend implements TextBackend {
     // them one row beyond max_results is enough to tell whether the answer is exhaustive.
     const mayDrop = filterPaths || view.temporalScope !== "current";
     let page = Math.min(opts.maxResults + (mayDrop ? FIRST_PAGE_SLACK : 1), MAX_PAGE);
-    opts.signal?.throwIfAborted();
     for (;;) {
       rankParams.limit = page;
       const ranked = rank.all(rankParams);
@@ -215,9 +304,33 @@ export class Fts5TextBackend implements TextBackend {
         }
       }
       if (settled && complete) return { hits, exhaustive: true };
-      if (page >= MAX_PAGE) return this.searchPaged(view, match, ridInMatch, opts);
+      if (page >= MAX_PAGE) return this.searchPaged(view, match, ridInMatch, opts, stats && { phrases: scoped.terms, stats });
       page = Math.min(page * 2, MAX_PAGE);
     }
+  }
+
+  /**
+   * The scope's BM25 statistics: undefined when its resources hold every row of the index (bm25()'s own
+   * statistics are then the scope's), null when they hold none (nothing to find), else the scope's rows and
+   * tokens (the store's counters) and each term's row count within the scope (one pass, `phraseRowsSql`).
+   */
+  private statistics(view: ScopedBackendView, match: string, terms: number, ridInMatch: boolean): ScopeStatistics | undefined | null {
+    let tokens = this.viewTokens.get(view);
+    if (tokens === undefined) this.viewTokens.set(view, (tokens = JSON.stringify(view.resourceIds.map(resourceToken))));
+    const scope = this.scopeTotals.get(tokens)!;
+    if (scope.rows <= 0) return null;
+    if (scope.rows === fts5TableTotals(this.tableTotals.get()).rows) return undefined;
+    const phraseRows = new Array<number>(terms).fill(0);
+    const countInMatch = view.resourceIds.length <= COUNT_RID_MATCH_MAX_RESOURCES;
+    const params: Record<string, unknown> = {
+      match: ridInMatch || !countInMatch ? match : `${match} AND ${ridFilter(view.resourceIds)}`,
+      terms,
+    };
+    if (!countInMatch) params.rids = JSON.stringify(view.resourceIds);
+    for (const [mask, rows] of this.phraseStatement(countInMatch).all(params)) {
+      for (let i = 0; i < terms; i++) if (mask[i >> 3] & (1 << (i & 7))) phraseRows[i] += rows;
+    }
+    return { rows: scope.rows, tokens: scope.tokens, phraseRows };
   }
 
   /**
@@ -229,13 +342,15 @@ export class Fts5TextBackend implements TextBackend {
     match: string,
     ridInMatch: boolean,
     opts: TextSearchOptions,
+    scoped: { phrases: number; stats: ScopeStatistics } | undefined,
   ): { hits: TextHit[]; exhaustive: boolean } {
-    const stmt = this.pagedStatement(view.temporalScope, ridInMatch);
-    const params: { match: string; cutoff: number; limit: number; offset: number; rids?: string } = {
+    const stmt = this.pagedStatement(view.temporalScope, ridInMatch, scoped?.phrases);
+    const params: Record<string, unknown> & { offset: number } = {
       match,
       cutoff: supersededCutoff(view.temporalScope, opts.now, opts.recentWindowMs) ?? 0,
       limit: MAX_PAGE,
       offset: 0,
+      ...(scoped && scoreParams(scoped.stats, scoped.stats.phraseRows)),
     };
     if (!ridInMatch) params.rids = JSON.stringify(view.resourceIds);
     const hits: TextHit[] = [];
@@ -260,21 +375,36 @@ export class Fts5TextBackend implements TextBackend {
     }
   }
 
-  private pagedStatement(temporal: TemporalScope, ridInMatch: boolean): Statement<Record<string, unknown>, PagedRow> {
-    const key = `${temporal}:${ridInMatch}`;
+  private pagedStatement(
+    temporal: TemporalScope,
+    ridInMatch: boolean,
+    phrases: number | undefined,
+  ): Statement<Record<string, unknown>, PagedRow> {
+    const key = `${temporal}:${ridInMatch}:${phrases ?? ""}`;
     let stmt = this.pagedStatements.get(key);
     if (!stmt) {
-      stmt = this.db.prepare<Record<string, unknown>, PagedRow>(rankedSearchSql(temporal, ridInMatch)).raw(true);
+      stmt = this.db.prepare<Record<string, unknown>, PagedRow>(rankedSearchSql(temporal, ridInMatch, phrases)).raw(true);
       this.pagedStatements.set(key, stmt);
     }
     return stmt;
   }
 
-  private rankStatement(ridInMatch: boolean): Statement<Record<string, unknown>, RankRow> {
-    let stmt = this.rankStatements.get(ridInMatch);
+  /** The ranking statement, cached per scope mode and per number of terms (each term has its own bound statistic). */
+  private rankStatement(ridInMatch: boolean, phrases: number | undefined): Statement<Record<string, unknown>, RankRow> {
+    const key = `${ridInMatch}:${phrases ?? ""}`;
+    let stmt = this.rankStatements.get(key);
     if (!stmt) {
-      stmt = this.db.prepare<Record<string, unknown>, RankRow>(rankSql(ridInMatch)).raw(true);
-      this.rankStatements.set(ridInMatch, stmt);
+      stmt = this.db.prepare<Record<string, unknown>, RankRow>(rankSql(ridInMatch, phrases)).raw(true);
+      this.rankStatements.set(key, stmt);
+    }
+    return stmt;
+  }
+
+  private phraseStatement(ridInMatch: boolean): Statement<Record<string, unknown>, [mask: Buffer, rows: number]> {
+    let stmt = this.phraseStatements.get(ridInMatch);
+    if (!stmt) {
+      stmt = this.db.prepare<Record<string, unknown>, [Buffer, number]>(phraseRowsSql(ridInMatch)).raw(true);
+      this.phraseStatements.set(ridInMatch, stmt);
     }
     return stmt;
   }

@@ -9,6 +9,7 @@ import type { TextBackend } from "../../ports/text-backend.js";
 import type { TierStore } from "../../ports/tier-store.js";
 import type { UnitReader } from "../../ports/unit-reader.js";
 import { openSqliteDatabase, type SqliteDatabase } from "../kit/sqlite-database.js";
+import { loadAcmsFts5 } from "./acms-fts5-extension.js";
 import { Fts5TextBackend } from "./fts5-text-backend.js";
 import { SqliteDocumentStore } from "./sqlite-document-store.js";
 import { SqliteFileTierStore } from "./sqlite-file-tier-store.js";
@@ -24,6 +25,8 @@ export interface SqliteEngineConfig {
   path: string;
   /** Where cold tier fragments are kept as files. */
   coldDir: string;
+  /** The acms_fts5 extension FTS5 keyword search needs (default: the one scripts/build-native.mjs built, see acmsFts5Path). */
+  fts5Extension?: string;
 }
 
 /** The catalogue part: what the SQLite file holds beside another document engine (DuckDB). */
@@ -41,8 +44,12 @@ export interface SqliteCatalog {
 export interface SqliteEngine extends SqliteCatalog {
   documents: DocumentStore;
   units: UnitReader;
-  /** FTS5 keyword search over the stored chunks (`hasNativeKeywordSearch`). */
-  text: TextBackend;
+  /**
+   * FTS5 keyword search over the stored chunks (`hasNativeKeywordSearch`); undefined when its SQLite extension
+   * (BM25 from each scope's own statistics) is not built or does not load, `textUnavailable` saying why.
+   */
+  text: TextBackend | undefined;
+  textUnavailable?: string;
 }
 
 /**
@@ -78,5 +85,7 @@ export function openSqliteCatalog(config: SqliteEngineConfig): SqliteCatalog {
 export function openSqlite(config: SqliteEngineConfig): SqliteEngine {
   const catalog = openSqliteCatalog(config);
   const documents = new SqliteDocumentStore(catalog.db);
-  return { ...catalog, documents, units: new SqliteUnitReader(catalog.db), text: new Fts5TextBackend(catalog.db) };
+  const textUnavailable = loadAcmsFts5(catalog.db, config.fts5Extension);
+  const text = textUnavailable === undefined ? new Fts5TextBackend(catalog.db) : undefined;
+  return { ...catalog, documents, units: new SqliteUnitReader(catalog.db), text, textUnavailable };
 }

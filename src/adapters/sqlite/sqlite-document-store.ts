@@ -18,6 +18,7 @@ import { chunkRecordsOf, type StoredChunkRow } from "../kit/chunk-rows.js";
 import { DEFAULT_RETAINED_VERSIONS } from "../kit/retention.js";
 import { vectorFromBytes, vectorToBytes } from "../kit/vectors/vector-bytes.js";
 import type { SnapshotChunkRow } from "../kit/unit-rows.js";
+import { KeywordRows } from "./keyword-rows.js";
 
 /** Every retained chunk version with an embedding, in key order (`iterateVectors`). */
 const VECTORS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
@@ -103,6 +104,8 @@ export class SqliteDocumentStore implements DocumentStore {
    */
   private readonly live: StoreCounts;
   private readonly stmts;
+  /** Every write of `chunks_fts` goes through it: it keeps the per-resource BM25 statistics in step. */
+  private readonly keywords: KeywordRows;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -143,6 +146,7 @@ export class SqliteDocumentStore implements DocumentStore {
     // FTS5 keeps a deleted row's terms in its index segments until they are merged; secure-delete removes
     // them at once, so an erased chunk's words are in no segment (a persistent setting of the table).
     db.exec("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('secure-delete', 1)");
+    this.keywords = new KeywordRows(db);
     this.stmts = {
       generation: db.prepare("SELECT generation FROM index_state WHERE id = 1").pluck().safeIntegers(),
       // Index-only: the partial index of live published documents, then each one's chunks through chunks_by_doc.
@@ -183,9 +187,6 @@ export class SqliteDocumentStore implements DocumentStore {
       insertChunk: db.prepare<[number, string, string, number, string, Buffer | null]>(
         "INSERT INTO chunks (doc_key, resource_id, path, chunk_index, text, embedding) VALUES (?, ?, ?, ?, ?, ?)",
       ),
-      insertFts: db.prepare<[number, string, string]>("INSERT INTO chunks_fts (rowid, body, rid) VALUES (?, ?, ?)"),
-      replaceFts: db.prepare<[number, string, string]>("INSERT OR REPLACE INTO chunks_fts (rowid, body, rid) VALUES (?, ?, ?)"),
-      deleteFts: db.prepare<[number]>("DELETE FROM chunks_fts WHERE rowid = ?"),
       strayFts: db.prepare<[string, string, number], { rowid: number }>(
         "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid NOT IN (SELECT chunk_key FROM chunks WHERE resource_id = ?) LIMIT ?",
       ),
@@ -335,7 +336,7 @@ export class SqliteDocumentStore implements DocumentStore {
                 chunk.embedding ? vectorToBytes(chunk.embedding) : null,
               ).lastInsertRowid,
             );
-            this.stmts.insertFts.run(chunkKey, chunk.text, rid);
+            this.keywords.insert(chunkKey, chunk.text, rid);
             if (chunk.embedding) added.push({ chunkKey, resourceId, path: doc.path, supersededAt: null, vector: chunk.embedding });
           });
           chunksIndexed += doc.chunks.length;
@@ -491,7 +492,7 @@ export class SqliteDocumentStore implements DocumentStore {
         if (this.stmts.unmarkReplaced.run(stage, limit).changes === limit) return true;
         const chunks = this.stmts.stagedChunks.all(stage, limit);
         for (const c of chunks) {
-          this.stmts.deleteFts.run(c.chunk_key);
+          this.keywords.delete(c.chunk_key);
           this.stmts.deleteChunk.run(c.chunk_key);
         }
         if (chunks.length === limit) return true;
@@ -545,7 +546,7 @@ export class SqliteDocumentStore implements DocumentStore {
       const rewrite = this.db.transaction((): number => {
         const rows = this.stmts.chunksOfResourceAfter.all(resourceId, after, this.stageBatchChunks);
         for (const row of rows) {
-          this.stmts.replaceFts.run(row.chunk_key, row.text, rid);
+          this.keywords.replace(row.chunk_key, row.text, rid);
           docs.add(row.doc_key);
           if (row.embedding) {
             vectors.push({
@@ -569,7 +570,7 @@ export class SqliteDocumentStore implements DocumentStore {
       }
       const dropStrays = this.db.transaction((): number => {
         const strays = this.stmts.strayFts.all(`rid : "${rid}"`, resourceId, this.stageBatchChunks);
-        for (const s of strays) this.stmts.deleteFts.run(s.rowid);
+        for (const s of strays) this.keywords.delete(s.rowid);
         return strays.length;
       });
       if (full) while (withoutFsync(this.db, () => dropStrays.immediate()) > 0) await yieldToEventLoop();
@@ -606,7 +607,7 @@ export class SqliteDocumentStore implements DocumentStore {
         let done = documents === docs.length;
         if (done) {
           const strays = this.stmts.ftsOfResource.all(`rid : "${resourceToken(resourceId)}"`, limit);
-          for (const r of strays) this.stmts.deleteFts.run(r.rowid);
+          for (const r of strays) this.keywords.delete(r.rowid);
           done = strays.length < limit;
         }
         const generation = this.stmts.bump.get() as bigint;
@@ -650,7 +651,7 @@ export class SqliteDocumentStore implements DocumentStore {
   /** Drops one document version with its chunks and keyword rows. */
   private dropVersion(docKey: number, vectors: VectorChanges): void {
     for (const c of this.stmts.chunksOfDoc.all(docKey)) {
-      this.stmts.deleteFts.run(c.chunk_key);
+      this.keywords.delete(c.chunk_key);
       if (c.has_vector) vectors.removed.push(c.chunk_key);
     }
     this.stmts.deleteDoc.run(docKey);

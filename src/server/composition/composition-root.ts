@@ -115,6 +115,10 @@ async function openEmbedded(config: Config, opened: CloseStack, deferLoads: bool
   const sqlite = opened.push(openSqlite(sqliteConfig(config)), (e) => e.close());
   const tiers = await openTiers(config, sqlite, opened);
   const { registry, scopes, documents, units } = sqlite;
+  // Never FTS5 with the whole table's statistics: without its extension, the in-memory index (per-scope too).
+  if (sqlite.text === undefined && config.keywordIndex === "native") {
+    process.stderr.write(`acms: keyword search uses the in-memory BM25 index: ${sqlite.textUnavailable}\n`);
+  }
   const text = chooseTextBackend(
     sqlite.text,
     { generation: () => documents.generation(), snapshotChunks: () => units.snapshotChunks() },

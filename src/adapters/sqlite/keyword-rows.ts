@@ -1,0 +1,138 @@
+import type { Statement } from "better-sqlite3";
+import type { SqliteDatabase } from "../kit/sqlite-database.js";
+
+/**
+ * The rows and tokens `chunks_fts` holds per resource, as FTS5 counts them for BM25 (a row's tokens over
+ * every column: its body's and its one `rid` token). Fts5TextBackend reads a scope's BM25 statistics here
+ * instead of from the whole table (issue 24, finding 4), so they must never drift from the index: every
+ * write of `chunks_fts` goes through KeywordRows, which moves the counters in the same statement sequence,
+ * hence the same transaction (SQLite refuses triggers on FTS5's shadow tables, which would have been the
+ * other way to keep them in step).
+ */
+export const KEYWORD_STATS_TABLE = "keyword_resource_stats";
+
+/** One resource's share of the keyword index. */
+export interface KeywordTotals {
+  rows: number;
+  tokens: number;
+}
+
+/** Reads one SQLite varint (as FTS5 writes its sizes) from `buf` at `pos`: [value, next position]. */
+function readVarint(buf: Uint8Array, pos: number): [number, number] {
+  let v = 0;
+  for (let i = 0; i < 8; i++) {
+    const b = buf[pos + i];
+    v = v * 128 + (b & 0x7f);
+    if ((b & 0x80) === 0) return [v, pos + i + 1];
+  }
+  return [v * 256 + buf[pos + 8], pos + 9];
+}
+
+/** The sum of the varints of an FTS5 `docsize` blob: the row's tokens over every column. */
+export function docsizeTokens(sz: Uint8Array): number {
+  let total = 0;
+  for (let pos = 0; pos < sz.length;) {
+    const [v, next] = readVarint(sz, pos);
+    total += v;
+    pos = next;
+  }
+  return total;
+}
+
+/** FTS5's own table totals (its averages record): rows, and tokens over every column. */
+export function fts5TableTotals(block: Uint8Array | undefined): KeywordTotals {
+  if (!block || block.length === 0) return { rows: 0, tokens: 0 };
+  const [rows, first] = readVarint(block, 0);
+  let tokens = 0;
+  for (let pos = first; pos < block.length;) {
+    const [v, next] = readVarint(block, pos);
+    tokens += v;
+    pos = next;
+  }
+  return { rows, tokens };
+}
+
+/**
+ * The writer of `chunks_fts` (insert, replace, delete) that keeps `keyword_resource_stats` in step: each
+ * call reads the row's resource token and token count from FTS5's own shadow tables (`chunks_fts_content`,
+ * `chunks_fts_docsize`: what bm25() counts) and moves that resource's counters. Call it inside the
+ * transaction that writes the keyword row, as the document store does.
+ */
+export class KeywordRows {
+  private readonly stmts: {
+    insert: Statement<[number, string, string]>;
+    replace: Statement<[number, string, string]>;
+    delete: Statement<[number]>;
+    row: Statement<[number], { rid: string; sz: Buffer }>;
+    add: Statement<[string, number, number]>;
+    dropEmpty: Statement<[string]>;
+  };
+
+  constructor(db: SqliteDatabase) {
+    migrateKeywordStats(db);
+    this.stmts = {
+      insert: db.prepare("INSERT INTO chunks_fts (rowid, body, rid) VALUES (?, ?, ?)"),
+      replace: db.prepare("INSERT OR REPLACE INTO chunks_fts (rowid, body, rid) VALUES (?, ?, ?)"),
+      delete: db.prepare("DELETE FROM chunks_fts WHERE rowid = ?"),
+      row: db.prepare("SELECT c.c1 AS rid, d.sz FROM chunks_fts_content c JOIN chunks_fts_docsize d ON d.id = c.id WHERE c.id = ?"),
+      add: db.prepare(
+        `INSERT INTO ${KEYWORD_STATS_TABLE} (rid, rows, tokens) VALUES (?, ?, ?)
+         ON CONFLICT (rid) DO UPDATE SET rows = rows + excluded.rows, tokens = tokens + excluded.tokens`,
+      ),
+      dropEmpty: db.prepare(`DELETE FROM ${KEYWORD_STATS_TABLE} WHERE rid = ? AND rows = 0`),
+    };
+  }
+
+  /** Adds the keyword row of chunk `rowid` (body `text`, resource token `rid`). */
+  insert(rowid: number, text: string, rid: string): void {
+    this.stmts.insert.run(rowid, text, rid);
+    this.count(rowid, 1);
+  }
+
+  /** Writes the keyword row of chunk `rowid` anew (its old copy, if any, replaced). */
+  replace(rowid: number, text: string, rid: string): void {
+    this.count(rowid, -1);
+    this.stmts.replace.run(rowid, text, rid);
+    this.count(rowid, 1);
+  }
+
+  /** Deletes the keyword row of chunk `rowid`, if there is one. */
+  delete(rowid: number): void {
+    if (this.count(rowid, -1)) this.stmts.delete.run(rowid);
+  }
+
+  /** Moves the counters of row `rowid`'s resource by the row (`sign` 1 adds, -1 removes); false when there is no such row. */
+  private count(rowid: number, sign: 1 | -1): boolean {
+    const row = this.stmts.row.get(rowid);
+    if (!row) return false;
+    this.stmts.add.run(row.rid, sign, sign * docsizeTokens(row.sz));
+    // A resource whose last row goes leaves no counter row behind (an erased resource's id stays nowhere).
+    if (sign < 0) this.stmts.dropEmpty.run(row.rid);
+    return true;
+  }
+}
+
+/**
+ * Creates `keyword_resource_stats` and fills it from the keyword rows already held (a database made before
+ * the table existed), in one transaction, so a crash leaves either no table (filled at the next open) or a
+ * filled one.
+ */
+function migrateKeywordStats(db: SqliteDatabase): void {
+  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(KEYWORD_STATS_TABLE);
+  if (exists) return;
+  db.transaction(() => {
+    db.exec(`CREATE TABLE ${KEYWORD_STATS_TABLE} (rid TEXT PRIMARY KEY, rows INTEGER NOT NULL, tokens INTEGER NOT NULL) WITHOUT ROWID`);
+    const totals = new Map<string, KeywordTotals>();
+    const rows = db
+      .prepare<[], [string, Buffer]>("SELECT c.c1, d.sz FROM chunks_fts_content c JOIN chunks_fts_docsize d ON d.id = c.id")
+      .raw(true);
+    for (const [rid, sz] of rows.iterate()) {
+      let t = totals.get(rid);
+      if (!t) totals.set(rid, (t = { rows: 0, tokens: 0 }));
+      t.rows += 1;
+      t.tokens += docsizeTokens(sz);
+    }
+    const insert = db.prepare<[string, number, number]>(`INSERT INTO ${KEYWORD_STATS_TABLE} (rid, rows, tokens) VALUES (?, ?, ?)`);
+    for (const [rid, t] of totals) insert.run(rid, t.rows, t.tokens);
+  }).immediate();
+}
