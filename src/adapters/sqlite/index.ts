@@ -78,5 +78,14 @@ export function openSqliteCatalog(config: SqliteEngineConfig): SqliteCatalog {
 export function openSqlite(config: SqliteEngineConfig): SqliteEngine {
   const catalog = openSqliteCatalog(config);
   const documents = new SqliteDocumentStore(catalog.db);
-  return { ...catalog, documents, units: new SqliteUnitReader(catalog.db), text: new Fts5TextBackend(catalog.db) };
+  return {
+    ...catalog,
+    documents,
+    units: new SqliteUnitReader(catalog.db),
+    text: new Fts5TextBackend(catalog.db),
+    async close() {
+      await documents.close();
+      await catalog.close();
+    },
+  };
 }
