@@ -310,6 +310,12 @@ export class SqliteDocumentStore implements DocumentStore {
     hooks?: UpsertHooks,
   ): Promise<UpsertOutcome> {
     return this.serially(resourceId, async () => {
+      if (
+        !hooks?.beforePublish &&
+        this.sliceEnd(documents, 0) === documents.length &&
+        documents.every((d) => d.chunks.every((c) => !c.embedding))
+      )
+        return this.writeInOneStep(resourceId, documents, now, hooks);
       const stage = ++this.stageSeq;
       const staged: StagedDocument[] = [];
       const added: VectorEntry[] = [];
@@ -405,6 +411,62 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   /**
+   * A message no larger than one staging slice, without vectors, whose caller has nothing to do before it is
+   * published (no `beforePublish`), written in one transaction: the same rows, versions and retention as
+   * staging, publishing and settling it would leave, with one commit in place of several (a message of one
+   * small document cost ~2.4 ms in five commits and three event-loop turns). The transaction is no longer
+   * than a staging slice, so it holds the event loop no longer; the vectors of the versions it supersedes
+   * go to `afterPublish` at once, as a publish's do.
+   */
+  private writeInOneStep(resourceId: string, documents: readonly DocumentInputRecord[], now: number, hooks?: UpsertHooks): UpsertOutcome {
+    const rid = resourceToken(resourceId);
+    const vectors: VectorChanges = { added: [], superseded: [], removed: [], at: now };
+    const write = this.db.transaction(() => {
+      let upserted = 0;
+      let unchanged = 0;
+      let chunksIndexed = 0;
+      let newDocuments = 0;
+      let chunkDelta = 0;
+      for (const doc of documents) {
+        const print = documentFingerprint(doc);
+        const live = this.stmts.live.get(resourceId, doc.path);
+        if (live && live.fingerprint === print) {
+          unchanged += 1;
+          continue;
+        }
+        if (live) chunkDelta -= this.supersede(live.doc_key, now, vectors);
+        else newDocuments += 1;
+        const docKey = Number(
+          this.stmts.insertDoc.run(resourceId, doc.path, doc.content, JSON.stringify(doc.metadata), print, now).lastInsertRowid,
+        );
+        doc.chunks.forEach((chunk, index) => {
+          const chunkKey = Number(this.stmts.insertChunk.run(docKey, resourceId, doc.path, index, chunk.text, null).lastInsertRowid);
+          this.stmts.insertFts.run(chunkKey, chunk.text, rid);
+        });
+        chunksIndexed += doc.chunks.length;
+        chunkDelta += doc.chunks.length;
+        if (live) this.expire(resourceId, doc.path, vectors);
+        upserted += 1;
+      }
+      const generation = upserted > 0 ? (this.stmts.bump.get() as bigint) : this.gen;
+      return { upserted, unchanged, chunksIndexed, newDocuments, chunkDelta, generation };
+    });
+    const out = this.commitPublish(() => write.immediate(), hooks?.deferDurability === true);
+    this.gen = out.generation;
+    this.live.documents += out.newDocuments;
+    this.live.chunks += out.chunkDelta;
+    if (out.upserted > 0) hooks?.afterPublish?.(vectors.superseded, now);
+    return {
+      documentsUpserted: out.upserted,
+      documentsUnchanged: out.unchanged,
+      chunksIndexed: out.chunksIndexed,
+      vectorsIndexed: 0,
+      generation: out.generation,
+      vectors,
+    };
+  }
+
+  /**
    * Settles a published stage a slice of `stageBatchChunks` documents per transaction (see
    * `upsertDocuments`): each replaced version gets its supersession time and each staged row its plain
    * form, in message order (a path named twice supersedes its first version after that version is
@@ -456,12 +518,12 @@ export class SqliteDocumentStore implements DocumentStore {
    * WAL frames are written); after a power loss the WAL replays in commit order, so the database is at some
    * commit: a prefix of the publishes, and every acknowledged one.
    */
-  private commitPublish(publish: () => bigint, deferred: boolean): bigint {
+  private commitPublish<T>(publish: () => T, deferred: boolean): T {
     const wal = this.wal;
     if (!wal || !deferred) return publish();
-    const generation = withoutFsync(this.db, publish);
+    const out = withoutFsync(this.db, publish);
     wal.wrote();
-    return generation;
+    return out;
   }
 
   async syncWrites(): Promise<void> {

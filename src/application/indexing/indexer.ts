@@ -107,10 +107,13 @@ export class Indexer {
       let outcome: UpsertOutcome;
       try {
         outcome = await this.deps.documents.upsertDocuments(msg.resourceId, docs, this.now(), {
-          beforePublish: async (added) => {
-            staged = added;
-            if (vector) await addInSlices(vector, added);
-          },
+          // Only a message with vectors has work before its publish (a store may then write the rest in one step).
+          beforePublish: docs.some((d) => d.chunks.some((c) => c.embedding))
+            ? async (added) => {
+                staged = added;
+                if (vector) await addInSlices(vector, added);
+              }
+            : undefined,
           afterPublish: (superseded, at) => {
             supersededAtPublish = true;
             if (vector && superseded.length > 0) vector.supersede(superseded, at);
