@@ -49,6 +49,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(here, "..");
 const TOP_K = 100;
 const UPLOAD_BATCH = 256;
+/** UpsertDocuments streams the ingest keeps in flight. */
+const UPLOAD_STREAMS = 4;
 
 /** A scope as each engine is handed it. */
 interface Scope {
@@ -116,21 +118,25 @@ async function ingest(
       list.push(d);
       byResource.set(d.resource[layout], list);
     }
-    const uploads = [...byResource].map(([r, docs]) => async () => {
-      async function* messages() {
-        for (let i = 0; i < docs.length; i += UPLOAD_BATCH) {
-          yield {
-            resourceId: ids[layout][r],
-            documents: docs.slice(i, i + UPLOAD_BATCH).map((d) => ({ path: `${d.id}.md`, content: d.text, metadata: {}, chunks: [] })),
-          };
-        }
-      }
-      await acms.index.upsertDocuments(messages());
-    });
-    // A few uploads in flight at once, as several clients would send them.
+    // A few streams in flight at once, as several bulk loaders would send them, each carrying the messages of
+    // its share of the resources (a message names its resource: one stream may write many). A stream is
+    // acknowledged, so durable, when it answers, and a stream per resource would wait on a durable sync for
+    // each (most resources hold a handful of documents here).
+    const resources = [...byResource];
+    const streams = Array.from({ length: UPLOAD_STREAMS }, (_, k) => resources.filter((_, i) => i % UPLOAD_STREAMS === k));
     await Promise.all(
-      Array.from({ length: 4 }, async () => {
-        for (let job = uploads.shift(); job; job = uploads.shift()) await job();
+      streams.map(async (share) => {
+        async function* messages() {
+          for (const [r, docs] of share) {
+            for (let i = 0; i < docs.length; i += UPLOAD_BATCH) {
+              yield {
+                resourceId: ids[layout][r],
+                documents: docs.slice(i, i + UPLOAD_BATCH).map((d) => ({ path: `${d.id}.md`, content: d.text, metadata: {}, chunks: [] })),
+              };
+            }
+          }
+        }
+        await acms.index.upsertDocuments(messages());
       }),
     );
   }
