@@ -33,6 +33,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(here, "..");
 const PASSES = 3;
 const TOP_K = 10;
+/** RegisterResource calls the service's ingest keeps in flight. */
+const REGISTER_IN_FLIGHT = 16;
 /** How many candidates the naive global index fetches before its post-filter keeps the in-scope ones. */
 const HNSW_POST_FILTER_FETCH = 100;
 
@@ -154,13 +156,20 @@ class ServiceSystem implements System {
     const index = createClient(IndexService, this.transport());
     const started = performance.now();
     await registry.createProject({ name: "peers/vectors" });
-    for (let r = 0; r < corpus.sizes.length; r++) {
-      const { resource } = await registry.registerResource({ project: "peers/vectors", alias: `r${r}`, kind: "docs" });
-      this.resourceIds.push(resource!.id);
-    }
+    // Several registrations in flight, as a bulk loader sends them: the registry group-commits its writes, so
+    // calls in flight together share an fsync (one at a time, each waited for its own: 6-17 ms apiece here).
+    const ids = this.resourceIds;
+    let nextResource = 0;
+    await Promise.all(
+      Array.from({ length: REGISTER_IN_FLIGHT }, async () => {
+        for (let r = nextResource++; r < corpus.sizes.length; r = nextResource++) {
+          const { resource } = await registry.registerResource({ project: "peers/vectors", alias: `r${r}`, kind: "docs" });
+          ids[r] = resource!.id;
+        }
+      }),
+    );
     const registered = performance.now();
     this.registerPerSecond = corpus.sizes.length / ((registered - started) / 1000);
-    const ids = this.resourceIds;
     async function* messages() {
       for (let r = 0; r < corpus.sizes.length; r++) {
         const documents = [];
@@ -184,7 +193,7 @@ class ServiceSystem implements System {
     return {
       ackMs,
       indexMs: performance.now() - started - ackMs,
-      note: `${corpus.sizes.length} RegisterResource calls took ${fmt(registered - started)} (${this.registerPerSecond.toFixed(0)}/s)`,
+      note: `${corpus.sizes.length} RegisterResource calls (${REGISTER_IN_FLIGHT} in flight) took ${fmt(registered - started)} (${this.registerPerSecond.toFixed(0)}/s); the upload alone ${(corpus.entries.length / ((ackMs - (registered - started)) / 1000)).toFixed(0)} docs/s`,
     };
   }
 

@@ -1,4 +1,5 @@
-import { decode, encode, encodeGenerator } from "gpt-tokenizer";
+import { countTokens, decode, encode, encodeGenerator } from "gpt-tokenizer";
+import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
 
 /** Tokens per server-made chunk: small enough for precise keyword hits, large enough to carry context. */
 export const DEFAULT_CHUNK_TOKENS = 256;
@@ -20,17 +21,61 @@ const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 /** The longest run of code points measured as one piece when the tokenizer yields an oversize piece (e.g. unspaced CJK text). */
 const SPLIT_CODE_POINTS = 64;
 
+/** Distinct pieces whose token count is remembered (then the memory starts afresh): words recur, BPE is the cost. */
+const PIECE_CACHE_SIZE = 65_536;
+
 interface Piece {
   text: string;
   tokens: number;
+}
+
+/** o200k_base's pre-tokenizer (the tokenizer splits text on it before BPE), and a sticky copy to re-split one piece. */
+const SPLIT = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, "gu");
+const SPLIT_ONE = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, "yu");
+
+/** Token counts of pieces seen before, by piece text. */
+const pieceTokens = new Map<string, number>();
+
+/**
+ * The token count of one pre-tokenized piece, or undefined when the piece alone would not split back into
+ * itself (then only the tokenizer's pass over the whole text is exact). Counting a piece alone gives its
+ * count in the text: BPE runs on each piece independently.
+ */
+function tokensOfPiece(piece: string): number | undefined {
+  const known = pieceTokens.get(piece);
+  if (known !== undefined) return known;
+  SPLIT_ONE.lastIndex = 0;
+  const again = SPLIT_ONE.exec(piece);
+  if (!again || again[0].length !== piece.length) return undefined;
+  const count = countTokens(piece, PLAIN_TEXT);
+  if (pieceTokens.size >= PIECE_CACHE_SIZE) pieceTokens.clear();
+  pieceTokens.set(piece, count);
+  return count;
 }
 
 /**
  * The tokenizer's pre-tokenized pieces with their token counts. Each piece is a run of whole characters
  * (the tokenizer splits on a character regex before BPE), so decoding one gives its exact text. A piece
  * longer than a chunk (e.g. unspaced CJK text) is cut every 64 code points and each part measured alone.
+ * The pieces come from the tokenizer's own split pattern and their counts from a memory of pieces seen
+ * before (most words recur: BPE on every one was most of an upload's CPU); should a piece not split back
+ * into itself, the whole text takes the tokenizer's own pass.
  */
 function piecesOf(text: string, maxTokens: number): Piece[] {
+  const pieces: Piece[] = [];
+  let covered = 0;
+  for (const [match] of text.matchAll(SPLIT)) {
+    const tokens = tokensOfPiece(match);
+    if (tokens === undefined || tokens > maxTokens) return piecesByTokenizer(text, maxTokens);
+    pieces.push({ text: match, tokens });
+    covered += match.length;
+  }
+  // The pattern matches every character; should it ever skip one, the tokenizer's pass decides.
+  return covered === text.length ? pieces : piecesByTokenizer(text, maxTokens);
+}
+
+/** `piecesOf` by the tokenizer's own pass over the whole text (pieces decoded from their tokens). */
+function piecesByTokenizer(text: string, maxTokens: number): Piece[] {
   const pieces: Piece[] = [];
   for (const tokens of encodeGenerator(text, PLAIN_TEXT)) {
     if (tokens.length === 0) continue;

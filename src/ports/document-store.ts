@@ -60,6 +60,13 @@ export interface UpsertHooks {
    * sees the old and the new version live together. The outcome lists them in `vectors.superseded` too.
    */
   afterPublish?(superseded: readonly number[], at: number): void;
+  /**
+   * The caller acknowledges this write only after a later `syncWrites()` (one stream of many messages, one
+   * answer at its end): the store may resolve once the write is committed and visible, before it is
+   * durable, and make it durable with the others at that `syncWrites()` (one fsync for the whole stream,
+   * not one a message). A store without `syncWrites` ignores this: its writes are durable on resolving.
+   */
+  deferDurability?: boolean;
 }
 
 /** The live contents of a document store, deployment-wide. */
@@ -117,7 +124,8 @@ export interface ErasureSlice {
  *
  * Asynchronous, so a networked engine can implement it. Guarantees every implementation gives:
  * - Each write method (`upsertDocuments`, `deleteDocuments`, `reindexResource`, `bumpGeneration`) takes
- *   effect whole or not at all, and is durable when its promise resolves. A store may stage a large write
+ *   effect whole or not at all, and is durable when its promise resolves (an upsert with `deferDurability`:
+ *   once a later `syncWrites()` resolves). A store may stage a large write
  *   over several transactions (so no single one holds its engine or the event loop for long), as long as
  *   no reader sees any of it before all of it, a failure leaves none of it, and a crash loses only what
  *   was never acknowledged.
@@ -174,4 +182,10 @@ export interface DocumentStore {
    * has zeroed freed pages), DuckDB checkpoints, PostgreSQL vacuums the touched tables. Best effort.
    */
   reclaimSpace(): Promise<void>;
+  /**
+   * Makes every write that resolved before the call durable (those written with `deferDurability`); resolves
+   * once they are, rejects when they cannot be made so. Optional: a store whose writes are durable when they
+   * resolve has nothing to do.
+   */
+  syncWrites?(): Promise<void>;
 }

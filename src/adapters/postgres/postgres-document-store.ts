@@ -8,6 +8,7 @@ import type {
   DocumentStore,
   ReindexOutcome,
   StoreCounts,
+  UpsertHooks,
   UpsertOutcome,
   VectorChanges,
 } from "../../ports/document-store.js";
@@ -168,7 +169,17 @@ export class PostgresDocumentStore implements DocumentStore {
     }
   }
 
-  async upsertDocuments(resourceId: string, documents: readonly DocumentInputRecord[], now: number): Promise<UpsertOutcome> {
+  /**
+   * One transaction per message. With `hooks.deferDurability` (a message of an UpsertDocuments stream) it
+   * commits with `synchronous_commit` off: visible at once, its WAL flushed by `syncWrites()` before the
+   * stream answers, and the `index_state` lock every writer queues on is no longer held through a WAL flush.
+   */
+  async upsertDocuments(
+    resourceId: string,
+    documents: readonly DocumentInputRecord[],
+    now: number,
+    hooks?: UpsertHooks,
+  ): Promise<UpsertOutcome> {
     assertStorable(documents);
     const prints = documents.map(documentFingerprint);
     // A message may name one path twice; the later document then supersedes the earlier, as if written
@@ -196,7 +207,16 @@ export class PostgresDocumentStore implements DocumentStore {
         generation,
         vectors,
       };
-    });
+    }, hooks?.deferDurability === true);
+  }
+
+  /**
+   * Flushes the WAL past every commit made before the call: a transaction that takes a transaction id
+   * commits with `synchronous_commit` on (the server's setting), which waits until the WAL is flushed up to
+   * its own commit record, after every deferred message's. One round trip a stream.
+   */
+  async syncWrites(): Promise<void> {
+    await inTransaction(this.pool, (c) => c.query("SELECT txid_current()"));
   }
 
   /** Writes documents of distinct paths: unchanged ones are skipped, changed ones supersede their live version. */
@@ -451,8 +471,9 @@ export class PostgresDocumentStore implements DocumentStore {
    * One write transaction, serialised with every other server's writes on the `index_state` row (locked
    * in the round trip that begins the transaction).
    */
-  private write<T>(work: (c: PostgresClient) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, work, "", "SELECT 1 FROM index_state WHERE id = 1 FOR UPDATE");
+  private write<T>(work: (c: PostgresClient) => Promise<T>, deferDurability = false): Promise<T> {
+    const lock = "SELECT 1 FROM index_state WHERE id = 1 FOR UPDATE";
+    return inTransaction(this.pool, work, "", deferDurability ? `SET LOCAL synchronous_commit TO OFF; ${lock}` : lock);
   }
 
   private async current(c: PostgresClient): Promise<bigint> {

@@ -87,5 +87,15 @@ export function openSqlite(config: SqliteEngineConfig): SqliteEngine {
   const documents = new SqliteDocumentStore(catalog.db);
   const textUnavailable = loadAcmsFts5(catalog.db, config.fts5Extension);
   const text = textUnavailable === undefined ? new Fts5TextBackend(catalog.db) : undefined;
-  return { ...catalog, documents, units: new SqliteUnitReader(catalog.db), text, textUnavailable };
+  return {
+    ...catalog,
+    documents,
+    units: new SqliteUnitReader(catalog.db),
+    text,
+    textUnavailable,
+    async close() {
+      await documents.close();
+      await catalog.close();
+    },
+  };
 }

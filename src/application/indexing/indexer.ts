@@ -55,6 +55,12 @@ export interface UpsertCallOptions {
   /** The calling principal (the fair queue it waits in); default: the resource. */
   tenant?: string;
   signal?: AbortSignal;
+  /**
+   * The caller answers only after a later `syncWrites()` (an UpsertDocuments stream answers once, at its
+   * end): the message may resolve once committed and visible, before it is durable (see
+   * UpsertHooks.deferDurability), so a stream of many messages pays one durable sync, not one a message.
+   */
+  deferDurability?: boolean;
 }
 
 /** What one Rebuild did. */
@@ -101,14 +107,18 @@ export class Indexer {
       let outcome: UpsertOutcome;
       try {
         outcome = await this.deps.documents.upsertDocuments(msg.resourceId, docs, this.now(), {
-          beforePublish: async (added) => {
-            staged = added;
-            if (vector) await addInSlices(vector, added);
-          },
+          // Only a message with vectors has work before its publish (a store may then write the rest in one step).
+          beforePublish: docs.some((d) => d.chunks.some((c) => c.embedding))
+            ? async (added) => {
+                staged = added;
+                if (vector) await addInSlices(vector, added);
+              }
+            : undefined,
           afterPublish: (superseded, at) => {
             supersededAtPublish = true;
             if (vector && superseded.length > 0) vector.supersede(superseded, at);
           },
+          deferDurability: call.deferDurability,
         });
       } catch (err) {
         // Never published: the entries added for it go (their chunks are gone too). Published, its chunks stay.
@@ -119,6 +129,15 @@ export class Indexer {
       this.applyRetirements(supersededAtPublish ? { ...outcome.vectors, superseded: [] } : outcome.vectors);
       return outcome;
     });
+  }
+
+  /**
+   * Makes every upsert that resolved before the call durable (those made with `deferDurability`): the
+   * UpsertDocuments stream awaits it before its one answer. A store whose writes are durable on resolving
+   * has nothing to do.
+   */
+  async syncWrites(): Promise<void> {
+    await this.deps.documents.syncWrites?.();
   }
 
   /** Deletes (supersedes) the live documents at `paths`; paths without a live document count nothing. */

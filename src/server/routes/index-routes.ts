@@ -19,7 +19,7 @@ async function upsertMessage(
   ctx: HandlerContext,
 ): Promise<UpsertOutcome> {
   try {
-    return await indexer.upsert(await msg(), { tenant: principalOf(ctx).name, signal: ctx.signal });
+    return await indexer.upsert(await msg(), { tenant: principalOf(ctx).name, signal: ctx.signal, deferDurability: true });
   } catch (err) {
     if (!(err instanceof InvalidArgumentError)) throw err;
     throw new InvalidArgumentError(err.violations.map((v) => ({ field: v.field, description: `${v.description} (stream message ${n})` })));
@@ -29,6 +29,10 @@ async function upsertMessage(
 /**
  * The UpsertDocuments stream: each message commits on its own (see indexRoutes); `decode` turns a
  * received message into the write pipeline's input (at once, or a slice at a time for the wire form).
+ * The stream's one answer is its acknowledgement, so its messages commit without waiting to be durable and
+ * one `syncWrites()` before the answer makes all of them so (one fsync a stream, not one a message). A
+ * stream that fails midway syncs too before its error goes out: the messages committed before it stay, as
+ * they would have one by one.
  */
 async function upsertStream<M>(
   deps: RouteDeps,
@@ -41,15 +45,23 @@ async function upsertStream<M>(
   let vectorsIndexed = 0;
   let messagesReceived = 0;
   let indexGeneration = await deps.services.indexGeneration();
-  for await (const msg of requests) {
-    ctx.signal.throwIfAborted();
-    messagesReceived += 1;
-    const outcome = await upsertMessage(deps.services.indexer, () => decode(msg), messagesReceived, ctx);
-    documentsUpserted += outcome.documentsUpserted;
-    chunksIndexed += outcome.chunksIndexed;
-    vectorsIndexed += outcome.vectorsIndexed;
-    indexGeneration = outcome.generation;
+  const indexer = deps.services.indexer;
+  try {
+    for await (const msg of requests) {
+      ctx.signal.throwIfAborted();
+      messagesReceived += 1;
+      const outcome = await upsertMessage(indexer, () => decode(msg), messagesReceived, ctx);
+      documentsUpserted += outcome.documentsUpserted;
+      chunksIndexed += outcome.chunksIndexed;
+      vectorsIndexed += outcome.vectorsIndexed;
+      indexGeneration = outcome.generation;
+    }
+  } catch (err) {
+    // The stream's error is what the caller hears; a failing sync here is the next call's to report.
+    await indexer.syncWrites().catch(() => undefined);
+    throw err;
   }
+  await indexer.syncWrites();
   return { documentsUpserted, chunksIndexed, vectorsIndexed, messagesReceived, indexGeneration };
 }
 
