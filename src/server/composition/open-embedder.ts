@@ -46,7 +46,10 @@ export async function openEmbedder(config: Config): Promise<OpenedEmbedder | und
       await raw.close();
       throw mismatch(dim, config, c.modelDir);
     }
-    return { embedder: new FairEmbedder(raw, { slots: c.workers, batchSize: c.batch }), embedderReady: Promise.resolve() };
+    return {
+      embedder: new FairEmbedder(raw, { slots: c.workers, batchSize: c.batch, sliceMs: c.sliceMs }),
+      embedderReady: Promise.resolve(),
+    };
   }
   const raw: Embedder = openOpenAiEmbedder({
     url: c.url,
@@ -72,5 +75,5 @@ export async function openEmbedder(config: Config): Promise<OpenedEmbedder | und
     if (dim !== config.embeddingDim) throw mismatch(dim, config, c.model);
   });
   embedderReady.catch(() => undefined);
-  return { embedder: new FairEmbedder(raw, { slots: c.concurrency, batchSize: c.batch }), embedderReady };
+  return { embedder: new FairEmbedder(raw, { slots: c.concurrency, batchSize: c.batch, sliceMs: c.sliceMs }), embedderReady };
 }
