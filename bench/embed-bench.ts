@@ -233,7 +233,16 @@ export async function run(): Promise<void> {
  * one chunk) plus b's own embedding and search.
  */
 async function fairness(work: string, modelDir: string): Promise<void> {
-  const s = await serve(work, "fairness", { ACMS_EMBED_MODEL_DIR: modelDir, ...LONG_CALLS });
+  await fairnessRow(work, "fairness", "1 worker", { ACMS_EMBED_MODEL_DIR: modelDir, ...LONG_CALLS });
+  await fairnessRow(work, "fairness-query-worker", "1 worker + 1 kept for queries", {
+    ACMS_EMBED_MODEL_DIR: modelDir,
+    ACMS_EMBED_QUERY_WORKERS: "1",
+    ...LONG_CALLS,
+  });
+}
+
+async function fairnessRow(work: string, name: string, label: string, env: Record<string, string>): Promise<void> {
+  const s = await serve(work, name, env);
   try {
     const a = await resourceIn(s.client("a"), "bench/big", "big");
     const b = await resourceIn(s.client("b"), "other/small", "small");
@@ -263,7 +272,7 @@ async function fairness(work: string, modelDir: string): Promise<void> {
     const p50 = (xs: number[]) => (xs.length > 0 ? median(xs) : NaN);
     const p90 = (xs: number[]) => (xs.length > 0 ? percentile(xs, 0.9) : NaN);
     process.stdout.write(
-      `fairness: tenant b's SimilaritySearch(text) p50 ${p50(idle).toFixed(1)} ms alone (p90 ${p90(idle).toFixed(1)}), ` +
+      `fairness (${label}): tenant b's SimilaritySearch(text) p50 ${p50(idle).toFixed(1)} ms alone (p90 ${p90(idle).toFixed(1)}), ` +
         `p50 ${p50(busy).toFixed(1)} ms during tenant a's upload of ${docs.length} documents (p90 ${p90(busy).toFixed(1)}, ${busy.length} searches, upload ${uploadSeconds.toFixed(1)} s): x${(p50(busy) / p50(idle)).toFixed(2)}\n`,
     );
   } finally {

@@ -16,6 +16,7 @@ describe("embedder config", () => {
       threads: undefined,
       batch: 16,
       sliceMs: 100,
+      queryWorkers: 0,
     });
     expect(
       loadConfig({ ACMS_EMBEDDINGS_URL: "http://127.0.0.1:11434/v1", ACMS_EMBEDDINGS_MODEL: "all-minilm", ACMS_EMBEDDINGS_API_KEY: "k" })
@@ -29,6 +30,7 @@ describe("embedder config", () => {
       concurrency: 2,
       batch: 64,
       sliceMs: 100,
+      queryWorkers: 0,
     });
   });
 

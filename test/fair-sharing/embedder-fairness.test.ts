@@ -152,6 +152,54 @@ withEmbeddingModel({}, (modelDir) => {
     for (let i = 1; i < fast.length; i++) expect(fast[i]).toBeLessThanOrEqual(2 * fast[i - 1]);
   }, 120_000);
 
+  it("a slot kept for queries (querySlots) never runs bulk work, so a query starts while a bulk slice still runs", async () => {
+    const two = openOnnxEmbedder({ modelDir: modelDir, workers: 2, intraOpThreads: 1 });
+    try {
+      const starts: string[][] = [];
+      let bulkRunning = 0;
+      let mostBulk = 0;
+      let bulkRunningAtQuery = -1;
+      let query: Promise<Float32Array[]> | undefined;
+      // The real model, counting the bulk slices running at once; at the third start, b asks for a query embedding.
+      const counting: Embedder = {
+        description: two.description,
+        maxBatch: two.maxBatch,
+        maxInputChars: two.maxInputChars,
+        ready: () => two.ready(),
+        close: () => two.close(),
+        async embed(texts, signal) {
+          const bulk = owner(texts) === "u";
+          if (bulk) mostBulk = Math.max(mostBulk, ++bulkRunning);
+          else bulkRunningAtQuery = bulkRunning;
+          starts.push([...texts]);
+          if (starts.length === 3) query = pool.embed("b", ["q: a query while bulk work runs"], undefined, "query");
+          try {
+            return await two.embed(texts, signal);
+          } finally {
+            if (bulk) bulkRunning -= 1;
+          }
+        },
+      };
+      const pool = new FairEmbedder(counting, { slots: 2, querySlots: 1, batchSize: 4 });
+      await Promise.all([
+        pool.embed(
+          "u",
+          Array.from({ length: 24 }, (_, i) => `u chunk ${i} of an upload`),
+        ),
+        pool.embed(
+          "u2",
+          Array.from({ length: 8 }, (_, i) => `u chunk ${i} of another upload`),
+        ),
+      ]);
+      await query;
+      // Two uploads and two slots, yet never two bulk slices at once; the query ran beside one.
+      expect(mostBulk).toBe(1);
+      expect(bulkRunningAtQuery).toBe(1);
+    } finally {
+      await two.close();
+    }
+  }, 120_000);
+
   it("a cancelled caller's queued slices leave the queue; the pool goes on", async () => {
     const starts: string[][] = [];
     const pool = new FairEmbedder(recording(inner, starts), { slots: 1, batchSize: 2 });

@@ -18,6 +18,8 @@ interface Call {
   /** Slices of it running on the embedder. */
   running: number;
   out: Float32Array[];
+  /** Texts of its last slice (0 before the first): the next takes at most twice as many. */
+  lastSlice: number;
   signal?: AbortSignal;
   settled: boolean;
   resolve(v: Float32Array[]): void;
@@ -36,6 +38,8 @@ export interface FairEmbedderOptions {
    * A query waits for at most the slices already running, so this bounds another tenant's query latency.
    */
   sliceMs?: number;
+  /** Slots kept free of bulk work, for queries only (default 0; at most slots - 1). */
+  querySlots?: number;
   /** The clock batches are timed with (ms); tests pass one they move. Default: performance.now. */
   now?: () => number;
 }
@@ -82,11 +86,11 @@ export class FairEmbedder {
   private readonly bulk = new FairQueue<Call>();
   private readonly held = new Map<string, number>();
   private running = 0;
+  private bulkRunning = 0;
+  private readonly querySlots: number;
   private queryBurst = 0;
   /** Model time per cost character of the last bulk batches (a moving average); undefined before the first. */
   private msPerChar: number | undefined;
-  /** Texts of the last bulk batch: the next one takes at most twice as many (a cheap batch may have been luck). */
-  private lastBulkSize = 1;
   private closed = false;
   private readonly now: () => number;
 
@@ -97,6 +101,7 @@ export class FairEmbedder {
     this.slots = Math.max(1, opts.slots ?? 1);
     this.batchSize = Math.max(1, Math.min(opts.batchSize ?? embedder.maxBatch, embedder.maxBatch));
     this.sliceMs = Math.max(1, opts.sliceMs ?? DEFAULT_EMBED_SLICE_MS);
+    this.querySlots = Math.min(this.slots - 1, Math.max(0, opts.querySlots ?? 0));
     this.maxInputChars = embedder.maxInputChars;
     this.now = opts.now ?? (() => performance.now());
   }
@@ -132,6 +137,7 @@ export class FairEmbedder {
         next: 0,
         running: 0,
         out: new Array(texts.length),
+        lastSlice: 0,
         signal,
         settled: false,
         resolve,
@@ -176,12 +182,13 @@ export class FairEmbedder {
   /** The next call to serve a slice of: queries first (but not more than QUERY_BURST_MAX in a row while bulk waits). */
   private nextCall(): Call | undefined {
     const held = (tenant: string) => this.held.get(tenant) ?? 0;
-    if (this.queries.size > 0 && (this.bulk.size === 0 || this.queryBurst < QUERY_BURST_MAX)) {
+    const bulkMay = this.bulk.size > 0 && this.bulkRunning < this.slots - this.querySlots;
+    if (this.queries.size > 0 && (!bulkMay || this.queryBurst < QUERY_BURST_MAX)) {
       this.queryBurst += 1;
       return this.queries.shift(held);
     }
     this.queryBurst = 0;
-    return this.bulk.shift(held);
+    return bulkMay ? this.bulk.shift(held) : undefined;
   }
 
   /** How many of `call`'s remaining texts its next slice takes. */
@@ -189,8 +196,9 @@ export class FairEmbedder {
     const left = call.texts.length - call.next;
     const cap = Math.min(left, this.batchSize);
     if (call.priority === "query") return cap;
-    const max = Math.min(cap, this.lastBulkSize * 2);
     if (this.msPerChar === undefined) return 1;
+    // At most twice the call's last slice (a cheap batch may have been luck).
+    const max = call.lastSlice > 0 ? Math.min(cap, call.lastSlice * 2) : cap;
     let longest = 0;
     let n = 0;
     while (n < max) {
@@ -220,7 +228,8 @@ export class FairEmbedder {
     this.running += 1;
     call.running += 1;
     this.held.set(call.tenant, (this.held.get(call.tenant) ?? 0) + 1);
-    if (call.priority === "bulk") this.lastBulkSize = n;
+    call.lastSlice = n;
+    if (call.priority === "bulk") this.bulkRunning += 1;
     const started = this.now();
     this.embedder.embed(texts, call.signal).then(
       (vectors) => {
@@ -254,6 +263,7 @@ export class FairEmbedder {
   /** A slice of `call` has ended: its slot is free. */
   private release(call: Call): void {
     this.running -= 1;
+    if (call.priority === "bulk") this.bulkRunning -= 1;
     call.running -= 1;
     const h = (this.held.get(call.tenant) ?? 1) - 1;
     if (h <= 0) this.held.delete(call.tenant);

@@ -90,6 +90,8 @@ export type EmbedderConfig =
       batch: number;
       /** ACMS_EMBED_SLICE_MS (default 100): the model time of one bulk slice, what another tenant's query may wait. */
       sliceMs: number;
+      /** ACMS_EMBED_QUERY_WORKERS (default 0): more worker threads, kept for query embeddings (never bulk work). */
+      queryWorkers: number;
     }
   | {
       kind: "http";
@@ -107,6 +109,8 @@ export type EmbedderConfig =
       batch: number;
       /** ACMS_EMBED_SLICE_MS (default 100): the time of one bulk request, what another tenant's query may wait. */
       sliceMs: number;
+      /** ACMS_EMBED_QUERY_WORKERS (default 0): more requests in flight, kept for query embeddings (never bulk work). */
+      queryWorkers: number;
     };
 
 /** ACMS_EMBED_MODEL_DIR or ACMS_EMBEDDINGS_URL (+ _MODEL, _API_KEY), never both. */
@@ -123,6 +127,7 @@ function embedderFrom(env: NodeJS.ProcessEnv): EmbedderConfig | undefined {
       threads,
       batch: intFrom(env, "ACMS_EMBED_BATCH", 16, 1, 1024),
       sliceMs: intFrom(env, "ACMS_EMBED_SLICE_MS", DEFAULT_EMBED_SLICE_MS, 1, 600_000),
+      queryWorkers: intFrom(env, "ACMS_EMBED_QUERY_WORKERS", 0, 0, 16),
     };
   }
   if (url) {
@@ -137,6 +142,7 @@ function embedderFrom(env: NodeJS.ProcessEnv): EmbedderConfig | undefined {
       concurrency: intFrom(env, "ACMS_EMBEDDINGS_CONCURRENCY", 2, 1, 64),
       batch: intFrom(env, "ACMS_EMBED_BATCH", 64, 1, 2048),
       sliceMs: intFrom(env, "ACMS_EMBED_SLICE_MS", DEFAULT_EMBED_SLICE_MS, 1, 600_000),
+      queryWorkers: intFrom(env, "ACMS_EMBED_QUERY_WORKERS", 0, 0, 16),
     };
   }
   for (const name of ["ACMS_EMBEDDINGS_MODEL", "ACMS_EMBEDDINGS_API_KEY"])
