@@ -74,7 +74,7 @@ function costChars(text: string): number {
  * measured on the bulk batches before, and the call goes back to its tenant's queue for the rest. So another
  * tenant's query waits at most for the slices already running (one per slot, about `sliceMs` each), never for
  * an upload, whatever the model's speed or the machine's load; and bulk calls of several tenants share the
- * slots slice by slice.
+ * slots slice by slice. With `querySlots`, that many slots never take bulk work, so a query need not wait at all.
  * @example const vectors = await pool.embed("agent-a", chunkTexts, signal);
  */
 export class FairEmbedder {
@@ -184,7 +184,8 @@ export class FairEmbedder {
     const held = (tenant: string) => this.held.get(tenant) ?? 0;
     const bulkMay = this.bulk.size > 0 && this.bulkRunning < this.slots - this.querySlots;
     if (this.queries.size > 0 && (!bulkMay || this.queryBurst < QUERY_BURST_MAX)) {
-      this.queryBurst += 1;
+      // Counted only while bulk work waits to go: queries served with none waiting never delay the next upload.
+      this.queryBurst = bulkMay ? this.queryBurst + 1 : 0;
       return this.queries.shift(held);
     }
     this.queryBurst = 0;
