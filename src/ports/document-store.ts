@@ -188,4 +188,27 @@ export interface DocumentStore {
    * resolve has nothing to do.
    */
   syncWrites?(): Promise<void>;
+  /**
+   * Up to `limit` chunk versions of `resourceId` (published, live or retained superseded) stored without an
+   * embedding, with keys above `afterKey`, in key order: what Rebuild embeds once the server has an embedder.
+   */
+  chunksWithoutVector(resourceId: string, afterKey: number, limit: number): Promise<ChunkToEmbed[]>;
+  /**
+   * Stores embeddings of chunks of `resourceId` that have none, in one transaction bumping the generation: a key
+   * of another resource, gone (erased, expired) or holding an embedding by now is skipped. Returns the vector
+   * entries stored (their current supersession included), for the caller to add to a vector index.
+   */
+  setChunkVectors(resourceId: string, vectors: ReadonlyArray<{ chunkKey: number; vector: Float32Array }>): Promise<StoredChunkVectors>;
+}
+
+/** A stored chunk without an embedding (see DocumentStore.chunksWithoutVector). */
+export interface ChunkToEmbed {
+  chunkKey: number;
+  text: string;
+}
+
+/** What DocumentStore.setChunkVectors stored. */
+export interface StoredChunkVectors {
+  added: VectorEntry[];
+  generation: bigint;
 }

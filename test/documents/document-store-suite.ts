@@ -425,5 +425,40 @@ export function runDocumentStoreSuite(opts: DocumentStoreSuiteOptions): void {
       expect(keys).not.toContain(v3.vectors.added[0].chunkKey);
       expect(sorted(v3.vectors.superseded)).toEqual(v2.vectors.added.map((e) => e.chunkKey));
     });
+
+    test("chunks stored without an embedding are listed in key order and take one later, of their resource only", async () => {
+      const a1 = await store.upsertDocuments(R1, [doc("a.md", ["one", "two", "three"], { embed: false })], T0);
+      await store.upsertDocuments(R1, [doc("a.md", ["one changed", "two"], { embed: false })], T0 + 1);
+      await store.upsertDocuments(R1, [doc("v.md", ["has a vector"])], T0);
+      await store.upsertDocuments(R2, [doc("o.md", ["of another resource"], { embed: false })], T0);
+      // Live and retained superseded versions alike, never one with an embedding, never another resource's.
+      const all = await store.chunksWithoutVector(R1, 0, 100);
+      expect(all.map((c) => c.text)).toEqual(["one", "two", "three", "one changed", "two"]);
+      const keys = all.map((c) => c.chunkKey);
+      expect(keys).toEqual(sorted(keys));
+      // Paged by key.
+      const page1 = await store.chunksWithoutVector(R1, 0, 2);
+      const page2 = await store.chunksWithoutVector(R1, page1[1].chunkKey, 2);
+      expect([...page1, ...page2].map((c) => c.chunkKey)).toEqual(keys.slice(0, 4));
+      const before = await store.generation();
+      const otherKey = (await store.chunksWithoutVector(R2, 0, 10))[0].chunkKey;
+      const given = keys.map((chunkKey) => ({ chunkKey, vector: embedding() }));
+      const stored = await store.setChunkVectors(R1, [...given.slice(0, 3), { chunkKey: otherKey, vector: embedding() }]);
+      expect(stored.generation > before).toBe(true);
+      // Another resource's key is skipped; the superseded version's entry says when it was superseded.
+      expect(stored.added.map((e) => e.chunkKey)).toEqual(keys.slice(0, 3));
+      expect(stored.added.map((e) => e.supersededAt)).toEqual([T0 + 1, T0 + 1, T0 + 1]);
+      expect(stored.added.every((e) => e.resourceId === R1 && e.path === "a.md")).toBe(true);
+      expect((await store.chunksWithoutVector(R1, 0, 100)).map((c) => c.chunkKey)).toEqual(keys.slice(3));
+      expect((await store.chunksWithoutVector(R2, 0, 100)).map((c) => c.chunkKey)).toEqual([otherKey]);
+      // Stored for good: the vectors are served, and a key that has one by now is not overwritten.
+      const again = await store.setChunkVectors(R1, [{ chunkKey: keys[0], vector: embedding() }, ...given.slice(3)]);
+      expect(again.added.map((e) => e.chunkKey)).toEqual(keys.slice(3));
+      expect(again.added.every((e) => e.supersededAt === null)).toBe(true);
+      const held = new Map((await vectors(R1)).map((e) => [e.chunkKey, e]));
+      for (const g of given) expect(Array.from(held.get(g.chunkKey)!.vector)).toEqual(Array.from(g.vector));
+      expect(await store.chunksWithoutVector(R1, 0, 100)).toEqual([]);
+      expect(a1.vectors.added).toEqual([]);
+    });
   });
 }

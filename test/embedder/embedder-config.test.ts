@@ -15,6 +15,8 @@ describe("embedder config", () => {
       workers: 1,
       threads: undefined,
       batch: 16,
+      sliceMs: 100,
+      queryWorkers: 0,
     });
     expect(
       loadConfig({ ACMS_EMBEDDINGS_URL: "http://127.0.0.1:11434/v1", ACMS_EMBEDDINGS_MODEL: "all-minilm", ACMS_EMBEDDINGS_API_KEY: "k" })
@@ -27,6 +29,8 @@ describe("embedder config", () => {
       timeoutMs: 30000,
       concurrency: 2,
       batch: 64,
+      sliceMs: 100,
+      queryWorkers: 0,
     });
   });
 

@@ -27,3 +27,14 @@ describe("RESOURCE_EXHAUSTED on the wire", () => {
     expect(durationMs(info.retryDelay!)).toBeGreaterThan(0);
   });
 });
+
+describe("a call whose client went away", () => {
+  test("the bare AbortError of an aborted handler signal (passed on as a rejection) is CANCELLED, not an internal error", () => {
+    const ctl = new AbortController();
+    ctl.abort();
+    const logged: unknown[] = [];
+    const err = toConnectError(ctl.signal.reason, (e) => logged.push(e));
+    expect(err.code).toBe(Code.Canceled);
+    expect(logged).toEqual([]);
+  });
+});

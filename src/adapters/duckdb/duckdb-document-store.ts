@@ -1,6 +1,8 @@
 import { arrayValue, ARRAY, BIGINT, FLOAT, INTEGER, listValue, VARCHAR, type DuckDBValue } from "@duckdb/node-api";
 import { documentFingerprint } from "../../domain/document-fingerprint.js";
 import type {
+  ChunkToEmbed,
+  StoredChunkVectors,
   ChunkRecord,
   DeleteOutcome,
   DocumentInputRecord,
@@ -337,6 +339,50 @@ export class DuckDbDocumentStore implements DocumentStore {
   /** A DuckDB checkpoint: the WAL is folded into the file and the erased rows' blocks are let go. */
   async reclaimSpace(): Promise<void> {
     await this.db.checkpoint();
+  }
+
+  async chunksWithoutVector(resourceId: string, afterKey: number, limit: number): Promise<ChunkToEmbed[]> {
+    const rows = await this.db.query(
+      `SELECT c.chunk_key, c.text FROM chunks c
+        WHERE c.resource_id = $1 AND c.chunk_key > $2 AND NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.chunk_key = c.chunk_key)
+        ORDER BY c.chunk_key LIMIT ${Math.max(1, Math.floor(limit))}`,
+      [resourceId, BigInt(afterKey)],
+    );
+    return rows.map((r) => ({ chunkKey: Number(r[0]), text: String(r[1]) }));
+  }
+
+  async setChunkVectors(
+    resourceId: string,
+    vectors: ReadonlyArray<{ chunkKey: number; vector: Float32Array }>,
+  ): Promise<StoredChunkVectors> {
+    const { outcome } = await this.db.write(
+      async (tx): Promise<WriteResult<StoredChunkVectors>> => {
+        const byKey = new Map(vectors.map((v) => [v.chunkKey, v.vector]));
+        const rows =
+          vectors.length === 0
+            ? []
+            : await tx.all(
+                `SELECT c.chunk_key, c.path, c.superseded_at FROM chunks c
+                  WHERE c.resource_id = $1 AND list_contains(${keyList([...byKey.keys()])}, c.chunk_key)
+                    AND NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.chunk_key = c.chunk_key)
+                  ORDER BY c.chunk_key`,
+                [resourceId],
+              );
+        const added: VectorEntry[] = rows.map((r) => ({
+          chunkKey: Number(r[0]),
+          resourceId,
+          path: String(r[1]),
+          supersededAt: numberOrNull(r[2]),
+          vector: byKey.get(Number(r[0]))!,
+        }));
+        if (added.length > 0) await appendVectorRows(tx, added, this.db.dimension);
+        const generation = bump(tx);
+        // The chunk texts did not change: the keyword index is told of the generation only (as bumpGeneration does).
+        return { outcome: { added, generation }, texts: { generation, added: [], superseded: [], removed: [], at: 0 } };
+      },
+      (r) => this.committed(r),
+    );
+    return outcome;
   }
 
   private committed(r: WriteResult<{ generation: bigint }>): void {

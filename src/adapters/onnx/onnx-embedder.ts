@@ -129,6 +129,8 @@ export class OnnxEmbedder implements Embedder {
       throw new UnavailableError(`the embedding model could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
     });
     signal?.throwIfAborted();
+    // Closed while the model loaded: the queue was already emptied, and nothing would ever take this batch.
+    if (this.closed) throw new UnavailableError("the embedder is closed");
     return new Promise<Float32Array[]>((resolve, reject) => {
       const job: Pending = { texts: [...texts], resolve, reject, signal };
       if (signal) {

@@ -1,6 +1,8 @@
 import { documentFingerprint } from "../../domain/document-fingerprint.js";
 import { InvalidArgumentError } from "../../domain/errors.js";
 import type {
+  ChunkToEmbed,
+  StoredChunkVectors,
   ErasureSlice,
   ChunkRecord,
   DeleteOutcome,
@@ -465,6 +467,41 @@ export class PostgresDocumentStore implements DocumentStore {
     ];
     if (this.vectorTable) tables.push("chunk_vectors");
     await this.pool.query(`VACUUM ${tables.join(", ")}`);
+  }
+
+  async chunksWithoutVector(resourceId: string, afterKey: number, limit: number): Promise<ChunkToEmbed[]> {
+    const { rows } = await this.pool.query<{ chunk_key: number; text: string }>(
+      "SELECT chunk_key, text FROM chunks WHERE resource_id = $1 AND chunk_key > $2 AND embedding IS NULL ORDER BY chunk_key LIMIT $3",
+      [resourceId, afterKey, Math.max(1, limit)],
+    );
+    return rows.map((r) => ({ chunkKey: r.chunk_key, text: r.text }));
+  }
+
+  /** Sets the embeddings in one write transaction that logs them as added (servers holding vectors in process load them). */
+  async setChunkVectors(
+    resourceId: string,
+    vectors: ReadonlyArray<{ chunkKey: number; vector: Float32Array }>,
+  ): Promise<StoredChunkVectors> {
+    return this.write(async (c) => {
+      const { rows } = await c.query<{ chunk_key: number; path: string; superseded_at: number | null }>(
+        `UPDATE chunks SET embedding = u.e FROM unnest($2::bigint[], $3::bytea[]) AS u (k, e)
+          WHERE chunks.chunk_key = u.k AND chunks.resource_id = $1 AND chunks.embedding IS NULL
+          RETURNING chunks.chunk_key, chunks.path, chunks.superseded_at`,
+        [resourceId, vectors.map((v) => v.chunkKey), vectors.map((v) => vectorToBytes(v.vector))],
+      );
+      const byKey = new Map(vectors.map((v) => [v.chunkKey, v.vector]));
+      const added: VectorEntry[] = rows
+        .sort((a, b) => a.chunk_key - b.chunk_key)
+        .map((r) => ({ chunkKey: r.chunk_key, resourceId, path: r.path, supersededAt: r.superseded_at, vector: byKey.get(r.chunk_key)! }));
+      if (this.vectorTable) await insertVectorRows(c, added);
+      const generation = await this.commitCounters(
+        c,
+        resourceId,
+        { rows: 0, tokens: 0 },
+        changeRecord({ added, superseded: [], removed: [], at: Date.now() }),
+      );
+      return { added, generation };
+    });
   }
 
   /**

@@ -1,12 +1,15 @@
+import type { Statement } from "better-sqlite3";
 import { documentFingerprint } from "../../domain/document-fingerprint.js";
 import type {
   ChunkRecord,
+  ChunkToEmbed,
   DeleteOutcome,
   DocumentInputRecord,
   DocumentStore,
   ErasureSlice,
   ReindexOutcome,
   StoreCounts,
+  StoredChunkVectors,
   UpsertHooks,
   UpsertOutcome,
   VectorChanges,
@@ -113,6 +116,11 @@ export class SqliteDocumentStore implements DocumentStore {
    * serving thread, covers all of its messages (each was an fsync on the serving thread, ~7 ms apiece).
    */
   private readonly wal: WalSync | undefined;
+  private embedPrepared?: {
+    missing: Statement<[string, number, number], { chunk_key: number; text: string }>;
+    target: Statement<[number, string], { path: string; superseded_at: number | null }>;
+    set: Statement<[Buffer, number]>;
+  };
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -732,6 +740,48 @@ export class SqliteDocumentStore implements DocumentStore {
 
   async reclaimSpace(): Promise<void> {
     await checkpointWal(this.db);
+  }
+
+  async chunksWithoutVector(resourceId: string, afterKey: number, limit: number): Promise<ChunkToEmbed[]> {
+    return this.embedStmts.missing.all(resourceId, afterKey, Math.max(1, limit)).map((r) => ({ chunkKey: r.chunk_key, text: r.text }));
+  }
+
+  async setChunkVectors(
+    resourceId: string,
+    vectors: ReadonlyArray<{ chunkKey: number; vector: Float32Array }>,
+  ): Promise<StoredChunkVectors> {
+    // In the resource's write order: never between the slices of a message being staged.
+    return this.serially(resourceId, async () => {
+      const added: VectorEntry[] = [];
+      this.db
+        .transaction(() => {
+          for (const v of vectors) {
+            const row = this.embedStmts.target.get(v.chunkKey, resourceId);
+            if (!row) continue;
+            this.embedStmts.set.run(vectorToBytes(v.vector), v.chunkKey);
+            added.push({ chunkKey: v.chunkKey, resourceId, path: row.path, supersededAt: row.superseded_at, vector: v.vector });
+          }
+          this.gen = this.stmts.bump.get() as bigint;
+        })
+        .immediate();
+      return { added, generation: this.gen };
+    });
+  }
+
+  /** The statements of chunksWithoutVector and setChunkVectors (prepared on first use). */
+  private get embedStmts() {
+    this.embedPrepared ??= {
+      missing: this.db.prepare<[string, number, number], { chunk_key: number; text: string }>(
+        `SELECT c.chunk_key, c.text FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
+          WHERE c.resource_id = ? AND c.chunk_key > ? AND c.embedding IS NULL ORDER BY c.chunk_key LIMIT ?`,
+      ),
+      target: this.db.prepare<[number, string], { path: string; superseded_at: number | null }>(
+        `SELECT c.path, d.superseded_at FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
+          WHERE c.chunk_key = ? AND c.resource_id = ? AND c.embedding IS NULL`,
+      ),
+      set: this.db.prepare<[Buffer, number]>("UPDATE chunks SET embedding = ? WHERE chunk_key = ?"),
+    };
+    return this.embedPrepared;
   }
 
   /** Supersedes a live version; returns how many chunks it had. */

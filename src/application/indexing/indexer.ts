@@ -36,6 +36,9 @@ const VECTOR_SLICE_FIRST = 16;
 /** The largest slice of vector additions (where rows are cheap, as without any graph). */
 const VECTOR_SLICE_MAX = 4096;
 
+/** Chunks without a vector that Rebuild reads, embeds and stores at a time (the embedder slices each page by time). */
+const REBUILD_EMBED_PAGE = 256;
+
 /** What the write pipeline runs on. */
 export interface IndexerDeps {
   documents: DocumentStore;
@@ -179,9 +182,10 @@ export class Indexer {
    * a slice per event-loop turn, dropping nothing (re-upserting what is held is invisible
    * to searches). Full replaces the resource's vectors through `replaceResource`, which builds them
    * aside and swaps them in at once, so no search sees the resource empty or half loaded.
-   * Triples are not derived from documents and are left alone.
+   * Triples are not derived from documents and are left alone. With an embedder, the chunks stored without a
+   * vector (before one was configured) are then embedded and stored, a page at a time (see embedStored).
    */
-  async rebuild(principal: Principal, ids: readonly string[], full: boolean): Promise<RebuildOutcome> {
+  async rebuild(principal: Principal, ids: readonly string[], full: boolean, signal?: AbortSignal): Promise<RebuildOutcome> {
     const targets = ids.length > 0 ? [...new Set(ids)] : await this.writableResources(principal);
     for (const id of targets) await this.requireResource(id);
     let documentsReindexed = 0;
@@ -197,8 +201,43 @@ export class Indexer {
       documentsReindexed += outcome.documents;
       generation = outcome.generation;
       await yieldToEventLoop();
+      // With an embedder: the chunks stored without a vector (before it was configured) get one now.
+      if (this.deps.embedder) generation = (await this.embedStored(id, this.deps.embedder, principal.name, signal)) ?? generation;
     }
     return { generation, resourcesRebuilt: targets.length, documentsReindexed };
+  }
+
+  /**
+   * Embeds the chunks of `resourceId` stored without a vector (live and retained versions), a page of
+   * REBUILD_EMBED_PAGE at a time: each page is embedded in `tenant`'s fair queue as bulk work (slices of the
+   * shared embedder, outside the write section, so the resource's other writes go on), then its vectors are
+   * stored in one transaction (a chunk gone or embedded meanwhile is skipped) and added to the vector backend,
+   * inside the write section. A call cut short keeps the pages already stored (a Rebuild again goes on from
+   * there). Returns the generation of the last page stored, or undefined when none was missing.
+   */
+  private async embedStored(resourceId: string, embedder: FairEmbedder, tenant: string, signal?: AbortSignal): Promise<bigint | undefined> {
+    let generation: bigint | undefined;
+    let after = 0;
+    for (;;) {
+      signal?.throwIfAborted();
+      const page = await this.deps.documents.chunksWithoutVector(resourceId, after, REBUILD_EMBED_PAGE);
+      if (page.length === 0) return generation;
+      after = page[page.length - 1].chunkKey;
+      const vectors = await embedder.embed(
+        tenant,
+        page.map((c) => c.text.slice(0, embedder.maxInputChars)),
+        signal,
+      );
+      const stored = await this.writes.run(resourceId, async () => {
+        const out = await this.deps.documents.setChunkVectors(
+          resourceId,
+          page.map((c, i) => ({ chunkKey: c.chunkKey, vector: vectors[i] })),
+        );
+        if (this.deps.vector) await addInSlices(this.deps.vector, out.added);
+        return out;
+      });
+      generation = stored.generation;
+    }
   }
 
   /**

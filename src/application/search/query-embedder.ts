@@ -15,9 +15,9 @@ export interface QueryEmbedderOptions {
 }
 
 /**
- * Embeds search text on the shared fair embedder, in the caller's queue, and keeps each vector a short time
- * per (scope, text): an agent that repeats a query (or pages, or runs hybrid then vector search) does not pay
- * for the model twice. Keyed by scope, so one scope's cache never answers another's, and least recently
+ * Embeds search text on the shared fair embedder, in the caller's queue as a query (served before any tenant's
+ * bulk work, see FairEmbedder), and keeps each vector a short time per (scope, text): an agent that repeats a
+ * query (or pages, or runs hybrid then vector search) does not pay for the model twice. Keyed by scope, so one scope's cache never answers another's, and least recently
  * used first out once full.
  */
 export class QueryEmbedder {
@@ -49,7 +49,7 @@ export class QueryEmbedder {
       this.cache.set(key, hit);
       return hit.vector;
     }
-    const [vector] = await this.pool.embed(tenant, [text], signal);
+    const [vector] = await this.pool.embed(tenant, [text], signal, "query");
     this.cache.delete(key);
     this.cache.set(key, { vector, at: now });
     while (this.cache.size > this.maxEntries) this.cache.delete(this.cache.keys().next().value as string);

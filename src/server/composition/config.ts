@@ -3,6 +3,7 @@ import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "../transport/c
 import { DEFAULT_STORED_SCOPE_CAPS, type StoredScopeCaps } from "../../application/scopes/scope-resolver.js";
 import { DEFAULT_QUOTA_LIMITS, type QuotaLimits } from "../quotas/quota-ledger.js";
 import { tracingConfigFrom, type TracingConfig } from "../observability/tracing-config.js";
+import { DEFAULT_EMBED_SLICE_MS } from "../../application/shared/fair-embedder.js";
 
 /** How much the server logs about calls (see Config.logLevel). */
 export type LogLevel = "info" | "debug";
@@ -85,8 +86,12 @@ export type EmbedderConfig =
       workers: number;
       /** ACMS_EMBED_THREADS: ONNX Runtime threads per worker (default: cores less one, 1 to 4). */
       threads?: number;
-      /** ACMS_EMBED_BATCH (default 16): texts per batch, the slice of fair sharing (another tenant waits at most one). */
+      /** ACMS_EMBED_BATCH (default 16): the most texts per batch. */
       batch: number;
+      /** ACMS_EMBED_SLICE_MS (default 100): the model time of one bulk slice, what another tenant's query may wait. */
+      sliceMs: number;
+      /** ACMS_EMBED_QUERY_WORKERS (default 0): more worker threads, kept for query embeddings (never bulk work). */
+      queryWorkers: number;
     }
   | {
       kind: "http";
@@ -100,8 +105,12 @@ export type EmbedderConfig =
       timeoutMs: number;
       /** ACMS_EMBEDDINGS_CONCURRENCY (default 2): requests in flight at once. */
       concurrency: number;
-      /** ACMS_EMBED_BATCH (default 64): texts per request. */
+      /** ACMS_EMBED_BATCH (default 64): the most texts per request. */
       batch: number;
+      /** ACMS_EMBED_SLICE_MS (default 100): the time of one bulk request, what another tenant's query may wait. */
+      sliceMs: number;
+      /** ACMS_EMBED_QUERY_WORKERS (default 0): more requests in flight, kept for query embeddings (never bulk work). */
+      queryWorkers: number;
     };
 
 /** ACMS_EMBED_MODEL_DIR or ACMS_EMBEDDINGS_URL (+ _MODEL, _API_KEY), never both. */
@@ -117,6 +126,8 @@ function embedderFrom(env: NodeJS.ProcessEnv): EmbedderConfig | undefined {
       workers: intFrom(env, "ACMS_EMBED_WORKERS", 1, 1, 64),
       threads,
       batch: intFrom(env, "ACMS_EMBED_BATCH", 16, 1, 1024),
+      sliceMs: intFrom(env, "ACMS_EMBED_SLICE_MS", DEFAULT_EMBED_SLICE_MS, 1, 600_000),
+      queryWorkers: intFrom(env, "ACMS_EMBED_QUERY_WORKERS", 0, 0, 16),
     };
   }
   if (url) {
@@ -130,6 +141,8 @@ function embedderFrom(env: NodeJS.ProcessEnv): EmbedderConfig | undefined {
       timeoutMs: intFrom(env, "ACMS_EMBEDDINGS_TIMEOUT_MS", 30_000, 100, 600_000),
       concurrency: intFrom(env, "ACMS_EMBEDDINGS_CONCURRENCY", 2, 1, 64),
       batch: intFrom(env, "ACMS_EMBED_BATCH", 64, 1, 2048),
+      sliceMs: intFrom(env, "ACMS_EMBED_SLICE_MS", DEFAULT_EMBED_SLICE_MS, 1, 600_000),
+      queryWorkers: intFrom(env, "ACMS_EMBED_QUERY_WORKERS", 0, 0, 16),
     };
   }
   for (const name of ["ACMS_EMBEDDINGS_MODEL", "ACMS_EMBEDDINGS_API_KEY"])

@@ -32,7 +32,12 @@ export async function openEmbedder(config: Config): Promise<OpenedEmbedder | und
   const c: EmbedderConfig | undefined = config.embedder;
   if (!c) return undefined;
   if (c.kind === "onnx") {
-    const raw = openOnnxEmbedder({ modelDir: c.modelDir, workers: c.workers, intraOpThreads: c.threads, maxBatch: Math.max(c.batch, 32) });
+    const raw = openOnnxEmbedder({
+      modelDir: c.modelDir,
+      workers: c.workers + c.queryWorkers,
+      intraOpThreads: c.threads,
+      maxBatch: Math.max(c.batch, 32),
+    });
     let dim: number;
     try {
       dim = await raw.ready();
@@ -46,7 +51,15 @@ export async function openEmbedder(config: Config): Promise<OpenedEmbedder | und
       await raw.close();
       throw mismatch(dim, config, c.modelDir);
     }
-    return { embedder: new FairEmbedder(raw, { slots: c.workers, batchSize: c.batch }), embedderReady: Promise.resolve() };
+    return {
+      embedder: new FairEmbedder(raw, {
+        slots: c.workers + c.queryWorkers,
+        querySlots: c.queryWorkers,
+        batchSize: c.batch,
+        sliceMs: c.sliceMs,
+      }),
+      embedderReady: Promise.resolve(),
+    };
   }
   const raw: Embedder = openOpenAiEmbedder({
     url: c.url,
@@ -72,5 +85,13 @@ export async function openEmbedder(config: Config): Promise<OpenedEmbedder | und
     if (dim !== config.embeddingDim) throw mismatch(dim, config, c.model);
   });
   embedderReady.catch(() => undefined);
-  return { embedder: new FairEmbedder(raw, { slots: c.concurrency, batchSize: c.batch }), embedderReady };
+  return {
+    embedder: new FairEmbedder(raw, {
+      slots: c.concurrency + c.queryWorkers,
+      querySlots: c.queryWorkers,
+      batchSize: c.batch,
+      sliceMs: c.sliceMs,
+    }),
+    embedderReady,
+  };
 }

@@ -111,7 +111,7 @@ export function indexRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
         return { count, indexGeneration: generation };
       },
       async rebuild(req, ctx) {
-        const outcome = await indexer.rebuild(principalOf(ctx), req.resourceIds, req.fullRebuild);
+        const outcome = await indexer.rebuild(principalOf(ctx), req.resourceIds, req.fullRebuild, ctx.signal);
         return {
           indexGeneration: outcome.generation,
           resourcesRebuilt: outcome.resourcesRebuilt,

@@ -80,6 +80,9 @@ const CLIENT_GONE_CODES: ReadonlySet<string> = new Set([
 function isClientGone(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 4; depth++) {
     if (e instanceof ConnectError && (e.code === Code.Canceled || e.code === Code.Aborted)) return true;
+    // The bare AbortError of a handler's signal, aborted by Connect when the request stream closes (the
+    // server's own aborts carry a ConnectError): a call that passed its signal's reason on (the embedder).
+    if (typeof e === "object" && (e as { name?: unknown }).name === "AbortError") return true;
     const code = (e as { code?: unknown }).code;
     if (typeof code === "string" && CLIENT_GONE_CODES.has(code)) return true;
     e = (e as { cause?: unknown }).cause;
