@@ -216,6 +216,7 @@ export async function run(): Promise<void> {
       const ep = await timed(runs, () => endpoint.traverse(view, `${EX}r0/p1`, 2, OPTS));
       process.stdout.write(`Traverse depth 2 | ${sname} | ${formatMs(ox)} | ${formatMs(ep)} | - | ${(ep / ox).toFixed(2)}x | -\n`);
     }
+    await fairSharing(endpoint, ids, (sql) => virtuoso.sql(sql));
   } finally {
     raw.close();
     await endpoint.close();
@@ -223,4 +224,37 @@ export async function run(): Promise<void> {
     await virtuoso.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Fair sharing on the endpoint (issue 24, finding 11): tenant A floods with 20 slow queries (a 6-way
+ * product, 600 s time limit) on the default 8 endpoint slots; tenant B asks small ASKs one after another.
+ * B's answer time against B's ASK on an idle endpoint (same run), the preemptions of A it took, and, once
+ * A's calls are cancelled, how long Virtuoso took to stop working on them (until `http_pending_req()`,
+ * asked as dba, is empty): Virtuoso notices a client that left, so a query the service gave up on stops.
+ */
+async function fairSharing(endpoint: SparqlEndpointGraphBackend, ids: string[], sql: (s: string) => string): Promise<void> {
+  const ask = () => endpoint.query(viewOf([ids[0]]), `ASK { ?s <${EX}name> ?n }`, { ...OPTS, tenant: "b" });
+  const idle = await timed(9, ask);
+  const slow = "SELECT (COUNT(*) AS ?n) { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o . ?p ?q ?r }";
+  const stop = new AbortController();
+  const flood = Array.from({ length: 20 }, () =>
+    endpoint.query(viewOf([ids[0]]), slow, { ...OPTS, tenant: "a", signal: stop.signal }).catch(() => undefined),
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  const before = endpoint.preemptions;
+  const waits = await sampleTimes(1, 9, ask);
+  const pending = () => Number(/(\d+)\s*$/.exec(sql("select length (http_pending_req());\n").trim())?.[1] ?? "0");
+  const running = pending();
+  const t0 = performance.now();
+  stop.abort();
+  await Promise.all(flood);
+  while (pending() > 0) await new Promise((r) => setTimeout(r, 50));
+  const stopped = performance.now() - t0;
+  const busy = median(waits);
+  process.stdout.write(
+    `fair sharing: B's ASK while A floods the endpoint (20 slow queries, 8 slots): median ${formatMs(busy)}, max ${formatMs(Math.max(...waits))} ` +
+      `against ${formatMs(idle)} idle (${(busy / idle).toFixed(1)}x; ${endpoint.preemptions - before} preemptions of A, slice 250 ms)\n` +
+      `cancelled queries stopped on Virtuoso: ${running} HTTP requests pending there during the flood, none ${formatMs(stopped)} after A's calls were cancelled\n`,
+  );
 }
