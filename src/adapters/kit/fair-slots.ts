@@ -13,6 +13,15 @@ export interface FairSlotsOptions {
   sliceMs: number;
   /** What a task is called in messages ("graph query"). */
   what: string;
+  /**
+   * For an engine that may go on working on a task after it was stopped (an HTTP endpoint that does not
+   * always notice its client left): an attempt stopped before it answered still counts against its tenant
+   * until its time limit plus `lingerMs` after it started (when the engine's own limit, handed to it with
+   * the task, has surely ended it), and a tenant starts no attempt while its running and lingering ones
+   * fill every slot. So stopping (preemption, cancellation) never lets a tenant keep more than `slots`
+   * tasks on the engine. Undefined: a stopped attempt is gone at once (a terminated worker).
+   */
+  lingerMs?: number;
 }
 
 /** What a running attempt of a task is handed: its abort signal (preemption, time limit, the caller's cancel) and its deadline. */
@@ -73,6 +82,9 @@ function abortReason(signal: AbortSignal, what: string): Error {
 export class FairSlots {
   private readonly queue = new FairQueue<Job>();
   private readonly running = new Set<Job>();
+  /** Stopped attempts the engine may still be working on (`lingerMs`): their tenant, and until when (`performance.now()`). */
+  private lingering: { tenant: string; until: number }[] = [];
+  private lingerTimer: NodeJS.Timeout | undefined;
   private preemptTimer: NodeJS.Timeout | undefined;
   private closed = false;
   /** Attempts stopped for another tenant (tests and benches read it). */
@@ -122,6 +134,7 @@ export class FairSlots {
   close(err: Error = new UnavailableError(`the ${this.opts.what} pool is closed`)): void {
     this.closed = true;
     clearTimeout(this.preemptTimer);
+    clearTimeout(this.lingerTimer);
     for (const job of [...this.running, ...this.queue.drain()]) this.settle(job, err);
   }
 
@@ -146,8 +159,11 @@ export class FairSlots {
     job.settled = true;
     clearTimeout(job.timer);
     if (job.signal && job.onAbort) job.signal.removeEventListener("abort", job.onAbort);
+    // A running attempt still set was stopped here (a time limit, a cancel, close): its work may go on.
+    const attempt = job.attempt;
+    job.attempt = undefined;
     if (this.running.delete(job)) {
-      if (err) job.attempt?.abort(err);
+      if (err && attempt) this.stop(job, attempt, err);
     } else this.queue.remove(job.tenant, job);
     if (err) job.reject(err);
     else job.resolve(value);
@@ -166,11 +182,41 @@ export class FairSlots {
     return map;
   }
 
+  /** Aborts a running attempt; with `lingerMs`, it counts against its tenant until the engine's own limit has ended it. */
+  private stop(job: Job, attempt: AbortController, reason: Error): void {
+    attempt.abort(reason);
+    if (this.opts.lingerMs === undefined || job.startedAt === undefined) return;
+    this.lingering.push({ tenant: job.tenant, until: job.startedAt + job.timeoutMs + this.opts.lingerMs });
+  }
+
+  /** Lingering attempts per tenant (expired ones dropped), and a wake-up when the next one expires. */
+  private lingeringByTenant(): Map<string, number> {
+    const now = performance.now();
+    this.lingering = this.lingering.filter((l) => l.until > now);
+    const map = new Map<string, number>();
+    for (const l of this.lingering) map.set(l.tenant, (map.get(l.tenant) ?? 0) + 1);
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = undefined;
+    if (this.lingering.length > 0 && this.queue.size > 0 && !this.closed) {
+      const next = Math.min(...this.lingering.map((l) => l.until));
+      this.lingerTimer = setTimeout(() => this.dispatch(), Math.max(1, Math.ceil(next - now)));
+      this.lingerTimer.unref();
+    }
+    return map;
+  }
+
   private dispatch(): void {
     if (this.closed) return;
     const running = this.byTenant();
-    const held = (tenant: string) => running.get(tenant)?.length ?? 0;
+    const lingering = this.lingeringByTenant();
+    // A tenant's running and lingering attempts: it is served after those holding fewer, and not at all
+    // while they fill every slot (Infinity: FairQueue then serves any tenant with a finite count first).
+    const held = (tenant: string) => {
+      const n = (running.get(tenant)?.length ?? 0) + (lingering.get(tenant) ?? 0);
+      return n >= this.opts.slots ? Infinity : n;
+    };
     while (this.running.size < this.opts.slots && this.queue.size > 0) {
+      if (![...this.queue.heads()].some(([tenant]) => held(tenant) < Infinity)) break;
       const job = this.queue.shift(held) as Job;
       const jobs = running.get(job.tenant);
       if (jobs) jobs.push(job);
@@ -198,11 +244,15 @@ export class FairSlots {
     }
     work.then(
       (value) => {
-        if (job.attempt === attempt) this.settle(job, undefined, value);
+        if (job.attempt !== attempt) return;
+        job.attempt = undefined;
+        this.settle(job, undefined, value);
       },
       (err: unknown) => {
         // A stopped attempt (preempted, or the job already settled) answers nothing.
-        if (job.attempt === attempt && !attempt.signal.aborted) this.settle(job, err instanceof Error ? err : new Error(String(err)));
+        if (job.attempt !== attempt || attempt.signal.aborted) return;
+        job.attempt = undefined;
+        this.settle(job, err instanceof Error ? err : new Error(String(err)));
       },
     );
   }
@@ -245,8 +295,8 @@ export class FairSlots {
     job.preempted = true;
     this.preemptions += 1;
     const attempt = job.attempt as AbortController;
+    this.stop(job, attempt, new Preempted(`the ${this.opts.what} was stopped for another caller's turn`));
     job.attempt = undefined;
-    attempt.abort(new Preempted(`the ${this.opts.what} was stopped for another caller's turn`));
     clearTimeout(job.timer);
     this.startWaiting(job);
     this.queue.unshift(job.tenant, job);

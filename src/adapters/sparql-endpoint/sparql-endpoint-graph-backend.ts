@@ -163,6 +163,9 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
       maxQueuedPerTenant: opts.maxQueuedPerTenant ?? 64,
       sliceMs: Math.max(1, opts.sliceMs ?? 250),
       what: "graph query",
+      // Virtuoso mostly stops a query whose client left within a second, but not always (measured: some ran
+      // on to its own limit); the `timeout` each query carries ends it at the latest (about a second late).
+      lingerMs: 2_000,
     });
   }
 
