@@ -131,10 +131,11 @@ function parseUrl(value: string, name: string): URL {
  * slots (`FairSlots`, the rule of the embedded graph pool): each caller waits in its own queue, a free slot
  * goes to the caller holding the fewest, and a caller holding every slot (or two more than one waiting)
  * has its newest query stopped after a slice and queued again, so another caller's query waits about a
- * slice, never a slow query's time limit. Stopping a query tears its HTTP request down: Virtuoso stops a
- * query whose client left (within about one to two seconds, measured: its pending HTTP requests drop to
- * none), and the query also carries its own time limit (`timeout`), which Virtuoso enforces whatever
- * the client does. Writes do not queue there: they have connections of their own.
+ * slice, never a slow query's time limit. Stopping a query tears its HTTP request down: Virtuoso mostly
+ * stops a query whose client left within a second, but not always, and the query also carries its own
+ * time limit (`timeout`), which Virtuoso enforces whatever the client does; until that limit has passed a
+ * stopped query counts against its caller (`lingerMs`), so no caller ever has more than `concurrency`
+ * queries on the endpoint. Writes do not queue there: they have connections of their own.
  * @example const graph = await SparqlEndpointGraphBackend.open({ queryUrl, updateUrl: queryUrl, user, password });
  */
 export class SparqlEndpointGraphBackend implements GraphBackend {
