@@ -77,7 +77,9 @@ function abortReason(signal: AbortSignal, what: string): Error {
  * (DEADLINE_EXCEEDED at its end); waiting is bounded apart (RESOURCE_EXHAUSTED with a retry delay).
  *
  * The task must stop its work when the attempt's signal aborts (the slot is reused at once, whether or not
- * the task has settled yet); what an attempt answers after it was stopped is ignored.
+ * the task has settled yet); what an attempt answers after it was stopped is ignored. An engine that may go
+ * on working on a stopped task sets `lingerMs`: the stopped attempt then counts against its tenant (never
+ * another) until the engine's own limit has surely ended it.
  */
 export class FairSlots {
   private readonly queue = new FairQueue<Job>();
