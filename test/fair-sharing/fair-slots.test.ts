@@ -59,15 +59,19 @@ it("with lingerMs, a stopped attempt counts against its tenant until its limit: 
   const log: string[] = [];
   const cancel = new AbortController();
   const a0 = controllable(log, "a0");
-  const first = s.run({ tenant: "a", timeoutMs: 300, signal: cancel.signal }, a0.task).catch((e: Error) => e.message);
+  const first = s.run({ tenant: "a", timeoutMs: 2_000, signal: cancel.signal }, a0.task).catch((e: Error) => e.message);
   cancel.abort();
   expect(await first).toMatch(/cancelled/);
   expect(log).toEqual(["start a0", "stop a0"]);
-  // a0 may still run on the engine until its 300 ms limit: A's next waits, B's runs at once.
+  // a0 may still run on the engine until its 2 s limit: A's next waits, B's runs at once.
   const a1 = controllable(log, "a1");
   const second = s.run({ tenant: "a", timeoutMs: LONG }, a1.task);
   const b0 = controllable(log, "b0");
   const bDone = s.run({ tenant: "b", timeoutMs: LONG }, b0.task);
+  expect(log).toEqual(["start a0", "stop a0", "start b0"]);
+  // Several slices pass: B holds the only slot while A waits, but A could not take it, so B is not preempted.
+  await new Promise((r) => setTimeout(r, 100));
+  expect(s.preemptions).toBe(0);
   expect(log).toEqual(["start a0", "stop a0", "start b0"]);
   b0.release();
   await bDone;

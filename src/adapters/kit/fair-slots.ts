@@ -225,7 +225,7 @@ export class FairSlots {
       else running.set(job.tenant, [job]);
       this.start(job);
     }
-    this.scheduleRebalance(running);
+    this.scheduleRebalance(running, held);
   }
 
   private start(job: Job): void {
@@ -260,14 +260,16 @@ export class FairSlots {
   }
 
   /** See the class comment: preempts one task when a waiting tenant is due, else wakes when the next one will be. */
-  private scheduleRebalance(running: Map<string, Job[]>): void {
+  private scheduleRebalance(running: Map<string, Job[]>, held: (tenant: string) => number): void {
     clearTimeout(this.preemptTimer);
     this.preemptTimer = undefined;
     if (this.closed || this.queue.size === 0 || running.size === 0) return;
     const now = performance.now();
     let next = Infinity;
     for (const [tenant, head] of this.queue.heads()) {
-      const mine = running.get(tenant)?.length ?? 0;
+      // Never for a tenant that could not take the freed slot (its own stopped attempts still fill them).
+      const mine = held(tenant);
+      if (mine === Infinity) continue;
       let victim: Job | undefined;
       let most = 0;
       for (const [other, jobs] of running) {
