@@ -14,6 +14,7 @@
  * Data: BENCH_SCALE x 1,000,000 triples over 1,000 graphs (fewer below BENCH_SCALE 0.1: 10,000 x BENCH_SCALE, at least 20) (persons with a name, an age and two "knows"
  * edges, deterministic). BENCH_ONLY=graph-endpoint runs only this one.
  */
+import { setMaxListeners } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -216,6 +217,7 @@ export async function run(): Promise<void> {
       const ep = await timed(runs, () => endpoint.traverse(view, `${EX}r0/p1`, 2, OPTS));
       process.stdout.write(`Traverse depth 2 | ${sname} | ${formatMs(ox)} | ${formatMs(ep)} | - | ${(ep / ox).toFixed(2)}x | -\n`);
     }
+    await fairSharing(endpoint, ids, (sql) => virtuoso.sql(sql));
   } finally {
     raw.close();
     await endpoint.close();
@@ -223,4 +225,50 @@ export async function run(): Promise<void> {
     await virtuoso.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Fair sharing on the endpoint (issue 24, finding 11): tenant A floods with 20 slow queries (a 6-way
+ * product, a 20 s time limit) on the default 8 endpoint slots; tenant B asks small ASKs one after another.
+ * B's answer time against B's ASK on an idle endpoint (same run), the preemptions of A it took, the most
+ * HTTP requests Virtuoso worked on meanwhile (`http_pending_req()`, asked as dba: A's running queries and
+ * the stopped ones that still count against A, at most the 8 slots, plus B's), and, once A's calls are
+ * cancelled, how long Virtuoso took to stop working on them: when it notices the client left, or at the
+ * latest at the limit the service handed it with each query.
+ */
+async function fairSharing(endpoint: SparqlEndpointGraphBackend, ids: string[], sql: (s: string) => string): Promise<void> {
+  const ask = () => endpoint.query(viewOf([ids[0]]), `ASK { ?s <${EX}name> ?n }`, { ...OPTS, tenant: "b" });
+  const pending = () => Number(/(\d+)\s*$/.exec(sql("select length (http_pending_req());\n").trim())?.[1] ?? "0");
+  const idle = await timed(9, ask);
+  const slow = "SELECT (COUNT(*) AS ?n) { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o . ?p ?q ?r }";
+  const stop = new AbortController();
+  setMaxListeners(21, stop.signal);
+  const flood = Array.from({ length: 20 }, () =>
+    endpoint.query(viewOf([ids[0]]), slow, { timeoutMs: 20_000, tenant: "a", signal: stop.signal }).catch(() => undefined),
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  const before = endpoint.preemptions;
+  let most = 0;
+  const waits = await sampleTimes(1, 9, async () => {
+    await ask();
+    most = Math.max(most, pending());
+  });
+  const t0 = performance.now();
+  stop.abort();
+  await Promise.all(flood);
+  let firstDrop: number | undefined;
+  const atCancel = pending();
+  for (let n = atCancel; n > 0; n = pending()) {
+    if (firstDrop === undefined && n < atCancel) firstDrop = performance.now() - t0;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const stopped = performance.now() - t0;
+  const busy = median(waits);
+  process.stdout.write(
+    `fair sharing: B's ASK while A floods the endpoint (20 slow queries, 8 slots): median ${formatMs(busy)}, max ${formatMs(Math.max(...waits))} ` +
+      `against ${formatMs(idle)} idle (${(busy / idle).toFixed(1)}x; ${endpoint.preemptions - before} preemptions of A, slice 250 ms); ` +
+      `at most ${most} HTTP requests on Virtuoso meanwhile\n` +
+      `cancelled queries stopped on Virtuoso: ${atCancel} pending at the cancel, the first gone after ${firstDrop === undefined ? "-" : formatMs(firstDrop)}, ` +
+      `none after ${formatMs(stopped)} (A's limit: 20 s)\n`,
+  );
 }

@@ -16,6 +16,7 @@ describe("ACMS_SPARQL_* configuration", () => {
       updateUrl: "http://127.0.0.1:8890/sparql-auth",
       user: "acms",
       password: "pw",
+      concurrency: 8,
     });
     const split = loadConfig({ ACMS_SPARQL_QUERY_URL: "https://db.example/sparql", ACMS_SPARQL_UPDATE_URL: "https://db.example/update" });
     expect(split.sparqlEndpoint).toEqual({
@@ -23,7 +24,10 @@ describe("ACMS_SPARQL_* configuration", () => {
       updateUrl: "https://db.example/update",
       user: undefined,
       password: undefined,
+      concurrency: 8,
     });
+    const wide = loadConfig({ ACMS_SPARQL_QUERY_URL: "http://127.0.0.1:8890/sparql-auth", ACMS_SPARQL_CONCURRENCY: "3" });
+    expect(wide.sparqlEndpoint?.concurrency).toBe(3);
   });
 
   it("refuses bad values with one line naming the variable, never echoing a password", () => {
@@ -41,6 +45,10 @@ describe("ACMS_SPARQL_* configuration", () => {
       [
         { ACMS_SPARQL_QUERY_URL: "http://db.example/sparql", ACMS_SPARQL_PASSWORD: "secret-pw" },
         /^ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD must be set together/,
+      ],
+      [
+        { ACMS_SPARQL_QUERY_URL: "http://db.example/sparql", ACMS_SPARQL_CONCURRENCY: "0" },
+        /^ACMS_SPARQL_CONCURRENCY must be between 1 and 256/,
       ],
     ];
     for (const [env, message] of cases) {

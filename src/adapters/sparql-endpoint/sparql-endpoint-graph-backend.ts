@@ -6,6 +6,7 @@ import { scopeSparqlDataset, type ScopedDataset } from "../../domain/scope-sparq
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
 import { graphIri, resourceIdOfGraphIri } from "../../domain/uko-uri.js";
 import { isUlid } from "../../domain/ulid-id.js";
+import { FairSlots, type SlotAttempt } from "../kit/fair-slots.js";
 import type {
   GraphBackend,
   GraphQueryOptions,
@@ -61,13 +62,32 @@ export interface SparqlEndpointGraphBackendOptions {
   password?: string;
   /** The most rows or triples one answer carries; more makes it non-exhaustive. */
   maxResults?: number;
-  /** Connections kept to the endpoint (default 16): that many queries run at once, more wait. */
+  /**
+   * Connections kept to the endpoint, at most (default: `concurrency` + DEFAULT_ENDPOINT_WRITE_CONNECTIONS,
+   * so writes and the generation's reads never wait behind queries).
+   */
   maxConnections?: number;
+  /**
+   * Queries sent to the endpoint at once (default DEFAULT_ENDPOINT_CONCURRENCY); more wait, each caller in
+   * its own queue, and no caller keeps every one while another waits (`FairSlots`).
+   */
+  concurrency?: number;
+  /** How long a query may wait for its turn, in ms (default 30 s), before it is RESOURCE_EXHAUSTED. */
+  queueTimeoutMs?: number;
+  /** The most queries one caller may have waiting (default 64). */
+  maxQueuedPerTenant?: number;
+  /** The slice, in ms (default 250): a query that has run this long may be stopped for a caller that has waited this long. */
+  sliceMs?: number;
   /** Largest SPARQL Update request body, in bytes, before a write is split (default 1 MiB). */
   maxUpdateBytes?: number;
   /** Time limit of the adapter's own requests (writes, the generation), in ms (default 60 s). */
   writeTimeoutMs?: number;
 }
+
+/** Queries sent to the endpoint at once, by default. */
+export const DEFAULT_ENDPOINT_CONCURRENCY = 8;
+/** Connections kept beyond the query slots, for writes and the adapter's own reads. */
+export const DEFAULT_ENDPOINT_WRITE_CONNECTIONS = 4;
 
 const ACCEPT_RESULTS = "application/sparql-results+json";
 const ACCEPT_TRIPLES = "application/n-triples, text/plain;q=0.5";
@@ -106,6 +126,16 @@ function parseUrl(value: string, name: string): URL {
  * Reads stream the endpoint's answer (SPARQL JSON results, N-Triples) and stop reading past the row
  * cap. Every request has a deadline (`timeoutMs`) and the caller's AbortSignal, which tear the HTTP
  * request down; queries run concurrently over a bounded keep-alive pool.
+ *
+ * Fair sharing (issue 24, finding 11): reads (SPARQL, GetTriples, Traverse) take one of `concurrency`
+ * slots (`FairSlots`, the rule of the embedded graph pool): each caller waits in its own queue, a free slot
+ * goes to the caller holding the fewest, and a caller holding every slot (or two more than one waiting)
+ * has its newest query stopped after a slice and queued again, so another caller's query waits about a
+ * slice, never a slow query's time limit. Stopping a query tears its HTTP request down: Virtuoso mostly
+ * stops a query whose client left within a second, but not always, and the query also carries its own
+ * time limit (`timeout`), which Virtuoso enforces whatever the client does; until that limit has passed a
+ * stopped query counts against its caller (`lingerMs`), so no caller ever has more than `concurrency`
+ * queries on the endpoint. Writes do not queue there: they have connections of their own.
  * @example const graph = await SparqlEndpointGraphBackend.open({ queryUrl, updateUrl: queryUrl, user, password });
  */
 export class SparqlEndpointGraphBackend implements GraphBackend {
@@ -115,6 +145,7 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
   private readonly cap: number;
   private readonly maxUpdateBytes: number;
   private readonly writeTimeoutMs: number;
+  private readonly slots: FairSlots;
   private seq = 0n;
   private closed = false;
 
@@ -124,7 +155,24 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
     this.cap = opts.maxResults ?? DEFAULT_GRAPH_MAX_RESULTS;
     this.maxUpdateBytes = opts.maxUpdateBytes ?? 1024 * 1024;
     this.writeTimeoutMs = opts.writeTimeoutMs ?? 60_000;
-    this.http = new SparqlHttpClient({ user: opts.user, password: opts.password, maxSockets: Math.max(1, opts.maxConnections ?? 16) });
+    const concurrency = Math.max(1, opts.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY);
+    const maxSockets = Math.max(1, opts.maxConnections ?? concurrency + DEFAULT_ENDPOINT_WRITE_CONNECTIONS);
+    this.http = new SparqlHttpClient({ user: opts.user, password: opts.password, maxSockets });
+    this.slots = new FairSlots({
+      slots: concurrency,
+      queueTimeoutMs: opts.queueTimeoutMs ?? 30_000,
+      maxQueuedPerTenant: opts.maxQueuedPerTenant ?? 64,
+      sliceMs: Math.max(1, opts.sliceMs ?? 250),
+      what: "graph query",
+      // Virtuoso mostly stops a query whose client left within a second, but not always (measured: some ran
+      // on to its own limit); the `timeout` each query carries ends it at the latest (about a second late).
+      lingerMs: 2_000,
+    });
+  }
+
+  /** Queries stopped for another caller and queued again (tests and the bench read it). */
+  get preemptions(): number {
+    return this.slots.preemptions;
   }
 
   /** Connects to the endpoint and reads the write generation (creating it on first use). */
@@ -227,21 +275,26 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
     requireText("query", sparql, MAX_SPARQL_LENGTH);
     const inspection = inspectSparqlQuery(sparql);
     const dataset = scopeSparqlDataset(inspection, view);
-    const deadline = Date.now() + opts.timeoutMs;
     const text = rewriteForVirtuoso(sparql);
-    if (inspection.form === "CONSTRUCT" || inspection.form === "DESCRIBE") {
-      const res = await this.send(this.queryUrl, queryBody(text, dataset, opts.timeoutMs), ACCEPT_TRIPLES, "query", deadline, opts.signal);
+    return this.inSlot(opts, (attempt) => this.runQuery(inspection.form, text, dataset, attempt));
+  }
+
+  /** One attempt of a scoped query (`query` checked it and holds its slot). */
+  private async runQuery(form: string, text: string, dataset: ScopedDataset, attempt: SlotAttempt): Promise<GraphQueryResult> {
+    const { deadline, signal, timeoutMs } = attempt;
+    if (form === "CONSTRUCT" || form === "DESCRIBE") {
+      const res = await this.send(this.queryUrl, queryBody(text, dataset, timeoutMs), ACCEPT_TRIPLES, "query", deadline, signal);
       const read = await this.read(res, (body) => readNTriples(body, this.cap, res.stop));
       const triples = read.triples.map(([s, p, o]) => ({
         subject: termOfNTriples(s),
         predicate: termOfNTriples(p),
         object: termOfNTriples(o),
       }));
-      return { form: inspection.form, triples, exhaustive: read.exhaustive };
+      return { form, triples, exhaustive: read.exhaustive };
     }
-    const res = await this.send(this.queryUrl, queryBody(text, dataset, opts.timeoutMs), ACCEPT_RESULTS, "query", deadline, opts.signal);
+    const res = await this.send(this.queryUrl, queryBody(text, dataset, timeoutMs), ACCEPT_RESULTS, "query", deadline, signal);
     const read = await this.read(res, (body) => readSparqlJsonResults(body, this.cap, res.stop));
-    if (inspection.form === "ASK") {
+    if (form === "ASK") {
       const answer = askAnswer(read);
       if (answer === undefined) throw new UnavailableError("the SPARQL endpoint answered an ASK query without a boolean");
       return { form: "ASK", boolean: answer, exhaustive: true };
@@ -267,7 +320,13 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.slots.close(new UnavailableError("the graph backend is closed"));
     this.http.close();
+  }
+
+  /** Runs a read in one of the fair slots, as the caller `opts.tenant`. */
+  private inSlot<T>(opts: GraphQueryOptions, task: (attempt: SlotAttempt) => Promise<T>): Promise<T> {
+    return this.slots.run({ tenant: opts.tenant ?? "", timeoutMs: opts.timeoutMs, signal: opts.signal }, task);
   }
 
   /**
@@ -277,8 +336,13 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
   private async walk(view: ScopedBackendView, start: RdfTerm, depth: number, opts: GraphQueryOptions): Promise<GraphTriplesResult> {
     this.assertOpen();
     if (view.resourceIds.length === 0) return { triples: [], exhaustive: true };
+    return this.inSlot(opts, (attempt) => this.walkOnce(view, start, depth, attempt));
+  }
+
+  /** One attempt of a walk (`walk` holds its slot). */
+  private async walkOnce(view: ScopedBackendView, start: RdfTerm, depth: number, attempt: SlotAttempt): Promise<GraphTriplesResult> {
+    const { deadline, signal } = attempt;
     const graphs = [...view.resourceIds.map(graphIri), ...view.resourceIds.map(typedGraphOf)];
-    const deadline = Date.now() + opts.timeoutMs;
     const dataset: ScopedDataset = { defaultGraphs: [], namedGraphs: graphs };
     const key = (t: RdfTerm) => `${t.kind} ${t.value}`;
     const seen = new Set<string>();
@@ -290,14 +354,7 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
       for (let at = 0; at < frontier.length; at += FRONTIER_SLICE) {
         const slice = frontier.slice(at, at + FRONTIER_SLICE);
         const q = `SELECT ?s ?g ?p ?o WHERE { VALUES ?s { ${slice.map(sparqlTerm).join(" ")} } GRAPH ?g { ?s ?p ?o } ${EXACT_OBJECTS} }`;
-        const res = await this.send(
-          this.queryUrl,
-          queryBody(q, dataset, deadline - Date.now()),
-          ACCEPT_RESULTS,
-          "query",
-          deadline,
-          opts.signal,
-        );
+        const res = await this.send(this.queryUrl, queryBody(q, dataset, deadline - Date.now()), ACCEPT_RESULTS, "query", deadline, signal);
         const read = await this.read(res, (body) => readSparqlJsonResults(body, Number.MAX_SAFE_INTEGER, res.stop));
         if (read.kind !== "bindings") throw new UnavailableError("the SPARQL endpoint answered a SELECT query without bindings");
         for (const b of read.rows) {

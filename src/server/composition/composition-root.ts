@@ -168,7 +168,12 @@ async function openGraph(
   opened: CloseStack,
 ): Promise<{ graph: GraphBackend; graphEngine: string; graphReady?: Promise<void>; beginLoading?: () => void }> {
   if (config.sparqlEndpoint) {
-    const { graph, description } = await openSparqlEndpoint(config.sparqlEndpoint);
+    // The endpoint's queries are shared between callers as the embedded workers are (same wait bound and slice).
+    const { graph, description } = await openSparqlEndpoint({
+      ...config.sparqlEndpoint,
+      queueTimeoutMs: config.graph.queueTimeoutMs,
+      sliceMs: config.graph.sliceMs,
+    });
     return { graph: opened.push(graph, (g) => g.close()), graphEngine: description };
   }
   const path = `${config.dataDir}/graph.db`;

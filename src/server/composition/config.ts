@@ -157,6 +157,8 @@ export interface SparqlEndpointConfig {
   updateUrl: string;
   user?: string;
   password?: string;
+  /** ACMS_SPARQL_CONCURRENCY (default 8): queries sent to the endpoint at once, shared fairly between callers. */
+  concurrency: number;
 }
 
 function httpUrlFrom(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -190,7 +192,8 @@ function sparqlEndpointFrom(env: NodeJS.ProcessEnv): SparqlEndpointConfig | unde
     return undefined;
   }
   if ((user === undefined) !== (password === undefined)) throw new Error("ACMS_SPARQL_USER and ACMS_SPARQL_PASSWORD must be set together");
-  return { queryUrl, updateUrl: updateUrl ?? queryUrl, user, password };
+  const concurrency = intFrom(env, "ACMS_SPARQL_CONCURRENCY", 8, 1, 256);
+  return { queryUrl, updateUrl: updateUrl ?? queryUrl, user, password, concurrency };
 }
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
