@@ -184,7 +184,7 @@ describe("kill -9 during a large DeleteResource", () => {
       }
     };
     await crashMidErasure({}, dataDir, rowsLeft);
-  }, 300_000);
+  }, 600_000);
 
   it("on PostgreSQL: all or nothing, then the erasure completes", async () => {
     const url = await freshPostgresDatabase();
@@ -198,5 +198,5 @@ describe("kill -9 during a large DeleteResource", () => {
       }
     };
     await crashMidErasure({ ACMS_POSTGRES_URL: url }, dataDir, rowsLeft);
-  }, 300_000);
+  }, 600_000);
 });
