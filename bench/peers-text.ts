@@ -26,6 +26,7 @@ import { create as createOrama, insertMultiple, search as searchOrama, type AnyO
 import { createAcmsClient, type AcmsClient } from "../src/client/create-acms-client.js";
 import { generateKey, hashKey } from "../src/application/access/key-ring.js";
 import { openSqliteReader } from "../src/adapters/kit/sqlite-database.js";
+import { loadAcmsFts5 } from "../src/adapters/sqlite/acms-fts5-extension.js";
 import { Fts5TextBackend, rankedSearchSql, RID_MATCH_MAX_RESOURCES, scopedMatch } from "../src/adapters/sqlite/fts5-text-backend.js";
 import { viewOver } from "../test/support/view-over.js";
 import { compilePrograms } from "../scripts/build.mjs";
@@ -259,6 +260,9 @@ export async function run(): Promise<void> {
   const service = await startService(dataDir, hashKey(key));
   const acms = createAcmsClient({ baseUrl: service.url, apiKey: key, protocol: "grpc" });
   const reader = openSqliteReader(join(dataDir, "acms.db"));
+  // The adapter in process ranks as the server does: with the view's own BM25 statistics (issue 24).
+  const unavailable = loadAcmsFts5(reader);
+  if (unavailable !== undefined) throw new Error(unavailable);
   try {
     process.stdout.write(`corpus: ${corpus.source}; ${PEER_RESOURCES} resources per layout; top ${TOP_K}; ${passes} timed passes\n`);
     const { ids, seconds, registerSeconds } = await ingest(acms, corpus);
@@ -336,8 +340,10 @@ export async function run(): Promise<void> {
           const { scope } = await acms.scope.resolveScope({ projects: [`bench/${layout}`], includeResources: resourceIds });
           const sc: Scope = { layout, size, resources, scopeId: scope!.scopeId, resourceIds };
           const row = await measureCell(engines, sc, form, corpus, passes, docResource);
-          // The service, its adapter and the pre-issue-29 statement must rank alike: a difference is a bug, not a figure.
-          for (const other of [row[1], row[2]]) {
+          // The service and its adapter must rank alike: a difference is a bug, not a figure. The pre-issue-29
+          // statement is timed as a baseline only: it ranks with table-wide BM25 statistics (both layouts' rows),
+          // the scope's since issue 24, so its relevance is printed, not compared.
+          for (const other of [row[1]]) {
             if (Math.abs(other.ndcg - row[0].ndcg) > 1e-9 || Math.abs(other.recall - row[0].recall) > 1e-9)
               throw new Error(
                 `${layout} ${form} scope ${size}: the service's relevance differs from its adapter's or the one-statement form's`,
