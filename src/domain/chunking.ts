@@ -105,7 +105,15 @@ export function chunkText(text: string, opts: ChunkingOptions = DEFAULT_CHUNKING
     throw new RangeError(`bad chunking options: ${opts.chunkTokens} tokens with ${opts.overlapTokens} overlap`);
   }
   if (text.length === 0) return [];
-  const pieces = piecesOf(text, opts.chunkTokens);
+  return chunksOfPieces(piecesOf(text, opts.chunkTokens), opts);
+}
+
+/**
+ * Packs consecutive pieces (each with its token count) into chunks of at most `opts.chunkTokens` tokens (a
+ * piece larger than that is a chunk of its own), each chunk after the first starting with the last pieces of
+ * the one before, up to `opts.overlapTokens` tokens.
+ */
+export function chunksOfPieces(pieces: ReadonlyArray<{ text: string; tokens: number }>, opts: ChunkingOptions): string[] {
   const chunks: string[] = [];
   let i = 0;
   while (i < pieces.length) {

@@ -105,3 +105,52 @@ export class FairQueue<T> {
     return all;
   }
 }
+
+/** A queued task as the rebalancing rule sees it. */
+export interface QueuedTask {
+  queuedAt: number;
+}
+
+/** A running task as the rebalancing rule sees it. */
+export interface RunningTask {
+  startedAt?: number;
+  preempted?: boolean;
+}
+
+/**
+ * The rebalancing rule of a pool of `slots` shared by tenants (the Oxigraph worker pool, the SPARQL endpoint's
+ * slots): for each tenant waiting (`heads`, its oldest queued task), the tenant holding the most of the
+ * pool, if it holds every slot or two more than the waiting one (`held`; Infinity for a tenant that could not
+ * take a freed slot), gives up its most recently started task (running tasks are oldest first), never its
+ * longest-running one, and a lone task at most once; the task is due one slice after both the wait and its
+ * start. Returns the task to preempt now, or when the next one will be due, or undefined when none will.
+ */
+export function nextPreemption<J extends RunningTask>(
+  heads: Iterable<[string, QueuedTask]>,
+  running: ReadonlyMap<string, readonly J[]>,
+  held: (tenant: string) => number,
+  slots: number,
+  sliceMs: number,
+  now: number,
+): { victim: J } | { at: number } | undefined {
+  let next = Infinity;
+  for (const [tenant, head] of heads) {
+    const mine = held(tenant);
+    if (mine === Infinity) continue;
+    let victim: J | undefined;
+    let most = 0;
+    for (const [other, jobs] of running) {
+      if (other === tenant || jobs.length <= most) continue;
+      if (!(jobs.length >= mine + 2 || jobs.length === slots)) continue;
+      const candidate = jobs.length >= 2 ? jobs[jobs.length - 1] : jobs[0].preempted ? undefined : jobs[0];
+      if (!candidate) continue;
+      most = jobs.length;
+      victim = candidate;
+    }
+    if (!victim) continue;
+    const due = Math.max(head.queuedAt, victim.startedAt ?? 0) + sliceMs;
+    if (due <= now) return { victim };
+    next = Math.min(next, due);
+  }
+  return next < Infinity ? { at: next } : undefined;
+}

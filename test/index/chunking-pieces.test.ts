@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { decode, encode, encodeGenerator } from "gpt-tokenizer";
-import { chunkText, type ChunkingOptions } from "../../src/domain/chunking.js";
+import { chunkText, chunksOfPieces, type ChunkingOptions } from "../../src/domain/chunking.js";
 
 // chunkText measures pieces from its own split and a memory of counts (issue 29, ingest speed): it must cut
 // exactly where the tokenizer's own pass over the whole text would. The reference below is that pass
@@ -28,32 +28,7 @@ function referencePieces(text: string, maxTokens: number): Array<{ text: string;
 
 function referenceChunks(text: string, opts: ChunkingOptions): string[] {
   if (text.length === 0) return [];
-  const pieces = referencePieces(text, opts.chunkTokens);
-  const chunks: string[] = [];
-  let i = 0;
-  while (i < pieces.length) {
-    let j = i;
-    let count = 0;
-    while (j < pieces.length && (j === i || count + pieces[j].tokens <= opts.chunkTokens)) {
-      count += pieces[j].tokens;
-      j += 1;
-    }
-    chunks.push(
-      pieces
-        .slice(i, j)
-        .map((p) => p.text)
-        .join(""),
-    );
-    if (j >= pieces.length) break;
-    let k = j;
-    let overlap = 0;
-    while (k - 1 > i && overlap + pieces[k - 1].tokens <= opts.overlapTokens) {
-      overlap += pieces[k - 1].tokens;
-      k -= 1;
-    }
-    i = k;
-  }
-  return chunks;
+  return chunksOfPieces(referencePieces(text, opts.chunkTokens), opts);
 }
 
 /** Fragments that exercise every branch of the o200k split pattern: cases, contractions, digits, punctuation, whitespace runs. */

@@ -1,5 +1,5 @@
 import { DeadlineExceededError, ResourceExhaustedError, UnavailableError } from "../../domain/errors.js";
-import { FairQueue } from "../../domain/fair-queue.js";
+import { FairQueue, nextPreemption } from "../../domain/fair-queue.js";
 
 /** Options of a fair pool of slots. */
 export interface FairSlotsOptions {
@@ -265,31 +265,10 @@ export class FairSlots {
     this.preemptTimer = undefined;
     if (this.closed || this.queue.size === 0 || running.size === 0) return;
     const now = performance.now();
-    let next = Infinity;
-    for (const [tenant, head] of this.queue.heads()) {
-      // Never for a tenant that could not take the freed slot (its own stopped attempts still fill them).
-      const mine = held(tenant);
-      if (mine === Infinity) continue;
-      let victim: Job | undefined;
-      let most = 0;
-      for (const [other, jobs] of running) {
-        if (other === tenant || jobs.length <= most) continue;
-        if (!(jobs.length >= mine + 2 || jobs.length === this.opts.slots)) continue;
-        const candidate = jobs.length >= 2 ? jobs[jobs.length - 1] : jobs[0].preempted ? undefined : jobs[0];
-        if (!candidate) continue;
-        most = jobs.length;
-        victim = candidate;
-      }
-      if (!victim) continue;
-      const due = Math.max(head.queuedAt, victim.startedAt ?? 0) + this.opts.sliceMs;
-      if (due <= now) {
-        this.preempt(victim);
-        return;
-      }
-      next = Math.min(next, due);
-    }
-    if (next < Infinity) {
-      this.preemptTimer = setTimeout(() => this.dispatch(), Math.max(1, Math.ceil(next - now)));
+    const step = nextPreemption(this.queue.heads(), running, held, this.opts.slots, this.opts.sliceMs, now);
+    if (step && "victim" in step) this.preempt(step.victim);
+    else if (step) {
+      this.preemptTimer = setTimeout(() => this.dispatch(), Math.max(1, Math.ceil(step.at - now)));
       this.preemptTimer.unref();
     }
   }

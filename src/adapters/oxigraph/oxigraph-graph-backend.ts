@@ -14,7 +14,7 @@ import { isUlid } from "../../domain/ulid-id.js";
 import type { GraphBackend, GraphQueryOptions, GraphQueryResult, GraphTriple, GraphTriplesResult } from "../../ports/graph-backend.js";
 import { resolvePackage } from "../kit/resolve-package.js";
 import { checkpointWal, openSqliteDatabase, type SqliteDatabase } from "../kit/sqlite-database.js";
-import { FairQueue } from "../../domain/fair-queue.js";
+import { FairQueue, nextPreemption } from "../../domain/fair-queue.js";
 import {
   oxigraphWorkerSource,
   type OxigraphWorkerData,
@@ -701,30 +701,17 @@ export class OxigraphGraphBackend implements GraphBackend {
     this.preemptTimer = undefined;
     if (this.closed || this.queue.size === 0 || running.size === 0) return;
     const now = performance.now();
-    let next = Infinity;
-    for (const [tenant, head] of this.queue.heads()) {
-      const mine = running.get(tenant)?.length ?? 0;
-      let victim: Job | undefined;
-      let most = 0;
-      for (const [other, jobs] of running) {
-        if (other === tenant || jobs.length <= most) continue;
-        if (!(jobs.length >= mine + 2 || jobs.length === this.slots.length)) continue;
-        // The most recently started (jobs are oldest first), never the longest-running one; alone, once.
-        const candidate = jobs.length >= 2 ? jobs[jobs.length - 1] : jobs[0].preempted ? undefined : jobs[0];
-        if (!candidate) continue;
-        most = jobs.length;
-        victim = candidate;
-      }
-      if (!victim) continue;
-      const due = Math.max(head.queuedAt, victim.startedAt ?? 0) + this.sliceMs;
-      if (due <= now) {
-        this.preempt(victim);
-        return;
-      }
-      next = Math.min(next, due);
-    }
-    if (next < Infinity) {
-      this.preemptTimer = setTimeout(() => this.dispatch(), Math.max(1, Math.ceil(next - now)));
+    const step = nextPreemption(
+      this.queue.heads(),
+      running,
+      (tenant) => running.get(tenant)?.length ?? 0,
+      this.slots.length,
+      this.sliceMs,
+      now,
+    );
+    if (step && "victim" in step) this.preempt(step.victim);
+    else if (step) {
+      this.preemptTimer = setTimeout(() => this.dispatch(), Math.max(1, Math.ceil(step.at - now)));
       this.preemptTimer.unref();
     }
   }
