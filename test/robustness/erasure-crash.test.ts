@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,12 +15,12 @@ import { generateKey, hashKey } from "../../src/application/access/key-ring.js";
 import { freshPostgresDatabase } from "../support/engines/postgres.js";
 import { authInterceptor } from "../support/test-server.js";
 import { filesHolding } from "../isolation/erasure-fixture.js";
+import { listening, spawnServe } from "../support/spawned-server.js";
 
 // kill -9 of a real `acms serve` process in the middle of a large DeleteResource, then a restart: the
 // resource is gone from every read at once (all or nothing), the erasure completes on its own (and a retried
 // DeleteResource completes or finds it done), and no byte of it is left. On the embedded default and on PostgreSQL.
 
-const ROOT = join(__dirname, "..", "..");
 const MARKER = "qzxcrashmarkerword";
 /** Chunks of the doomed resource: far more than one erasure slice (256), so the kill lands between slices. */
 const CHUNKS = Number(process.env.ERASE_CRASH_CHUNKS ?? 20_000);
@@ -29,30 +28,6 @@ const trace = (what: string) => {
   if (process.env.ERASE_CRASH_TRACE) process.stderr.write(`${new Date().toISOString()} ${what}\n`);
 };
 const DOCS_PER_MESSAGE = 500;
-
-function spawnServe(env: Record<string, string>): { child: ChildProcess; stdout: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, [join(ROOT, "bin", "acms.js"), "serve", "--port", "0"], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
-  child.stderr!.on("data", () => undefined);
-  const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return { child, stdout: () => out, exit };
-}
-
-async function listening(p: ReturnType<typeof spawnServe>): Promise<string> {
-  let exited = false;
-  void p.exit.then(() => (exited = true));
-  for (;;) {
-    const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(p.stdout());
-    if (m) return m[1];
-    if (exited) throw new Error(`the server exited:\n${p.stdout()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function clientOf<S extends DescService>(url: string, service: S, key: string, scopeId?: string): Client<S> {
   return createClient(service, createConnectTransport({ baseUrl: url, httpVersion: "1.1", interceptors: [authInterceptor(key, scopeId)] }));

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +13,7 @@ import { VectorBackendService } from "../../gen/acms/v1/vector_pb.js";
 import { generateKey, hashKey } from "../../src/application/access/key-ring.js";
 import { freshPostgresDatabase } from "../support/engines/postgres.js";
 import { authInterceptor } from "../support/test-server.js";
+import { listening, spawnServe } from "../support/spawned-server.js";
 
 // kill -9 of a real `acms serve` process right after it answered an UpsertDocuments stream of many messages,
 // then a restart: everything the answer acknowledged is there (issue 29: a stream's messages commit without
@@ -21,34 +21,9 @@ import { authInterceptor } from "../support/test-server.js";
 // back, the messages before the failing one are there after a kill -9, and nothing of the failing one. On the
 // embedded default and on PostgreSQL.
 
-const ROOT = join(__dirname, "..", "..");
 const MARKER = "qzxuploadcrashword";
 const MESSAGES = 20;
 const DOCS_PER_MESSAGE = 40;
-
-function spawnServe(env: Record<string, string>): { child: ChildProcess; stdout: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, [join(ROOT, "bin", "acms.js"), "serve", "--port", "0"], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
-  child.stderr!.on("data", () => undefined);
-  const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return { child, stdout: () => out, exit };
-}
-
-async function listening(p: ReturnType<typeof spawnServe>): Promise<string> {
-  let exited = false;
-  void p.exit.then(() => (exited = true));
-  for (;;) {
-    const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(p.stdout());
-    if (m) return m[1];
-    if (exited) throw new Error(`the server exited:\n${p.stdout()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function clientOf<S extends DescService>(url: string, service: S, key: string, scopeId?: string): Client<S> {
   return createClient(service, createGrpcTransport({ baseUrl: url, interceptors: [authInterceptor(key, scopeId)] }));

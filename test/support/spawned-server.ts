@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -56,4 +56,33 @@ export async function spawnServer(env: Record<string, string>): Promise<SpawnedS
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * `acms serve` as a bare process (the compiled bin/acms.js) on a free port with exactly `env` besides PATH and HOME:
+ * for tests that kill it (-9) and start another over the same data. Its stdout is kept; stderr is dropped.
+ */
+export function spawnServe(env: Record<string, string>): { child: ChildProcess; stdout: () => string; exit: Promise<number | null> } {
+  const child = spawn(process.execPath, [join(ROOT, "bin", "acms.js"), "serve", "--port", "0"], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
+  child.stderr!.on("data", () => undefined);
+  const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, stdout: () => out, exit };
+}
+
+/** The URL a `spawnServe` process listens on, once it says so (rejects when it exits first). */
+export async function listening(p: ReturnType<typeof spawnServe>): Promise<string> {
+  let exited = false;
+  void p.exit.then(() => (exited = true));
+  for (;;) {
+    const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(p.stdout());
+    if (m) return m[1];
+    if (exited) throw new Error(`the server exited:\n${p.stdout()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
