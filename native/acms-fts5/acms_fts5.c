@@ -1,5 +1,5 @@
 /*
-** acms_fts5: two FTS5 auxiliary functions that let the embedded keyword search (Fts5TextBackend) score with
+** acms_fts5: FTS5 auxiliary functions (and an aggregate over one of them) that let the embedded keyword search (Fts5TextBackend) score with
 ** BM25 statistics drawn from one scope's rows instead of the whole table's (issue 24, finding 4: one
 ** tenant's writes must never move another's scores). FTS5's own bm25() reads the row count, the token
 ** count and each phrase's row count from the whole table and takes none from its caller; these take them
@@ -18,10 +18,26 @@
 **     from k on (the scope's `rid` filter) weigh 0 in bm25() and are left out. Given the whole table's
 **     statistics it returns bm25()'s value bit for bit.
 **
+**   acms_tf(chunks_fts, k)
+**     The current row's term counts for the scoring aggregate below: a blob of 32-bit integers (native byte
+**     order), |D| (the row's tokens over every column) and then, for each query phrase i < k that occurs in
+**     the first column, the pair (i, its instances there), in phrase order.
+**
+**   acms_topk(rowid, acms_tf(chunks_fts, k), k, lim, cap, nRow, nToken)   (an aggregate)
+**     The scope's BM25 statistics and its best rows in one pass over the matched rows (instead of a pass
+**     counting each phrase's rows, acms_phrases, and another ranking with acms_bm25). Each phrase's n is the
+**     number of aggregated rows holding it; at the end each row is scored exactly as acms_bm25 scores it with
+**     N = nRow, avgdl = nToken / nRow and those n, and the lim rows of least rank (minus the relevance; ties
+**     by least rowid) are kept. A blob (native byte order): int32 k; k doubles, each phrase's n; int32 m, the
+**     rows kept, or -1 when more than cap rows were aggregated (their terms are no longer kept, so only the
+**     counts are there: rank with acms_bm25); then m pairs (int64 rowid, double rank), best first. NULL when
+**     no row was aggregated.
+**
 ** Loaded into the connection by better-sqlite3's loadExtension (entry point sqlite3_acmsfts_init); built
 ** by scripts/build-native.mjs against the SQLite headers better-sqlite3 bundles.
 */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sqlite3ext.h"
@@ -132,6 +148,251 @@ static void acmsPhrasesFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   sqlite3_result_blob(pCtx, mask, nByte, SQLITE_TRANSIENT);
 }
 
+/* The most phrases acms_tf and acms_topk take (as acms_phrases). */
+#define ACMS_MAX_PHRASES 256
+
+static void acmsTfFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *pCtx, int nVal, sqlite3_value **apVal) {
+  int aFreq[ACMS_MAX_PHRASES];
+  int aOut[1 + 2 * ACMS_MAX_PHRASES];
+  int nPhrase, nInst = 0, nTok = 0, nOut = 1, i, rc;
+  if (nVal != 1) {
+    sqlite3_result_error(pCtx, "acms_tf(fts, k) takes one argument after the table", -1);
+    return;
+  }
+  nPhrase = sqlite3_value_int(apVal[0]);
+  if (nPhrase < 0 || nPhrase > ACMS_MAX_PHRASES || nPhrase > pApi->xPhraseCount(pFts)) {
+    sqlite3_result_error(pCtx, "acms_tf(fts, k): k must be between 0 and the query's phrases (at most 256)", -1);
+    return;
+  }
+  memset(aFreq, 0, sizeof(int) * (size_t)nPhrase);
+  rc = pApi->xInstCount(pFts, &nInst);
+  for (i = 0; rc == SQLITE_OK && i < nInst; i++) {
+    int ip, ic, io;
+    rc = pApi->xInst(pFts, i, &ip, &ic, &io);
+    if (rc == SQLITE_OK && ip < nPhrase && ic == 0) aFreq[ip]++;
+  }
+  if (rc == SQLITE_OK) rc = pApi->xColumnSize(pFts, -1, &nTok);
+  if (rc != SQLITE_OK) {
+    sqlite3_result_error_code(pCtx, rc);
+    return;
+  }
+  aOut[0] = nTok;
+  for (i = 0; i < nPhrase; i++) {
+    if (aFreq[i] > 0) {
+      aOut[nOut++] = i;
+      aOut[nOut++] = aFreq[i];
+    }
+  }
+  sqlite3_result_blob(pCtx, aOut, (int)(sizeof(int) * (size_t)nOut), SQLITE_TRANSIENT);
+}
+
+/* One ranked row of acms_topk. */
+typedef struct AcmsRanked {
+  sqlite3_int64 rowid;
+  double rank;
+} AcmsRanked;
+
+/* acms_topk's state: the arguments read at the first row, each phrase's row count, the rows' terms. */
+typedef struct AcmsTopK {
+  int init;
+  int nPhrase;
+  sqlite3_int64 lim, cap, nRow, nToken;
+  sqlite3_int64 aHit[ACMS_MAX_PHRASES];
+  sqlite3_int64 nAgg; /* rows aggregated */
+  int over;           /* more than cap rows: aBuf freed, only aHit kept */
+  unsigned char *aBuf; /* per row: int64 rowid, then the acms_tf blob's length (int32) and the blob */
+  sqlite3_int64 nBuf, nAlloc;
+} AcmsTopK;
+
+/* Whether a ranks before b: less rank, then less rowid. */
+static int acmsBefore(const AcmsRanked *a, const AcmsRanked *b) {
+  return a->rank < b->rank || (a->rank == b->rank && a->rowid < b->rowid);
+}
+
+/* Restores the heap (the row ranking last at the root) below slot i. */
+static void acmsSiftDown(AcmsRanked *aHeap, sqlite3_int64 n, sqlite3_int64 i) {
+  for (;;) {
+    sqlite3_int64 l = 2 * i + 1, r = l + 1, worst = i;
+    AcmsRanked t;
+    if (l < n && acmsBefore(&aHeap[worst], &aHeap[l])) worst = l;
+    if (r < n && acmsBefore(&aHeap[worst], &aHeap[r])) worst = r;
+    if (worst == i) return;
+    t = aHeap[i];
+    aHeap[i] = aHeap[worst];
+    aHeap[worst] = t;
+    i = worst;
+  }
+}
+
+static int acmsCompareRanked(const void *pa, const void *pb) {
+  const AcmsRanked *a = (const AcmsRanked *)pa, *b = (const AcmsRanked *)pb;
+  return acmsBefore(a, b) ? -1 : acmsBefore(b, a) ? 1 : 0;
+}
+
+static void acmsTopKStep(sqlite3_context *pCtx, int nVal, sqlite3_value **apVal) {
+  AcmsTopK *p = (AcmsTopK *)sqlite3_aggregate_context(pCtx, sizeof(AcmsTopK));
+  const int *aTf;
+  int nTf, i;
+  sqlite3_int64 rowid;
+  (void)nVal; /* registered with exactly 7 arguments */
+  if (p == 0) {
+    sqlite3_result_error_nomem(pCtx);
+    return;
+  }
+  if (!p->init) {
+    p->init = 1;
+    p->nPhrase = sqlite3_value_int(apVal[2]);
+    p->lim = sqlite3_value_int64(apVal[3]);
+    p->cap = sqlite3_value_int64(apVal[4]);
+    p->nRow = sqlite3_value_int64(apVal[5]);
+    p->nToken = sqlite3_value_int64(apVal[6]);
+    if (p->nPhrase < 0 || p->nPhrase > ACMS_MAX_PHRASES || p->lim < 0 || p->cap < 0 || p->nRow <= 0) {
+      p->nPhrase = -1;
+    }
+  }
+  if (p->nPhrase < 0) {
+    sqlite3_result_error(pCtx, "acms_topk(rowid, tf, 0 <= k <= 256, lim >= 0, cap >= 0, nRow > 0, nToken)", -1);
+    return;
+  }
+  rowid = sqlite3_value_int64(apVal[0]);
+  aTf = (const int *)sqlite3_value_blob(apVal[1]);
+  nTf = sqlite3_value_bytes(apVal[1]);
+  if (aTf == 0 || nTf < (int)sizeof(int) || nTf % (int)(2 * sizeof(int)) != (int)sizeof(int)) {
+    sqlite3_result_error(pCtx, "acms_topk: the second argument must be acms_tf(fts, k)", -1);
+    return;
+  }
+  for (i = 1; i < nTf / (int)sizeof(int); i += 2) {
+    if (aTf[i] < 0 || aTf[i] >= p->nPhrase) {
+      sqlite3_result_error(pCtx, "acms_topk: acms_tf's k must be acms_topk's k", -1);
+      return;
+    }
+    p->aHit[aTf[i]]++;
+  }
+  p->nAgg++;
+  if (p->over) return;
+  if (p->nAgg > p->cap) {
+    p->over = 1;
+    sqlite3_free(p->aBuf);
+    p->aBuf = 0;
+    p->nBuf = p->nAlloc = 0;
+    return;
+  }
+  {
+    sqlite3_int64 need = p->nBuf + (sqlite3_int64)sizeof(sqlite3_int64) + (sqlite3_int64)sizeof(int) + nTf;
+    if (need > p->nAlloc) {
+      sqlite3_int64 nNew = p->nAlloc ? p->nAlloc * 2 : 4096;
+      unsigned char *aNew;
+      while (nNew < need) nNew *= 2;
+      aNew = (unsigned char *)sqlite3_realloc64(p->aBuf, (sqlite3_uint64)nNew);
+      if (aNew == 0) {
+        sqlite3_result_error_nomem(pCtx);
+        return;
+      }
+      p->aBuf = aNew;
+      p->nAlloc = nNew;
+    }
+    memcpy(p->aBuf + p->nBuf, &rowid, sizeof(rowid));
+    p->nBuf += sizeof(rowid);
+    memcpy(p->aBuf + p->nBuf, &nTf, sizeof(int));
+    p->nBuf += sizeof(int);
+    memcpy(p->aBuf + p->nBuf, aTf, (size_t)nTf);
+    p->nBuf += nTf;
+  }
+}
+
+static void acmsTopKFinal(sqlite3_context *pCtx) {
+  const double k1 = 1.2;
+  const double b = 0.75;
+  AcmsTopK *p = (AcmsTopK *)sqlite3_aggregate_context(pCtx, 0);
+  double aIDF[ACMS_MAX_PHRASES];
+  double avgdl;
+  AcmsRanked *aHeap = 0;
+  sqlite3_int64 nHeap = 0, off = 0, nOut, i;
+  unsigned char *aOut;
+  int m;
+  if (p == 0 || !p->init || p->nPhrase < 0) {
+    sqlite3_result_null(pCtx);
+    return;
+  }
+  /* As acmsBm25Data computes them. */
+  avgdl = (double)p->nToken / (double)p->nRow;
+  for (i = 0; i < p->nPhrase; i++) {
+    double idf = log((p->nRow - p->aHit[i] + 0.5) / (p->aHit[i] + 0.5));
+    if (idf <= 0.0) idf = 1e-6;
+    aIDF[i] = idf;
+  }
+  if (!p->over && p->lim > 0) {
+    aHeap = (AcmsRanked *)sqlite3_malloc64(sizeof(AcmsRanked) * (sqlite3_uint64)(p->lim < p->nAgg ? p->lim : p->nAgg));
+    if (aHeap == 0) {
+      sqlite3_free(p->aBuf);
+      sqlite3_result_error_nomem(pCtx);
+      return;
+    }
+    while (off < p->nBuf) {
+      AcmsRanked r;
+      int nTf, j;
+      const int *aTf;
+      double D, score = 0.0;
+      memcpy(&r.rowid, p->aBuf + off, sizeof(r.rowid));
+      off += sizeof(r.rowid);
+      memcpy(&nTf, p->aBuf + off, sizeof(int));
+      off += sizeof(int);
+      aTf = (const int *)(p->aBuf + off);
+      off += nTf;
+      D = (double)aTf[0];
+      /* acms_bm25's sum, in phrase order; a phrase absent from the row adds exactly 0 there. */
+      for (j = 1; j < nTf / (int)sizeof(int); j += 2) {
+        double f = (double)aTf[j + 1];
+        score += aIDF[aTf[j]] * ((f * (k1 + 1.0)) / (f + k1 * (1 - b + b * D / avgdl)));
+      }
+      r.rank = -1.0 * score;
+      if (nHeap < p->lim) {
+        sqlite3_int64 c = nHeap++;
+        aHeap[c] = r;
+        while (c > 0 && acmsBefore(&aHeap[(c - 1) / 2], &aHeap[c])) {
+          AcmsRanked t = aHeap[c];
+          aHeap[c] = aHeap[(c - 1) / 2];
+          aHeap[(c - 1) / 2] = t;
+          c = (c - 1) / 2;
+        }
+      } else if (acmsBefore(&r, &aHeap[0])) {
+        aHeap[0] = r;
+        acmsSiftDown(aHeap, nHeap, 0);
+      }
+    }
+    qsort(aHeap, (size_t)nHeap, sizeof(AcmsRanked), acmsCompareRanked);
+  }
+  sqlite3_free(p->aBuf);
+  p->aBuf = 0;
+  m = p->over ? -1 : (int)nHeap;
+  nOut = (sqlite3_int64)sizeof(int) + p->nPhrase * (sqlite3_int64)sizeof(double) + (sqlite3_int64)sizeof(int) +
+         nHeap * (sqlite3_int64)(sizeof(sqlite3_int64) + sizeof(double));
+  aOut = (unsigned char *)sqlite3_malloc64((sqlite3_uint64)nOut);
+  if (aOut == 0) {
+    sqlite3_free(aHeap);
+    sqlite3_result_error_nomem(pCtx);
+    return;
+  }
+  off = 0;
+  memcpy(aOut + off, &p->nPhrase, sizeof(int));
+  off += sizeof(int);
+  for (i = 0; i < p->nPhrase; i++) {
+    double n = (double)p->aHit[i];
+    memcpy(aOut + off, &n, sizeof(double));
+    off += sizeof(double);
+  }
+  memcpy(aOut + off, &m, sizeof(int));
+  off += sizeof(int);
+  for (i = 0; i < nHeap; i++) {
+    memcpy(aOut + off, &aHeap[i].rowid, sizeof(sqlite3_int64));
+    off += sizeof(sqlite3_int64);
+    memcpy(aOut + off, &aHeap[i].rank, sizeof(double));
+    off += sizeof(double);
+  }
+  sqlite3_free(aHeap);
+  sqlite3_result_blob64(pCtx, aOut, (sqlite3_uint64)nOut, sqlite3_free);
+}
+
 /* The connection's fts5_api (SQLite's documented way: SELECT fts5(?1) with a bound pointer). */
 static fts5_api *acmsFts5Api(sqlite3 *db) {
   fts5_api *pRet = 0;
@@ -158,5 +419,8 @@ int sqlite3_acmsfts_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routine
   }
   rc = fts5->xCreateFunction(fts5, "acms_bm25", 0, acmsBm25Function, 0);
   if (rc == SQLITE_OK) rc = fts5->xCreateFunction(fts5, "acms_phrases", 0, acmsPhrasesFunction, 0);
+  if (rc == SQLITE_OK) rc = fts5->xCreateFunction(fts5, "acms_tf", 0, acmsTfFunction, 0);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "acms_topk", 7, SQLITE_UTF8 | SQLITE_DETERMINISTIC, 0, 0, acmsTopKStep, acmsTopKFinal);
   return rc;
 }

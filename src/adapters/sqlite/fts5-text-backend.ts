@@ -147,19 +147,45 @@ function rankSql(ridInMatch: boolean, scopedPhrases?: number): string {
 }
 
 /**
- * One pass over the scope's matched rows that counts the rows holding each term: `acms_phrases` gives
- * each row's set of terms (a bit per term), grouped and counted, so each term's count is the sum over the
- * sets holding it. Every row of the scope's resources counts, whatever its version or visibility, as the
- * row and token counts do (what FTS5 counts for bm25() over a table holding only those resources). Scopes
- * of up to COUNT_RID_MATCH_MAX_RESOURCES name their resources in the MATCH; larger ones test each matched
- * row's chunk (so a keyword row no chunk backs, which only a crash of an older version could leave and a
- * full reindex removes, is in their row and token totals but not in their term counts).
+ * One pass over the scope's matched rows that counts the rows holding each term and ranks them with those
+ * counts (the acms_fts5 aggregate `acms_topk` over `acms_tf`, the row's term counts): its blob holds each
+ * term's row count, then the best `@limit` rows with their ranks (see `readTopK`). Every row of the scope's
+ * resources counts, whatever its version or visibility, as the row and token counts do (what FTS5 counts
+ * for bm25() over a table holding only those resources); only the ranked rows are then read for visibility
+ * and versions. Scopes of up to COUNT_RID_MATCH_MAX_RESOURCES name their resources in the MATCH; larger ones
+ * test each matched row's chunk (so a keyword row no chunk backs, which only a crash of an older version
+ * could leave and a full reindex removes, is in their row and token totals but not in their term counts).
+ * Past `@cap` matched rows the aggregate stops keeping rows and gives the counts alone, and the ranking runs
+ * as its own statement (`rankSql`), so its memory stays bounded.
  */
-function phraseRowsSql(ridInMatch: boolean): string {
-  return ridInMatch
-    ? `SELECT acms_phrases(chunks_fts, @terms) AS m, count(*) FROM chunks_fts WHERE chunks_fts MATCH @match GROUP BY m`
-    : `SELECT acms_phrases(chunks_fts, @terms) AS m, count(*) FROM chunks_fts f JOIN chunks c ON c.chunk_key = f.rowid
-       WHERE chunks_fts MATCH @match AND c.resource_id IN (SELECT value FROM json_each(@rids)) GROUP BY m`;
+function topKSql(ridInMatch: boolean): string {
+  // FTS5 resolves its auxiliary functions only where a column of the table is a plain column reference,
+  // which an aggregate's argument is not: the rows come from a subquery its LIMIT keeps from being flattened.
+  const rows = ridInMatch
+    ? `SELECT f.rowid AS k, acms_tf(chunks_fts, @terms) AS tf FROM chunks_fts f WHERE chunks_fts MATCH @match`
+    : `SELECT f.rowid AS k, acms_tf(chunks_fts, @terms) AS tf FROM chunks_fts f JOIN chunks c ON c.chunk_key = f.rowid
+       WHERE chunks_fts MATCH @match AND c.resource_id IN (SELECT value FROM json_each(@rids))`;
+  return `SELECT acms_topk(k, tf, @terms, @limit, @cap, @rows, @tokens) FROM (${rows} LIMIT -1)`;
+}
+
+/**
+ * `acms_topk`'s blob (native byte order, little-endian on every platform Node builds for): int32 k, k
+ * doubles (each term's row count), int32 m (the rows ranked, -1 when past the cap) and m pairs of int64
+ * rowid and double rank, best first.
+ */
+export function readTopK(blob: Buffer | null, terms: number): { phraseRows: number[]; ranked: RankRow[] | undefined } {
+  if (blob === null) return { phraseRows: new Array<number>(terms).fill(0), ranked: [] };
+  const k = blob.readInt32LE(0);
+  if (k !== terms) throw new Error(`acms_topk answered ${k} terms for ${terms}`);
+  const phraseRows: number[] = [];
+  let off = 4;
+  for (let i = 0; i < k; i++, off += 8) phraseRows.push(blob.readDoubleLE(off));
+  const m = blob.readInt32LE(off);
+  off += 4;
+  if (m < 0) return { phraseRows, ranked: undefined };
+  const ranked: RankRow[] = [];
+  for (let i = 0; i < m; i++, off += 16) ranked.push([Number(blob.readBigInt64LE(off)), blob.readDoubleLE(off + 8)]);
+  return { phraseRows, ranked };
 }
 
 /** The chunk rows, visible versions only (`visible_documents`), of ranked keys within the temporal scope. */
@@ -198,6 +224,9 @@ interface ScopeStatistics extends KeywordTotals {
   phraseRows: number[];
 }
 
+/** Matched rows past which `acms_topk` keeps counting but no longer ranks (about 40 bytes a row in SQLite's heap). */
+export const TOPK_MAX_ROWS = 500_000;
+
 /**
  * Keyword search on SQLite FTS5 (`porter unicode61`: Unicode word splitting, case and diacritic folding,
  * English stemming) over the rows SqliteDocumentStore keeps. Its cost follows the rows it returns, not the
@@ -217,23 +246,28 @@ interface ScopeStatistics extends KeywordTotals {
  * holds of them), so no write outside the view moves a score inside it and a view scores exactly as a
  * store holding only its resources would. Rows and tokens per resource are counters the store keeps in
  * step with the index (`keyword_resource_stats`, see KeywordRows); the terms' row counts take one pass
- * over the scope's matched rows (`phraseRowsSql`), and the ranking then scores with the acms_fts5
- * extension's `acms_bm25` (FTS5's formula with those statistics). A view holding every row of the index
- * skips both and ranks with `bm25()` itself, as before (the same statistics, so the same scores).
+ * over the scope's matched rows, which ranks them with those counts in the same pass (`topKSql`: the
+ * acms_fts5 extension's `acms_topk`, FTS5's formula with those statistics); further runs of the ranking
+ * (rows dropped) score with `acms_bm25`, the same formula, given the counts. A view holding every row of the
+ * index skips the counting and ranks with `bm25()` itself, as before (the same statistics, so the same scores).
  */
 export class Fts5TextBackend implements TextBackend {
   readonly hasNativeKeywordSearch = true;
   private readonly rankStatements = new Map<string, Statement<Record<string, unknown>, RankRow>>();
   private readonly hydrateStatements = new Map<TemporalScope, Statement<Record<string, unknown>, HydratedRow>>();
   private readonly pagedStatements = new Map<string, Statement<Record<string, unknown>, PagedRow>>();
-  private readonly phraseStatements = new Map<boolean, Statement<Record<string, unknown>, [mask: Buffer, rows: number]>>();
+  private readonly topKStatements = new Map<boolean, Statement<Record<string, unknown>, Buffer | null>>();
   private readonly scopeTotals: Statement<[string], KeywordTotals>;
   private readonly tableTotals: Statement<[], Buffer>;
   /** Each view's resource tokens (JSON), built once per view (views are immutable and cached). */
   private readonly viewTokens = new WeakMap<ScopedBackendView, string>();
 
   /** Loads the acms_fts5 extension into `db` (throws when it is not built). `db` holds SqliteDocumentStore's tables. */
-  constructor(private readonly db: SqliteDatabase) {
+  /** `topKMaxRows`: matched rows past which the one-pass ranking gives the counts alone (TOPK_MAX_ROWS; tests lower it). */
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly topKMaxRows = TOPK_MAX_ROWS,
+  ) {
     requireAcmsFts5(db);
     this.scopeTotals = db.prepare(
       `SELECT coalesce(sum(rows), 0) AS rows, coalesce(sum(tokens), 0) AS tokens FROM ${KEYWORD_STATS_TABLE} WHERE rid IN (SELECT value FROM json_each(?))`,
@@ -247,8 +281,15 @@ export class Fts5TextBackend implements TextBackend {
     const { match } = scoped;
     const ridInMatch = view.resourceIds.length <= RID_MATCH_MAX_RESOURCES;
     opts.signal?.throwIfAborted();
-    const stats = this.statistics(view, scoped.match, scoped.terms, ridInMatch);
+    const filterPaths = !view.paths.matchesAll;
+    // Only path filters and older versions (one URI, several rows) can drop rows in a settled store; without
+    // them one row beyond max_results is enough to tell whether the answer is exhaustive.
+    const mayDrop = filterPaths || view.temporalScope !== "current";
+    let page = Math.min(opts.maxResults + (mayDrop ? FIRST_PAGE_SLACK : 1), MAX_PAGE);
+    const stats = this.statistics(view, scoped.match, scoped.terms, page);
     if (stats === null) return { hits: [], exhaustive: true };
+    // The first page when the statistics pass ranked it too.
+    let firstPage = stats?.ranked;
     const phrases = stats === undefined ? undefined : scoped.terms;
     const rank = this.rankStatement(ridInMatch, phrases);
     const hydrate = this.hydrateStatement(view.temporalScope);
@@ -258,14 +299,10 @@ export class Fts5TextBackend implements TextBackend {
       keys: "",
       cutoff: supersededCutoff(view.temporalScope, opts.now, opts.recentWindowMs) ?? 0,
     };
-    const filterPaths = !view.paths.matchesAll;
-    // Only path filters and older versions (one URI, several rows) can drop rows in a settled store; without
-    // them one row beyond max_results is enough to tell whether the answer is exhaustive.
-    const mayDrop = filterPaths || view.temporalScope !== "current";
-    let page = Math.min(opts.maxResults + (mayDrop ? FIRST_PAGE_SLACK : 1), MAX_PAGE);
     for (;;) {
       rankParams.limit = page;
-      const ranked = rank.all(rankParams);
+      const ranked = firstPage ?? rank.all(rankParams);
+      firstPage = undefined;
       const complete = ranked.length < page;
       const rankOf = new Map<number, number>();
       for (const [key, r] of ranked) rankOf.set(key, r);
@@ -312,25 +349,33 @@ export class Fts5TextBackend implements TextBackend {
   /**
    * The scope's BM25 statistics: undefined when its resources hold every row of the index (bm25()'s own
    * statistics are then the scope's), null when they hold none (nothing to find), else the scope's rows and
-   * tokens (the store's counters) and each term's row count within the scope (one pass, `phraseRowsSql`).
+   * tokens (the store's counters) and each term's row count within the scope, counted in one pass that also
+   * ranks the best `page` rows (`topKSql`; `ranked` undefined when the matches were past the aggregate's cap).
    */
-  private statistics(view: ScopedBackendView, match: string, terms: number, ridInMatch: boolean): ScopeStatistics | undefined | null {
+  private statistics(
+    view: ScopedBackendView,
+    match: string,
+    terms: number,
+    page: number,
+  ): (ScopeStatistics & { ranked: RankRow[] | undefined }) | undefined | null {
     let tokens = this.viewTokens.get(view);
     if (tokens === undefined) this.viewTokens.set(view, (tokens = JSON.stringify(view.resourceIds.map(resourceToken))));
     const scope = this.scopeTotals.get(tokens)!;
     if (scope.rows <= 0) return null;
     if (scope.rows === fts5TableTotals(this.tableTotals.get()).rows) return undefined;
-    const phraseRows = new Array<number>(terms).fill(0);
+    const ridInMatch = view.resourceIds.length <= RID_MATCH_MAX_RESOURCES;
     const countInMatch = view.resourceIds.length <= COUNT_RID_MATCH_MAX_RESOURCES;
     const params: Record<string, unknown> = {
       match: ridInMatch || !countInMatch ? match : `${match} AND ${ridFilter(view.resourceIds)}`,
       terms,
+      limit: page,
+      cap: this.topKMaxRows,
+      rows: scope.rows,
+      tokens: scope.tokens,
     };
     if (!countInMatch) params.rids = JSON.stringify(view.resourceIds);
-    for (const [mask, rows] of this.phraseStatement(countInMatch).all(params)) {
-      for (let i = 0; i < terms; i++) if (mask[i >> 3] & (1 << (i & 7))) phraseRows[i] += rows;
-    }
-    return { rows: scope.rows, tokens: scope.tokens, phraseRows };
+    const { phraseRows, ranked } = readTopK(this.topKStatement(countInMatch).get(params) ?? null, terms);
+    return { rows: scope.rows, tokens: scope.tokens, phraseRows, ranked };
   }
 
   /**
@@ -400,11 +445,11 @@ export class Fts5TextBackend implements TextBackend {
     return stmt;
   }
 
-  private phraseStatement(ridInMatch: boolean): Statement<Record<string, unknown>, [mask: Buffer, rows: number]> {
-    let stmt = this.phraseStatements.get(ridInMatch);
+  private topKStatement(ridInMatch: boolean): Statement<Record<string, unknown>, Buffer | null> {
+    let stmt = this.topKStatements.get(ridInMatch);
     if (!stmt) {
-      stmt = this.db.prepare<Record<string, unknown>, [Buffer, number]>(phraseRowsSql(ridInMatch)).raw(true);
-      this.phraseStatements.set(ridInMatch, stmt);
+      stmt = this.db.prepare<Record<string, unknown>, Buffer | null>(topKSql(ridInMatch)).pluck(true);
+      this.topKStatements.set(ridInMatch, stmt);
     }
     return stmt;
   }
