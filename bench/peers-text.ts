@@ -27,7 +27,7 @@ import { createAcmsClient, type AcmsClient } from "../src/client/create-acms-cli
 import { generateKey, hashKey } from "../src/application/access/key-ring.js";
 import { openSqliteReader } from "../src/adapters/kit/sqlite-database.js";
 import { loadAcmsFts5 } from "../src/adapters/sqlite/acms-fts5-extension.js";
-import { Fts5TextBackend, rankedSearchSql, RID_MATCH_MAX_RESOURCES, scopedMatch } from "../src/adapters/sqlite/fts5-text-backend.js";
+import { Fts5TextBackend, ONE_STATEMENT_RID_MATCH_MAX_RESOURCES, rankedSearchSql, scopedMatch } from "../src/adapters/sqlite/fts5-text-backend.js";
 import { viewOver } from "../test/support/view-over.js";
 import { compilePrograms } from "../scripts/build.mjs";
 import { percentile } from "./bench-timing.js";
@@ -309,7 +309,7 @@ export async function run(): Promise<void> {
     const statementEngine: Engine = {
       name: "1-statement",
       async search(scope, query) {
-        const small = scope.resourceIds.length <= RID_MATCH_MAX_RESOURCES;
+        const small = scope.resourceIds.length <= ONE_STATEMENT_RID_MATCH_MAX_RESOURCES;
         const rows = oneStatement.current[small ? 0 : 1].all({
           match: scopedMatch(query, scope.resourceIds),
           rids: JSON.stringify(scope.resourceIds),

@@ -5,11 +5,6 @@
 ** count and each phrase's row count from the whole table and takes none from its caller; these take them
 ** as arguments.
 **
-**   acms_phrases(chunks_fts, k)
-**     A blob of ceil(k/8) bytes: bit i (byte i/8, bit i%8) is set when query phrase i (0 <= i < k) occurs
-**     in the current row. `SELECT acms_phrases(..) m, count(*) .. WHERE MATCH .. GROUP BY m` counts, in one
-**     pass, the rows of a scope that hold each phrase.
-**
 **   acms_bm25(chunks_fts, nRow, nToken, nHit_0, .., nHit_{k-1})
 **     Minus the BM25 relevance of the current row, computed exactly as fts5_aux.c's fts5Bm25Function
 **     computes bm25(chunks_fts, 1.0, 0.0) (k1 = 1.2, b = 0.75, the first column weighing 1 and every other
@@ -19,13 +14,14 @@
 **     statistics it returns bm25()'s value bit for bit.
 **
 **   acms_tf(chunks_fts, k)
-**     The current row's term counts for the scoring aggregate below: a blob of 32-bit integers (native byte
+**     The current row's term counts for the ranking aggregate below: a blob of 32-bit integers (native byte
 **     order), |D| (the row's tokens over every column) and then, for each query phrase i < k that occurs in
 **     the first column, the pair (i, its instances there), in phrase order.
 **
 **   acms_topk(rowid, acms_tf(chunks_fts, k), k, lim, cap, nRow, nToken)   (an aggregate)
 **     The scope's BM25 statistics and its best rows in one pass over the matched rows (instead of a pass
-**     counting each phrase's rows, acms_phrases, and another ranking with acms_bm25). Each phrase's n is the
+**     counting each phrase's rows and another ranking with acms_bm25; it also beats bm25() with ORDER BY
+**     and LIMIT over the whole table, which counts each phrase's rows in passes of their own). Each phrase's n is the
 **     number of aggregated rows holding it; at the end each row is scored exactly as acms_bm25 scores it with
 **     N = nRow, avgdl = nToken / nRow and those n, and the lim rows of least rank (minus the relevance; ties
 **     by least rowid) are kept. A blob (native byte order): int32 k; k doubles, each phrase's n; int32 m, the
@@ -121,34 +117,7 @@ static void acmsBm25Function(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sq
   }
 }
 
-static void acmsPhrasesFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *pCtx, int nVal, sqlite3_value **apVal) {
-  unsigned char mask[32];
-  int nPhrase, nByte, i;
-  if (nVal != 1) {
-    sqlite3_result_error(pCtx, "acms_phrases(fts, k) takes one argument after the table", -1);
-    return;
-  }
-  nPhrase = sqlite3_value_int(apVal[0]);
-  if (nPhrase < 0 || nPhrase > 256 || nPhrase > pApi->xPhraseCount(pFts)) {
-    sqlite3_result_error(pCtx, "acms_phrases(fts, k): k must be between 0 and the query's phrases (at most 256)", -1);
-    return;
-  }
-  nByte = (nPhrase + 7) / 8;
-  memset(mask, 0, sizeof(mask));
-  for (i = 0; i < nPhrase; i++) {
-    Fts5PhraseIter iter;
-    int iCol = -1, iOff = -1;
-    int rc = pApi->xPhraseFirst(pFts, i, &iter, &iCol, &iOff);
-    if (rc != SQLITE_OK) {
-      sqlite3_result_error_code(pCtx, rc);
-      return;
-    }
-    if (iCol >= 0) mask[i / 8] |= (unsigned char)(1 << (i % 8));
-  }
-  sqlite3_result_blob(pCtx, mask, nByte, SQLITE_TRANSIENT);
-}
-
-/* The most phrases acms_tf and acms_topk take (as acms_phrases). */
+/* The most phrases acms_tf and acms_topk take. */
 #define ACMS_MAX_PHRASES 256
 
 static void acmsTfFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *pCtx, int nVal, sqlite3_value **apVal) {
@@ -418,7 +387,6 @@ int sqlite3_acmsfts_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routine
     return SQLITE_ERROR;
   }
   rc = fts5->xCreateFunction(fts5, "acms_bm25", 0, acmsBm25Function, 0);
-  if (rc == SQLITE_OK) rc = fts5->xCreateFunction(fts5, "acms_phrases", 0, acmsPhrasesFunction, 0);
   if (rc == SQLITE_OK) rc = fts5->xCreateFunction(fts5, "acms_tf", 0, acmsTfFunction, 0);
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function(db, "acms_topk", 7, SQLITE_UTF8 | SQLITE_DETERMINISTIC, 0, 0, acmsTopKStep, acmsTopKFinal);

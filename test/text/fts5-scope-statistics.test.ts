@@ -4,13 +4,7 @@ import { join } from "node:path";
 import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { openSqlite } from "../../src/adapters/sqlite/index.js";
 import { requireAcmsFts5 } from "../../src/adapters/sqlite/acms-fts5-extension.js";
-import {
-  COUNT_RID_MATCH_MAX_RESOURCES,
-  Fts5TextBackend,
-  RID_MATCH_MAX_RESOURCES,
-  scoreParams,
-  scoreSql,
-} from "../../src/adapters/sqlite/fts5-text-backend.js";
+import { Fts5TextBackend, RID_MATCH_MAX_RESOURCES, scoreParams, scoreSql } from "../../src/adapters/sqlite/fts5-text-backend.js";
 import { docsizeTokens, fts5TableTotals, KEYWORD_STATS_TABLE } from "../../src/adapters/sqlite/keyword-rows.js";
 import { resourceToken, SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { matchAnyTerm, queryTerms } from "../../src/adapters/sqlite/fts5-match-query.js";
@@ -136,9 +130,8 @@ describe("FTS5 per-scope BM25 statistics (embedded engine)", () => {
     expect(truth.get(resourceToken(A))!.rows).toBeGreaterThan(10);
   });
 
-  // Past RID_MATCH_MAX_RESOURCES the ranking joins chunks (the terms are counted with the resources in the MATCH);
-  // past COUNT_RID_MATCH_MAX_RESOURCES the count joins chunks too.
-  it.each([RID_MATCH_MAX_RESOURCES, COUNT_RID_MATCH_MAX_RESOURCES])(
+  // Up to RID_MATCH_MAX_RESOURCES the MATCH names the scope's resources; past it the ranking joins each row's chunk.
+  it.each([8, RID_MATCH_MAX_RESOURCES])(
     "scores a scope of %i + 2 resources, and every temporal scope, from the scope's rows only",
     async (size) => {
       const others = Array.from({ length: size + 3 }, (_, i) => `01JQ${String(i).padStart(22, "0")}`);

@@ -16,10 +16,11 @@ import { documentStoreLoader } from "./document-store-loader.js";
 import { testView } from "./text-corpus.js";
 
 /** The FTS5 adapter with its loader: documents go in through SqliteDocumentStore, like the server's. */
-function createFts5Harness(): TextBackendHarness & { db: SqliteDatabase; store: SqliteDocumentStore } {
+/** `topKMaxRows`: the ranking pass's cap (past it, the counts alone and a ranking statement of their own). */
+function createFts5Harness(topKMaxRows?: number): TextBackendHarness & { db: SqliteDatabase; store: SqliteDocumentStore } {
   const db = openSqliteDatabase(":memory:");
   const store = new SqliteDocumentStore(db);
-  const backend = new Fts5TextBackend(db);
+  const backend = new Fts5TextBackend(db, topKMaxRows);
   return {
     db,
     store,
@@ -31,7 +32,9 @@ function createFts5Harness(): TextBackendHarness & { db: SqliteDatabase; store: 
   };
 }
 
-runTextBackendSuite({ name: "fts5", create: createFts5Harness });
+runTextBackendSuite({ name: "fts5", create: () => createFts5Harness() });
+// Every search past the one-pass ranking's cap (one matched row): counted by the pass, ranked by acms_bm25.
+runTextBackendSuite({ name: "fts5 past the ranking pass's cap", golden: "fts5", create: () => createFts5Harness(1) });
 
 /**
  * A scope's BM25 statistics counted here from FTS5's own tables, independently of the adapter's counters and
@@ -200,6 +203,7 @@ describe("Fts5TextBackend specifics", () => {
       }
     }
     const now = 1_250;
+    const capped = new Fts5TextBackend(h.db, 3);
     for (const scope of [ids.slice(0, 1), ids.slice(0, 5), ids]) {
       for (const temporal of ["current", "recent", "all"] as const) {
         for (const excludePaths of [[], ["src/**"]]) {
@@ -207,10 +211,12 @@ describe("Fts5TextBackend specifics", () => {
           for (const query of ["alpha", "beta gamma", "theta zeta eta delta"]) {
             for (const maxResults of [1, 7, 500]) {
               const got = await h.backend.search(view, query, { maxResults, now, recentWindowMs: 200 });
+              // Past the ranking pass's cap the answer is the same.
+              expect(await capped.search(view, query, { maxResults, now, recentWindowMs: 200 })).toEqual(got);
               const ridInMatch = scope.length <= RID_MATCH_MAX_RESOURCES;
               const stats = scopeStatistics(h.db, scope, query);
               const rows = h.db.prepare(rankedSearchSql(temporal, ridInMatch, stats.whole ? undefined : stats.phraseRows.length)).all({
-                match: scopedMatch(query, scope),
+                match: scopedMatch(query, scope, ridInMatch),
                 rids: JSON.stringify(scope),
                 cutoff: now - 200,
                 limit: 100_000,

@@ -14,8 +14,10 @@ export interface TextBackendHarness {
 
 /** How to run the suite for one adapter. */
 export interface TextBackendSuiteOptions extends ConformanceOptions {
-  /** The adapter's name; also names its golden file `test/text/golden/<name>.json`. */
+  /** The adapter's name; also names its golden file `test/text/golden/<name>.json` unless `golden` does. */
   name: string;
+  /** The golden file's name when another variant of an adapter shares it (same engine, same rankings). */
+  golden?: string;
   /** A fresh, empty backend with its loader. */
   create(): TextBackendHarness | Promise<TextBackendHarness>;
 }
@@ -66,7 +68,7 @@ export function runTextBackendSuite(opts: TextBackendSuiteOptions): void {
     });
 
     test("rankings match the golden file", async () => {
-      const file = join(__dirname, "golden", `${opts.name}.json`);
+      const file = join(__dirname, "golden", `${opts.golden ?? opts.name}.json`);
       const actual: Record<string, Array<{ uri: string; score: number }>> = {};
       for (const q of corpus.queries) {
         const { hits } = await search(testView(all), q.query, { maxResults: 5 });

@@ -47,7 +47,7 @@ export function acmsFts5Path(): string | undefined {
 }
 
 /**
- * Loads the acms_fts5 SQLite extension (native/acms-fts5/acms_fts5.c: `acms_bm25`, `acms_phrases`) into
+ * Loads the acms_fts5 SQLite extension (native/acms-fts5/acms_fts5.c: `acms_bm25`, `acms_tf`, `acms_topk`) into
  * `db` once; returns undefined when it is loaded, else why it is not (not built: no C compiler at install,
  * or a load error), so the caller can choose the in-memory keyword index instead.
  */

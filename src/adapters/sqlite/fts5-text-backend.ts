@@ -12,18 +12,20 @@ import { requireAcmsFts5 } from "./acms-fts5-extension.js";
 import { fts5TableTotals, KEYWORD_STATS_TABLE, type KeywordTotals } from "./keyword-rows.js";
 
 /**
- * Scopes of at most this many resources are also pushed into the FTS5 MATCH itself (`rid : (...)`),
- * so FTS5 intersects the query's doclists with the resources' and ranks only in-scope rows. Larger
- * scopes filter the join on `resource_id IN (...)` instead, which beats an OR of thousands of doclists.
+ * Scopes of at most this many resources are also pushed into the FTS5 MATCH itself (`rid : (...)`), so FTS5
+ * intersects the query's doclists with the resources' and reads only in-scope rows; larger scopes join each
+ * matched row to its chunk and test `resource_id IN (...)`, which beats an OR of thousands of doclists.
+ * Measured on 100,000 chunks in 2,000 resources (three-word queries, a pass over the matches): the MATCH form
+ * took 7, 17 and 84 ms at 50, 200 and 400 resources, the join 43, 32 and 52.
  */
-export const RID_MATCH_MAX_RESOURCES = 32;
+export const RID_MATCH_MAX_RESOURCES = 256;
 
 /**
- * Scopes of at most this many resources count their terms' rows (the BM25 statistics pass) with the resources
- * in the MATCH; larger ones join each matched row to its chunk. Measured on 100,000 chunks in 2,000 resources
- * (three-word queries): the MATCH form took 7, 17 and 84 ms at 50, 200 and 400 resources, the join 43, 32 and 52.
+ * The one-statement form's limit (`rankedSearchSql` with `scopedMatch`'s default): the ranking the adapter ran
+ * before issue 29, kept as the benches' baseline and for the rare paged search, named the scope's resources
+ * in its MATCH up to this many.
  */
-export const COUNT_RID_MATCH_MAX_RESOURCES = 256;
+export const ONE_STATEMENT_RID_MATCH_MAX_RESOURCES = 32;
 
 /** Rows ranked by the first run of a search beyond max_results; later runs double (each re-runs the ranking, so doubling keeps the re-runs to a logarithmic count). */
 const FIRST_PAGE_SLACK = 16;
@@ -110,21 +112,19 @@ export function scoreParams(stats: KeywordTotals, phraseRows: readonly number[])
   return params;
 }
 
-/** The MATCH expression for a query's terms within a scope (undefined when the query has no terms). */
-export function scopedMatch(query: string, resourceIds: readonly string[]): string | undefined {
-  return scopedQuery(query, resourceIds)?.match;
-}
-
 /**
- * The MATCH expression and its number of term phrases (phrases 0..terms-1 of the expression are the
- * query's terms; the scope's `rid` phrases, when the MATCH names them, come after).
+ * The MATCH expression for a query's terms within a scope (undefined when the query has no terms): phrases
+ * 0..terms-1 of the expression are the query's terms; the scope's `rid` phrases, when the MATCH names them
+ * (`ridInMatch`; by default as the one-statement form did), come after.
  */
-function scopedQuery(query: string, resourceIds: readonly string[]): { match: string; terms: number } | undefined {
-  const words = queryTerms(query);
-  const terms = matchAnyTerm("body", words);
-  if (terms === undefined) return undefined;
-  if (resourceIds.length > RID_MATCH_MAX_RESOURCES) return { match: terms, terms: words.length };
-  return { match: `${terms} AND ${ridFilter(resourceIds)}`, terms: words.length };
+export function scopedMatch(
+  query: string,
+  resourceIds: readonly string[],
+  ridInMatch = resourceIds.length <= ONE_STATEMENT_RID_MATCH_MAX_RESOURCES,
+): string | undefined {
+  const terms = matchAnyTerm("body", queryTerms(query));
+  if (terms === undefined || !ridInMatch) return terms;
+  return `${terms} AND ${ridFilter(resourceIds)}`;
 }
 
 /** The MATCH filter on the scope's resources: one unstemmed `rid` token per resource. */
@@ -152,7 +152,7 @@ function rankSql(ridInMatch: boolean, scopedPhrases?: number): string {
  * term's row count, then the best `@limit` rows with their ranks (see `readTopK`). Every row of the scope's
  * resources counts, whatever its version or visibility, as the row and token counts do (what FTS5 counts
  * for bm25() over a table holding only those resources); only the ranked rows are then read for visibility
- * and versions. Scopes of up to COUNT_RID_MATCH_MAX_RESOURCES name their resources in the MATCH; larger ones
+ * and versions. Scopes of up to RID_MATCH_MAX_RESOURCES name their resources in the MATCH; larger ones
  * test each matched row's chunk (so a keyword row no chunk backs, which only a crash of an older version
  * could leave and a full reindex removes, is in their row and token totals but not in their term counts).
  * Past `@cap` matched rows the aggregate stops keeping rows and gives the counts alone, and the ranking runs
@@ -219,20 +219,25 @@ function byRankThenUri(a: Candidate, b: Candidate): number {
   return sb - sa;
 }
 
-/** A scope's BM25 statistics: its rows and tokens, and the rows holding each query term (in term order). */
-interface ScopeStatistics extends KeywordTotals {
-  phraseRows: number[];
-}
-
 /** Matched rows past which `acms_topk` keeps counting but no longer ranks (about 40 bytes a row in SQLite's heap). */
 export const TOPK_MAX_ROWS = 500_000;
+
+/** How a search ranks within its scope: the MATCH (terms, and the scope's resources when `ridInMatch`), the scope's totals, and each term's rows once counted. */
+interface Ranking {
+  match: string;
+  terms: number;
+  ridInMatch: boolean;
+  totals: KeywordTotals;
+  /** Each term's rows within the scope, from the last ranking pass. */
+  phraseRows: number[];
+}
 
 /**
  * Keyword search on SQLite FTS5 (`porter unicode61`: Unicode word splitting, case and diacritic folding,
  * English stemming) over the rows SqliteDocumentStore keeps. Its cost follows the rows it returns, not the
- * rows the query matches (a long natural-language query matches most chunks): one statement ranks on the
- * index alone within the scope's resources (`rankSql`) and keeps the best `maxResults` plus a little slack;
- * a second reads only those rows' chunks and visible versions (`hydrateSql`: staged uploads not yet
+ * rows the query matches (a long natural-language query matches most chunks): one pass over the index alone,
+ * within the scope's resources, ranks and keeps the best `maxResults` plus a little slack (`topKSql`); a
+ * second statement reads only those rows' chunks and visible versions (`hydrateSql`: staged uploads not yet
  * published and versions outside the temporal scope drop here), builds their UKO URIs and orders them by
  * rank, then URI (ties), then live before superseded, so the first row of each URI is its best version.
  * Path filters run on these rows. When rows drop (older versions, a path filter, a staged upload), or a tie
@@ -245,11 +250,10 @@ export const TOPK_MAX_ROWS = 500_000;
  * each term's row count come from the keyword rows of the view's resources only (every version the index
  * holds of them), so no write outside the view moves a score inside it and a view scores exactly as a
  * store holding only its resources would. Rows and tokens per resource are counters the store keeps in
- * step with the index (`keyword_resource_stats`, see KeywordRows); the terms' row counts take one pass
- * over the scope's matched rows, which ranks them with those counts in the same pass (`topKSql`: the
- * acms_fts5 extension's `acms_topk`, FTS5's formula with those statistics); further runs of the ranking
- * (rows dropped) score with `acms_bm25`, the same formula, given the counts. A view holding every row of the
- * index skips the counting and ranks with `bm25()` itself, as before (the same statistics, so the same scores).
+ * step with the index (`keyword_resource_stats`, see KeywordRows); each term's row count is counted by the
+ * ranking pass itself (the acms_fts5 extension's `acms_topk`, FTS5's bm25() formula with those statistics).
+ * A view holding every row of the index takes FTS5's own totals and so scores exactly as bm25() does (and
+ * faster than bm25() with ORDER BY, which counts each term's rows in passes of their own).
  */
 export class Fts5TextBackend implements TextBackend {
   readonly hasNativeKeywordSearch = true;
@@ -262,8 +266,11 @@ export class Fts5TextBackend implements TextBackend {
   /** Each view's resource tokens (JSON), built once per view (views are immutable and cached). */
   private readonly viewTokens = new WeakMap<ScopedBackendView, string>();
 
-  /** Loads the acms_fts5 extension into `db` (throws when it is not built). `db` holds SqliteDocumentStore's tables. */
-  /** `topKMaxRows`: matched rows past which the one-pass ranking gives the counts alone (TOPK_MAX_ROWS; tests lower it). */
+  /**
+   * Loads the acms_fts5 extension into `db` (throws when it is not built). `db` holds SqliteDocumentStore's
+   * tables. `topKMaxRows`: matched rows past which the ranking pass counts but keeps no rows (TOPK_MAX_ROWS;
+   * tests lower it).
+   */
   constructor(
     private readonly db: SqliteDatabase,
     private readonly topKMaxRows = TOPK_MAX_ROWS,
@@ -276,33 +283,23 @@ export class Fts5TextBackend implements TextBackend {
   }
 
   async search(view: ScopedBackendView, query: string, opts: TextSearchOptions): Promise<{ hits: TextHit[]; exhaustive: boolean }> {
-    const scoped = scopedQuery(query, view.resourceIds);
-    if (scoped === undefined || view.resourceIds.length === 0) return { hits: [], exhaustive: true };
-    const { match } = scoped;
-    const ridInMatch = view.resourceIds.length <= RID_MATCH_MAX_RESOURCES;
+    const terms = queryTerms(query).length;
+    if (terms === 0 || view.resourceIds.length === 0) return { hits: [], exhaustive: true };
     opts.signal?.throwIfAborted();
+    const ranking = this.ranking(view, query, terms);
+    if (ranking === null) return { hits: [], exhaustive: true };
     const filterPaths = !view.paths.matchesAll;
     // Only path filters and older versions (one URI, several rows) can drop rows in a settled store; without
     // them one row beyond max_results is enough to tell whether the answer is exhaustive.
     const mayDrop = filterPaths || view.temporalScope !== "current";
     let page = Math.min(opts.maxResults + (mayDrop ? FIRST_PAGE_SLACK : 1), MAX_PAGE);
-    const stats = this.statistics(view, scoped.match, scoped.terms, page);
-    if (stats === null) return { hits: [], exhaustive: true };
-    // The first page when the statistics pass ranked it too.
-    let firstPage = stats?.ranked;
-    const phrases = stats === undefined ? undefined : scoped.terms;
-    const rank = this.rankStatement(ridInMatch, phrases);
     const hydrate = this.hydrateStatement(view.temporalScope);
-    const rankParams: Record<string, unknown> = { match, limit: 0, ...(stats && scoreParams(stats, stats.phraseRows)) };
-    if (!ridInMatch) rankParams.rids = JSON.stringify(view.resourceIds);
     const hydrateParams = {
       keys: "",
       cutoff: supersededCutoff(view.temporalScope, opts.now, opts.recentWindowMs) ?? 0,
     };
     for (;;) {
-      rankParams.limit = page;
-      const ranked = firstPage ?? rank.all(rankParams);
-      firstPage = undefined;
+      const ranked = this.rank(view, ranking, page);
       const complete = ranked.length < page;
       const rankOf = new Map<number, number>();
       for (const [key, r] of ranked) rankOf.set(key, r);
@@ -341,61 +338,55 @@ export class Fts5TextBackend implements TextBackend {
         }
       }
       if (settled && complete) return { hits, exhaustive: true };
-      if (page >= MAX_PAGE) return this.searchPaged(view, match, ridInMatch, opts, stats && { phrases: scoped.terms, stats });
+      if (page >= MAX_PAGE) return this.searchPaged(view, ranking, opts);
       page = Math.min(page * 2, MAX_PAGE);
     }
   }
 
   /**
-   * The scope's BM25 statistics: undefined when its resources hold every row of the index (bm25()'s own
-   * statistics are then the scope's), null when they hold none (nothing to find), else the scope's rows and
-   * tokens (the store's counters) and each term's row count within the scope, counted in one pass that also
-   * ranks the best `page` rows (`topKSql`; `ranked` undefined when the matches were past the aggregate's cap).
+   * The scope's MATCH and totals: null when its resources hold no row (nothing to find). A scope holding
+   * every row of the index needs no filter and takes FTS5's own totals (bm25()'s statistics, so its scores).
    */
-  private statistics(
-    view: ScopedBackendView,
-    match: string,
-    terms: number,
-    page: number,
-  ): (ScopeStatistics & { ranked: RankRow[] | undefined }) | undefined | null {
+  private ranking(view: ScopedBackendView, query: string, terms: number): Ranking | null {
     let tokens = this.viewTokens.get(view);
     if (tokens === undefined) this.viewTokens.set(view, (tokens = JSON.stringify(view.resourceIds.map(resourceToken))));
     const scope = this.scopeTotals.get(tokens)!;
     if (scope.rows <= 0) return null;
-    if (scope.rows === fts5TableTotals(this.tableTotals.get()).rows) return undefined;
+    const table = fts5TableTotals(this.tableTotals.get());
+    if (scope.rows === table.rows) return { match: scopedMatch(query, [], false)!, terms, ridInMatch: true, totals: table, phraseRows: [] };
     const ridInMatch = view.resourceIds.length <= RID_MATCH_MAX_RESOURCES;
-    const countInMatch = view.resourceIds.length <= COUNT_RID_MATCH_MAX_RESOURCES;
-    const params: Record<string, unknown> = {
-      match: ridInMatch || !countInMatch ? match : `${match} AND ${ridFilter(view.resourceIds)}`,
-      terms,
-      limit: page,
-      cap: this.topKMaxRows,
-      rows: scope.rows,
-      tokens: scope.tokens,
-    };
-    if (!countInMatch) params.rids = JSON.stringify(view.resourceIds);
-    const { phraseRows, ranked } = readTopK(this.topKStatement(countInMatch).get(params) ?? null, terms);
-    return { rows: scope.rows, tokens: scope.tokens, phraseRows, ranked };
+    return { match: scopedMatch(query, view.resourceIds, ridInMatch)!, terms, ridInMatch, totals: scope, phraseRows: [] };
+  }
+
+  /**
+   * The best `limit` rows of the scope, best first: one `acms_topk` pass, which counts each term's rows too;
+   * past TOPK_MAX_ROWS matched rows it keeps only the counts, and the ranking statement scores with them.
+   */
+  private rank(view: ScopedBackendView, ranking: Ranking, limit: number): RankRow[] {
+    const { match, terms, ridInMatch, totals } = ranking;
+    const params: Record<string, unknown> = { match, terms, limit, cap: this.topKMaxRows, rows: totals.rows, tokens: totals.tokens };
+    if (!ridInMatch) params.rids = JSON.stringify(view.resourceIds);
+    const { phraseRows, ranked } = readTopK(this.topKStatement(ridInMatch).get(params) ?? null, terms);
+    ranking.phraseRows = phraseRows;
+    if (ranked !== undefined) return ranked;
+    const rankParams: Record<string, unknown> = { match, limit, ...scoreParams(totals, phraseRows) };
+    if (!ridInMatch) rankParams.rids = params.rids;
+    return this.rankStatement(ridInMatch, terms).all(rankParams);
   }
 
   /**
    * The search in one statement read page by page (`rankedSearchSql`, each page a further OFFSET): for the
    * rare search whose filters drop more than MAX_PAGE ranked rows, so no run holds more than a page of rows.
    */
-  private searchPaged(
-    view: ScopedBackendView,
-    match: string,
-    ridInMatch: boolean,
-    opts: TextSearchOptions,
-    scoped: { phrases: number; stats: ScopeStatistics } | undefined,
-  ): { hits: TextHit[]; exhaustive: boolean } {
-    const stmt = this.pagedStatement(view.temporalScope, ridInMatch, scoped?.phrases);
+  private searchPaged(view: ScopedBackendView, ranking: Ranking, opts: TextSearchOptions): { hits: TextHit[]; exhaustive: boolean } {
+    const { match, ridInMatch, totals, phraseRows } = ranking;
+    const stmt = this.pagedStatement(view.temporalScope, ridInMatch, phraseRows.length);
     const params: Record<string, unknown> & { offset: number } = {
       match,
       cutoff: supersededCutoff(view.temporalScope, opts.now, opts.recentWindowMs) ?? 0,
       limit: MAX_PAGE,
       offset: 0,
-      ...(scoped && scoreParams(scoped.stats, scoped.stats.phraseRows)),
+      ...scoreParams(totals, phraseRows),
     };
     if (!ridInMatch) params.rids = JSON.stringify(view.resourceIds);
     const hits: TextHit[] = [];
