@@ -28,13 +28,12 @@ import { generateKey, hashKey } from "../src/application/access/key-ring.js";
 import { compilePrograms } from "../scripts/build.mjs";
 import { formatMs as fmt, median, percentile } from "./bench-timing.js";
 import { corpusQueries, makeVectorCorpus, PEER_DIM, zipfSizes, type VectorCorpus } from "./peer-vector-corpus.js";
+import { REGISTER_IN_FLIGHT, registerResources } from "./peers/register-resources.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(here, "..");
 const PASSES = 3;
 const TOP_K = 10;
-/** RegisterResource calls the service's ingest keeps in flight. */
-const REGISTER_IN_FLIGHT = 16;
 /** How many candidates the naive global index fetches before its post-filter keeps the in-scope ones. */
 const HNSW_POST_FILTER_FETCH = 100;
 
@@ -156,18 +155,12 @@ class ServiceSystem implements System {
     const index = createClient(IndexService, this.transport());
     const started = performance.now();
     await registry.createProject({ name: "peers/vectors" });
-    // Several registrations in flight, as a bulk loader sends them: the registry group-commits its writes, so
-    // calls in flight together share an fsync (one at a time, each waited for its own: 6-17 ms apiece here).
     const ids = this.resourceIds;
-    let nextResource = 0;
-    await Promise.all(
-      Array.from({ length: REGISTER_IN_FLIGHT }, async () => {
-        for (let r = nextResource++; r < corpus.sizes.length; r = nextResource++) {
-          const { resource } = await registry.registerResource({ project: "peers/vectors", alias: `r${r}`, kind: "docs" });
-          ids[r] = resource!.id;
-        }
-      }),
-    );
+    const registeredIds = await registerResources(corpus.sizes.length, async (r) => {
+      const { resource } = await registry.registerResource({ project: "peers/vectors", alias: `r${r}`, kind: "docs" });
+      return resource!.id;
+    });
+    registeredIds.forEach((id, r) => (ids[r] = id));
     const registered = performance.now();
     this.registerPerSecond = corpus.sizes.length / ((registered - started) / 1000);
     async function* messages() {

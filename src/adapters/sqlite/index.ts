@@ -9,6 +9,7 @@ import type { TextBackend } from "../../ports/text-backend.js";
 import type { TierStore } from "../../ports/tier-store.js";
 import type { UnitReader } from "../../ports/unit-reader.js";
 import { openSqliteDatabase, type SqliteDatabase } from "../kit/sqlite-database.js";
+import { WalCheckpointer } from "../kit/wal-checkpointer.js";
 import { loadAcmsFts5 } from "./acms-fts5-extension.js";
 import { Fts5TextBackend } from "./fts5-text-backend.js";
 import { SqliteDocumentStore } from "./sqlite-document-store.js";
@@ -58,6 +59,8 @@ export interface SqliteEngine extends SqliteCatalog {
  */
 export function openSqliteCatalog(config: SqliteEngineConfig): SqliteCatalog {
   const db = openSqliteDatabase(config.path);
+  // The WAL is copied into the database from a thread of its own, never inside a commit on the serving thread.
+  const checkpointer = WalCheckpointer.start(db);
   try {
     const registry = new SqliteRegistryStore(db);
     const scopes = new SqliteScopeStore(db);
@@ -69,11 +72,12 @@ export function openSqliteCatalog(config: SqliteEngineConfig): SqliteCatalog {
       async close() {
         await scopes.close();
         await registry.close();
+        await checkpointer?.stop();
         db.close();
       },
     };
   } catch (err) {
-    db.close();
+    void checkpointer?.stop().finally(() => db.close());
     throw err;
   }
 }
