@@ -24,10 +24,12 @@
 **     and LIMIT over the whole table, which counts each phrase's rows in passes of their own). Each phrase's n is the
 **     number of aggregated rows holding it; at the end each row is scored exactly as acms_bm25 scores it with
 **     N = nRow, avgdl = nToken / nRow and those n, and the lim rows of least rank (minus the relevance; ties
-**     by least rowid) are kept. A blob (native byte order): int32 k; k doubles, each phrase's n; int32 m, the
-**     rows kept, or -1 when more than cap rows were aggregated (their terms are no longer kept, so only the
-**     counts are there: rank with acms_bm25); then m pairs (int64 rowid, double rank), best first. NULL when
-**     no row was aggregated.
+**     by least rowid) are kept, and with them every other row ranked exactly as the last kept one (up to
+**     lim + 16 of them), so a caller that orders ties its own way finds the whole tie at the cut. A blob
+**     (native byte order): int32 k; k doubles, each phrase's n; int32 m, the rows kept, or -1 when more than
+**     cap rows were aggregated (their terms are no longer kept, so only the counts are there: rank with
+**     acms_bm25); int32 flags, bit 0 set when every row tied with the last kept one is kept, bit 1 when every
+**     row is; then m pairs (int64 rowid, double rank), best first. NULL when no row was aggregated.
 **
 ** Loaded into the connection by better-sqlite3's loadExtension (entry point sqlite3_acmsfts_init); built
 ** by scripts/build-native.mjs against the SQLite headers better-sqlite3 bundles.
@@ -269,16 +271,21 @@ static void acmsTopKStep(sqlite3_context *pCtx, int nVal, sqlite3_value **apVal)
   }
 }
 
+/* Rows tied with the last kept one that acms_topk keeps as well, at most (beyond lim). */
+static sqlite3_int64 acmsTieRoom(sqlite3_int64 lim) {
+  return lim + 16;
+}
+
 static void acmsTopKFinal(sqlite3_context *pCtx) {
   const double k1 = 1.2;
   const double b = 0.75;
   AcmsTopK *p = (AcmsTopK *)sqlite3_aggregate_context(pCtx, 0);
   double aIDF[ACMS_MAX_PHRASES];
   double avgdl;
-  AcmsRanked *aHeap = 0;
-  sqlite3_int64 nHeap = 0, off = 0, nOut, i;
+  AcmsRanked *aAll = 0, *aHeap = 0;
+  sqlite3_int64 nAll = 0, nHeap = 0, nKept = 0, off = 0, nOut, i;
   unsigned char *aOut;
-  int m;
+  int m, flags = 0;
   if (p == 0 || !p->init || p->nPhrase < 0) {
     sqlite3_result_null(pCtx);
     return;
@@ -290,10 +297,15 @@ static void acmsTopKFinal(sqlite3_context *pCtx) {
     if (idf <= 0.0) idf = 1e-6;
     aIDF[i] = idf;
   }
-  if (!p->over && p->lim > 0) {
-    aHeap = (AcmsRanked *)sqlite3_malloc64(sizeof(AcmsRanked) * (sqlite3_uint64)(p->lim < p->nAgg ? p->lim : p->nAgg));
-    if (aHeap == 0) {
+  if (!p->over && p->lim > 0 && p->nAgg > 0) {
+    sqlite3_int64 nCap = p->lim < p->nAgg ? p->lim : p->nAgg;
+    aAll = (AcmsRanked *)sqlite3_malloc64(sizeof(AcmsRanked) * (sqlite3_uint64)p->nAgg);
+    aHeap = (AcmsRanked *)sqlite3_malloc64(sizeof(AcmsRanked) * (sqlite3_uint64)(nCap + acmsTieRoom(p->lim)));
+    if (aAll == 0 || aHeap == 0) {
+      sqlite3_free(aAll);
+      sqlite3_free(aHeap);
       sqlite3_free(p->aBuf);
+      p->aBuf = 0;
       sqlite3_result_error_nomem(pCtx);
       return;
     }
@@ -315,6 +327,7 @@ static void acmsTopKFinal(sqlite3_context *pCtx) {
         score += aIDF[aTf[j]] * ((f * (k1 + 1.0)) / (f + k1 * (1 - b + b * D / avgdl)));
       }
       r.rank = -1.0 * score;
+      aAll[nAll++] = r;
       if (nHeap < p->lim) {
         sqlite3_int64 c = nHeap++;
         aHeap[c] = r;
@@ -329,13 +342,34 @@ static void acmsTopKFinal(sqlite3_context *pCtx) {
         acmsSiftDown(aHeap, nHeap, 0);
       }
     }
-    qsort(aHeap, (size_t)nHeap, sizeof(AcmsRanked), acmsCompareRanked);
+    nKept = nHeap;
+    if (nHeap == nAll) {
+      flags = 3; /* every row kept, so every tie too */
+    } else {
+      /* The rows ranked exactly as the last kept one (the heap's root) may be cut anywhere among them: keep
+      ** them all, when they fit, so a caller ordering ties its own way needs no second pass. */
+      double rCut = aHeap[0].rank;
+      sqlite3_int64 nLess = 0, nTie = 0;
+      for (i = 0; i < nAll; i++)
+        if (aAll[i].rank == rCut) nTie++;
+      /* Too many ties: the heap's rows as they are (the least rowids of the tie), the tie not all there. */
+      if (nTie <= acmsTieRoom(p->lim)) {
+        for (i = 0; i < nHeap; i++)
+          if (aHeap[i].rank < rCut) aHeap[nLess++] = aHeap[i];
+        nKept = nLess;
+        for (i = 0; i < nAll; i++)
+          if (aAll[i].rank == rCut) aHeap[nKept++] = aAll[i];
+        flags = 1;
+      }
+    }
+    qsort(aHeap, (size_t)nKept, sizeof(AcmsRanked), acmsCompareRanked);
   }
+  sqlite3_free(aAll);
   sqlite3_free(p->aBuf);
   p->aBuf = 0;
-  m = p->over ? -1 : (int)nHeap;
-  nOut = (sqlite3_int64)sizeof(int) + p->nPhrase * (sqlite3_int64)sizeof(double) + (sqlite3_int64)sizeof(int) +
-         nHeap * (sqlite3_int64)(sizeof(sqlite3_int64) + sizeof(double));
+  m = p->over ? -1 : (int)nKept;
+  nOut = (sqlite3_int64)sizeof(int) + p->nPhrase * (sqlite3_int64)sizeof(double) + 2 * (sqlite3_int64)sizeof(int) +
+         nKept * (sqlite3_int64)(sizeof(sqlite3_int64) + sizeof(double));
   aOut = (unsigned char *)sqlite3_malloc64((sqlite3_uint64)nOut);
   if (aOut == 0) {
     sqlite3_free(aHeap);
@@ -352,7 +386,9 @@ static void acmsTopKFinal(sqlite3_context *pCtx) {
   }
   memcpy(aOut + off, &m, sizeof(int));
   off += sizeof(int);
-  for (i = 0; i < nHeap; i++) {
+  memcpy(aOut + off, &flags, sizeof(int));
+  off += sizeof(int);
+  for (i = 0; i < nKept; i++) {
     memcpy(aOut + off, &aHeap[i].rowid, sizeof(sqlite3_int64));
     off += sizeof(sqlite3_int64);
     memcpy(aOut + off, &aHeap[i].rank, sizeof(double));

@@ -97,6 +97,26 @@ export function runTextBackendSuite(opts: TextBackendSuiteOptions): void {
       expect(big.exhaustive).toBe(true);
     });
 
+    test("ties are ordered by UKO URI wherever max_results cuts them, however large the tie", async () => {
+      // Identical chunks score alike: a tie of 30 rows, written in an order unlike their URIs' (paths descending,
+      // resources interleaved). Cut at 1 and 10 the tie is larger than a ranking pass keeps beyond its page,
+      // at 20 it is not; every cut must be the first rows of the whole ranking in URI order.
+      const ids = ["01JT3ZZZZZZZZZZZZZZZZZZZZZ", "01JT1ZZZZZZZZZZZZZZZZZZZZZ", "01JT2ZZZZZZZZZZZZZZZZZZZZZ"];
+      for (let i = 29; i >= 0; i--) {
+        await h.loader.upsert({ resourceId: ids[i % 3], path: `tie/${String(i).padStart(2, "0")}.md`, chunks: ["zebra quokka"] }, T0);
+      }
+      const whole = await search(testView(ids), "zebra quokka", { maxResults: 100 });
+      const wholeUris = await uris(whole.hits);
+      expect(wholeUris.length).toBe(30);
+      expect(new Set(whole.hits.map((x) => x.score)).size).toBe(1);
+      expect(wholeUris).toEqual([...wholeUris].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
+      for (const maxResults of [1, 10, 20, 29]) {
+        const cut = await search(testView(ids), "zebra quokka", { maxResults });
+        expect({ maxResults, uris: await uris(cut.hits) }).toEqual({ maxResults, uris: wholeUris.slice(0, maxResults) });
+        expect(cut.exhaustive).toBe(false);
+      }
+    });
+
     test("only resources of the view are searched, with full recall inside it", async () => {
       const notes = corpus.resources.notes;
       const { hits } = await search(testView([notes]), "run requests server retry key", { maxResults: 50 });

@@ -168,24 +168,34 @@ function topKSql(ridInMatch: boolean): string {
   return `SELECT acms_topk(k, tf, @terms, @limit, @cap, @rows, @tokens) FROM (${rows} LIMIT -1)`;
 }
 
+/** A ranking pass's rows, best first, and what they hold. */
+interface RankedPage {
+  rows: RankRow[];
+  /** Every row of the scope matching the query is among `rows`. */
+  complete: boolean;
+  /** Every row ranked exactly as the last of `rows` is among them (so a tie at the cut is whole). */
+  tiesWhole: boolean;
+}
+
 /**
  * `acms_topk`'s blob (native byte order, little-endian on every platform Node builds for): int32 k, k
- * doubles (each term's row count), int32 m (the rows ranked, -1 when past the cap) and m pairs of int64
- * rowid and double rank, best first.
+ * doubles (each term's row count), int32 m (the rows ranked, -1 when past the cap), int32 flags (bit 0: the
+ * tie at the cut is whole, bit 1: every row is there) and m pairs of int64 rowid and double rank, best first.
  */
-export function readTopK(blob: Buffer | null, terms: number): { phraseRows: number[]; ranked: RankRow[] | undefined } {
-  if (blob === null) return { phraseRows: new Array<number>(terms).fill(0), ranked: [] };
+export function readTopK(blob: Buffer | null, terms: number): { phraseRows: number[]; ranked: RankedPage | undefined } {
+  if (blob === null) return { phraseRows: new Array<number>(terms).fill(0), ranked: { rows: [], complete: true, tiesWhole: true } };
   const k = blob.readInt32LE(0);
   if (k !== terms) throw new Error(`acms_topk answered ${k} terms for ${terms}`);
   const phraseRows: number[] = [];
   let off = 4;
   for (let i = 0; i < k; i++, off += 8) phraseRows.push(blob.readDoubleLE(off));
   const m = blob.readInt32LE(off);
-  off += 4;
+  const flags = blob.readInt32LE(off + 4);
+  off += 8;
   if (m < 0) return { phraseRows, ranked: undefined };
-  const ranked: RankRow[] = [];
-  for (let i = 0; i < m; i++, off += 16) ranked.push([Number(blob.readBigInt64LE(off)), blob.readDoubleLE(off + 8)]);
-  return { phraseRows, ranked };
+  const rows: RankRow[] = [];
+  for (let i = 0; i < m; i++, off += 16) rows.push([Number(blob.readBigInt64LE(off)), blob.readDoubleLE(off + 8)]);
+  return { phraseRows, ranked: { rows, complete: (flags & 2) !== 0, tiesWhole: (flags & 1) !== 0 } };
 }
 
 /** The chunk rows, visible versions only (`visible_documents`), of ranked keys within the temporal scope. */
@@ -299,8 +309,7 @@ export class Fts5TextBackend implements TextBackend {
       cutoff: supersededCutoff(view.temporalScope, opts.now, opts.recentWindowMs) ?? 0,
     };
     for (;;) {
-      const ranked = this.rank(view, ranking, page);
-      const complete = ranked.length < page;
+      const { rows: ranked, complete, tiesWhole } = this.rank(view, ranking, page);
       const rankOf = new Map<number, number>();
       for (const [key, r] of ranked) rankOf.set(key, r);
       hydrateParams.keys = JSON.stringify(ranked.map((r) => r[0]));
@@ -310,7 +319,8 @@ export class Fts5TextBackend implements TextBackend {
         ukoUri: `uko://${row[1]}/${row[2]}#${row[3]}`,
       }));
       candidates.sort(byRankThenUri);
-      // Rows ranked strictly better than the last one ranked are all here; rows tied with it may not be.
+      // Rows ranked strictly better than the last one ranked are all here; rows tied with it may not be,
+      // unless the pass kept the whole tie (a tie is ordered by URI here, which the pass cannot see).
       const cutRank = complete || ranked.length === 0 ? Infinity : ranked[ranked.length - 1][1];
       const hits: TextHit[] = [];
       const metadataByDoc = new Map<number, Record<string, string>>();
@@ -318,7 +328,7 @@ export class Fts5TextBackend implements TextBackend {
       let settled = true;
       for (let i = 0; i < candidates.length; i++) {
         const c = candidates[i];
-        if (c.rank >= cutRank) {
+        if (c.rank > cutRank || (c.rank === cutRank && !tiesWhole)) {
           settled = false;
           break;
         }
@@ -359,10 +369,11 @@ export class Fts5TextBackend implements TextBackend {
   }
 
   /**
-   * The best `limit` rows of the scope, best first: one `acms_topk` pass, which counts each term's rows too;
-   * past TOPK_MAX_ROWS matched rows it keeps only the counts, and the ranking statement scores with them.
+   * The best `limit` rows of the scope, best first, with the rest of a tie at the cut: one `acms_topk` pass,
+   * which counts each term's rows too; past TOPK_MAX_ROWS matched rows it keeps only the counts, and the
+   * ranking statement scores with them.
    */
-  private rank(view: ScopedBackendView, ranking: Ranking, limit: number): RankRow[] {
+  private rank(view: ScopedBackendView, ranking: Ranking, limit: number): RankedPage {
     const { match, terms, ridInMatch, totals } = ranking;
     const params: Record<string, unknown> = { match, terms, limit, cap: this.topKMaxRows, rows: totals.rows, tokens: totals.tokens };
     if (!ridInMatch) params.rids = JSON.stringify(view.resourceIds);
@@ -371,7 +382,8 @@ export class Fts5TextBackend implements TextBackend {
     if (ranked !== undefined) return ranked;
     const rankParams: Record<string, unknown> = { match, limit, ...scoreParams(totals, phraseRows) };
     if (!ridInMatch) rankParams.rids = params.rids;
-    return this.rankStatement(ridInMatch, terms).all(rankParams);
+    const rows = this.rankStatement(ridInMatch, terms).all(rankParams);
+    return { rows, complete: rows.length < limit, tiesWhole: false };
   }
 
   /**
