@@ -146,6 +146,9 @@ export class WalCheckpointer {
     if (this.stopped) return;
     this.stopped = true;
     const exited = new Promise<void>((resolve) => this.worker.once("exit", () => resolve()));
+    // Unreferenced while it runs (it never keeps a process alive); referenced while stopping, or a process
+    // with nothing else left would exit before the close that awaits it goes on.
+    this.worker.ref();
     this.worker.postMessage("stop");
     await exited;
     if (this.db.open) this.db.pragma("wal_autocheckpoint = 1000");
