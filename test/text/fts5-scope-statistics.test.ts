@@ -130,15 +130,21 @@ describe("FTS5 per-scope BM25 statistics (embedded engine)", () => {
     expect(truth.get(resourceToken(A))!.rows).toBeGreaterThan(10);
   });
 
-  // Up to RID_MATCH_MAX_RESOURCES the MATCH names the scope's resources; past it the ranking joins each row's chunk.
-  it.each([8, RID_MATCH_MAX_RESOURCES])(
-    "scores a scope of %i + 2 resources, and every temporal scope, from the scope's rows only",
-    async (size) => {
+  // Up to 32 resources the MATCH names the scope's resources; up to RID_MATCH_MAX_RESOURCES too in an index of
+  // RID_MATCH_ROWS_PER_RESOURCE rows a resource (0 here: any index); past it the ranking joins each row's chunk.
+  it.each([
+    [8, undefined],
+    [40, undefined],
+    [40, 0],
+    [RID_MATCH_MAX_RESOURCES, 0],
+  ])(
+    "scores a scope of %i + 2 resources, and every temporal scope, from the scope's rows only (rows a resource for the MATCH: %p)",
+    async (size, ridMatchRowsPerResource) => {
       const others = Array.from({ length: size + 3 }, (_, i) => `01JQ${String(i).padStart(22, "0")}`);
       for (const [i, r] of others.entries()) await store.upsertDocuments(r, [doc("n.md", [`needle ${"hay ".repeat(i % 7)}`])], 1_000);
       await store.upsertDocuments(A, [doc("a.md", ["needle in the old haystack"])], 1_000);
       await store.upsertDocuments(A, [doc("a.md", ["needle in the new haystack", "and straw"])], 8_000);
-      const text = new Fts5TextBackend(db);
+      const text = new Fts5TextBackend(db, undefined, ridMatchRowsPerResource);
       const big = testView([A, ...others.slice(0, size + 1)]);
       const scores = async () =>
         Promise.all(

@@ -12,13 +12,23 @@ import { requireAcmsFts5 } from "./acms-fts5-extension.js";
 import { fts5TableTotals, KEYWORD_STATS_TABLE, type KeywordTotals } from "./keyword-rows.js";
 
 /**
- * Scopes of at most this many resources are also pushed into the FTS5 MATCH itself (`rid : (...)`), so FTS5
- * intersects the query's doclists with the resources' and reads only in-scope rows; larger scopes join each
- * matched row to its chunk and test `resource_id IN (...)`, which beats an OR of thousands of doclists.
+ * Scopes of at most this many resources (past 32, in an index large enough: RID_MATCH_ROWS_PER_RESOURCE) are
+ * also pushed into the FTS5 MATCH itself (`rid : (...)`), so FTS5 intersects the query's doclists with the
+ * resources' and reads only in-scope rows; larger scopes join each matched row to its chunk and test
+ * `resource_id IN (...)`, which beats an OR of thousands of doclists.
  * Measured on 100,000 chunks in 2,000 resources (three-word queries, a pass over the matches): the MATCH form
  * took 7, 17 and 84 ms at 50, 200 and 400 resources, the join 43, 32 and 52.
  */
 export const RID_MATCH_MAX_RESOURCES = 256;
+
+/**
+ * Past ONE_STATEMENT_RID_MATCH_MAX_RESOURCES resources the MATCH names them only in an index of at least this
+ * many rows per resource named: each named resource is a doclist FTS5 opens in every index segment, a fixed
+ * cost, while the join costs a look-up per matched row of the whole index. Measured at 100 resources: 5,000
+ * rows (three-word queries) the join 1.1 ms against 7.5; 18,000 rows (long queries) the MATCH 5.9 against 11.9;
+ * 100,000 rows the MATCH ~10 against ~38.
+ */
+export const RID_MATCH_ROWS_PER_RESOURCE = 100;
 
 /**
  * The one-statement form's limit (`rankedSearchSql` with `scopedMatch`'s default): the ranking the adapter ran
@@ -279,11 +289,12 @@ export class Fts5TextBackend implements TextBackend {
   /**
    * Loads the acms_fts5 extension into `db` (throws when it is not built). `db` holds SqliteDocumentStore's
    * tables. `topKMaxRows`: matched rows past which the ranking pass counts but keeps no rows (TOPK_MAX_ROWS;
-   * tests lower it).
+   * tests lower it); `ridMatchRowsPerResource`: see RID_MATCH_ROWS_PER_RESOURCE (tests pass 0).
    */
   constructor(
     private readonly db: SqliteDatabase,
     private readonly topKMaxRows = TOPK_MAX_ROWS,
+    private readonly ridMatchRowsPerResource = RID_MATCH_ROWS_PER_RESOURCE,
   ) {
     requireAcmsFts5(db);
     this.scopeTotals = db.prepare(
@@ -364,7 +375,9 @@ export class Fts5TextBackend implements TextBackend {
     if (scope.rows <= 0) return null;
     const table = fts5TableTotals(this.tableTotals.get());
     if (scope.rows === table.rows) return { match: scopedMatch(query, [], false)!, terms, ridInMatch: true, totals: table, phraseRows: [] };
-    const ridInMatch = view.resourceIds.length <= RID_MATCH_MAX_RESOURCES;
+    const n = view.resourceIds.length;
+    const ridInMatch =
+      n <= ONE_STATEMENT_RID_MATCH_MAX_RESOURCES || (n <= RID_MATCH_MAX_RESOURCES && table.rows >= this.ridMatchRowsPerResource * n);
     return { match: scopedMatch(query, view.resourceIds, ridInMatch)!, terms, ridInMatch, totals: scope, phraseRows: [] };
   }
 
