@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { resolvePackage } from "./resolve-package.js";
+import { workerSource } from "./worker-source.js";
 import type { SqliteDatabase } from "./sqlite-database.js";
 
 /** How often the checkpointer looks at the WAL (ms), and the least time between two of its checkpoints. */
@@ -103,8 +104,7 @@ export class WalCheckpointer {
       dbPath: db.name,
       intervalMs,
     };
-    const source = `"use strict";\nvar __name = (target) => target;\n(${runWalCheckpointer.toString()})(require);\n`;
-    const worker = new Worker(source, { eval: true, workerData: data });
+    const worker = new Worker(workerSource(runWalCheckpointer), { eval: true, workerData: data });
     worker.unref();
     const cp = new WalCheckpointer(db, worker);
     db.pragma("wal_autocheckpoint = 0");

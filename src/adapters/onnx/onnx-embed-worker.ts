@@ -8,6 +8,8 @@
  * token) and L2-normalised, as the sentence-transformers model card does it.
  */
 
+import { workerSource } from "../kit/worker-source.js";
+
 /** What the worker is started with. */
 export interface OnnxWorkerData {
   ortPath: string;
@@ -141,5 +143,5 @@ function runOnnxEmbedWorker(req: NodeJS.Require): void {
 
 /** The worker's program text (see the file's comment). */
 export function onnxEmbedWorkerSource(): string {
-  return `"use strict";\nvar __name = (target) => target;\n(${runOnnxEmbedWorker.toString()})(require);\n`;
+  return workerSource(runOnnxEmbedWorker);
 }

@@ -38,6 +38,8 @@
  * A row is `[subjectKind, subject, predicate, objectKind, object, datatype, language]`, kinds 0 = IRI,
  * 1 = blank node, 2 = literal, and '' for an absent datatype or language, as stored in SQLite.
  */
+
+import { workerSource } from "../kit/worker-source.js";
 import type BetterSqlite3 from "better-sqlite3";
 import type * as Oxigraph from "oxigraph";
 import type { RdfTerm, RdfTriple } from "../../domain/rdf-term.js";
@@ -682,11 +684,7 @@ export function runOxigraphWorker(load: NodeJS.Require): void {
   parentPort.postMessage(ready);
 }
 
-/**
- * The worker's program as source text: `runOxigraphWorker`'s compiled code, called with the worker's
- * `require`. `__name` is the helper esbuild (tsx) calls to keep function names; the worker has no module
- * scope to find it in, so it is defined here as a no-op.
- */
+/** The worker's program as source text (see workerSource). */
 export function oxigraphWorkerSource(): string {
-  return `"use strict";\nvar __name = (target) => target;\n(${runOxigraphWorker.toString()})(require);\n`;
+  return workerSource(runOxigraphWorker);
 }
