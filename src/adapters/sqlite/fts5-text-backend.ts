@@ -32,8 +32,8 @@ export const RID_MATCH_ROWS_PER_RESOURCE = 100;
 
 /**
  * The one-statement form's limit (`rankedSearchSql` with `scopedMatch`'s default): the ranking the adapter ran
- * before issue 29, kept as the benches' baseline and for the rare paged search, named the scope's resources
- * in its MATCH up to this many.
+ * before issue 29, kept as the benches' baseline, named the scope's resources in its MATCH up to this many.
+ * The adapter names them up to this many in any index (and past it, see RID_MATCH_ROWS_PER_RESOURCE).
  */
 export const ONE_STATEMENT_RID_MATCH_MAX_RESOURCES = 32;
 
@@ -132,7 +132,12 @@ export function scopedMatch(
   resourceIds: readonly string[],
   ridInMatch = resourceIds.length <= ONE_STATEMENT_RID_MATCH_MAX_RESOURCES,
 ): string | undefined {
-  const terms = matchAnyTerm("body", queryTerms(query));
+  return matchOfTerms(queryTerms(query), resourceIds, ridInMatch);
+}
+
+/** `scopedMatch` of terms already taken from the query (`queryTerms`). */
+function matchOfTerms(words: readonly string[], resourceIds: readonly string[], ridInMatch: boolean): string | undefined {
+  const terms = matchAnyTerm("body", words);
   if (terms === undefined || !ridInMatch) return terms;
   return `${terms} AND ${ridFilter(resourceIds)}`;
 }
@@ -247,6 +252,8 @@ interface Ranking {
   match: string;
   terms: number;
   ridInMatch: boolean;
+  /** The scope's resource ids as JSON, for the join (`@rids`) when the MATCH does not name them. */
+  rids: string;
   totals: KeywordTotals;
   /** Each term's rows within the scope, from the last ranking pass. */
   phraseRows: number[];
@@ -283,8 +290,8 @@ export class Fts5TextBackend implements TextBackend {
   private readonly topKStatements = new Map<boolean, Statement<Record<string, unknown>, Buffer | null>>();
   private readonly scopeTotals: Statement<[string], KeywordTotals>;
   private readonly tableTotals: Statement<[], Buffer>;
-  /** Each view's resource tokens (JSON), built once per view (views are immutable and cached). */
-  private readonly viewTokens = new WeakMap<ScopedBackendView, string>();
+  /** Each view's resource tokens and resource ids (JSON), built once per view (views are immutable and cached). */
+  private readonly viewJson = new WeakMap<ScopedBackendView, { tokens: string; ids: string }>();
 
   /**
    * Loads the acms_fts5 extension into `db` (throws when it is not built). `db` holds SqliteDocumentStore's
@@ -304,10 +311,10 @@ export class Fts5TextBackend implements TextBackend {
   }
 
   async search(view: ScopedBackendView, query: string, opts: TextSearchOptions): Promise<{ hits: TextHit[]; exhaustive: boolean }> {
-    const terms = queryTerms(query).length;
-    if (terms === 0 || view.resourceIds.length === 0) return { hits: [], exhaustive: true };
+    const words = queryTerms(query);
+    if (words.length === 0 || view.resourceIds.length === 0) return { hits: [], exhaustive: true };
     opts.signal?.throwIfAborted();
-    const ranking = this.ranking(view, query, terms);
+    const ranking = this.ranking(view, words);
     if (ranking === null) return { hits: [], exhaustive: true };
     const filterPaths = !view.paths.matchesAll;
     // Only path filters and older versions (one URI, several rows) can drop rows in a settled store; without
@@ -320,7 +327,7 @@ export class Fts5TextBackend implements TextBackend {
       cutoff: supersededCutoff(view.temporalScope, opts.now, opts.recentWindowMs) ?? 0,
     };
     for (;;) {
-      const { rows: ranked, complete, tiesWhole } = this.rank(view, ranking, page);
+      const { rows: ranked, complete, tiesWhole } = this.rank(ranking, page);
       const rankOf = new Map<number, number>();
       for (const [key, r] of ranked) rankOf.set(key, r);
       hydrateParams.keys = JSON.stringify(ranked.map((r) => r[0]));
@@ -368,17 +375,22 @@ export class Fts5TextBackend implements TextBackend {
    * The scope's MATCH and totals: null when its resources hold no row (nothing to find). A scope holding
    * every row of the index needs no filter and takes FTS5's own totals (bm25()'s statistics, so its scores).
    */
-  private ranking(view: ScopedBackendView, query: string, terms: number): Ranking | null {
-    let tokens = this.viewTokens.get(view);
-    if (tokens === undefined) this.viewTokens.set(view, (tokens = JSON.stringify(view.resourceIds.map(resourceToken))));
-    const scope = this.scopeTotals.get(tokens)!;
+  private ranking(view: ScopedBackendView, words: readonly string[]): Ranking | null {
+    let json = this.viewJson.get(view);
+    if (json === undefined) {
+      json = { tokens: JSON.stringify(view.resourceIds.map(resourceToken)), ids: JSON.stringify(view.resourceIds) };
+      this.viewJson.set(view, json);
+    }
+    const scope = this.scopeTotals.get(json.tokens)!;
     if (scope.rows <= 0) return null;
+    const terms = words.length;
     const table = fts5TableTotals(this.tableTotals.get());
-    if (scope.rows === table.rows) return { match: scopedMatch(query, [], false)!, terms, ridInMatch: true, totals: table, phraseRows: [] };
+    if (scope.rows === table.rows)
+      return { match: matchOfTerms(words, [], false)!, terms, ridInMatch: true, rids: json.ids, totals: table, phraseRows: [] };
     const n = view.resourceIds.length;
     const ridInMatch =
       n <= ONE_STATEMENT_RID_MATCH_MAX_RESOURCES || (n <= RID_MATCH_MAX_RESOURCES && table.rows >= this.ridMatchRowsPerResource * n);
-    return { match: scopedMatch(query, view.resourceIds, ridInMatch)!, terms, ridInMatch, totals: scope, phraseRows: [] };
+    return { match: matchOfTerms(words, view.resourceIds, ridInMatch)!, terms, ridInMatch, rids: json.ids, totals: scope, phraseRows: [] };
   }
 
   /**
@@ -386,15 +398,15 @@ export class Fts5TextBackend implements TextBackend {
    * which counts each term's rows too; past TOPK_MAX_ROWS matched rows it keeps only the counts, and the
    * ranking statement scores with them.
    */
-  private rank(view: ScopedBackendView, ranking: Ranking, limit: number): RankedPage {
-    const { match, terms, ridInMatch, totals } = ranking;
+  private rank(ranking: Ranking, limit: number): RankedPage {
+    const { match, terms, ridInMatch, rids, totals } = ranking;
     const params: Record<string, unknown> = { match, terms, limit, cap: this.topKMaxRows, rows: totals.rows, tokens: totals.tokens };
-    if (!ridInMatch) params.rids = JSON.stringify(view.resourceIds);
+    if (!ridInMatch) params.rids = rids;
     const { phraseRows, ranked } = readTopK(this.topKStatement(ridInMatch).get(params) ?? null, terms);
     ranking.phraseRows = phraseRows;
     if (ranked !== undefined) return ranked;
     const rankParams: Record<string, unknown> = { match, limit, ...scoreParams(totals, phraseRows) };
-    if (!ridInMatch) rankParams.rids = params.rids;
+    if (!ridInMatch) rankParams.rids = rids;
     const rows = this.rankStatement(ridInMatch, terms).all(rankParams);
     return { rows, complete: rows.length < limit, tiesWhole: false };
   }
@@ -404,7 +416,7 @@ export class Fts5TextBackend implements TextBackend {
    * rare search whose filters drop more than MAX_PAGE ranked rows, so no run holds more than a page of rows.
    */
   private searchPaged(view: ScopedBackendView, ranking: Ranking, opts: TextSearchOptions): { hits: TextHit[]; exhaustive: boolean } {
-    const { match, ridInMatch, totals, phraseRows } = ranking;
+    const { match, ridInMatch, rids, totals, phraseRows } = ranking;
     const stmt = this.pagedStatement(view.temporalScope, ridInMatch, phraseRows.length);
     const params: Record<string, unknown> & { offset: number } = {
       match,
@@ -413,7 +425,7 @@ export class Fts5TextBackend implements TextBackend {
       offset: 0,
       ...scoreParams(totals, phraseRows),
     };
-    if (!ridInMatch) params.rids = JSON.stringify(view.resourceIds);
+    if (!ridInMatch) params.rids = rids;
     const hits: TextHit[] = [];
     const metadataByDoc = new Map<number, Record<string, string>>();
     const seen = new Set<string>();
