@@ -41,6 +41,23 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT1
 
+/* BM25's IDF of a phrase held by nHit of nRow rows, as fts5Bm25GetData computes it (floored at 1e-6). */
+static double acmsIdf(sqlite3_int64 nRow, sqlite3_int64 nHit) {
+  double idf = log((nRow - nHit + 0.5) / (nHit + 0.5));
+  return idf <= 0.0 ? 1e-6 : idf;
+}
+
+/*
+** A phrase's term-frequency factor in a row of |D| tokens, as fts5Bm25Function computes it (k1 = 1.2,
+** b = 0.75): the row's relevance adds IDF times this for each phrase. acms_bm25 and acms_topk both score
+** through it, so they agree bit for bit.
+*/
+static double acmsTfFactor(double f, double D, double avgdl) {
+  const double k1 = 1.2;
+  const double b = 0.75;
+  return (f * (k1 + 1.0)) / (f + k1 * (1 - b + b * D / avgdl));
+}
+
 /* The statistics of one query, computed at its first row (FTS5 keeps them as the query's aux data). */
 typedef struct AcmsBm25Data {
   int nPhrase;   /* phrases scored: the k nHit arguments */
@@ -73,9 +90,7 @@ static int acmsBm25Data(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int nVa
     p->avgdl = (double)nToken / (double)nRow;
     for (i = 0; i < nPhrase; i++) {
       sqlite3_int64 nHit = sqlite3_value_int64(apVal[2 + i]);
-      double idf = log((nRow - nHit + 0.5) / (nHit + 0.5));
-      if (idf <= 0.0) idf = 1e-6;
-      p->aIDF[i] = idf;
+      p->aIDF[i] = acmsIdf(nRow, nHit);
     }
     if (pApi->xSetAuxdata(pFts, p, sqlite3_free) != SQLITE_OK) return SQLITE_NOMEM;
   }
@@ -84,8 +99,6 @@ static int acmsBm25Data(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int nVa
 }
 
 static void acmsBm25Function(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *pCtx, int nVal, sqlite3_value **apVal) {
-  const double k1 = 1.2;
-  const double b = 0.75;
   double score = 0.0;
   double D = 0.0;
   AcmsBm25Data *pData = 0;
@@ -109,7 +122,7 @@ static void acmsBm25Function(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sq
   }
   if (rc == SQLITE_OK) {
     for (i = 0; i < pData->nPhrase; i++) {
-      score += pData->aIDF[i] * ((pData->aFreq[i] * (k1 + 1.0)) / (pData->aFreq[i] + k1 * (1 - b + b * D / pData->avgdl)));
+      score += pData->aIDF[i] * acmsTfFactor(pData->aFreq[i], D, pData->avgdl);
     }
     sqlite3_result_double(pCtx, -1.0 * score);
   } else if (rc == SQLITE_MISUSE) {
@@ -277,8 +290,6 @@ static sqlite3_int64 acmsTieRoom(sqlite3_int64 lim) {
 }
 
 static void acmsTopKFinal(sqlite3_context *pCtx) {
-  const double k1 = 1.2;
-  const double b = 0.75;
   AcmsTopK *p = (AcmsTopK *)sqlite3_aggregate_context(pCtx, 0);
   double aIDF[ACMS_MAX_PHRASES];
   double avgdl;
@@ -293,9 +304,7 @@ static void acmsTopKFinal(sqlite3_context *pCtx) {
   /* As acmsBm25Data computes them. */
   avgdl = (double)p->nToken / (double)p->nRow;
   for (i = 0; i < p->nPhrase; i++) {
-    double idf = log((p->nRow - p->aHit[i] + 0.5) / (p->aHit[i] + 0.5));
-    if (idf <= 0.0) idf = 1e-6;
-    aIDF[i] = idf;
+    aIDF[i] = acmsIdf(p->nRow, p->aHit[i]);
   }
   if (!p->over && p->lim > 0 && p->nAgg > 0) {
     sqlite3_int64 nCap = p->lim < p->nAgg ? p->lim : p->nAgg;
@@ -324,7 +333,7 @@ static void acmsTopKFinal(sqlite3_context *pCtx) {
       /* acms_bm25's sum, in phrase order; a phrase absent from the row adds exactly 0 there. */
       for (j = 1; j < nTf / (int)sizeof(int); j += 2) {
         double f = (double)aTf[j + 1];
-        score += aIDF[aTf[j]] * ((f * (k1 + 1.0)) / (f + k1 * (1 - b + b * D / avgdl)));
+        score += aIDF[aTf[j]] * acmsTfFactor(f, D, avgdl);
       }
       r.rank = -1.0 * score;
       aAll[nAll++] = r;
