@@ -69,6 +69,29 @@ export function resourceToken(resourceId: string): string {
   return `r${resourceId.toLowerCase()}0`;
 }
 
+/** A message waiting to be written in one step with others (see `writeInOneStep`). */
+interface OneStepWrite {
+  resourceId: string;
+  documents: readonly DocumentInputRecord[];
+  now: number;
+  hooks: UpsertHooks | undefined;
+  /** Its size as a staging slice counts it. */
+  chunks: number;
+  bytes: number;
+  resolve(outcome: UpsertOutcome): void;
+  reject(err: unknown): void;
+}
+
+/** What the rows of one one-step message changed. */
+interface OneStepRows {
+  upserted: number;
+  unchanged: number;
+  chunksIndexed: number;
+  newDocuments: number;
+  chunkDelta: number;
+  vectors: VectorChanges;
+}
+
 interface ChunkRow extends SnapshotChunkRow {
   doc_key: number;
   embedding: Buffer | null;
@@ -116,6 +139,11 @@ export class SqliteDocumentStore implements DocumentStore {
    * serving thread, covers all of its messages (each was an fsync on the serving thread, ~7 ms apiece).
    */
   private readonly wal: WalSync | undefined;
+  /** One-step writes waiting for their group commit (see `writeInOneStep`), and the turn that commits the next group. */
+  private oneStepQueue: OneStepWrite[] = [];
+  private oneStepFlush: NodeJS.Immediate | undefined;
+  /** A group of one-step writes and one generation bump (if any wrote), in one transaction. */
+  private readonly oneStepTransaction;
   private embedPrepared?: {
     missing: Statement<[string, number, number], { chunk_key: number; text: string }>;
     target: Statement<[number, string], { path: string; superseded_at: number | null }>;
@@ -233,6 +261,11 @@ export class SqliteDocumentStore implements DocumentStore {
       ),
     };
     this.gen = this.stmts.generation.get() as bigint;
+    this.oneStepTransaction = db.transaction((group: readonly OneStepWrite[]) => {
+      const writes = group.map((w) => this.writeOneStepRows(w));
+      const generation = writes.some((o) => o.upserted > 0) ? (this.stmts.bump.get() as bigint) : this.gen;
+      return { writes, generation };
+    });
     this.stageBatchChunks = Math.max(1, opts.stageBatchChunks ?? DEFAULT_STAGE_BATCH_CHUNKS);
     // A process killed while publishing leaves a published stage not yet swept: finished here. One killed
     // while staging leaves staged rows (never visible) and marks on the versions they would replace: dropped here.
@@ -423,56 +456,127 @@ export class SqliteDocumentStore implements DocumentStore {
    * A message no larger than one staging slice, without vectors, whose caller has nothing to do before it is
    * published (no `beforePublish`), written in one transaction: the same rows, versions and retention as
    * staging, publishing and settling it would leave, with one commit in place of several (a message of one
-   * small document cost ~2.4 ms in five commits and three event-loop turns). The transaction is no longer
-   * than a staging slice, so it holds the event loop no longer; the vectors of the versions it supersedes
-   * go to `afterPublish` at once, as a publish's do.
+   * small document cost ~2.4 ms in five commits and three event-loop turns). The vectors of the versions it
+   * supersedes go to `afterPublish` at once, as a publish's do.
+   *
+   * Group commit: the message joins the writes of this kind queued by other callers (other streams, other
+   * resources; a resource has one write in flight at a time, see `serially`) and the next event-loop turn
+   * commits them together, as many as fit one staging slice, in one transaction. Each commit of a small
+   * message used to cost more than its rows (FTS5 writes its pending terms as a new segment at every commit,
+   * and segments are merged later). The group is no longer than one staging slice, so it holds the event loop
+   * no longer than before; each message resolves once its group is committed and visible. A group whose
+   * transaction fails is written again a message per transaction, so a message that fails does so alone and
+   * the others commit as they would have.
    */
-  private writeInOneStep(resourceId: string, documents: readonly DocumentInputRecord[], now: number, hooks?: UpsertHooks): UpsertOutcome {
+  private writeInOneStep(resourceId: string, documents: readonly DocumentInputRecord[], now: number, hooks?: UpsertHooks): Promise<UpsertOutcome> {
+    return new Promise<UpsertOutcome>((resolve, reject) => {
+      let chunks = 0;
+      let bytes = 0;
+      for (const doc of documents) {
+        chunks += Math.max(1, doc.chunks.length);
+        bytes += doc.content.length;
+        for (const c of doc.chunks) bytes += c.text.length;
+      }
+      this.oneStepQueue.push({ resourceId, documents, now, hooks, chunks, bytes, resolve, reject });
+      this.scheduleOneStep();
+    });
+  }
+
+  private scheduleOneStep(): void {
+    if (this.oneStepFlush !== undefined || this.oneStepQueue.length === 0) return;
+    this.oneStepFlush = setImmediate(() => {
+      this.oneStepFlush = undefined;
+      this.commitOneStepGroup();
+      // One group a turn: what is left waits for the next, after the reads and other writes queued meanwhile.
+      this.scheduleOneStep();
+    });
+  }
+
+  /** Takes the queue's first writes that fit one staging slice (at least one) and commits them. */
+  private commitOneStepGroup(): void {
+    let chunks = 0;
+    let bytes = 0;
+    let n = 0;
+    for (const w of this.oneStepQueue) {
+      if (n > 0 && (chunks + w.chunks > this.stageBatchChunks || bytes + w.bytes > STAGE_BATCH_BYTES)) break;
+      chunks += w.chunks;
+      bytes += w.bytes;
+      n += 1;
+    }
+    const group = this.oneStepQueue.splice(0, n);
+    try {
+      this.commitOneStep(group);
+    } catch (err) {
+      if (group.length === 1) {
+        group[0].reject(err);
+        return;
+      }
+      // Rolled back whole: each message on its own, so only the one that fails fails.
+      for (const w of group) {
+        try {
+          this.commitOneStep([w]);
+        } catch (e) {
+          w.reject(e);
+        }
+      }
+    }
+  }
+
+  /** Writes `group` in one transaction (durable at commit unless every message defers it), then resolves each. */
+  private commitOneStep(group: readonly OneStepWrite[]): void {
+    const out = this.commitPublish(
+      () => this.oneStepTransaction.immediate(group),
+      group.every((w) => w.hooks?.deferDurability === true),
+    );
+    this.gen = out.generation;
+    out.writes.forEach((o, i) => {
+      const w = group[i];
+      this.live.documents += o.newDocuments;
+      this.live.chunks += o.chunkDelta;
+      if (o.upserted > 0) w.hooks?.afterPublish?.(o.vectors.superseded, w.now);
+      w.resolve({
+        documentsUpserted: o.upserted,
+        documentsUnchanged: o.unchanged,
+        chunksIndexed: o.chunksIndexed,
+        vectorsIndexed: 0,
+        generation: out.generation,
+        vectors: o.vectors,
+      });
+    });
+  }
+
+  /** The rows of one message written in one step (inside `oneStepTransaction`), and what they changed. */
+  private writeOneStepRows(w: OneStepWrite): OneStepRows {
+    const { resourceId, documents, now } = w;
     const rid = resourceToken(resourceId);
     const vectors: VectorChanges = { added: [], superseded: [], removed: [], at: now };
-    const write = this.db.transaction(() => {
-      let upserted = 0;
-      let unchanged = 0;
-      let chunksIndexed = 0;
-      let newDocuments = 0;
-      let chunkDelta = 0;
-      for (const doc of documents) {
-        const print = documentFingerprint(doc);
-        const live = this.stmts.live.get(resourceId, doc.path);
-        if (live && live.fingerprint === print) {
-          unchanged += 1;
-          continue;
-        }
-        if (live) chunkDelta -= this.supersede(live.doc_key, now, vectors);
-        else newDocuments += 1;
-        const docKey = Number(
-          this.stmts.insertDoc.run(resourceId, doc.path, doc.content, JSON.stringify(doc.metadata), print, now).lastInsertRowid,
-        );
-        doc.chunks.forEach((chunk, index) => {
-          const chunkKey = Number(this.stmts.insertChunk.run(docKey, resourceId, doc.path, index, chunk.text, null).lastInsertRowid);
-          this.keywords.insert(chunkKey, chunk.text, rid);
-        });
-        chunksIndexed += doc.chunks.length;
-        chunkDelta += doc.chunks.length;
-        if (live) this.expire(resourceId, doc.path, vectors);
-        upserted += 1;
+    let upserted = 0;
+    let unchanged = 0;
+    let chunksIndexed = 0;
+    let newDocuments = 0;
+    let chunkDelta = 0;
+    for (const doc of documents) {
+      const print = documentFingerprint(doc);
+      const live = this.stmts.live.get(resourceId, doc.path);
+      if (live && live.fingerprint === print) {
+        unchanged += 1;
+        continue;
       }
-      const generation = upserted > 0 ? (this.stmts.bump.get() as bigint) : this.gen;
-      return { upserted, unchanged, chunksIndexed, newDocuments, chunkDelta, generation };
-    });
-    const out = this.commitPublish(() => write.immediate(), hooks?.deferDurability === true);
-    this.gen = out.generation;
-    this.live.documents += out.newDocuments;
-    this.live.chunks += out.chunkDelta;
-    if (out.upserted > 0) hooks?.afterPublish?.(vectors.superseded, now);
-    return {
-      documentsUpserted: out.upserted,
-      documentsUnchanged: out.unchanged,
-      chunksIndexed: out.chunksIndexed,
-      vectorsIndexed: 0,
-      generation: out.generation,
-      vectors,
-    };
+      if (live) chunkDelta -= this.supersede(live.doc_key, now, vectors);
+      else newDocuments += 1;
+      const docKey = Number(
+        this.stmts.insertDoc.run(resourceId, doc.path, doc.content, JSON.stringify(doc.metadata), print, now).lastInsertRowid,
+      );
+      doc.chunks.forEach((chunk, index) => {
+        const chunkKey = Number(this.stmts.insertChunk.run(docKey, resourceId, doc.path, index, chunk.text, null).lastInsertRowid);
+        this.keywords.insert(chunkKey, chunk.text, rid);
+      });
+      chunksIndexed += doc.chunks.length;
+      chunkDelta += doc.chunks.length;
+      if (live) this.expire(resourceId, doc.path, vectors);
+      upserted += 1;
+    }
+    return { upserted, unchanged, chunksIndexed, newDocuments, chunkDelta, vectors };
   }
 
   /**
@@ -546,6 +650,10 @@ export class SqliteDocumentStore implements DocumentStore {
 
   /** Syncs what is left and lets go of the WAL handle (the database itself is closed by its opener). */
   async close(): Promise<void> {
+    // Writes still waiting for their group commit are written first (their callers have not heard yet).
+    if (this.oneStepFlush !== undefined) clearImmediate(this.oneStepFlush);
+    this.oneStepFlush = undefined;
+    while (this.oneStepQueue.length > 0) this.commitOneStepGroup();
     await this.wal?.close();
   }
 
