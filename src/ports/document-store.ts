@@ -67,6 +67,12 @@ export interface UpsertHooks {
    * not one a message). A store without `syncWrites` ignores this: its writes are durable on resolving.
    */
   deferDurability?: boolean;
+  /**
+   * Other writes are under way (other messages being validated or written): the store may hold this one
+   * for a moment to commit it in one transaction with theirs (group commit). Without it the store writes at
+   * once: a lone writer gains nothing by waiting.
+   */
+  groupCommit?: boolean;
 }
 
 /** The live contents of a document store, deployment-wide. */

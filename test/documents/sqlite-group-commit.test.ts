@@ -7,12 +7,14 @@ import type { DocumentInputRecord, UpsertOutcome } from "../../src/ports/documen
 
 /**
  * Group commit of small messages (issue 29, ingest): messages without vectors that fit one staging slice,
- * written by different callers in the same event-loop turn (several UpsertDocuments streams), commit in one
- * transaction, as many as fit one slice. Each still answers for itself: its own counts, and a failure of
- * its own alone (the group is written again a message at a time).
+ * written by different callers in the same event-loop turn while the caller says other writes are under way
+ * (`groupCommit`: several UpsertDocuments streams), commit in one transaction, as many as fit one slice. Each
+ * still answers for itself: its own counts, and a failure of its own alone (the group is written again a
+ * message at a time). A lone writer commits at once.
  */
 const T0 = 1_700_000_000_000;
 const rid = (n: number) => `01JD0G${String(n).padStart(20, "0")}`;
+const GROUP = { groupCommit: true, deferDurability: true } as const;
 
 function doc(path: string, text = `words of ${path}`): DocumentInputRecord {
   return { path, content: text, metadata: {}, chunks: [{ text }] };
@@ -51,9 +53,7 @@ describe("group commit of small one-step writes (SQLite store)", () => {
   it("writes of different resources made in one turn commit together: one generation, every row, each its own counts", async () => {
     open();
     const before = await store.generation();
-    const outs = await Promise.all(
-      [0, 1, 2, 3].map((n) => store.upsertDocuments(rid(n), [doc("a.md"), doc(`b${n}.md`)], T0, { deferDurability: true })),
-    );
+    const outs = await Promise.all([0, 1, 2, 3].map((n) => store.upsertDocuments(rid(n), [doc("a.md"), doc(`b${n}.md`)], T0, GROUP)));
     const generations = new Set(outs.map((o) => o.generation));
     expect(generations.size).toBe(1);
     expect([...generations][0]).toBe(before + 1n);
@@ -65,7 +65,7 @@ describe("group commit of small one-step writes (SQLite store)", () => {
     expect(keywordRows()).toBe(8);
     expect(await store.counts()).toEqual({ documents: 8, chunks: 8 });
     // Unchanged documents are counted as such, in a group too.
-    const again = await Promise.all([0, 1].map((n) => store.upsertDocuments(rid(n), [doc("a.md")], T0 + 1)));
+    const again = await Promise.all([0, 1].map((n) => store.upsertDocuments(rid(n), [doc("a.md")], T0 + 1, GROUP)));
     expect(again.map((o) => [o.documentsUpserted, o.documentsUnchanged])).toEqual([
       [0, 1],
       [0, 1],
@@ -74,7 +74,7 @@ describe("group commit of small one-step writes (SQLite store)", () => {
 
   it("a group holds no more chunks than one staging slice: the rest commit in the next turns", async () => {
     open({ stageBatchChunks: 4 });
-    const outs = await Promise.all([0, 1, 2, 3, 4, 5].map((n) => store.upsertDocuments(rid(n), [doc("a.md")], T0)));
+    const outs = await Promise.all([0, 1, 2, 3, 4, 5].map((n) => store.upsertDocuments(rid(n), [doc("a.md")], T0, GROUP)));
     const byGeneration = new Map<bigint, number>();
     for (const o of outs) byGeneration.set(o.generation, (byGeneration.get(o.generation) ?? 0) + 1);
     expect([...byGeneration.values()]).toEqual([4, 2]);
@@ -88,9 +88,9 @@ describe("group commit of small one-step writes (SQLite store)", () => {
       "CREATE TRIGGER refuse_poison BEFORE INSERT ON documents WHEN NEW.path = 'poison.md' BEGIN SELECT RAISE(ABORT, 'refused'); END",
     );
     const settled = await Promise.allSettled([
-      store.upsertDocuments(rid(0), [doc("a.md")], T0, { deferDurability: true }),
-      store.upsertDocuments(rid(1), [doc("ok.md"), doc("poison.md")], T0, { deferDurability: true }),
-      store.upsertDocuments(rid(2), [doc("c.md")], T0, { deferDurability: true }),
+      store.upsertDocuments(rid(0), [doc("a.md")], T0, GROUP),
+      store.upsertDocuments(rid(1), [doc("ok.md"), doc("poison.md")], T0, GROUP),
+      store.upsertDocuments(rid(2), [doc("c.md")], T0, GROUP),
     ]);
     expect(settled.map((s) => s.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(String((settled[1] as PromiseRejectedResult).reason)).toContain("refused");
@@ -99,13 +99,22 @@ describe("group commit of small one-step writes (SQLite store)", () => {
     expect(liveRows(rid(2))).toEqual(["c.md"]);
     expect(keywordRows()).toBe(2);
     expect(await store.counts()).toEqual({ documents: 2, chunks: 2 });
-    const generations = settled.filter((s) => s.status === "fulfilled").map((s) => (s as PromiseFulfilledResult<UpsertOutcome>).value.generation);
+    const generations = settled
+      .filter((s) => s.status === "fulfilled")
+      .map((s) => (s as PromiseFulfilledResult<UpsertOutcome>).value.generation);
     expect(generations[1]).toBeGreaterThan(generations[0]);
+  });
+
+  it("without groupCommit each write commits at once, on its own", async () => {
+    open();
+    const before = await store.generation();
+    const outs = await Promise.all([0, 1, 2].map((n) => store.upsertDocuments(rid(n), [doc("a.md")], T0, { deferDurability: true })));
+    expect(outs.map((o) => o.generation)).toEqual([before + 1n, before + 2n, before + 3n]);
   });
 
   it("close writes what is still waiting for its group before it lets go", async () => {
     open();
-    const pending = store.upsertDocuments(rid(7), [doc("late.md")], T0, { deferDurability: true });
+    const pending = store.upsertDocuments(rid(7), [doc("late.md")], T0, GROUP);
     await store.close();
     expect((await pending).documentsUpserted).toBe(1);
     db.close();

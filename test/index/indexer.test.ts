@@ -252,3 +252,29 @@ describe("Rebuild shares the event loop", () => {
     expect([outcome.resourcesRebuilt, outcome.documentsReindexed]).toEqual([31, 31]);
   });
 });
+
+describe("group commit of concurrent messages", () => {
+  test("messages under way together commit in one transaction; a lone message commits on its own", async () => {
+    const registry = new SqliteRegistryStore(db);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      ids.push(
+        (await registry.registerResource({ id: "", project: "local/api", alias: `g${i}`, kind: "repo", parentIds: [], metadata: {} })).id,
+      );
+    }
+    const ix = indexer();
+    const one = (id: string, path: string) =>
+      ix.upsert(
+        create(UpsertDocumentsRequestSchema, { resourceId: id, documents: [{ path, content: `words of ${path} in ${id}`, chunks: [] }] }),
+        {
+          deferDurability: true,
+        },
+      );
+    const before = await store.generation();
+    const together = await Promise.all(ids.map((id) => one(id, "a.md")));
+    expect(new Set(together.map((o) => o.generation))).toEqual(new Set([before + 1n]));
+    const alone = await one(ids[0], "b.md");
+    expect(alone.generation).toBe(before + 2n);
+    expect((await store.counts()).documents).toBe(5);
+  });
+});

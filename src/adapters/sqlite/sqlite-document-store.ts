@@ -459,16 +459,22 @@ export class SqliteDocumentStore implements DocumentStore {
    * small document cost ~2.4 ms in five commits and three event-loop turns). The vectors of the versions it
    * supersedes go to `afterPublish` at once, as a publish's do.
    *
-   * Group commit: the message joins the writes of this kind queued by other callers (other streams, other
-   * resources; a resource has one write in flight at a time, see `serially`) and the next event-loop turn
-   * commits them together, as many as fit one staging slice, in one transaction. Each commit of a small
+   * Group commit: when the caller says other writes are under way (`hooks.groupCommit`), the message joins
+   * the writes of this kind queued by other callers (other streams, other resources; a resource has one
+   * write in flight at a time, see `serially`) and the next event-loop turn commits them together, as many
+   * as fit one staging slice, in one transaction; else, with nothing queued, it commits at once. Each commit of a small
    * message used to cost more than its rows (FTS5 writes its pending terms as a new segment at every commit,
    * and segments are merged later). The group is no longer than one staging slice, so it holds the event loop
    * no longer than before; each message resolves once its group is committed and visible. A group whose
    * transaction fails is written again a message per transaction, so a message that fails does so alone and
    * the others commit as they would have.
    */
-  private writeInOneStep(resourceId: string, documents: readonly DocumentInputRecord[], now: number, hooks?: UpsertHooks): Promise<UpsertOutcome> {
+  private writeInOneStep(
+    resourceId: string,
+    documents: readonly DocumentInputRecord[],
+    now: number,
+    hooks?: UpsertHooks,
+  ): Promise<UpsertOutcome> {
     return new Promise<UpsertOutcome>((resolve, reject) => {
       let chunks = 0;
       let bytes = 0;
@@ -478,7 +484,9 @@ export class SqliteDocumentStore implements DocumentStore {
         for (const c of doc.chunks) bytes += c.text.length;
       }
       this.oneStepQueue.push({ resourceId, documents, now, hooks, chunks, bytes, resolve, reject });
-      this.scheduleOneStep();
+      // A lone writer (nothing queued, no other write under way) commits at once: it would wait for nobody.
+      if (this.oneStepQueue.length === 1 && hooks?.groupCommit !== true) this.commitOneStepGroup();
+      else this.scheduleOneStep();
     });
   }
 

@@ -93,6 +93,8 @@ export interface RebuildOutcome {
 export class Indexer {
   private readonly now: () => number;
   private readonly writes = new KeyedSerialQueue();
+  /** UpsertDocuments messages between their arrival and their outcome: more than one lets the store group-commit them. */
+  private upsertsUnderWay = 0;
 
   constructor(private readonly deps: IndexerDeps) {
     this.now = deps.now ?? Date.now;
@@ -100,6 +102,15 @@ export class Indexer {
 
   /** One UpsertDocuments message: all of it is written, or (on any invalid field) none of it. */
   async upsert(msg: UpsertMessage, call: UpsertCallOptions = {}): Promise<UpsertOutcome> {
+    this.upsertsUnderWay += 1;
+    try {
+      return await this.upsertNow(msg, call);
+    } finally {
+      this.upsertsUnderWay -= 1;
+    }
+  }
+
+  private async upsertNow(msg: UpsertMessage, call: UpsertCallOptions): Promise<UpsertOutcome> {
     await this.requireResource(msg.resourceId);
     const docs = await validateUpsertMessage(msg, { embeddingDim: this.deps.embeddingDim, chunking: this.deps.chunking });
     if (this.deps.embedder) await embedMissing(this.deps.embedder, docs, call.tenant ?? msg.resourceId, call.signal);
@@ -122,6 +133,7 @@ export class Indexer {
             if (vector && superseded.length > 0) vector.supersede(superseded, at);
           },
           deferDurability: call.deferDurability,
+          groupCommit: this.upsertsUnderWay > 1,
         });
       } catch (err) {
         // Never published: the entries added for it go (their chunks are gone too). Published, its chunks stay.
