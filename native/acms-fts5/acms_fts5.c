@@ -15,22 +15,27 @@
 **
 **   acms_tf(chunks_fts, k)
 **     The current row's term counts for the ranking aggregate below: a blob of 32-bit integers (native byte
-**     order), |D| (the row's tokens over every column) and then, for each query phrase i < k that occurs in
-**     the first column, the pair (i, its instances there), in phrase order.
-**
-**   acms_topk(rowid, acms_tf(chunks_fts, k), k, lim, cap, nRow, nToken)   (an aggregate)
+**     order), for each query phrase i < k that occurs in the first column, the pair (i, its instances
+**     there), in phrase order. Each phrase's positions are walked on their own (xPhraseFirst), which costs
+**     less than FTS5's instance array (xInst merges every phrase's positions); the row's length is not read
+**     here (acms_topk reads it only for the rows that may rank).
+**   acms_topk(rowid, acms_tf(chunks_fts, k), k, lim, cap, nRow, nToken, 'chunks_fts')   (an aggregate)
 **     The scope's BM25 statistics and its best rows in one pass over the matched rows (instead of a pass
 **     counting each phrase's rows and another ranking with acms_bm25; it also beats bm25() with ORDER BY
 **     and LIMIT over the whole table, which counts each phrase's rows in passes of their own). Each phrase's n is the
 **     number of aggregated rows holding it; at the end each row is scored exactly as acms_bm25 scores it with
 **     N = nRow, avgdl = nToken / nRow and those n, and the lim rows of least rank (minus the relevance; ties
 **     by least rowid) are kept, and with them every other row ranked exactly as the last kept one (up to
-**     lim + 16 of them), so a caller that orders ties its own way finds the whole tie at the cut. A blob
+**     lim + 16 of them), so a caller that orders ties its own way finds the whole tie at the cut. A row's
+**     length |D| (its tokens over every column) is read from the table's docsize shadow table (the last
+**     argument names the table) only for the rows that may be kept: each row's rank is first bounded with
+**     |D| as small as its counts allow (the largest of them), the lim rows of least bound are ranked exactly,
+**     and a row whose bound ranks after the worst of those can be neither kept nor tied with the cut (the
+**     rank only grows with |D|). Long queries over many rows read ~13% of the rows' lengths. A blob
 **     (native byte order): int32 k; k doubles, each phrase's n; int32 m, the rows kept, or -1 when more than
 **     cap rows were aggregated (their terms are no longer kept, so only the counts are there: rank with
 **     acms_bm25); int32 flags, bit 0 set when every row tied with the last kept one is kept, bit 1 when every
 **     row is; then m pairs (int64 rowid, double rank), best first. NULL when no row was aggregated.
-**
 ** Loaded into the connection by better-sqlite3's loadExtension (entry point sqlite3_acmsfts_init); built
 ** by scripts/build-native.mjs against the SQLite headers better-sqlite3 bundles.
 */
@@ -136,9 +141,8 @@ static void acmsBm25Function(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sq
 #define ACMS_MAX_PHRASES 256
 
 static void acmsTfFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *pCtx, int nVal, sqlite3_value **apVal) {
-  int aFreq[ACMS_MAX_PHRASES];
-  int aOut[1 + 2 * ACMS_MAX_PHRASES];
-  int nPhrase, nInst = 0, nTok = 0, nOut = 1, i, rc;
+  int aOut[2 * ACMS_MAX_PHRASES];
+  int nPhrase, nOut = 0, i, rc = SQLITE_OK;
   if (nVal != 1) {
     sqlite3_result_error(pCtx, "acms_tf(fts, k) takes one argument after the table", -1);
     return;
@@ -148,24 +152,24 @@ static void acmsTfFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqli
     sqlite3_result_error(pCtx, "acms_tf(fts, k): k must be between 0 and the query's phrases (at most 256)", -1);
     return;
   }
-  memset(aFreq, 0, sizeof(int) * (size_t)nPhrase);
-  rc = pApi->xInstCount(pFts, &nInst);
-  for (i = 0; rc == SQLITE_OK && i < nInst; i++) {
-    int ip, ic, io;
-    rc = pApi->xInst(pFts, i, &ip, &ic, &io);
-    if (rc == SQLITE_OK && ip < nPhrase && ic == 0) aFreq[ip]++;
+  /* Each phrase's own instances (what xInst lists for it), walked phrase by phrase: cheaper than FTS5's
+  ** instance array, which merges every phrase's positions in order. */
+  for (i = 0; rc == SQLITE_OK && i < nPhrase; i++) {
+    Fts5PhraseIter it;
+    int ic, io, n = 0;
+    rc = pApi->xPhraseFirst(pFts, i, &it, &ic, &io);
+    while (rc == SQLITE_OK && ic >= 0) {
+      if (ic == 0) n++;
+      pApi->xPhraseNext(pFts, &it, &ic, &io);
+    }
+    if (n > 0) {
+      aOut[nOut++] = i;
+      aOut[nOut++] = n;
+    }
   }
-  if (rc == SQLITE_OK) rc = pApi->xColumnSize(pFts, -1, &nTok);
   if (rc != SQLITE_OK) {
     sqlite3_result_error_code(pCtx, rc);
     return;
-  }
-  aOut[0] = nTok;
-  for (i = 0; i < nPhrase; i++) {
-    if (aFreq[i] > 0) {
-      aOut[nOut++] = i;
-      aOut[nOut++] = aFreq[i];
-    }
   }
   sqlite3_result_blob(pCtx, aOut, (int)(sizeof(int) * (size_t)nOut), SQLITE_TRANSIENT);
 }
@@ -186,6 +190,7 @@ typedef struct AcmsTopK {
   int over;           /* more than cap rows: aBuf freed, only aHit kept */
   unsigned char *aBuf; /* per row: int64 rowid, then the acms_tf blob's length (int32) and the blob */
   sqlite3_int64 nBuf, nAlloc;
+  char *zDocsize; /* SELECT of a row's sizes from the table's docsize shadow table */
 } AcmsTopK;
 
 /* Whether a ranks before b: less rank, then less rowid. */
@@ -218,7 +223,7 @@ static void acmsTopKStep(sqlite3_context *pCtx, int nVal, sqlite3_value **apVal)
   const int *aTf;
   int nTf, i;
   sqlite3_int64 rowid;
-  (void)nVal; /* registered with exactly 7 arguments */
+  (void)nVal; /* registered with exactly 8 arguments */
   if (p == 0) {
     sqlite3_result_error_nomem(pCtx);
     return;
@@ -230,22 +235,29 @@ static void acmsTopKStep(sqlite3_context *pCtx, int nVal, sqlite3_value **apVal)
     p->cap = sqlite3_value_int64(apVal[4]);
     p->nRow = sqlite3_value_int64(apVal[5]);
     p->nToken = sqlite3_value_int64(apVal[6]);
-    if (p->nPhrase < 0 || p->nPhrase > ACMS_MAX_PHRASES || p->lim < 0 || p->cap < 0 || p->nRow <= 0) {
+    if (p->nPhrase < 0 || p->nPhrase > ACMS_MAX_PHRASES || p->lim < 0 || p->cap < 0 || p->nRow <= 0 ||
+        sqlite3_value_type(apVal[7]) != SQLITE_TEXT) {
       p->nPhrase = -1;
+    } else {
+      p->zDocsize = sqlite3_mprintf("SELECT sz FROM \"%w_docsize\" WHERE id = ?", (const char *)sqlite3_value_text(apVal[7]));
+      if (p->zDocsize == 0) {
+        sqlite3_result_error_nomem(pCtx);
+        return;
+      }
     }
   }
   if (p->nPhrase < 0) {
-    sqlite3_result_error(pCtx, "acms_topk(rowid, tf, 0 <= k <= 256, lim >= 0, cap >= 0, nRow > 0, nToken)", -1);
+    sqlite3_result_error(pCtx, "acms_topk(rowid, tf, 0 <= k <= 256, lim >= 0, cap >= 0, nRow > 0, nToken, fts table name)", -1);
     return;
   }
   rowid = sqlite3_value_int64(apVal[0]);
   aTf = (const int *)sqlite3_value_blob(apVal[1]);
   nTf = sqlite3_value_bytes(apVal[1]);
-  if (aTf == 0 || nTf < (int)sizeof(int) || nTf % (int)(2 * sizeof(int)) != (int)sizeof(int)) {
+  if (sqlite3_value_type(apVal[1]) != SQLITE_BLOB || nTf % (int)(2 * sizeof(int)) != 0 || (nTf > 0 && aTf == 0)) {
     sqlite3_result_error(pCtx, "acms_topk: the second argument must be acms_tf(fts, k)", -1);
     return;
   }
-  for (i = 1; i < nTf / (int)sizeof(int); i += 2) {
+  for (i = 0; i < nTf / (int)sizeof(int); i += 2) {
     if (aTf[i] < 0 || aTf[i] >= p->nPhrase) {
       sqlite3_result_error(pCtx, "acms_topk: acms_tf's k must be acms_topk's k", -1);
       return;
@@ -279,7 +291,7 @@ static void acmsTopKStep(sqlite3_context *pCtx, int nVal, sqlite3_value **apVal)
     p->nBuf += sizeof(rowid);
     memcpy(p->aBuf + p->nBuf, &nTf, sizeof(int));
     p->nBuf += sizeof(int);
-    memcpy(p->aBuf + p->nBuf, aTf, (size_t)nTf);
+    if (nTf > 0) memcpy(p->aBuf + p->nBuf, aTf, (size_t)nTf);
     p->nBuf += nTf;
   }
 }
@@ -289,15 +301,85 @@ static sqlite3_int64 acmsTieRoom(sqlite3_int64 lim) {
   return lim + 16;
 }
 
+/* The sum of the SQLite varints of an FTS5 docsize blob: a row's tokens over every column. */
+static sqlite3_int64 acmsDocsizeTokens(const unsigned char *a, int n) {
+  sqlite3_int64 total = 0;
+  int pos = 0;
+  while (pos < n) {
+    sqlite3_uint64 v = 0;
+    int i;
+    for (i = 0; i < 8 && pos < n; i++) {
+      unsigned char c = a[pos++];
+      v = (v << 7) | (c & 0x7f);
+      if ((c & 0x80) == 0) break;
+    }
+    if (i == 8 && pos < n) v = (v << 8) | a[pos++];
+    total += (sqlite3_int64)v;
+  }
+  return total;
+}
+
+/* Minus a row's relevance (acms_bm25's sum, in phrase order) given its term counts and |D|. */
+static double acmsRank(const int *aTf, int nInt, const double *aIDF, double D, double avgdl) {
+  double score = 0.0;
+  int j;
+  for (j = 0; j < nInt; j += 2) {
+    double f = (double)aTf[j + 1];
+    score += aIDF[aTf[j]] * acmsTfFactor(f, D, avgdl);
+  }
+  return -1.0 * score;
+}
+
+/* One aggregated row as the ranking reads it back: its terms in aBuf, and the least rank its terms allow. */
+typedef struct AcmsRow {
+  sqlite3_int64 rowid;
+  const int *aTf;
+  int nInt;
+  double lb;  /* the rank with |D| as small as the row's terms allow: never more than its exact rank */
+  int done;   /* exact rank computed (in aAll) */
+} AcmsRow;
+
+/* Whether a's bound ranks before b's (less bound, then less rowid). */
+static int acmsRowBefore(const AcmsRow *a, const AcmsRow *b) {
+  return a->lb < b->lb || (a->lb == b->lb && a->rowid < b->rowid);
+}
+
+/*
+** The exact rank of row r: reads |D| from the docsize table (a row with no term needs none: its relevance is
+** 0 whatever |D|). SQLITE_OK, or the error.
+*/
+static int acmsExactRank(sqlite3_stmt *pSize, const AcmsRow *r, const double *aIDF, double avgdl, double *pRank) {
+  int rc;
+  double D;
+  if (r->nInt == 0) {
+    *pRank = acmsRank(r->aTf, 0, aIDF, 0.0, avgdl);
+    return SQLITE_OK;
+  }
+  sqlite3_bind_int64(pSize, 1, r->rowid);
+  rc = sqlite3_step(pSize);
+  if (rc != SQLITE_ROW) {
+    sqlite3_reset(pSize);
+    return rc == SQLITE_DONE ? SQLITE_CORRUPT : rc;
+  }
+  D = (double)acmsDocsizeTokens((const unsigned char *)sqlite3_column_blob(pSize, 0), sqlite3_column_bytes(pSize, 0));
+  rc = sqlite3_reset(pSize);
+  *pRank = acmsRank(r->aTf, r->nInt, aIDF, D, avgdl);
+  return rc;
+}
+
 static void acmsTopKFinal(sqlite3_context *pCtx) {
   AcmsTopK *p = (AcmsTopK *)sqlite3_aggregate_context(pCtx, 0);
   double aIDF[ACMS_MAX_PHRASES];
   double avgdl;
   AcmsRanked *aAll = 0, *aHeap = 0;
+  AcmsRow *aRow = 0;
+  sqlite3_int64 *aPick = 0;
+  sqlite3_stmt *pSize = 0;
   sqlite3_int64 nAll = 0, nHeap = 0, nKept = 0, off = 0, nOut, i;
   unsigned char *aOut;
-  int m, flags = 0;
+  int m, flags = 0, rc = SQLITE_OK;
   if (p == 0 || !p->init || p->nPhrase < 0) {
+    if (p) sqlite3_free(p->zDocsize);
     sqlite3_result_null(pCtx);
     return;
   }
@@ -308,35 +390,80 @@ static void acmsTopKFinal(sqlite3_context *pCtx) {
   }
   if (!p->over && p->lim > 0 && p->nAgg > 0) {
     sqlite3_int64 nCap = p->lim < p->nAgg ? p->lim : p->nAgg;
+    sqlite3_int64 nPick = 0;
+    double rWorst = 0.0;
+    aRow = (AcmsRow *)sqlite3_malloc64(sizeof(AcmsRow) * (sqlite3_uint64)p->nAgg);
     aAll = (AcmsRanked *)sqlite3_malloc64(sizeof(AcmsRanked) * (sqlite3_uint64)p->nAgg);
+    aPick = (sqlite3_int64 *)sqlite3_malloc64(sizeof(sqlite3_int64) * (sqlite3_uint64)nCap);
     aHeap = (AcmsRanked *)sqlite3_malloc64(sizeof(AcmsRanked) * (sqlite3_uint64)(nCap + acmsTieRoom(p->lim)));
-    if (aAll == 0 || aHeap == 0) {
-      sqlite3_free(aAll);
-      sqlite3_free(aHeap);
-      sqlite3_free(p->aBuf);
-      p->aBuf = 0;
-      sqlite3_result_error_nomem(pCtx);
-      return;
-    }
-    while (off < p->nBuf) {
-      AcmsRanked r;
-      int nTf, j;
-      const int *aTf;
-      double D, score = 0.0;
-      memcpy(&r.rowid, p->aBuf + off, sizeof(r.rowid));
-      off += sizeof(r.rowid);
+    rc = (aRow && aAll && aPick && aHeap) ? SQLITE_OK : SQLITE_NOMEM;
+    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(sqlite3_context_db_handle(pCtx), p->zDocsize, -1, &pSize, 0);
+    /* Each row's bound: its rank with |D| the largest of its term counts (the row holds at least that many
+    ** tokens; the rank only grows with |D|, and its floating-point computation is monotonic too). */
+    for (i = 0; rc == SQLITE_OK && off < p->nBuf; i++) {
+      AcmsRow *r = &aRow[i];
+      int nTf, j, fMax = 0;
+      memcpy(&r->rowid, p->aBuf + off, sizeof(r->rowid));
+      off += sizeof(r->rowid);
       memcpy(&nTf, p->aBuf + off, sizeof(int));
       off += sizeof(int);
-      aTf = (const int *)(p->aBuf + off);
+      r->aTf = (const int *)(p->aBuf + off);
+      r->nInt = nTf / (int)sizeof(int);
       off += nTf;
-      D = (double)aTf[0];
-      /* acms_bm25's sum, in phrase order; a phrase absent from the row adds exactly 0 there. */
-      for (j = 1; j < nTf / (int)sizeof(int); j += 2) {
-        double f = (double)aTf[j + 1];
-        score += aIDF[aTf[j]] * acmsTfFactor(f, D, avgdl);
+      for (j = 1; j < r->nInt; j += 2)
+        if (r->aTf[j] > fMax) fMax = r->aTf[j];
+      r->lb = acmsRank(r->aTf, r->nInt, aIDF, (double)fMax, avgdl);
+      r->done = 0;
+    }
+    /* The nCap rows of least bound (a heap, the greatest bound at its root), ranked exactly: the worst of
+    ** them, rWorst, is no better than the cut, so a row whose bound ranks after rWorst is neither kept nor
+    ** tied with the cut, and only rows whose bound reaches rWorst need their |D| read. */
+    for (i = 0; rc == SQLITE_OK && i < p->nAgg; i++) {
+      if (nPick < nCap) {
+        sqlite3_int64 c = nPick++;
+        aPick[c] = i;
+        while (c > 0 && acmsRowBefore(&aRow[aPick[(c - 1) / 2]], &aRow[aPick[c]])) {
+          sqlite3_int64 t = aPick[c];
+          aPick[c] = aPick[(c - 1) / 2];
+          aPick[(c - 1) / 2] = t;
+          c = (c - 1) / 2;
+        }
+      } else if (acmsRowBefore(&aRow[i], &aRow[aPick[0]])) {
+        sqlite3_int64 c = 0;
+        aPick[0] = i;
+        for (;;) {
+          sqlite3_int64 l = 2 * c + 1, r = l + 1, worst = c, t;
+          if (l < nPick && acmsRowBefore(&aRow[aPick[worst]], &aRow[aPick[l]])) worst = l;
+          if (r < nPick && acmsRowBefore(&aRow[aPick[worst]], &aRow[aPick[r]])) worst = r;
+          if (worst == c) break;
+          t = aPick[c];
+          aPick[c] = aPick[worst];
+          aPick[worst] = t;
+          c = worst;
+        }
       }
-      r.rank = -1.0 * score;
-      aAll[nAll++] = r;
+    }
+    for (i = 0; rc == SQLITE_OK && i < nPick; i++) {
+      AcmsRow *r = &aRow[aPick[i]];
+      AcmsRanked e;
+      e.rowid = r->rowid;
+      rc = acmsExactRank(pSize, r, aIDF, avgdl, &e.rank);
+      r->done = 1;
+      aAll[nAll++] = e;
+      if (i == 0 || e.rank > rWorst) rWorst = e.rank;
+    }
+    for (i = 0; rc == SQLITE_OK && i < p->nAgg; i++) {
+      AcmsRow *r = &aRow[i];
+      AcmsRanked e;
+      if (r->done || r->lb > rWorst) continue;
+      e.rowid = r->rowid;
+      rc = acmsExactRank(pSize, r, aIDF, avgdl, &e.rank);
+      r->done = 1;
+      aAll[nAll++] = e;
+    }
+    /* The best lim of the rows ranked exactly (every row that can be kept or tied with the cut is among them). */
+    for (i = 0; rc == SQLITE_OK && i < nAll; i++) {
+      AcmsRanked r = aAll[i];
       if (nHeap < p->lim) {
         sqlite3_int64 c = nHeap++;
         aHeap[c] = r;
@@ -352,7 +479,9 @@ static void acmsTopKFinal(sqlite3_context *pCtx) {
       }
     }
     nKept = nHeap;
-    if (nHeap == nAll) {
+    if (rc != SQLITE_OK) {
+      nKept = 0;
+    } else if (nHeap == p->nAgg) {
       flags = 3; /* every row kept, so every tie too */
     } else {
       /* The rows ranked exactly as the last kept one (the heap's root) may be cut anywhere among them: keep
@@ -371,11 +500,22 @@ static void acmsTopKFinal(sqlite3_context *pCtx) {
         flags = 1;
       }
     }
-    qsort(aHeap, (size_t)nKept, sizeof(AcmsRanked), acmsCompareRanked);
+    if (rc == SQLITE_OK) qsort(aHeap, (size_t)nKept, sizeof(AcmsRanked), acmsCompareRanked);
   }
+  sqlite3_finalize(pSize);
+  sqlite3_free(aRow);
+  sqlite3_free(aPick);
   sqlite3_free(aAll);
   sqlite3_free(p->aBuf);
+  sqlite3_free(p->zDocsize);
   p->aBuf = 0;
+  p->zDocsize = 0;
+  if (rc != SQLITE_OK) {
+    sqlite3_free(aHeap);
+    if (rc == SQLITE_NOMEM) sqlite3_result_error_nomem(pCtx);
+    else sqlite3_result_error_code(pCtx, rc);
+    return;
+  }
   m = p->over ? -1 : (int)nKept;
   nOut = (sqlite3_int64)sizeof(int) + p->nPhrase * (sqlite3_int64)sizeof(double) + 2 * (sqlite3_int64)sizeof(int) +
          nKept * (sqlite3_int64)(sizeof(sqlite3_int64) + sizeof(double));
@@ -434,6 +574,6 @@ int sqlite3_acmsfts_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routine
   rc = fts5->xCreateFunction(fts5, "acms_bm25", 0, acmsBm25Function, 0);
   if (rc == SQLITE_OK) rc = fts5->xCreateFunction(fts5, "acms_tf", 0, acmsTfFunction, 0);
   if (rc == SQLITE_OK)
-    rc = sqlite3_create_function(db, "acms_topk", 7, SQLITE_UTF8 | SQLITE_DETERMINISTIC, 0, 0, acmsTopKStep, acmsTopKFinal);
+    rc = sqlite3_create_function(db, "acms_topk", 8, SQLITE_UTF8 | SQLITE_DETERMINISTIC, 0, 0, acmsTopKStep, acmsTopKFinal);
   return rc;
 }

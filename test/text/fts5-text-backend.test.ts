@@ -244,4 +244,45 @@ describe("Fts5TextBackend specifics", () => {
       }
     }
   });
+
+  it("ranks long rows of every length for long queries exactly as the one-statement ranking (rows' lengths read only where they may rank)", async () => {
+    // The ranking pass bounds each row's rank with the least length its term counts allow and reads the
+    // length only of rows whose bound may reach the cut: rows long and short, holding many of the query's
+    // terms or few, in scopes of one resource, some and all, must rank exactly as acms_bm25 ranks them all.
+    const rand = prng(11);
+    const vocabulary = Array.from(
+      { length: 60 },
+      (_, i) => `w${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}x`,
+    );
+    const ids = Array.from({ length: 12 }, (_, i) => `01JL${String(i).padStart(22, "0")}`);
+    for (const [r, id] of ids.entries()) {
+      for (let d = 0; d < 30; d++) {
+        const length = 1 + Math.floor(rand() ** 2 * 300);
+        // Zipf-like word draws: a few words in most rows (low IDF), most words rare.
+        const text = Array.from({ length }, () => vocabulary[Math.floor(rand() ** 3 * vocabulary.length)]).join(" ");
+        await h.loader.upsert({ resourceId: id, path: `${r}/${d}.md`, chunks: [text] }, 1_000);
+      }
+    }
+    for (const scope of [ids.slice(0, 1), ids.slice(0, 5), ids]) {
+      const view = testView(scope);
+      for (let q = 0; q < 8; q++) {
+        const query = Array.from({ length: 4 + q * 2 }, () => vocabulary[Math.floor(rand() * vocabulary.length)]).join(" ");
+        const stats = scopeStatistics(h.db, scope, query);
+        const ridInMatch = scope.length <= RID_MATCH_MAX_RESOURCES;
+        const expected = h.db.prepare(rankedSearchSql("current", ridInMatch, stats.whole ? undefined : stats.phraseRows.length)).all({
+          match: scopedMatch(query, scope, ridInMatch),
+          rids: JSON.stringify(scope),
+          cutoff: 0,
+          limit: 100_000,
+          offset: 0,
+          ...(stats.whole ? {} : scoreParams(stats, stats.phraseRows)),
+        }) as Array<{ uko_uri: string; bm25_rank: number }>;
+        for (const maxResults of [1, 5, 20, 100]) {
+          const got = await h.backend.search(view, query, { maxResults, now: 2_000, recentWindowMs: 0 });
+          expect(got.hits.map((x) => x.chunk?.ukoUri)).toEqual(expected.slice(0, maxResults).map((r) => r.uko_uri));
+          expect(got.hits.map((x) => x.score)).toEqual(expected.slice(0, maxResults).map((r) => normaliseBm25(-r.bm25_rank)));
+        }
+      }
+    }
+  });
 });

@@ -180,7 +180,7 @@ function topKSql(ridInMatch: boolean): string {
     ? `SELECT f.rowid AS k, acms_tf(chunks_fts, @terms) AS tf FROM chunks_fts f WHERE chunks_fts MATCH @match`
     : `SELECT f.rowid AS k, acms_tf(chunks_fts, @terms) AS tf FROM chunks_fts f JOIN chunks c ON c.chunk_key = f.rowid
        WHERE chunks_fts MATCH @match AND c.resource_id IN (SELECT value FROM json_each(@rids))`;
-  return `SELECT acms_topk(k, tf, @terms, @limit, @cap, @rows, @tokens) FROM (${rows} LIMIT -1)`;
+  return `SELECT acms_topk(k, tf, @terms, @limit, @cap, @rows, @tokens, 'chunks_fts') FROM (${rows} LIMIT -1)`;
 }
 
 /** A ranking pass's rows, best first, and what they hold. */
