@@ -15,83 +15,143 @@ export interface ChunkingOptions {
 /** The defaults: 256-token chunks overlapping by 32 tokens. */
 export const DEFAULT_CHUNKING: ChunkingOptions = { chunkTokens: DEFAULT_CHUNK_TOKENS, overlapTokens: DEFAULT_CHUNK_OVERLAP };
 
-// Special-token strings in user content are plain text, never control tokens.
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
-
-/** The longest run of code points measured as one piece when the tokenizer yields an oversize piece (e.g. unspaced CJK text). */
-const SPLIT_CODE_POINTS = 64;
-
-/** Distinct pieces whose token count is remembered (then the memory starts afresh): words recur, BPE is the cost. */
-const PIECE_CACHE_SIZE = 65_536;
-
-interface Piece {
-  text: string;
-  tokens: number;
+/** What the chunker needs of the tokenizer (gpt-tokenizer's o200k_base functions and its pre-tokenizer's pattern). */
+export interface ChunkerTokenizer {
+  countTokens(text: string, opts: { disallowedSpecial: Set<string> }): number;
+  encodeGenerator(text: string, opts: { disallowedSpecial: Set<string> }): Iterable<number[]>;
+  decode(tokens: number[]): string;
+  encode(text: string, opts: { disallowedSpecial: Set<string> }): number[];
+  /** The source of the pre-tokenizer's regular expression (o200k_base's split pattern). */
+  splitSource: string;
 }
 
-/** o200k_base's pre-tokenizer (the tokenizer splits text on it before BPE), and a sticky copy to re-split one piece. */
-const SPLIT = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, "gu");
-const SPLIT_ONE = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, "yu");
-
-/** Token counts of pieces seen before, by piece text. */
-const pieceTokens = new Map<string, number>();
-
-/**
- * The token count of one pre-tokenized piece, or undefined when the piece alone would not split back into
- * itself (then only the tokenizer's pass over the whole text is exact). Counting a piece alone gives its
- * count in the text: BPE runs on each piece independently.
- */
-function tokensOfPiece(piece: string): number | undefined {
-  const known = pieceTokens.get(piece);
-  if (known !== undefined) return known;
-  SPLIT_ONE.lastIndex = 0;
-  const again = SPLIT_ONE.exec(piece);
-  if (!again || again[0].length !== piece.length) return undefined;
-  const count = countTokens(piece, PLAIN_TEXT);
-  if (pieceTokens.size >= PIECE_CACHE_SIZE) pieceTokens.clear();
-  pieceTokens.set(piece, count);
-  return count;
+/** A chunker: `chunkText` and its packing step, over one tokenizer and one memory of pieces seen. */
+export interface Chunker {
+  chunkText(text: string, opts?: ChunkingOptions): string[];
+  chunksOfPieces(pieces: ReadonlyArray<{ text: string; tokens: number }>, opts: ChunkingOptions): string[];
 }
 
 /**
- * The tokenizer's pre-tokenized pieces with their token counts. Each piece is a run of whole characters
- * (the tokenizer splits on a character regex before BPE), so decoding one gives its exact text. A piece
- * longer than a chunk (e.g. unspaced CJK text) is cut every 64 code points and each part measured alone.
- * The pieces come from the tokenizer's own split pattern and their counts from a memory of pieces seen
- * before (most words recur: BPE on every one was most of an upload's CPU); should a piece not split back
- * into itself, the whole text takes the tokenizer's own pass.
+ * Makes a chunker over `tok`. Self-contained (it names nothing outside its own body but `tok` and JavaScript's
+ * globals) so that its source text also runs in a worker thread (src/adapters/kit/chunk-worker.ts), where
+ * server-side chunking runs off the serving thread: the same code, hence the same chunks, in both places.
  */
-function piecesOf(text: string, maxTokens: number): Piece[] {
-  const pieces: Piece[] = [];
-  let covered = 0;
-  for (const [match] of text.matchAll(SPLIT)) {
-    const tokens = tokensOfPiece(match);
-    if (tokens === undefined || tokens > maxTokens) return piecesByTokenizer(text, maxTokens);
-    pieces.push({ text: match, tokens });
-    covered += match.length;
+export function createChunker(tok: ChunkerTokenizer): Chunker {
+  // Special-token strings in user content are plain text, never control tokens.
+  const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+  /** The longest run of code points measured as one piece when the tokenizer yields an oversize piece (e.g. unspaced CJK text). */
+  const SPLIT_CODE_POINTS = 64;
+  /** Distinct pieces whose token count is remembered (then the memory starts afresh): words recur, BPE is the cost. */
+  const PIECE_CACHE_SIZE = 65_536;
+  /** o200k_base's pre-tokenizer (the tokenizer splits text on it before BPE), and a sticky copy to re-split one piece. */
+  const SPLIT = new RegExp(tok.splitSource, "gu");
+  const SPLIT_ONE = new RegExp(tok.splitSource, "yu");
+  /** Token counts of pieces seen before, by piece text. */
+  const pieceTokens = new Map<string, number>();
+
+  /**
+   * The token count of one pre-tokenized piece, or undefined when the piece alone would not split back into
+   * itself (then only the tokenizer's pass over the whole text is exact). Counting a piece alone gives its
+   * count in the text: BPE runs on each piece independently.
+   */
+  function tokensOfPiece(piece: string): number | undefined {
+    const known = pieceTokens.get(piece);
+    if (known !== undefined) return known;
+    SPLIT_ONE.lastIndex = 0;
+    const again = SPLIT_ONE.exec(piece);
+    if (!again || again[0].length !== piece.length) return undefined;
+    const count = tok.countTokens(piece, PLAIN_TEXT);
+    if (pieceTokens.size >= PIECE_CACHE_SIZE) pieceTokens.clear();
+    pieceTokens.set(piece, count);
+    return count;
   }
-  // The pattern matches every character; should it ever skip one, the tokenizer's pass decides.
-  return covered === text.length ? pieces : piecesByTokenizer(text, maxTokens);
+
+  /**
+   * The tokenizer's pre-tokenized pieces with their token counts. Each piece is a run of whole characters
+   * (the tokenizer splits on a character regex before BPE), so decoding one gives its exact text. A piece
+   * longer than a chunk (e.g. unspaced CJK text) is cut every 64 code points and each part measured alone.
+   * The pieces come from the tokenizer's own split pattern and their counts from a memory of pieces seen
+   * before (most words recur: BPE on every one was most of an upload's CPU); should a piece not split back
+   * into itself, the whole text takes the tokenizer's own pass.
+   */
+  function piecesOf(text: string, maxTokens: number): Array<{ text: string; tokens: number }> {
+    const pieces: Array<{ text: string; tokens: number }> = [];
+    let covered = 0;
+    for (const [match] of text.matchAll(SPLIT)) {
+      const tokens = tokensOfPiece(match);
+      if (tokens === undefined || tokens > maxTokens) return piecesByTokenizer(text, maxTokens);
+      pieces.push({ text: match, tokens });
+      covered += match.length;
+    }
+    // The pattern matches every character; should it ever skip one, the tokenizer's pass decides.
+    return covered === text.length ? pieces : piecesByTokenizer(text, maxTokens);
+  }
+
+  /** `piecesOf` by the tokenizer's own pass over the whole text (pieces decoded from their tokens). */
+  function piecesByTokenizer(text: string, maxTokens: number): Array<{ text: string; tokens: number }> {
+    const pieces: Array<{ text: string; tokens: number }> = [];
+    for (const tokens of tok.encodeGenerator(text, PLAIN_TEXT)) {
+      if (tokens.length === 0) continue;
+      const pieceText = tok.decode(tokens);
+      if (tokens.length <= maxTokens) {
+        pieces.push({ text: pieceText, tokens: tokens.length });
+        continue;
+      }
+      const cps = Array.from(pieceText);
+      for (let i = 0; i < cps.length; i += SPLIT_CODE_POINTS) {
+        const part = cps.slice(i, i + SPLIT_CODE_POINTS).join("");
+        pieces.push({ text: part, tokens: tok.encode(part, PLAIN_TEXT).length });
+      }
+    }
+    return pieces;
+  }
+
+  /**
+   * Packs consecutive pieces (each with its token count) into chunks of at most `opts.chunkTokens` tokens (a
+   * piece larger than that is a chunk of its own), each chunk after the first starting with the last pieces of
+   * the one before, up to `opts.overlapTokens` tokens.
+   */
+  function chunksOfPieces(pieces: ReadonlyArray<{ text: string; tokens: number }>, opts: ChunkingOptions): string[] {
+    const chunks: string[] = [];
+    let i = 0;
+    while (i < pieces.length) {
+      let j = i;
+      let count = 0;
+      while (j < pieces.length && (j === i || count + pieces[j].tokens <= opts.chunkTokens)) {
+        count += pieces[j].tokens;
+        j += 1;
+      }
+      chunks.push(
+        pieces
+          .slice(i, j)
+          .map((p) => p.text)
+          .join(""),
+      );
+      if (j >= pieces.length) break;
+      let k = j;
+      let overlap = 0;
+      while (k - 1 > i && overlap + pieces[k - 1].tokens <= opts.overlapTokens) {
+        overlap += pieces[k - 1].tokens;
+        k -= 1;
+      }
+      i = k;
+    }
+    return chunks;
+  }
+
+  function chunkText(text: string, opts: ChunkingOptions = { chunkTokens: 256, overlapTokens: 32 }): string[] {
+    if (!(opts.chunkTokens > 0) || !(opts.overlapTokens >= 0) || opts.overlapTokens >= opts.chunkTokens) {
+      throw new RangeError(`bad chunking options: ${opts.chunkTokens} tokens with ${opts.overlapTokens} overlap`);
+    }
+    if (text.length === 0) return [];
+    return chunksOfPieces(piecesOf(text, opts.chunkTokens), opts);
+  }
+
+  return { chunkText, chunksOfPieces };
 }
 
-/** `piecesOf` by the tokenizer's own pass over the whole text (pieces decoded from their tokens). */
-function piecesByTokenizer(text: string, maxTokens: number): Piece[] {
-  const pieces: Piece[] = [];
-  for (const tokens of encodeGenerator(text, PLAIN_TEXT)) {
-    if (tokens.length === 0) continue;
-    const pieceText = decode(tokens);
-    if (tokens.length <= maxTokens) {
-      pieces.push({ text: pieceText, tokens: tokens.length });
-      continue;
-    }
-    const cps = Array.from(pieceText);
-    for (let i = 0; i < cps.length; i += SPLIT_CODE_POINTS) {
-      const part = cps.slice(i, i + SPLIT_CODE_POINTS).join("");
-      pieces.push({ text: part, tokens: encode(part, PLAIN_TEXT).length });
-    }
-  }
-  return pieces;
-}
+/** The chunker of this thread. */
+const chunker = createChunker({ countTokens, encodeGenerator, decode, encode, splitSource: O200K_TOKEN_SPLIT_REGEX.source });
 
 /**
  * Cuts `text` into chunks of at most `chunkTokens` tokens (o200k_base, the tokenizer of current OpenAI
@@ -101,11 +161,7 @@ function piecesByTokenizer(text: string, maxTokens: number): Piece[] {
  * @example chunkText(doc, DEFAULT_CHUNKING) // ["first 256 tokens…", "…last 32 of those and on…"]
  */
 export function chunkText(text: string, opts: ChunkingOptions = DEFAULT_CHUNKING): string[] {
-  if (!(opts.chunkTokens > 0) || !(opts.overlapTokens >= 0) || opts.overlapTokens >= opts.chunkTokens) {
-    throw new RangeError(`bad chunking options: ${opts.chunkTokens} tokens with ${opts.overlapTokens} overlap`);
-  }
-  if (text.length === 0) return [];
-  return chunksOfPieces(piecesOf(text, opts.chunkTokens), opts);
+  return chunker.chunkText(text, opts);
 }
 
 /**
@@ -114,29 +170,5 @@ export function chunkText(text: string, opts: ChunkingOptions = DEFAULT_CHUNKING
  * the one before, up to `opts.overlapTokens` tokens.
  */
 export function chunksOfPieces(pieces: ReadonlyArray<{ text: string; tokens: number }>, opts: ChunkingOptions): string[] {
-  const chunks: string[] = [];
-  let i = 0;
-  while (i < pieces.length) {
-    let j = i;
-    let count = 0;
-    while (j < pieces.length && (j === i || count + pieces[j].tokens <= opts.chunkTokens)) {
-      count += pieces[j].tokens;
-      j += 1;
-    }
-    chunks.push(
-      pieces
-        .slice(i, j)
-        .map((p) => p.text)
-        .join(""),
-    );
-    if (j >= pieces.length) break;
-    let k = j;
-    let overlap = 0;
-    while (k - 1 > i && overlap + pieces[k - 1].tokens <= opts.overlapTokens) {
-      overlap += pieces[k - 1].tokens;
-      k -= 1;
-    }
-    i = k;
-  }
-  return chunks;
+  return chunker.chunksOfPieces(pieces, opts);
 }

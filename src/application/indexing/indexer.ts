@@ -12,6 +12,7 @@ import type { Principal } from "../../domain/principal.js";
 import type { VectorEntry } from "../../ports/vector-backend.js";
 import { KeyedSerialQueue } from "../shared/keyed-serial-queue.js";
 import { validateUpsertMessage, type UpsertMessage } from "./upsert-validation.js";
+import type { TextChunker } from "../../ports/text-chunker.js";
 
 /**
  * How long one slice of vector additions (by an upload or an incremental Rebuild) may hold the event loop,
@@ -49,6 +50,8 @@ export interface IndexerDeps {
   chunking?: ChunkingOptions;
   /** The clock stamping versions (ms since epoch); tests pass a fake one. */
   now?: () => number;
+  /** Server-side chunking off the serving thread (the chunking workers); absent: chunked on the serving thread. */
+  chunker?: TextChunker;
   /** The shared embedder: chunks sent without an embedding (and server-chunked content) get one. Absent: they stay without. */
   embedder?: FairEmbedder;
 }
@@ -112,7 +115,13 @@ export class Indexer {
 
   private async upsertNow(msg: UpsertMessage, call: UpsertCallOptions): Promise<UpsertOutcome> {
     await this.requireResource(msg.resourceId);
-    const docs = await validateUpsertMessage(msg, { embeddingDim: this.deps.embeddingDim, chunking: this.deps.chunking });
+    const docs = await validateUpsertMessage(msg, {
+      embeddingDim: this.deps.embeddingDim,
+      chunking: this.deps.chunking,
+      chunker: this.deps.chunker,
+      tenant: call.tenant,
+      signal: call.signal,
+    });
     if (this.deps.embedder) await embedMissing(this.deps.embedder, docs, call.tenant ?? msg.resourceId, call.signal);
     return this.writes.run(msg.resourceId, async () => {
       const vector = this.deps.vector;

@@ -5,6 +5,7 @@ import { metadataViolations } from "../../domain/metadata-limits.js";
 import { hasNul, NUL_PROBLEM } from "../../domain/nul-character.js";
 import { embeddingProblem } from "../../domain/request-limits.js";
 import type { ChunkInputRecord, DocumentInputRecord } from "../../ports/document-store.js";
+import type { TextChunker } from "../../ports/text-chunker.js";
 
 /** The largest document content accepted, in UTF-8 bytes. */
 export const MAX_DOCUMENT_BYTES = 4 * 1024 * 1024;
@@ -41,7 +42,25 @@ export interface UpsertValidationOptions {
    * (default VALIDATION_SLICE_CHARS); tests pass small values to force many slices.
    */
   sliceChars?: number;
+  /**
+   * Chunks content off the serving thread (documents of CHUNK_INLINE_MAX_CHARS or more sent without chunks), in
+   * `tenant`'s fair queue; the message is checked first and chunked only when valid. Absent: chunked here, a
+   * document per slice step.
+   */
+  chunker?: TextChunker;
+  tenant?: string;
+  signal?: AbortSignal;
 }
+
+/**
+ * Documents this long (characters) or longer are chunked by the chunker (off the serving thread) when there is
+ * one; shorter ones here, within the validation's slices. Chunking costs ~0.2-0.35 µs a character (a 4 MB
+ * document of unseen words: 1.4 s), so a document under this costs at most a few milliseconds here, where
+ * sending it to a thread and back would cost more than chunking it (five-document messages of ~1 KB
+ * documents uploaded 20% slower through the threads: each thread's memory of pieces starts cold and each
+ * message waited for its round trip).
+ */
+export const CHUNK_INLINE_MAX_CHARS = 16 * 1024;
 
 /** Content checked and chunked per event-loop turn at most. */
 export const VALIDATION_SLICE_CHARS = 256 * 1024;
@@ -65,6 +84,8 @@ export async function validateUpsertMessage(msg: UpsertMessage, opts: UpsertVali
   const violations: FieldViolation[] = [];
   const firstByPath = new Map<string, number>();
   const out: DocumentInputRecord[] = [];
+  /** Documents (their places in `out`) the chunker chunks once the message is valid. */
+  const toChunk: number[] = [];
   const sliceChars = Math.max(1, opts.sliceChars ?? VALIDATION_SLICE_CHARS);
   let sliced = 0;
   let sliceStart = performance.now();
@@ -116,13 +137,25 @@ export async function validateUpsertMessage(msg: UpsertMessage, opts: UpsertVali
       else chunks.push({ text: c.text, embedding: Float32Array.from(c.embedding) });
     });
     if (violations.length > before) continue;
+    const serverChunked = doc.chunks.length === 0;
+    const offThread = serverChunked && opts.chunker !== undefined && doc.content.length >= CHUNK_INLINE_MAX_CHARS;
+    if (offThread) toChunk.push(out.length);
     out.push({
       path: doc.path,
       content: doc.content,
       metadata: { ...doc.metadata },
-      chunks: doc.chunks.length > 0 ? chunks : chunkText(doc.content, opts.chunking ?? DEFAULT_CHUNKING).map((text) => ({ text })),
+      chunks: !serverChunked
+        ? chunks
+        : offThread
+          ? []
+          : chunkText(doc.content, opts.chunking ?? DEFAULT_CHUNKING).map((text) => ({ text })),
     });
   }
   if (violations.length > 0) throw new InvalidArgumentError(violations);
+  if (opts.chunker && toChunk.length > 0) {
+    const texts = toChunk.map((i) => out[i].content);
+    const chunked = await opts.chunker.chunk(opts.tenant ?? msg.resourceId, texts, opts.chunking ?? DEFAULT_CHUNKING, opts.signal);
+    toChunk.forEach((i, k) => (out[i].chunks = chunked[k].map((text) => ({ text }))));
+  }
   return out;
 }

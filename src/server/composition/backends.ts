@@ -7,6 +7,7 @@ import type { VectorBackend } from "../../ports/vector-backend.js";
 import type { GraphBackend } from "../../ports/graph-backend.js";
 import type { UnitReader } from "../../ports/unit-reader.js";
 import type { FairEmbedder } from "../../application/shared/fair-embedder.js";
+import type { TextChunker } from "../../ports/text-chunker.js";
 
 /**
  * The adapters one server runs on, picked by the composition root (`createBackends`). Tests swap any
@@ -59,6 +60,8 @@ export interface Backends {
    * chunks uploaded without a vector are embedded, and searches may send text. Absent: none.
    */
   embedder?: FairEmbedder;
+  /** Server-side chunking off the serving thread (the chunking workers); absent: chunked on the serving thread. */
+  chunker?: TextChunker;
   /** Resolves once the embedder answers with the deployment's dimension (health says NOT_SERVING for vector search meanwhile). */
   embedderReady?: Promise<void>;
   /** Releases every adapter (flushes and closes databases). */

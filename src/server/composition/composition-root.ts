@@ -21,6 +21,7 @@ import { openSqlite, openSqliteCatalog, type SqliteCatalog } from "../../adapter
 import type { GraphBackend } from "../../ports/graph-backend.js";
 import type { Backends } from "./backends.js";
 import { CloseStack } from "./close-stack.js";
+import { ChunkWorkers } from "../../adapters/kit/chunk-workers.js";
 import type { Config } from "./config.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { openEmbedder } from "./open-embedder.js";
@@ -81,7 +82,9 @@ export async function createBackends(config: Config, opts: CreateBackendsOptions
     if (config.postgresUrl !== undefined) backends = await openOnPostgres(config, config.postgresUrl, opened, deferLoads);
     else if (config.duckdbPath !== undefined) backends = await openOnDuckDb(config, config.duckdbPath, opened, deferLoads);
     else backends = await openEmbedded(config, opened, deferLoads);
-    return embedder ? { ...backends, ...embedder } : backends;
+    // Closed before the stores (the stack closes in reverse): an upload still chunking fails, then the stores close.
+    const chunker = opened.push(new ChunkWorkers(), (c) => c.close());
+    return { ...backends, ...(embedder ?? {}), chunker };
   } catch (err) {
     // The failed step's error is the one to report: a close failing behind it would only hide it.
     await opened.closeAll().catch(() => undefined);
@@ -287,7 +290,15 @@ export function createServices(config: Config, backends: Backends): Services {
   const limits = { maxResultsCap: config.maxResultsCap, recentWindowMs: config.recentWindowMs };
   const embedder = backends.embedder;
   const queryEmbedder = embedder && new QueryEmbedder(embedder);
-  const indexer = new Indexer({ documents, registry, vector, graph, embeddingDim: config.embeddingDim, embedder });
+  const indexer = new Indexer({
+    documents,
+    registry,
+    vector,
+    graph,
+    embeddingDim: config.embeddingDim,
+    embedder,
+    chunker: backends.chunker,
+  });
   const textDeps = { ...limits, text, documents };
   const vectorDeps = { ...limits, vector, documents, embeddingDim: config.embeddingDim, queryEmbedder };
   const hybridDeps = {
