@@ -4,7 +4,8 @@
  * - the SQLite handle (`sqlite-database`), WAL group commit (`wal-sync`) and relaxed commits (`without-fsync`);
  * - the stored-row conventions every document engine keeps (`retention`);
  * - the in-process indexes that engines hold or fall back to: BM25 (`bm25/`) and vectors (`vectors/`);
- * - a fair pool of slots with preemption, for engines whose tasks can be stopped (`fair-slots`).
+ * - a fair pool of slots with preemption, for engines whose tasks can be stopped (`fair-slots`);
+ * - server-side chunking on worker threads, whatever the engine (`chunk-workers`).
  */
 export { MemoryBm25TextBackend, type ChunkTextSource } from "./bm25/memory-bm25-text-backend.js";
 export { DEFAULT_RETAINED_VERSIONS } from "./retention.js";
@@ -12,3 +13,4 @@ export { openSqliteDatabase, openSqliteReader, type SqliteDatabase } from "./sql
 export { loadVectors } from "./vectors/load-vectors.js";
 export { PartitionedVectorBackend } from "./vectors/partitioned-vector-backend.js";
 export { FairSlots, type FairSlotsOptions, type SlotAttempt, type SlotRequest } from "./fair-slots.js";
+export { ChunkWorkers } from "./chunk-workers.js";

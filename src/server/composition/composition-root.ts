@@ -15,13 +15,18 @@ import type { TextBackend } from "../../ports/text-backend.js";
 import { openDuckDb } from "../../adapters/duckdb/index.js";
 import { openOxigraph } from "../../adapters/oxigraph/index.js";
 import { openPostgres } from "../../adapters/postgres/index.js";
-import { loadVectors, MemoryBm25TextBackend, PartitionedVectorBackend, type ChunkTextSource } from "../../adapters/kit/index.js";
+import {
+  ChunkWorkers,
+  loadVectors,
+  MemoryBm25TextBackend,
+  PartitionedVectorBackend,
+  type ChunkTextSource,
+} from "../../adapters/kit/index.js";
 import { openSparqlEndpoint } from "../../adapters/sparql-endpoint/index.js";
 import { openSqlite, openSqliteCatalog, type SqliteCatalog } from "../../adapters/sqlite/index.js";
 import type { GraphBackend } from "../../ports/graph-backend.js";
 import type { Backends } from "./backends.js";
 import { CloseStack } from "./close-stack.js";
-import { ChunkWorkers } from "../../adapters/kit/chunk-workers.js";
 import type { Config } from "./config.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { openEmbedder } from "./open-embedder.js";
