@@ -61,6 +61,29 @@ describe("Fts5TextBackend specifics", () => {
   });
   afterEach(() => h.close());
 
+  it("reads a view's totals again after every keyword write (in the view or not, upload, supersession or deletion)", async () => {
+    const view = testView([A, B]);
+    const fresh = () => new Fts5TextBackend(h.db).search(view, "alpha", opts);
+    await h.loader.upsert({ resourceId: A, path: "a.md", chunks: ["alpha beta", "gamma delta"] }, 1_000);
+    await h.loader.upsert({ resourceId: "01JCCCCCCCCCCCCCCCCCCCCCCC", path: "c.md", chunks: ["alpha"] }, 1_000);
+    const first = await h.backend.search(view, "alpha", opts);
+    expect(first).toEqual(await fresh());
+    const writes: Array<() => Promise<unknown>> = [
+      () => h.loader.upsert({ resourceId: B, path: "b.md", chunks: ["alpha alpha delta epsilon zeta"] }, 1_100),
+      () => h.loader.upsert({ resourceId: A, path: "a.md", chunks: ["alpha beta beta beta beta", "gamma"] }, 1_200),
+      () => h.loader.remove(B, "b.md", 1_300),
+      () => h.loader.upsert({ resourceId: A, path: "x.md", chunks: ["eta theta iota kappa lambda mu"] }, 1_400),
+    ];
+    let before = first;
+    for (const write of writes) {
+      await write();
+      const after = await h.backend.search(view, "alpha", opts);
+      expect(after).toEqual(await fresh());
+      expect(after.hits.map((x) => x.score)).not.toEqual(before.hits.map((x) => x.score));
+      before = after;
+    }
+  });
+
   it("stems English words (porter)", async () => {
     await h.loader.upsert({ resourceId: A, path: "a.md", chunks: ["The runner was running quickly"] }, 1_000);
     const { hits } = await h.backend.search(testView([A]), "runs", opts);

@@ -52,6 +52,19 @@ export function fts5TableTotals(block: Uint8Array | undefined): KeywordTotals {
   return { rows, tokens };
 }
 
+/** Writes of each connection's keyword rows by this process (see `keywordWrites`). */
+const writesByDb = new WeakMap<SqliteDatabase, { n: number }>();
+
+/**
+ * How many writes of `db`'s keyword rows this process has made through KeywordRows (insert, replace or
+ * delete, committed or rolled back): anything read from `chunks_fts` or `keyword_resource_stats` on `db` is
+ * still what the tables hold while it has not moved. Exact for the server's connection: every write of those
+ * tables goes through KeywordRows, and one process at a time writes a database (the data-directory lock).
+ */
+export function keywordWrites(db: SqliteDatabase): number {
+  return writesByDb.get(db)?.n ?? 0;
+}
+
 /**
  * The writer of `chunks_fts` (insert, replace, delete) that keeps `keyword_resource_stats` in step: each
  * call reads the row's resource token and token count from FTS5's own shadow tables (`chunks_fts_content`,
@@ -68,8 +81,13 @@ export class KeywordRows {
     dropEmpty: Statement<[string]>;
   };
 
+  private readonly writes: { n: number };
+
   constructor(db: SqliteDatabase) {
     migrateKeywordStats(db);
+    let writes = writesByDb.get(db);
+    if (!writes) writesByDb.set(db, (writes = { n: 0 }));
+    this.writes = writes;
     this.stmts = {
       insert: db.prepare("INSERT INTO chunks_fts (rowid, body, rid) VALUES (?, ?, ?)"),
       replace: db.prepare("INSERT OR REPLACE INTO chunks_fts (rowid, body, rid) VALUES (?, ?, ?)"),
@@ -103,6 +121,7 @@ export class KeywordRows {
 
   /** Moves the counters of row `rowid`'s resource by the row (`sign` 1 adds, -1 removes); false when there is no such row. */
   private count(rowid: number, sign: 1 | -1): boolean {
+    this.writes.n += 1;
     const row = this.stmts.row.get(rowid);
     if (!row) return false;
     this.stmts.add.run(row.rid, sign, sign * docsizeTokens(row.sz));
