@@ -13,14 +13,16 @@
 **     from k on (the scope's `rid` filter) weigh 0 in bm25() and are left out. Given the whole table's
 **     statistics it returns bm25()'s value bit for bit.
 **
-**   acms_tf(chunks_fts, k)
+**   acms_tf(chunks_fts, k [, keys])
 **     The current row's term counts for the ranking aggregate below: a blob of 32-bit integers (native byte
 **     order), for each query phrase i < k that occurs in the first column, the pair (i, its instances
-**     there), in phrase order. Each phrase's positions are walked on their own (xPhraseFirst), which costs
+**     there), in phrase order. With keys (a blob of ascending 64-bit rowids, native byte order: a scope's
+**     rows), NULL for a row not among them, which the aggregate leaves out. Each phrase's positions are walked on their own (xPhraseFirst), which costs
 **     less than FTS5's instance array (xInst merges every phrase's positions); the row's length is not read
 **     here (acms_topk reads it only for the rows that may rank).
 **   acms_topk(rowid, acms_tf(chunks_fts, k), k, lim, cap, nRow, nToken, 'chunks_fts')   (an aggregate)
-**     The scope's BM25 statistics and its best rows in one pass over the matched rows (instead of a pass
+**     The scope's BM25 statistics and its best rows in one pass over the matched rows (rows whose acms_tf is
+**     NULL, outside the scope's keys, are left out), instead of a pass
 **     counting each phrase's rows and another ranking with acms_bm25; it also beats bm25() with ORDER BY
 **     and LIMIT over the whole table, which counts each phrase's rows in passes of their own). Each phrase's n is the
 **     number of aggregated rows holding it; at the end each row is scored exactly as acms_bm25 scores it with
@@ -143,9 +145,29 @@ static void acmsBm25Function(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sq
 static void acmsTfFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *pCtx, int nVal, sqlite3_value **apVal) {
   int aOut[2 * ACMS_MAX_PHRASES];
   int nPhrase, nOut = 0, i, rc = SQLITE_OK;
-  if (nVal != 1) {
-    sqlite3_result_error(pCtx, "acms_tf(fts, k) takes one argument after the table", -1);
+  if (nVal != 1 && nVal != 2) {
+    sqlite3_result_error(pCtx, "acms_tf(fts, k [, keys]) takes one or two arguments after the table", -1);
     return;
+  }
+  if (nVal == 2) {
+    /* keys: the rows to count, ascending 64-bit rowids (native byte order); any other row gives NULL. */
+    const sqlite3_int64 *aKey = (const sqlite3_int64 *)sqlite3_value_blob(apVal[1]);
+    int nKey = sqlite3_value_bytes(apVal[1]) / (int)sizeof(sqlite3_int64);
+    sqlite3_int64 rowid = pApi->xRowid(pFts);
+    int lo = 0, hi = nKey;
+    if (sqlite3_value_type(apVal[1]) != SQLITE_BLOB || sqlite3_value_bytes(apVal[1]) % (int)sizeof(sqlite3_int64) != 0) {
+      sqlite3_result_error(pCtx, "acms_tf(fts, k, keys): keys must be a blob of 64-bit rowids", -1);
+      return;
+    }
+    while (lo < hi) {
+      int mid = lo + (hi - lo) / 2;
+      if (aKey[mid] < rowid) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo == nKey || aKey[lo] != rowid) {
+      sqlite3_result_null(pCtx);
+      return;
+    }
   }
   nPhrase = sqlite3_value_int(apVal[0]);
   if (nPhrase < 0 || nPhrase > ACMS_MAX_PHRASES || nPhrase > pApi->xPhraseCount(pFts)) {
@@ -250,6 +272,8 @@ static void acmsTopKStep(sqlite3_context *pCtx, int nVal, sqlite3_value **apVal)
     sqlite3_result_error(pCtx, "acms_topk(rowid, tf, 0 <= k <= 256, lim >= 0, cap >= 0, nRow > 0, nToken, fts table name)", -1);
     return;
   }
+  /* A row acms_tf left out (not among its keys) is not aggregated. */
+  if (sqlite3_value_type(apVal[1]) == SQLITE_NULL) return;
   rowid = sqlite3_value_int64(apVal[0]);
   aTf = (const int *)sqlite3_value_blob(apVal[1]);
   nTf = sqlite3_value_bytes(apVal[1]);

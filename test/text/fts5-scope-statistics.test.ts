@@ -131,20 +131,22 @@ describe("FTS5 per-scope BM25 statistics (embedded engine)", () => {
   });
 
   // Up to 32 resources the MATCH names the scope's resources; up to RID_MATCH_MAX_RESOURCES too in an index of
-  // RID_MATCH_ROWS_PER_RESOURCE rows a resource (0 here: any index); past it the ranking joins each row's chunk.
+  // RID_MATCH_ROWS_PER_RESOURCE rows a resource (0 here: any index); past it the ranking keeps to the scope's
+  // chunk keys, or past SCOPE_KEYS_MAX_ROWS rows (0 here: always) joins each row's chunk.
   it.each([
-    [8, undefined],
-    [40, undefined],
-    [40, 0],
-    [RID_MATCH_MAX_RESOURCES, 0],
+    [8, undefined, undefined],
+    [40, undefined, undefined],
+    [40, undefined, 0],
+    [40, 0, undefined],
+    [RID_MATCH_MAX_RESOURCES, 0, undefined],
   ])(
-    "scores a scope of %i + 2 resources, and every temporal scope, from the scope's rows only (rows a resource for the MATCH: %p)",
-    async (size, ridMatchRowsPerResource) => {
+    "scores a scope of %i + 2 resources, and every temporal scope, from the scope's rows only (rows a resource for the MATCH: %p, rows for the chunk keys: %p)",
+    async (size, ridMatchRowsPerResource, scopeKeysMaxRows) => {
       const others = Array.from({ length: size + 3 }, (_, i) => `01JQ${String(i).padStart(22, "0")}`);
       for (const [i, r] of others.entries()) await store.upsertDocuments(r, [doc("n.md", [`needle ${"hay ".repeat(i % 7)}`])], 1_000);
       await store.upsertDocuments(A, [doc("a.md", ["needle in the old haystack"])], 1_000);
       await store.upsertDocuments(A, [doc("a.md", ["needle in the new haystack", "and straw"])], 8_000);
-      const text = new Fts5TextBackend(db, undefined, ridMatchRowsPerResource);
+      const text = new Fts5TextBackend(db, undefined, ridMatchRowsPerResource, scopeKeysMaxRows);
       const big = testView([A, ...others.slice(0, size + 1)]);
       const scores = async () =>
         Promise.all(

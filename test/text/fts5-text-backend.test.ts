@@ -68,7 +68,7 @@ describe("Fts5TextBackend specifics", () => {
     await h.loader.upsert({ resourceId: "01JCCCCCCCCCCCCCCCCCCCCCCC", path: "c.md", chunks: ["alpha"] }, 1_000);
     const first = await h.backend.search(view, "alpha", opts);
     expect(first).toEqual(await fresh());
-    const writes: Array<() => Promise<unknown>> = [
+    const writes: Array<() => unknown> = [
       () => h.loader.upsert({ resourceId: B, path: "b.md", chunks: ["alpha alpha delta epsilon zeta"] }, 1_100),
       () => h.loader.upsert({ resourceId: A, path: "a.md", chunks: ["alpha beta beta beta beta", "gamma"] }, 1_200),
       () => h.loader.remove(B, "b.md", 1_300),
@@ -227,7 +227,7 @@ describe("Fts5TextBackend specifics", () => {
     }
     const now = 1_250;
     const capped = new Fts5TextBackend(h.db, 3);
-    for (const scope of [ids.slice(0, 1), ids.slice(0, 5), ids]) {
+    for (const scope of [ids.slice(0, 1), ids.slice(0, 5), ids.slice(0, RID_MATCH_MAX_RESOURCES + 4), ids]) {
       for (const temporal of ["current", "recent", "all"] as const) {
         for (const excludePaths of [[], ["src/**"]]) {
           const view = testView(scope, { temporal, excludePaths });
@@ -277,16 +277,17 @@ describe("Fts5TextBackend specifics", () => {
       { length: 60 },
       (_, i) => `w${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}x`,
     );
-    const ids = Array.from({ length: 12 }, (_, i) => `01JL${String(i).padStart(22, "0")}`);
+    const ids = Array.from({ length: 40 }, (_, i) => `01JL${String(i).padStart(22, "0")}`);
     for (const [r, id] of ids.entries()) {
-      for (let d = 0; d < 30; d++) {
+      for (let d = 0; d < 10; d++) {
         const length = 1 + Math.floor(rand() ** 2 * 300);
         // Zipf-like word draws: a few words in most rows (low IDF), most words rare.
         const text = Array.from({ length }, () => vocabulary[Math.floor(rand() ** 3 * vocabulary.length)]).join(" ");
         await h.loader.upsert({ resourceId: id, path: `${r}/${d}.md`, chunks: [text] }, 1_000);
       }
     }
-    for (const scope of [ids.slice(0, 1), ids.slice(0, 5), ids]) {
+    // One resource and five (named in the MATCH), 35 (the scope's chunk keys) and all (no filter).
+    for (const scope of [ids.slice(0, 1), ids.slice(0, 5), ids.slice(0, 35), ids]) {
       const view = testView(scope);
       for (let q = 0; q < 8; q++) {
         const query = Array.from({ length: 4 + q * 2 }, () => vocabulary[Math.floor(rand() * vocabulary.length)]).join(" ");
