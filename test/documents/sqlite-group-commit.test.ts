@@ -112,6 +112,26 @@ describe("group commit of small one-step writes (SQLite store)", () => {
     expect(outs.map((o) => o.generation)).toEqual([before + 1n, before + 2n, before + 3n]);
   });
 
+  it("a hook that throws after the commit rejects its own message only, and nothing is written twice", async () => {
+    open();
+    const settled = await Promise.allSettled([
+      store.upsertDocuments(rid(0), [doc("a.md")], T0, {
+        ...GROUP,
+        afterPublish: () => {
+          throw new Error("hook failed");
+        },
+      }),
+      store.upsertDocuments(rid(1), [doc("b.md")], T0, GROUP),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(["rejected", "fulfilled"]);
+    const versions = db.prepare("SELECT resource_id, path FROM documents ORDER BY resource_id").all();
+    expect(versions).toEqual([
+      { resource_id: rid(0), path: "a.md" },
+      { resource_id: rid(1), path: "b.md" },
+    ]);
+    expect(keywordRows()).toBe(2);
+  });
+
   it("close writes what is still waiting for its group before it lets go", async () => {
     open();
     const pending = store.upsertDocuments(rid(7), [doc("late.md")], T0, GROUP);

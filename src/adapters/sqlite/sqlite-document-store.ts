@@ -512,8 +512,9 @@ export class SqliteDocumentStore implements DocumentStore {
       n += 1;
     }
     const group = this.oneStepQueue.splice(0, n);
+    let committed: ReturnType<typeof this.commitOneStep>;
     try {
-      this.commitOneStep(group);
+      committed = this.commitOneStep(group);
     } catch (err) {
       if (group.length === 1) {
         group[0].reject(err);
@@ -521,27 +522,42 @@ export class SqliteDocumentStore implements DocumentStore {
       }
       // Rolled back whole: each message on its own, so only the one that fails fails.
       for (const w of group) {
+        let alone: ReturnType<typeof this.commitOneStep>;
         try {
-          this.commitOneStep([w]);
+          alone = this.commitOneStep([w]);
         } catch (e) {
           w.reject(e);
+          continue;
         }
+        this.settleOneStep([w], alone);
       }
+      return;
     }
+    this.settleOneStep(group, committed);
   }
 
-  /** Writes `group` in one transaction (durable at commit unless every message defers it), then resolves each. */
-  private commitOneStep(group: readonly OneStepWrite[]): void {
+  /** Writes `group` in one transaction: durable at commit unless every message defers it. */
+  private commitOneStep(group: readonly OneStepWrite[]): { writes: OneStepRows[]; generation: bigint } {
     const out = this.commitPublish(
       () => this.oneStepTransaction.immediate(group),
       group.every((w) => w.hooks?.deferDurability === true),
     );
     this.gen = out.generation;
+    return out;
+  }
+
+  /** After the commit: each message's counts, its hook (a hook that throws rejects its own message) and its outcome. */
+  private settleOneStep(group: readonly OneStepWrite[], out: { writes: OneStepRows[]; generation: bigint }): void {
     out.writes.forEach((o, i) => {
       const w = group[i];
       this.live.documents += o.newDocuments;
       this.live.chunks += o.chunkDelta;
-      if (o.upserted > 0) w.hooks?.afterPublish?.(o.vectors.superseded, w.now);
+      try {
+        if (o.upserted > 0) w.hooks?.afterPublish?.(o.vectors.superseded, w.now);
+      } catch (err) {
+        w.reject(err);
+        return;
+      }
       w.resolve({
         documentsUpserted: o.upserted,
         documentsUnchanged: o.unchanged,
