@@ -1,4 +1,7 @@
-import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openSqliteDatabase, openSqliteReader, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { resourceToken, SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import {
   Fts5TextBackend,
@@ -81,6 +84,36 @@ describe("Fts5TextBackend specifics", () => {
       expect(after).toEqual(await fresh());
       expect(after.hits.map((x) => x.score)).not.toEqual(before.hits.map((x) => x.score));
       before = after;
+    }
+  });
+
+  it("on a connection of its own, reads a view's totals and chunk keys again after another connection's commit", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acms-fts5-reader-"));
+    const writerDb = openSqliteDatabase(join(dir, "acms.db"));
+    try {
+      const store = new SqliteDocumentStore(writerDb);
+      const loader = documentStoreLoader(store);
+      const ids = Array.from({ length: 40 }, (_, i) => `01JW${String(i).padStart(22, "0")}`);
+      for (const id of ids) await loader.upsert({ resourceId: id, path: "a.md", chunks: [`alpha ${id.slice(-3)} beta`] }, 1_000);
+      const readerDb = openSqliteReader(join(dir, "acms.db"));
+      try {
+        // 35 of 40 resources: the ranking pass keeps to the scope's chunk keys (held per view).
+        const view = testView(ids.slice(0, 35));
+        const reader = new Fts5TextBackend(readerDb);
+        const first = await reader.search(view, "alpha", opts);
+        expect(first.hits).toHaveLength(20);
+        await loader.upsert({ resourceId: ids[0], path: "b.md", chunks: ["alpha alpha alpha"] }, 1_100);
+        await loader.upsert({ resourceId: ids[39], path: "b.md", chunks: ["alpha gamma"] }, 1_100);
+        const after = await reader.search(view, "alpha", opts);
+        expect(after).toEqual(await new Fts5TextBackend(readerDb).search(view, "alpha", opts));
+        expect(after.hits[0].path).toBe("b.md");
+        expect(after.hits.map((x) => x.score)).not.toEqual(first.hits.map((x) => x.score));
+      } finally {
+        readerDb.close();
+      }
+    } finally {
+      writerDb.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -309,17 +309,19 @@ export class Fts5TextBackend implements TextBackend {
   private readonly pagedStatements = new Map<string, Statement<Record<string, unknown>, PagedRow>>();
   private readonly topKStatements = new Map<ScopeFilter, Statement<Record<string, unknown>, Buffer | null>>();
   private readonly chunkKeysOf: Statement<[string], bigint>;
-  /** Each view's chunk keys (see `scopeKeys`), with the count of keyword writes they were read at. */
-  private readonly viewKeys = new WeakMap<ScopedBackendView, { writes: number; keys: Buffer }>();
+  /** Each view's chunk keys (see `scopeKeys`), with the state of the tables they were read at (`tablesState`). */
+  private readonly viewKeys = new WeakMap<ScopedBackendView, { writes: string; keys: Buffer }>();
+  /** SQLite's count of commits by other connections (PRAGMA data_version): with `keywordWrites`, the state a cache was read at. */
+  private readonly dataVersion: Statement<[], number>;
   private readonly scopeTotals: Statement<[string], KeywordTotals>;
   private readonly tableTotals: Statement<[], Buffer>;
   /** Each view's resource tokens and resource ids (JSON), built once per view (views are immutable and cached). */
   private readonly viewJson = new WeakMap<ScopedBackendView, { tokens: string; ids: string }>();
   /**
-   * Each view's row and token totals, with the count of keyword writes they were read at (`keywordWrites`):
+   * Each view's row and token totals, with the state of the tables they were read at (`tablesState`):
    * summing them costs ~1 ms at 1,000 resources, and they stay what the table holds until a keyword write.
    */
-  private readonly viewTotals = new WeakMap<ScopedBackendView, { writes: number; totals: KeywordTotals }>();
+  private readonly viewTotals = new WeakMap<ScopedBackendView, { writes: string; totals: KeywordTotals }>();
 
   /**
    * Loads the acms_fts5 extension into `db` (throws when it is not built). `db` holds SqliteDocumentStore's
@@ -338,6 +340,7 @@ export class Fts5TextBackend implements TextBackend {
       `SELECT coalesce(sum(rows), 0) AS rows, coalesce(sum(tokens), 0) AS tokens FROM ${KEYWORD_STATS_TABLE} WHERE rid IN (SELECT value FROM json_each(?))`,
     );
     this.tableTotals = db.prepare<[], Buffer>("SELECT block FROM chunks_fts_data WHERE id = 1").pluck();
+    this.dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck();
     this.chunkKeysOf = db
       .prepare<[string], bigint>("SELECT chunk_key FROM chunks WHERE resource_id IN (SELECT value FROM json_each(?)) ORDER BY chunk_key")
       .pluck()
@@ -415,7 +418,7 @@ export class Fts5TextBackend implements TextBackend {
       json = { tokens: JSON.stringify(view.resourceIds.map(resourceToken)), ids: JSON.stringify(view.resourceIds) };
       this.viewJson.set(view, json);
     }
-    const writes = keywordWrites(this.db);
+    const writes = this.tablesState();
     let held = this.viewTotals.get(view);
     if (held === undefined || held.writes !== writes) {
       held = { writes, totals: this.scopeTotals.get(json.tokens)! };
@@ -541,8 +544,17 @@ export class Fts5TextBackend implements TextBackend {
     return stmt;
   }
 
+  /**
+   * Where the keyword tables stand: this connection's keyword writes (`keywordWrites`) and the commits of any
+   * other connection (`PRAGMA data_version`, which a connection's own commits do not move). What was read
+   * from the tables at one state is what they hold while it is the same.
+   */
+  private tablesState(): string {
+    return `${keywordWrites(this.db)}:${this.dataVersion.get()}`;
+  }
+
   /** The chunk keys of `view`'s resources, ascending, as a blob for acms_tf; kept until the next keyword write. */
-  private scopeKeys(view: ScopedBackendView, ids: string, writes: number): Buffer {
+  private scopeKeys(view: ScopedBackendView, ids: string, writes: string): Buffer {
     const held = this.viewKeys.get(view);
     if (held !== undefined && held.writes === writes) return held.keys;
     const keys = this.chunkKeysOf.all(ids) as bigint[];
