@@ -131,13 +131,17 @@ describe("FTS5 per-scope BM25 statistics (embedded engine)", () => {
   });
 
   // Up to 32 resources the MATCH names the scope's resources; up to RID_MATCH_MAX_RESOURCES too in an index of
-  // RID_MATCH_ROWS_PER_RESOURCE rows a resource (0 here: any index); past it the ranking keeps to the scope's
-  // chunk keys, or past SCOPE_KEYS_MAX_ROWS rows (0 here: always) joins each row's chunk.
+  // RID_MATCH_ROWS_PER_RESOURCE rows a resource (0 here: any index); past it (or where they cost less) the
+  // ranking keeps to the scope's chunk keys, or past SCOPE_KEYS_MAX_ROWS rows (0 here: always) names them in
+  // the MATCH where it may, else joins each row's chunk.
   it.each([
     [8, undefined, undefined],
+    [8, undefined, 0],
     [40, undefined, undefined],
     [40, undefined, 0],
+    [40, 0, 0],
     [40, 0, undefined],
+    [RID_MATCH_MAX_RESOURCES, 0, 0],
     [RID_MATCH_MAX_RESOURCES, 0, undefined],
   ])(
     "scores a scope of %i + 2 resources, and every temporal scope, from the scope's rows only (rows a resource for the MATCH: %p, rows for the chunk keys: %p)",

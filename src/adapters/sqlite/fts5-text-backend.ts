@@ -439,9 +439,14 @@ export class Fts5TextBackend implements TextBackend {
         phraseRows: [],
       };
     const n = view.resourceIds.length;
+    const keysAllowed = scope.rows <= this.scopeKeysMaxRows;
+    // The MATCH's resource list is an n-way OR over the scope's rows; the chunk keys cost a look-up per row the
+    // terms match in the whole table (at most its rows, times the terms' OR): the MATCH only where it is cheaper.
+    const keysCheaper = keysAllowed && n * scope.rows > table.rows * terms;
     const ridInMatch =
-      n <= ONE_STATEMENT_RID_MATCH_MAX_RESOURCES || (n <= RID_MATCH_MAX_RESOURCES && table.rows >= this.ridMatchRowsPerResource * n);
-    const keys = !ridInMatch && scope.rows <= this.scopeKeysMaxRows ? this.scopeKeys(view, json.ids, writes) : undefined;
+      !keysCheaper &&
+      (n <= ONE_STATEMENT_RID_MATCH_MAX_RESOURCES || (n <= RID_MATCH_MAX_RESOURCES && table.rows >= this.ridMatchRowsPerResource * n));
+    const keys = !ridInMatch && keysAllowed ? this.scopeKeys(view, json.ids, writes) : undefined;
     return {
       match: matchOfTerms(words, view.resourceIds, ridInMatch)!,
       terms,
