@@ -63,6 +63,19 @@ describe("ChunkWorkers", () => {
     await expect(pool.chunk("t", ["x"], DEFAULT_CHUNKING)).rejects.toThrow("closed");
   });
 
+  it("a thread idle for its idle time stops, and the next call starts one again", async () => {
+    const brief = new ChunkWorkers(1, 20);
+    try {
+      expect(await brief.chunk("t", ["first"], DEFAULT_CHUNKING)).toEqual([["first"]]);
+      expect(brief.started).toBe(1);
+      while (brief.started > 0) await new Promise((r) => setTimeout(r, 10));
+      expect(await brief.chunk("t", ["second"], DEFAULT_CHUNKING)).toEqual([["second"]]);
+      expect(brief.started).toBe(1);
+    } finally {
+      await brief.close();
+    }
+  });
+
   it("a thread that dies fails its task, and the next call gets a new thread", async () => {
     const rand = prng(6);
     const call = pool.chunk("t", [words(rand, 100_000)], DEFAULT_CHUNKING);

@@ -8,8 +8,14 @@ import { workerSource } from "./worker-source.js";
 /** Characters of text one task takes at most (a longer document is a task of its own). */
 export const CHUNK_TASK_CHARS = 256 * 1024;
 
-/** Threads that chunk at once by default: one tenant's large document leaves the other free for the rest. */
-export const DEFAULT_CHUNK_WORKERS = 2;
+/**
+ * Threads that chunk at once by default. Each holds its own tokenizer tables (about 100 MB resident), so one:
+ * a tenant's large document then delays another's by at most the task running.
+ */
+export const DEFAULT_CHUNK_WORKERS = 1;
+
+/** A thread idle this long stops (its memory goes back); the next large document starts one again. */
+export const CHUNK_WORKER_IDLE_MS = 30_000;
 
 interface ChunkWorkerData {
   tokenizerPath: string;
@@ -74,6 +80,7 @@ interface Slot {
   worker: Worker;
   task: Task | undefined;
   id: number;
+  idle: NodeJS.Timeout | undefined;
 }
 
 /**
@@ -83,8 +90,9 @@ interface Slot {
  * posts the texts and takes the chunks back. A call's texts are cut into tasks of about CHUNK_TASK_CHARS,
  * queued per tenant (FairQueue): a free thread takes the next task of the tenant holding the fewest threads,
  * served longest ago, so one tenant's large upload delays another's by at most the tasks already running.
- * The threads start on first use and never keep the process alive when idle; one that dies fails its task
- * (the call is refused) and is replaced at the next task.
+ * The threads start on first use, never keep the process alive when idle, and stop after CHUNK_WORKER_IDLE_MS
+ * idle (each holds ~100 MB of tokenizer tables); one that dies fails its task (the call is refused) and is
+ * replaced at the next task.
  */
 export class ChunkWorkers implements TextChunker {
   private readonly queue = new FairQueue<Task>();
@@ -94,7 +102,10 @@ export class ChunkWorkers implements TextChunker {
   private nextId = 0;
   private closed = false;
 
-  constructor(private readonly threads = DEFAULT_CHUNK_WORKERS) {
+  constructor(
+    private readonly threads = DEFAULT_CHUNK_WORKERS,
+    private readonly idleMs = CHUNK_WORKER_IDLE_MS,
+  ) {
     this.data = {
       tokenizerPath: resolvePackage("gpt-tokenizer", "the chunking workers"),
       constantsPath: resolvePackage("gpt-tokenizer/encodingParams/constants", "the chunking workers"),
@@ -139,6 +150,7 @@ export class ChunkWorkers implements TextChunker {
     for (const t of this.queue.drain()) this.settle(t.call, new Error("the chunking workers are closed"));
     await Promise.all(
       this.slots.splice(0).map(async (slot) => {
+        if (slot.idle) clearTimeout(slot.idle);
         if (slot.task) this.settle(slot.task.call, new Error("the chunking workers are closed"));
         slot.worker.removeAllListeners();
         slot.worker.on("error", () => undefined);
@@ -164,6 +176,8 @@ export class ChunkWorkers implements TextChunker {
       if (task.call.settled) continue;
       slot.task = task;
       slot.id = ++this.nextId;
+      if (slot.idle) clearTimeout(slot.idle);
+      slot.idle = undefined;
       this.held.set(task.tenant, (this.held.get(task.tenant) ?? 0) + 1);
       slot.worker.ref();
       slot.worker.postMessage({ id: slot.id, texts: task.texts, opts: task.opts } satisfies ChunkRequest);
@@ -173,7 +187,7 @@ export class ChunkWorkers implements TextChunker {
   private startSlot(): Slot {
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: this.data });
     worker.unref();
-    const slot: Slot = { worker, task: undefined, id: 0 };
+    const slot: Slot = { worker, task: undefined, id: 0, idle: undefined };
     this.slots.push(slot);
     worker.on("message", (reply: ChunkReply) => {
       const task = slot.task;
@@ -211,6 +225,17 @@ export class ChunkWorkers implements TextChunker {
     const task = slot.task!;
     slot.task = undefined;
     slot.worker.unref();
+    // Stopped once idle for idleMs (a task taken meanwhile clears this); removed from the slots first, so
+    // its exit is no death.
+    slot.idle = setTimeout(() => {
+      const at = this.slots.indexOf(slot);
+      if (at < 0 || slot.task) return;
+      this.slots.splice(at, 1);
+      slot.worker.removeAllListeners();
+      slot.worker.on("error", () => undefined);
+      void slot.worker.terminate();
+    }, this.idleMs);
+    slot.idle.unref();
     const n = (this.held.get(task.tenant) ?? 1) - 1;
     if (n > 0) this.held.set(task.tenant, n);
     else this.held.delete(task.tenant);

@@ -88,12 +88,24 @@ export async function createBackends(config: Config, opts: CreateBackendsOptions
     else if (config.duckdbPath !== undefined) backends = await openOnDuckDb(config, config.duckdbPath, opened, deferLoads);
     else backends = await openEmbedded(config, opened, deferLoads);
     // Closed before the stores (the stack closes in reverse): an upload still chunking fails, then the stores close.
-    const chunker = opened.push(new ChunkWorkers(), (c) => c.close());
-    return { ...backends, ...(embedder ?? {}), chunker };
+    return { ...backends, ...(embedder ?? {}), chunker: openChunker(opened) };
   } catch (err) {
     // The failed step's error is the one to report: a close failing behind it would only hide it.
     await opened.closeAll().catch(() => undefined);
     throw err;
+  }
+}
+
+/**
+ * The chunking threads, or none (documents are then chunked on the serving thread, as before them) when the
+ * tokenizer package cannot be found for a thread to load; said in one line.
+ */
+function openChunker(opened: CloseStack): ChunkWorkers | undefined {
+  try {
+    return opened.push(new ChunkWorkers(), (c) => c.close());
+  } catch (err) {
+    process.stderr.write(`acms: chunking on the serving thread: ${err instanceof Error ? err.message : String(err)}\n`);
+    return undefined;
   }
 }
 
