@@ -11,7 +11,7 @@ import {
   scoreParams,
 } from "../../src/adapters/sqlite/fts5-text-backend.js";
 import { queryTerms } from "../../src/adapters/sqlite/fts5-match-query.js";
-import { docsizeTokens } from "../../src/adapters/sqlite/keyword-rows.js";
+import { docsizeTokens, KeywordRows } from "../../src/adapters/sqlite/keyword-rows.js";
 import { normaliseBm25 } from "../../src/domain/bm25-normalise.js";
 import { prng } from "../support/prng.js";
 import { runTextBackendSuite, type TextBackendHarness } from "./text-backend-suite.js";
@@ -115,6 +115,17 @@ describe("Fts5TextBackend specifics", () => {
       writerDb.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("answers nothing, without failing, for a large scope whose keyword rows no chunk backs", async () => {
+    // Keyword rows a crash of an older version could leave (no chunk row): counted in the scope's totals,
+    // never answered; a scope of 40 resources keeps to its chunk keys, of which there are none.
+    const ids = Array.from({ length: 40 }, (_, i) => `01JS${String(i).padStart(22, "0")}`);
+    const rows = new KeywordRows(h.db);
+    ids.forEach((id, i) => rows.insert(2_000_000_000 + i, "alpha stray", resourceToken(id)));
+    await h.loader.upsert({ resourceId: A, path: "a.md", chunks: ["alpha"] }, 1_000);
+    expect(await h.backend.search(testView(ids), "alpha", opts)).toEqual({ hits: [], exhaustive: true });
+    expect((await h.backend.search(testView([A, ...ids]), "alpha", opts)).hits.map((x) => x.path)).toEqual(["a.md"]);
   });
 
   it("stems English words (porter)", async () => {

@@ -180,10 +180,18 @@ function topKSql(filter: ScopeFilter): string {
     filter === "match"
       ? `SELECT f.rowid AS k, acms_tf(chunks_fts, @terms) AS tf FROM chunks_fts f WHERE chunks_fts MATCH @match`
       : filter === "keys"
-        ? `SELECT f.rowid AS k, acms_tf(chunks_fts, @terms, @keys) AS tf FROM chunks_fts f WHERE chunks_fts MATCH @match`
+        ? `SELECT f.rowid AS k, acms_tf(chunks_fts, @terms, @keys) AS tf FROM chunks_fts f
+           WHERE chunks_fts MATCH @match AND f.rowid BETWEEN @first AND @last`
         : `SELECT f.rowid AS k, acms_tf(chunks_fts, @terms) AS tf FROM chunks_fts f JOIN chunks c ON c.chunk_key = f.rowid
        WHERE chunks_fts MATCH @match AND c.resource_id IN (SELECT value FROM json_each(@rids))`;
   return `SELECT acms_topk(k, tf, @terms, @limit, @cap, @rows, @tokens, 'chunks_fts') FROM (${rows} LIMIT -1)`;
+}
+
+/** A scope's chunk keys: ascending as a blob for acms_tf (64-bit, native order), the first and the last (an empty scope: 1 and 0). */
+interface ScopeKeys {
+  blob: Buffer;
+  first: bigint;
+  last: bigint;
 }
 
 /**
@@ -273,8 +281,8 @@ interface Ranking {
   /** The scope's resource ids as JSON, for the join (`@rids`) when the MATCH does not name them. */
   rids: string;
   totals: KeywordTotals;
-  /** The scope's chunk keys, ascending (64-bit, native order), when the ranking pass filters by them. */
-  keys: Buffer | undefined;
+  /** The scope's chunk keys, when the ranking pass filters by them (see `ScopeKeys`). */
+  keys: ScopeKeys | undefined;
   /** Each term's rows within the scope, from the last ranking pass. */
   phraseRows: number[];
 }
@@ -310,7 +318,7 @@ export class Fts5TextBackend implements TextBackend {
   private readonly topKStatements = new Map<ScopeFilter, Statement<Record<string, unknown>, Buffer | null>>();
   private readonly chunkKeysOf: Statement<[string], bigint>;
   /** Each view's chunk keys (see `scopeKeys`), with the state of the tables they were read at (`tablesState`). */
-  private readonly viewKeys = new WeakMap<ScopedBackendView, { writes: string; keys: Buffer }>();
+  private readonly viewKeys = new WeakMap<ScopedBackendView, { writes: string; keys: ScopeKeys }>();
   /** SQLite's count of commits by other connections (PRAGMA data_version): with `keywordWrites`, the state a cache was read at. */
   private readonly dataVersion: Statement<[], number>;
   private readonly scopeTotals: Statement<[string], KeywordTotals>;
@@ -467,7 +475,13 @@ export class Fts5TextBackend implements TextBackend {
     const { match, terms, ridInMatch, rids, totals, keys } = ranking;
     const params: Record<string, unknown> = { match, terms, limit, cap: this.topKMaxRows, rows: totals.rows, tokens: totals.tokens };
     const filter: ScopeFilter = ridInMatch ? "match" : keys ? "keys" : "join";
-    if (filter === "keys") params.keys = keys;
+    if (filter === "keys") {
+      // FTS5 starts its walk at the scope's first chunk key and stops after its last (keys written together
+      // are near each other: a resource's or a project's upload), the keys doing the rest.
+      params.keys = keys!.blob;
+      params.first = keys!.first;
+      params.last = keys!.last;
+    }
     if (filter === "join") params.rids = rids;
     const { phraseRows, ranked } = readTopK(this.topKStatement(filter).get(params) ?? null, terms);
     ranking.phraseRows = phraseRows;
@@ -559,13 +573,16 @@ export class Fts5TextBackend implements TextBackend {
   }
 
   /** The chunk keys of `view`'s resources, ascending, as a blob for acms_tf; kept until the next keyword write. */
-  private scopeKeys(view: ScopedBackendView, ids: string, writes: string): Buffer {
+  private scopeKeys(view: ScopedBackendView, ids: string, writes: string): ScopeKeys {
     const held = this.viewKeys.get(view);
     if (held !== undefined && held.writes === writes) return held.keys;
-    const keys = this.chunkKeysOf.all(ids) as bigint[];
-    const blob = Buffer.from(BigInt64Array.from(keys).buffer);
-    this.viewKeys.set(view, { writes, keys: blob });
-    return blob;
+    const all = BigInt64Array.from(this.chunkKeysOf.all(ids) as bigint[]);
+    const keys: ScopeKeys =
+      all.length === 0
+        ? { blob: Buffer.alloc(0), first: 1n, last: 0n }
+        : { blob: Buffer.from(all.buffer), first: all[0], last: all[all.length - 1] };
+    this.viewKeys.set(view, { writes, keys });
+    return keys;
   }
 
   private hydrateStatement(temporal: TemporalScope): Statement<Record<string, unknown>, HydratedRow> {
