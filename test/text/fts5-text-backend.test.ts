@@ -7,6 +7,7 @@ import {
   Fts5TextBackend,
   RID_MATCH_MAX_RESOURCES,
   rankedSearchSql,
+  SCOPE_KEYS_CACHE_VIEWS,
   scopedMatch,
   scoreParams,
 } from "../../src/adapters/sqlite/fts5-text-backend.js";
@@ -126,6 +127,21 @@ describe("Fts5TextBackend specifics", () => {
     await h.loader.upsert({ resourceId: A, path: "a.md", chunks: ["alpha"] }, 1_000);
     expect(await h.backend.search(testView(ids), "alpha", opts)).toEqual({ hits: [], exhaustive: true });
     expect((await h.backend.search(testView([A, ...ids]), "alpha", opts)).hits.map((x) => x.path)).toEqual(["a.md"]);
+  });
+
+  it("holds the chunk keys of at most SCOPE_KEYS_CACHE_VIEWS views, the least recently used let go first", async () => {
+    const ids = Array.from({ length: 40 }, (_, i) => `01JK${String(i).padStart(22, "0")}`);
+    for (const id of ids) await h.loader.upsert({ resourceId: id, path: "a.md", chunks: [`alpha ${id}`] }, 1_000);
+    const scope = ids.slice(0, 35);
+    const first = testView(scope);
+    const answer = await h.backend.search(first, "alpha", opts);
+    for (let i = 0; i < SCOPE_KEYS_CACHE_VIEWS + 50; i++) {
+      expect(await h.backend.search(testView(scope), "alpha", opts)).toEqual(answer);
+      expect((h.backend as Fts5TextBackend).heldScopeKeys.views).toBeLessThanOrEqual(SCOPE_KEYS_CACHE_VIEWS);
+    }
+    expect((h.backend as Fts5TextBackend).heldScopeKeys.bytes).toBe(SCOPE_KEYS_CACHE_VIEWS * 35 * 8);
+    // The first view's keys were let go; asked again, they are read again, the answer the same.
+    expect(await h.backend.search(first, "alpha", opts)).toEqual(answer);
   });
 
   it("stems English words (porter)", async () => {

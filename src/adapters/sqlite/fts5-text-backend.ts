@@ -209,6 +209,13 @@ type ScopeFilter = "match" | "keys" | "join";
  */
 export const SCOPE_KEYS_MAX_ROWS = 1_000_000;
 
+/**
+ * The chunk keys held for views at most, in bytes and in views (the least recently used go first): whatever
+ * scopes the tenants search, the keys never hold more memory than this.
+ */
+export const SCOPE_KEYS_CACHE_BYTES = 64 * 1024 * 1024;
+export const SCOPE_KEYS_CACHE_VIEWS = 1024;
+
 /** A ranking pass's rows, best first, and what they hold. */
 interface RankedPage {
   rows: RankRow[];
@@ -317,8 +324,12 @@ export class Fts5TextBackend implements TextBackend {
   private readonly pagedStatements = new Map<string, Statement<Record<string, unknown>, PagedRow>>();
   private readonly topKStatements = new Map<ScopeFilter, Statement<Record<string, unknown>, Buffer | null>>();
   private readonly chunkKeysOf: Statement<[string], bigint>;
-  /** Each view's chunk keys (see `scopeKeys`), with the state of the tables they were read at (`tablesState`). */
-  private readonly viewKeys = new WeakMap<ScopedBackendView, { writes: string; keys: ScopeKeys }>();
+  /**
+   * Each view's chunk keys (see `scopeKeys`), with the state of the tables they were read at (`tablesState`),
+   * least recently used first, within SCOPE_KEYS_CACHE_BYTES and SCOPE_KEYS_CACHE_VIEWS.
+   */
+  private readonly viewKeys = new Map<ScopedBackendView, { writes: string; keys: ScopeKeys }>();
+  private viewKeysBytes = 0;
   /** SQLite's count of commits by other connections (PRAGMA data_version): with `keywordWrites`, the state a cache was read at. */
   private readonly dataVersion: Statement<[], number>;
   private readonly scopeTotals: Statement<[string], KeywordTotals>;
@@ -575,14 +586,35 @@ export class Fts5TextBackend implements TextBackend {
   /** The chunk keys of `view`'s resources, ascending, as a blob for acms_tf; kept until the next keyword write. */
   private scopeKeys(view: ScopedBackendView, ids: string, writes: string): ScopeKeys {
     const held = this.viewKeys.get(view);
-    if (held !== undefined && held.writes === writes) return held.keys;
+    if (held !== undefined) {
+      this.viewKeys.delete(view);
+      this.viewKeysBytes -= held.keys.blob.length;
+      if (held.writes === writes) {
+        // Most recently used last: the eviction below takes the least recently used first.
+        this.viewKeys.set(view, held);
+        this.viewKeysBytes += held.keys.blob.length;
+        return held.keys;
+      }
+    }
     const all = BigInt64Array.from(this.chunkKeysOf.all(ids) as bigint[]);
     const keys: ScopeKeys =
       all.length === 0
         ? { blob: Buffer.alloc(0), first: 1n, last: 0n }
         : { blob: Buffer.from(all.buffer), first: all[0], last: all[all.length - 1] };
     this.viewKeys.set(view, { writes, keys });
+    this.viewKeysBytes += keys.blob.length;
+    for (const [v, e] of this.viewKeys) {
+      if (this.viewKeysBytes <= SCOPE_KEYS_CACHE_BYTES && this.viewKeys.size <= SCOPE_KEYS_CACHE_VIEWS) break;
+      if (v === view) continue;
+      this.viewKeys.delete(v);
+      this.viewKeysBytes -= e.keys.blob.length;
+    }
     return keys;
+  }
+
+  /** The chunk keys held for views (a figure for tests): their count and bytes. */
+  get heldScopeKeys(): { views: number; bytes: number } {
+    return { views: this.viewKeys.size, bytes: this.viewKeysBytes };
   }
 
   private hydrateStatement(temporal: TemporalScope): Statement<Record<string, unknown>, HydratedRow> {
