@@ -210,8 +210,8 @@ type ScopeFilter = "match" | "keys" | "join";
 export const SCOPE_KEYS_MAX_ROWS = 1_000_000;
 
 /**
- * The chunk keys held for views at most, in bytes and in views (the least recently used go first): whatever
- * scopes the tenants search, the keys never hold more memory than this.
+ * The chunk keys held at most, in bytes (with the resource lists they are held for) and in scopes (the least
+ * recently used go first): whatever scopes the tenants search, the keys never hold more memory than this.
  */
 export const SCOPE_KEYS_CACHE_BYTES = 64 * 1024 * 1024;
 export const SCOPE_KEYS_CACHE_VIEWS = 1024;
@@ -325,10 +325,10 @@ export class Fts5TextBackend implements TextBackend {
   private readonly topKStatements = new Map<ScopeFilter, Statement<Record<string, unknown>, Buffer | null>>();
   private readonly chunkKeysOf: Statement<[string], bigint>;
   /**
-   * Each view's chunk keys (see `scopeKeys`), with the state of the tables they were read at (`tablesState`),
-   * least recently used first, within SCOPE_KEYS_CACHE_BYTES and SCOPE_KEYS_CACHE_VIEWS.
+   * Each scope's chunk keys by its resource list (see `scopeKeys`), with the state of the tables they were
+   * read at (`tablesState`), least recently used first, within SCOPE_KEYS_CACHE_BYTES and SCOPE_KEYS_CACHE_VIEWS.
    */
-  private readonly viewKeys = new Map<ScopedBackendView, { writes: string; keys: ScopeKeys }>();
+  private readonly viewKeys = new Map<string, { writes: string; keys: ScopeKeys }>();
   private viewKeysBytes = 0;
   /** SQLite's count of commits by other connections (PRAGMA data_version): with `keywordWrites`, the state a cache was read at. */
   private readonly dataVersion: Statement<[], number>;
@@ -465,7 +465,7 @@ export class Fts5TextBackend implements TextBackend {
     const ridInMatch =
       !keysCheaper &&
       (n <= ONE_STATEMENT_RID_MATCH_MAX_RESOURCES || (n <= RID_MATCH_MAX_RESOURCES && table.rows >= this.ridMatchRowsPerResource * n));
-    const keys = !ridInMatch && keysAllowed ? this.scopeKeys(view, json.ids, writes) : undefined;
+    const keys = !ridInMatch && keysAllowed ? this.scopeKeys(json.ids, writes) : undefined;
     return {
       match: matchOfTerms(words, view.resourceIds, ridInMatch)!,
       terms,
@@ -584,15 +584,17 @@ export class Fts5TextBackend implements TextBackend {
   }
 
   /** The chunk keys of `view`'s resources, ascending, as a blob for acms_tf; kept until the next keyword write. */
-  private scopeKeys(view: ScopedBackendView, ids: string, writes: string): ScopeKeys {
-    const held = this.viewKeys.get(view);
+  private scopeKeys(ids: string, writes: string): ScopeKeys {
+    // Held by the scope's resource list (views of one list share them; no view is kept alive by this), its
+    // length counted with the keys.
+    const held = this.viewKeys.get(ids);
     if (held !== undefined) {
-      this.viewKeys.delete(view);
-      this.viewKeysBytes -= held.keys.blob.length;
+      this.viewKeys.delete(ids);
+      this.viewKeysBytes -= held.keys.blob.length + ids.length;
       if (held.writes === writes) {
         // Most recently used last: the eviction below takes the least recently used first.
-        this.viewKeys.set(view, held);
-        this.viewKeysBytes += held.keys.blob.length;
+        this.viewKeys.set(ids, held);
+        this.viewKeysBytes += held.keys.blob.length + ids.length;
         return held.keys;
       }
     }
@@ -601,18 +603,18 @@ export class Fts5TextBackend implements TextBackend {
       all.length === 0
         ? { blob: Buffer.alloc(0), first: 1n, last: 0n }
         : { blob: Buffer.from(all.buffer), first: all[0], last: all[all.length - 1] };
-    this.viewKeys.set(view, { writes, keys });
-    this.viewKeysBytes += keys.blob.length;
-    for (const [v, e] of this.viewKeys) {
+    this.viewKeys.set(ids, { writes, keys });
+    this.viewKeysBytes += keys.blob.length + ids.length;
+    for (const [k, e] of this.viewKeys) {
       if (this.viewKeysBytes <= SCOPE_KEYS_CACHE_BYTES && this.viewKeys.size <= SCOPE_KEYS_CACHE_VIEWS) break;
-      if (v === view) continue;
-      this.viewKeys.delete(v);
-      this.viewKeysBytes -= e.keys.blob.length;
+      if (k === ids) continue;
+      this.viewKeys.delete(k);
+      this.viewKeysBytes -= e.keys.blob.length + k.length;
     }
     return keys;
   }
 
-  /** The chunk keys held for views (a figure for tests): their count and bytes. */
+  /** The chunk keys held (a figure for tests): the resource lists they are held for, and their bytes with those lists'. */
   get heldScopeKeys(): { views: number; bytes: number } {
     return { views: this.viewKeys.size, bytes: this.viewKeysBytes };
   }
