@@ -65,7 +65,7 @@ describe("Fts5TextBackend specifics", () => {
   });
   afterEach(() => h.close());
 
-  it("reads a view's totals again after every keyword write (in the view or not, upload, supersession or deletion)", async () => {
+  it("reads a view's totals again after every keyword write of its resources (upload, supersession or deletion)", async () => {
     const view = testView([A, B]);
     const fresh = () => new Fts5TextBackend(h.db).search(view, "alpha", opts);
     await h.loader.upsert({ resourceId: A, path: "a.md", chunks: ["alpha beta", "gamma delta"] }, 1_000);
@@ -127,6 +127,26 @@ describe("Fts5TextBackend specifics", () => {
     await h.loader.upsert({ resourceId: A, path: "a.md", chunks: ["alpha"] }, 1_000);
     expect(await h.backend.search(testView(ids), "alpha", opts)).toEqual({ hits: [], exhaustive: true });
     expect((await h.backend.search(testView([A, ...ids]), "alpha", opts)).hits.map((x) => x.path)).toEqual(["a.md"]);
+  });
+
+  it("reads a scope's chunk keys again after a keyword write of one of its resources, never after another's", async () => {
+    const ids = Array.from({ length: 41 }, (_, i) => `01JV${String(i).padStart(22, "0")}`);
+    for (const id of ids) await h.loader.upsert({ resourceId: id, path: "a.md", chunks: [`alpha ${id}`] }, 1_000);
+    const backend = h.backend as Fts5TextBackend;
+    const view = testView(ids.slice(0, 40));
+    const fresh = () => new Fts5TextBackend(h.db).search(view, "alpha", opts);
+    await backend.search(view, "alpha", opts);
+    const reads = backend.heldScopeKeys.reads;
+    // Another tenant's upload: the scope's keys and totals stand.
+    await h.loader.upsert({ resourceId: ids[40], path: "b.md", chunks: ["alpha beta"] }, 1_100);
+    expect(await backend.search(view, "alpha", opts)).toEqual(await fresh());
+    expect(backend.heldScopeKeys.reads).toBe(reads);
+    // An upload to one of the scope's resources: read again, and the new chunk is found.
+    await h.loader.upsert({ resourceId: ids[3], path: "b.md", chunks: ["alpha alpha alpha"] }, 1_200);
+    const after = await backend.search(view, "alpha", opts);
+    expect(after).toEqual(await fresh());
+    expect(after.hits[0].path).toBe("b.md");
+    expect(backend.heldScopeKeys.reads).toBe(reads + 1);
   });
 
   it("holds the chunk keys of at most SCOPE_KEYS_CACHE_VIEWS scopes, the least recently used let go first", async () => {

@@ -52,17 +52,23 @@ export function fts5TableTotals(block: Uint8Array | undefined): KeywordTotals {
   return { rows, tokens };
 }
 
-/** Writes of each connection's keyword rows by this process (see `keywordWrites`). */
-const writesByDb = new WeakMap<SqliteDatabase, { n: number }>();
+/** Writes of each connection's keyword rows by this process, by resource token (see `keywordWrites`). */
+const writesByDb = new WeakMap<SqliteDatabase, Map<string, number>>();
 
 /**
- * How many writes of `db`'s keyword rows this process has made through KeywordRows (insert, replace or
- * delete, committed or rolled back): anything read from `chunks_fts` or `keyword_resource_stats` on `db` is
- * still what the tables hold while it has not moved. Exact for the server's connection: every write of those
- * tables goes through KeywordRows, and one process at a time writes a database (the data-directory lock).
+ * How many writes of `db`'s keyword rows of the resources `ridTokens` (their `resourceToken`s) this process
+ * has made through KeywordRows (insert, replace or delete, committed or rolled back). It only grows, and grows
+ * with every such write: anything read from `chunks_fts` or `keyword_resource_stats` about those resources
+ * on `db` is still what the tables hold while it is the same. Exact for the server's connection: every write
+ * of those tables goes through KeywordRows, and one process at a time writes a database (the data-directory
+ * lock); another connection's commits are for `PRAGMA data_version` to tell.
  */
-export function keywordWrites(db: SqliteDatabase): number {
-  return writesByDb.get(db)?.n ?? 0;
+export function keywordWrites(db: SqliteDatabase, ridTokens: readonly string[]): number {
+  const writes = writesByDb.get(db);
+  if (!writes) return 0;
+  let n = 0;
+  for (const t of ridTokens) n += writes.get(t) ?? 0;
+  return n;
 }
 
 /**
@@ -81,12 +87,12 @@ export class KeywordRows {
     dropEmpty: Statement<[string]>;
   };
 
-  private readonly writes: { n: number };
+  private readonly writes: Map<string, number>;
 
   constructor(db: SqliteDatabase) {
     migrateKeywordStats(db);
     let writes = writesByDb.get(db);
-    if (!writes) writesByDb.set(db, (writes = { n: 0 }));
+    if (!writes) writesByDb.set(db, (writes = new Map()));
     this.writes = writes;
     this.stmts = {
       insert: db.prepare("INSERT INTO chunks_fts (rowid, body, rid) VALUES (?, ?, ?)"),
@@ -121,9 +127,9 @@ export class KeywordRows {
 
   /** Moves the counters of row `rowid`'s resource by the row (`sign` 1 adds, -1 removes); false when there is no such row. */
   private count(rowid: number, sign: 1 | -1): boolean {
-    this.writes.n += 1;
     const row = this.stmts.row.get(rowid);
     if (!row) return false;
+    this.writes.set(row.rid, (this.writes.get(row.rid) ?? 0) + 1);
     this.stmts.add.run(row.rid, sign, sign * docsizeTokens(row.sz));
     // A resource whose last row goes leaves no counter row behind (an erased resource's id stays nowhere).
     if (sign < 0) this.stmts.dropEmpty.run(row.rid);
