@@ -460,14 +460,15 @@ export class Fts5TextBackend implements TextBackend {
         phraseRows: [],
       };
     const n = view.resourceIds.length;
-    const keysAllowed = scope.rows <= this.scopeKeysMaxRows;
+    const keys = scope.rows <= this.scopeKeysMaxRows ? this.scopeKeys(json.ids, writes) : undefined;
     // The MATCH's resource list is an n-way OR over the scope's rows; the chunk keys cost a look-up per row the
-    // terms match in the whole table (at most its rows, times the terms' OR): the MATCH only where it is cheaper.
-    const keysCheaper = keysAllowed && n * scope.rows > table.rows * terms;
+    // terms match between the scope's first and last key (at most that span of the table, times the terms'
+    // OR): the MATCH only where it is cheaper.
+    const span = keys === undefined ? 0 : Math.min(table.rows, Number(keys.last - keys.first) + 1);
+    const keysCheaper = keys !== undefined && n * scope.rows > span * terms;
     const ridInMatch =
       !keysCheaper &&
       (n <= ONE_STATEMENT_RID_MATCH_MAX_RESOURCES || (n <= RID_MATCH_MAX_RESOURCES && table.rows >= this.ridMatchRowsPerResource * n));
-    const keys = !ridInMatch && keysAllowed ? this.scopeKeys(json.ids, writes) : undefined;
     return {
       match: matchOfTerms(words, view.resourceIds, ridInMatch)!,
       terms,
