@@ -69,8 +69,11 @@ it("DeleteResource drops the cells' saved centroids, which are trained again on 
   const scale = embedded() ? 1 : 100;
   const keeperRows = vectors(11, KEEPER_ROWS / scale);
   const idx = t.client(IndexService, "writer");
-  await idx.upsertDocuments(messages(keeper, keeperRows, "keeper"));
+  // The doomed rows first: the cells train once the store holds 4,096 rows, which it reaches only with all of
+  // them (the keeper's 4,200 alone would reach it, and cells trained then, on the keeper's rows alone, would
+  // equal the ones trained again after the erasure; CI met that race once).
   await idx.upsertDocuments(messages(doomed, vectors(12, DOOMED_ROWS / scale), "doomed"));
+  await idx.upsertDocuments(messages(keeper, keeperRows, "keeper"));
   const file = join(t.dataDir, "vectors", "cells.f32");
 
   if (!embedded()) {
@@ -96,8 +99,9 @@ it("DeleteResource drops the cells' saved centroids, which are trained again on 
   const dir = mkdtempSync(join(tmpdir(), "acms-cells-reference-"));
   const reference = new PartitionedVectorBackend({ dimension: DIM, graphDir: dir });
   try {
+    // The keeper's chunk keys on the server: after the doomed rows' (one chunk a document).
     const entries: VectorEntry[] = keeperRows.map((vector, i) => ({
-      chunkKey: i + 1,
+      chunkKey: DOOMED_ROWS + i + 1,
       resourceId: keeper,
       path: `keeper/${i}.md`,
       supersededAt: null,
