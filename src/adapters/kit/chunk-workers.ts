@@ -58,6 +58,14 @@ function runChunkWorker(req: NodeJS.Require, makeChunker: typeof createChunker):
 
 const WORKER_SOURCE = workerSource(runChunkWorker, createChunker);
 
+/** Stops a slot's thread on purpose (closing, or idle): its exit is no death, and nothing of it is heard again. */
+async function stopSlot(slot: Slot): Promise<void> {
+  if (slot.idle) clearTimeout(slot.idle);
+  slot.worker.removeAllListeners();
+  slot.worker.on("error", () => undefined);
+  await slot.worker.terminate();
+}
+
 /** One task: some consecutive texts of one call. */
 interface Task {
   tenant: string;
@@ -150,11 +158,8 @@ export class ChunkWorkers implements TextChunker {
     for (const t of this.queue.drain()) this.settle(t.call, new Error("the chunking workers are closed"));
     await Promise.all(
       this.slots.splice(0).map(async (slot) => {
-        if (slot.idle) clearTimeout(slot.idle);
         if (slot.task) this.settle(slot.task.call, new Error("the chunking workers are closed"));
-        slot.worker.removeAllListeners();
-        slot.worker.on("error", () => undefined);
-        await slot.worker.terminate();
+        await stopSlot(slot);
       }),
     );
   }
@@ -231,9 +236,7 @@ export class ChunkWorkers implements TextChunker {
       const at = this.slots.indexOf(slot);
       if (at < 0 || slot.task) return;
       this.slots.splice(at, 1);
-      slot.worker.removeAllListeners();
-      slot.worker.on("error", () => undefined);
-      void slot.worker.terminate();
+      void stopSlot(slot);
     }, this.idleMs);
     slot.idle.unref();
     const n = (this.held.get(task.tenant) ?? 1) - 1;

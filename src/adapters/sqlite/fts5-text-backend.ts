@@ -460,15 +460,17 @@ export class Fts5TextBackend implements TextBackend {
         phraseRows: [],
       };
     const n = view.resourceIds.length;
-    const keys = scope.rows <= this.scopeKeysMaxRows ? this.scopeKeys(json.ids, writes) : undefined;
+    const matchAllowed =
+      n <= ONE_STATEMENT_RID_MATCH_MAX_RESOURCES || (n <= RID_MATCH_MAX_RESOURCES && table.rows >= this.ridMatchRowsPerResource * n);
     // The MATCH's resource list is an n-way OR over the scope's rows; the chunk keys cost a look-up per row the
     // terms match between the scope's first and last key (at most that span of the table, times the terms'
-    // OR): the MATCH only where it is cheaper.
+    // OR): the MATCH only where it is cheaper. The span holds at least the scope's rows, so the keys can be
+    // cheaper only past as many resources as terms: below that they are not even read (a large resource
+    // written to would read its keys after every write only to choose the MATCH).
+    const keys = scope.rows <= this.scopeKeysMaxRows && (!matchAllowed || n > terms) ? this.scopeKeys(json.ids, writes) : undefined;
     const span = keys === undefined ? 0 : Math.min(table.rows, Number(keys.last - keys.first) + 1);
     const keysCheaper = keys !== undefined && n * scope.rows > span * terms;
-    const ridInMatch =
-      !keysCheaper &&
-      (n <= ONE_STATEMENT_RID_MATCH_MAX_RESOURCES || (n <= RID_MATCH_MAX_RESOURCES && table.rows >= this.ridMatchRowsPerResource * n));
+    const ridInMatch = matchAllowed && !keysCheaper;
     return {
       match: matchOfTerms(words, view.resourceIds, ridInMatch)!,
       terms,
