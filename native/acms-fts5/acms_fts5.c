@@ -38,6 +38,15 @@
 **     cap rows were aggregated (their terms are no longer kept, so only the counts are there: rank with
 **     acms_bm25); int32 flags, bit 0 set when every row tied with the last kept one is kept, bit 1 when every
 **     row is; then m pairs (int64 rowid, double rank), best first. NULL when no row was aggregated.
+**   acms_postings(rowid, acms_tf(chunks_fts, 1), 'chunks_fts')   (an aggregate)
+**     One phrase's postings for the keyword posting cache (KeywordPostings): every aggregated row's rowid,
+**     the phrase's instances in it and the row's length |D| (read from the docsize shadow table of the table
+**     the last argument names). A blob (native byte order) of three arrays of n entries each: n doubles, the
+**     rowids in the order aggregated (FTS5's, ascending), n int32 counts and n int32 lengths. NULL when no row
+**     was aggregated.
+**   acms_idf(nRow, nHit)
+**     BM25's IDF of a phrase held by nHit of nRow rows, as acms_bm25 and acms_topk compute it, for a caller
+**     scoring with the same formula (the posting cache), so their scores agree bit for bit.
 ** Loaded into the connection by better-sqlite3's loadExtension (entry point sqlite3_acmsfts_init); built
 ** by scripts/build-native.mjs against the SQLite headers better-sqlite3 bundles.
 */
@@ -571,6 +580,130 @@ static void acmsTopKFinal(sqlite3_context *pCtx) {
   sqlite3_result_blob64(pCtx, aOut, (sqlite3_uint64)nOut, sqlite3_free);
 }
 
+/* acms_postings's state: the docsize look-up, then the rows' keys, counts and lengths as aggregated. */
+typedef struct AcmsPostings {
+  int init;
+  sqlite3_stmt *pSize;
+  double *aRow;
+  int *aTf;
+  int *aLen;
+  sqlite3_int64 n, nAlloc;
+} AcmsPostings;
+
+static void acmsPostingsStep(sqlite3_context *pCtx, int nVal, sqlite3_value **apVal) {
+  AcmsPostings *p = (AcmsPostings *)sqlite3_aggregate_context(pCtx, sizeof(AcmsPostings));
+  const int *aTf;
+  int nTf, rc;
+  sqlite3_int64 rowid;
+  (void)nVal; /* registered with exactly 3 arguments */
+  if (p == 0) {
+    sqlite3_result_error_nomem(pCtx);
+    return;
+  }
+  if (!p->init) {
+    char *zSql;
+    p->init = 1;
+    if (sqlite3_value_type(apVal[2]) != SQLITE_TEXT) {
+      sqlite3_result_error(pCtx, "acms_postings(rowid, acms_tf(fts, 1), fts table name)", -1);
+      return;
+    }
+    zSql = sqlite3_mprintf("SELECT sz FROM \"%w_docsize\" WHERE id = ?", (const char *)sqlite3_value_text(apVal[2]));
+    if (zSql == 0) {
+      sqlite3_result_error_nomem(pCtx);
+      return;
+    }
+    rc = sqlite3_prepare_v2(sqlite3_context_db_handle(pCtx), zSql, -1, &p->pSize, 0);
+    sqlite3_free(zSql);
+    if (rc != SQLITE_OK) {
+      sqlite3_result_error_code(pCtx, rc);
+      return;
+    }
+  }
+  if (p->pSize == 0) {
+    sqlite3_result_error(pCtx, "acms_postings(rowid, acms_tf(fts, 1), fts table name)", -1);
+    return;
+  }
+  if (sqlite3_value_type(apVal[1]) == SQLITE_NULL) return;
+  aTf = (const int *)sqlite3_value_blob(apVal[1]);
+  nTf = sqlite3_value_bytes(apVal[1]);
+  if (sqlite3_value_type(apVal[1]) != SQLITE_BLOB || (nTf != 0 && nTf != (int)(2 * sizeof(int))) || (nTf > 0 && (aTf == 0 || aTf[0] != 0))) {
+    sqlite3_result_error(pCtx, "acms_postings: the second argument must be acms_tf(fts, 1)", -1);
+    return;
+  }
+  /* A row holding the phrase in no scored column (none here: the MATCH names the body) has no posting. */
+  if (nTf == 0) return;
+  rowid = sqlite3_value_int64(apVal[0]);
+  if (p->n == p->nAlloc) {
+    sqlite3_int64 nNew = p->nAlloc ? p->nAlloc * 2 : 256;
+    double *aRow = (double *)sqlite3_realloc64(p->aRow, sizeof(double) * (sqlite3_uint64)nNew);
+    int *aTfNew = aRow ? (int *)sqlite3_realloc64(p->aTf, sizeof(int) * (sqlite3_uint64)nNew) : 0;
+    int *aLen = aTfNew ? (int *)sqlite3_realloc64(p->aLen, sizeof(int) * (sqlite3_uint64)nNew) : 0;
+    if (aRow) p->aRow = aRow;
+    if (aTfNew) p->aTf = aTfNew;
+    if (aLen == 0) {
+      sqlite3_result_error_nomem(pCtx);
+      return;
+    }
+    p->aLen = aLen;
+    p->nAlloc = nNew;
+  }
+  sqlite3_bind_int64(p->pSize, 1, rowid);
+  rc = sqlite3_step(p->pSize);
+  if (rc != SQLITE_ROW) {
+    sqlite3_reset(p->pSize);
+    sqlite3_result_error_code(pCtx, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc);
+    return;
+  }
+  p->aLen[p->n] = (int)acmsDocsizeTokens((const unsigned char *)sqlite3_column_blob(p->pSize, 0), sqlite3_column_bytes(p->pSize, 0));
+  rc = sqlite3_reset(p->pSize);
+  if (rc != SQLITE_OK) {
+    sqlite3_result_error_code(pCtx, rc);
+    return;
+  }
+  p->aRow[p->n] = (double)rowid;
+  p->aTf[p->n] = aTf[1];
+  p->n++;
+}
+
+static void acmsPostingsFinal(sqlite3_context *pCtx) {
+  AcmsPostings *p = (AcmsPostings *)sqlite3_aggregate_context(pCtx, 0);
+  unsigned char *aOut = 0;
+  sqlite3_uint64 nOut;
+  if (p == 0) {
+    sqlite3_result_null(pCtx);
+    return;
+  }
+  sqlite3_finalize(p->pSize);
+  if (p->n > 0) {
+    nOut = (sqlite3_uint64)p->n * (sizeof(double) + 2 * sizeof(int));
+    aOut = (unsigned char *)sqlite3_malloc64(nOut);
+    if (aOut == 0) {
+      sqlite3_result_error_nomem(pCtx);
+    } else {
+      memcpy(aOut, p->aRow, sizeof(double) * (size_t)p->n);
+      memcpy(aOut + sizeof(double) * (size_t)p->n, p->aTf, sizeof(int) * (size_t)p->n);
+      memcpy(aOut + (sizeof(double) + sizeof(int)) * (size_t)p->n, p->aLen, sizeof(int) * (size_t)p->n);
+      sqlite3_result_blob64(pCtx, aOut, nOut, sqlite3_free);
+    }
+  } else {
+    sqlite3_result_null(pCtx);
+  }
+  sqlite3_free(p->aRow);
+  sqlite3_free(p->aTf);
+  sqlite3_free(p->aLen);
+}
+
+static void acmsIdfFunction(sqlite3_context *pCtx, int nVal, sqlite3_value **apVal) {
+  sqlite3_int64 nRow = sqlite3_value_int64(apVal[0]);
+  sqlite3_int64 nHit = sqlite3_value_int64(apVal[1]);
+  (void)nVal;
+  if (nRow <= 0) {
+    sqlite3_result_error(pCtx, "acms_idf(nRow > 0, nHit)", -1);
+    return;
+  }
+  sqlite3_result_double(pCtx, acmsIdf(nRow, nHit));
+}
+
 /* The connection's fts5_api (SQLite's documented way: SELECT fts5(?1) with a bound pointer). */
 static fts5_api *acmsFts5Api(sqlite3 *db) {
   fts5_api *pRet = 0;
@@ -599,5 +732,9 @@ int sqlite3_acmsfts_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routine
   if (rc == SQLITE_OK) rc = fts5->xCreateFunction(fts5, "acms_tf", 0, acmsTfFunction, 0);
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function(db, "acms_topk", 8, SQLITE_UTF8 | SQLITE_DETERMINISTIC, 0, 0, acmsTopKStep, acmsTopKFinal);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "acms_postings", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, 0, 0, acmsPostingsStep, acmsPostingsFinal);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "acms_idf", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, 0, acmsIdfFunction, 0, 0);
   return rc;
 }

@@ -163,6 +163,12 @@ describe("FTS5 per-scope BM25 statistics (embedded engine)", () => {
         );
       const before = await scores();
       expect(before[2].length).toBeGreaterThan(size);
+      // Ranked on the posting cache or in FTS5, alike.
+      const inFts5 = new Fts5TextBackend(db, undefined, ridMatchRowsPerResource, scopeKeysMaxRows, 0);
+      for (const [t, temporal] of (["current", "recent", "all"] as const).entries()) {
+        const got = (await inFts5.search({ ...big, temporalScope: temporal }, "needle haystack", { ...opts, maxResults: 1000 })).hits;
+        expect(got.map((x) => [x.chunkKey, x.score])).toEqual(before[t]);
+      }
       // The last two resources are outside the scope: flooding them moves nothing inside it.
       for (const r of others.slice(-2)) {
         await store.upsertDocuments(

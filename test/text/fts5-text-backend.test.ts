@@ -20,11 +20,17 @@ import { documentStoreLoader } from "./document-store-loader.js";
 import { testView } from "./text-corpus.js";
 
 /** The FTS5 adapter with its loader: documents go in through SqliteDocumentStore, like the server's. */
-/** `topKMaxRows`: the ranking pass's cap (past it, the counts alone and a ranking statement of their own). */
-function createFts5Harness(topKMaxRows?: number): TextBackendHarness & { db: SqliteDatabase; store: SqliteDocumentStore } {
+/**
+ * `topKMaxRows`: the ranking pass's cap (past it, the counts alone and a ranking statement of their own);
+ * `postingsCacheBytes`: the posting cache's budget (0: every ranking in FTS5).
+ */
+function createFts5Harness(
+  topKMaxRows?: number,
+  postingsCacheBytes?: number,
+): TextBackendHarness & { db: SqliteDatabase; store: SqliteDocumentStore } {
   const db = openSqliteDatabase(":memory:");
   const store = new SqliteDocumentStore(db);
-  const backend = new Fts5TextBackend(db, topKMaxRows);
+  const backend = new Fts5TextBackend(db, topKMaxRows, undefined, undefined, postingsCacheBytes);
   return {
     db,
     store,
@@ -37,8 +43,12 @@ function createFts5Harness(topKMaxRows?: number): TextBackendHarness & { db: Sql
 }
 
 runTextBackendSuite({ name: "fts5", create: () => createFts5Harness() });
+// Every ranking in FTS5 (whole-index and large scopes rank on the posting cache by default).
+runTextBackendSuite({ name: "fts5 without the posting cache", golden: "fts5", create: () => createFts5Harness(undefined, 0) });
+// A posting cache too small to hold most terms (those searches rank in FTS5) and evicting the rest.
+runTextBackendSuite({ name: "fts5 with a posting cache of 4 KiB", golden: "fts5", create: () => createFts5Harness(undefined, 4096) });
 // Every search past the one-pass ranking's cap (one matched row): counted by the pass, ranked by acms_bm25.
-runTextBackendSuite({ name: "fts5 past the ranking pass's cap", golden: "fts5", create: () => createFts5Harness(1) });
+runTextBackendSuite({ name: "fts5 past the ranking pass's cap", golden: "fts5", create: () => createFts5Harness(1, 0) });
 
 /**
  * A scope's BM25 statistics counted here from FTS5's own tables, independently of the adapter's counters and
@@ -308,7 +318,8 @@ describe("Fts5TextBackend specifics", () => {
       }
     }
     const now = 1_250;
-    const capped = new Fts5TextBackend(h.db, 3);
+    const capped = new Fts5TextBackend(h.db, 3, undefined, undefined, 0);
+    const inFts5 = new Fts5TextBackend(h.db, undefined, undefined, undefined, 0);
     for (const scope of [ids.slice(0, 1), ids.slice(0, 5), ids.slice(0, RID_MATCH_MAX_RESOURCES + 4), ids]) {
       for (const temporal of ["current", "recent", "all"] as const) {
         for (const excludePaths of [[], ["src/**"]]) {
@@ -318,6 +329,8 @@ describe("Fts5TextBackend specifics", () => {
               const got = await h.backend.search(view, query, { maxResults, now, recentWindowMs: 200 });
               // Past the ranking pass's cap the answer is the same.
               expect(await capped.search(view, query, { maxResults, now, recentWindowMs: 200 })).toEqual(got);
+              // And ranked in FTS5 rather than on the posting cache.
+              expect(await inFts5.search(view, query, { maxResults, now, recentWindowMs: 200 })).toEqual(got);
               const ridInMatch = scope.length <= RID_MATCH_MAX_RESOURCES;
               const stats = scopeStatistics(h.db, scope, query);
               const rows = h.db.prepare(rankedSearchSql(temporal, ridInMatch, stats.whole ? undefined : stats.phraseRows.length)).all({

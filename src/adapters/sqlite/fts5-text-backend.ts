@@ -10,6 +10,7 @@ import { resourceToken } from "./sqlite-document-store.js";
 import type { SqliteDatabase } from "../kit/sqlite-database.js";
 import { requireAcmsFts5 } from "./acms-fts5-extension.js";
 import { fts5TableTotals, KEYWORD_STATS_TABLE, keywordWrites, type KeywordTotals } from "./keyword-rows.js";
+import { KEYWORD_POSTINGS_CACHE_BYTES, KEYWORD_POSTINGS_MAX_SPAN, KeywordPostings, type PostingScope } from "./keyword-postings.js";
 
 /**
  * Scopes of at most this many resources (past 32, in an index large enough: RID_MATCH_ROWS_PER_RESOURCE) are
@@ -187,12 +188,31 @@ function topKSql(filter: ScopeFilter): string {
   return `SELECT acms_topk(k, tf, @terms, @limit, @cap, @rows, @tokens, 'chunks_fts') FROM (${rows} LIMIT -1)`;
 }
 
-/** A scope's chunk keys: ascending as a blob for acms_tf (64-bit, native order), the first and the last (an empty scope: 1 and 0). */
+/**
+ * A scope's chunk keys: ascending as a blob for acms_tf (64-bit, native order), the first and the last (an
+ * empty scope: 1 and 0), and as bits from the first to the last once the posting cache ranks with them.
+ */
 interface ScopeKeys {
   blob: Buffer;
   first: bigint;
   last: bigint;
+  bits?: Uint8Array;
 }
+
+/** The memory a scope's keys hold. */
+function keysBytes(keys: ScopeKeys): number {
+  return keys.blob.length + (keys.bits?.length ?? 0);
+}
+
+/** The whole index as a posting scope. */
+const WHOLE_INDEX: PostingScope = { first: 0, last: Number.MAX_SAFE_INTEGER, bits: undefined };
+
+/**
+ * Rows between a scope's first and last key, per row of the scope, up to which it ranks on the posting cache:
+ * the cache tests each posting of the span against the scope (~1 ns), FTS5 spends ~100 ns a matched row and
+ * term, and where the MATCH names a sparse scope's resources it reads only theirs.
+ */
+const POSTINGS_MAX_SPAN_PER_ROW = 16;
 
 /**
  * How the ranking pass keeps to the scope: the MATCH names its resources (`match`: small scopes, or none for
@@ -283,6 +303,8 @@ export const TOPK_MAX_ROWS = 500_000;
 /** How a search ranks within its scope: the MATCH (terms, and the scope's resources when `ridInMatch`), the scope's totals, and each term's rows once counted. */
 interface Ranking {
   match: string;
+  /** The query's terms, one phrase each in query order. */
+  words: readonly string[];
   terms: number;
   ridInMatch: boolean;
   /** The scope's resource ids as JSON, for the join (`@rids`) when the MATCH does not name them. */
@@ -292,13 +314,17 @@ interface Ranking {
   keys: ScopeKeys | undefined;
   /** Each term's rows within the scope, from the last ranking pass. */
   phraseRows: number[];
+  /** The rows the posting cache ranks (rather than FTS5), when it may. */
+  postings: PostingScope | undefined;
 }
 
 /**
  * Keyword search on SQLite FTS5 (`porter unicode61`: Unicode word splitting, case and diacritic folding,
  * English stemming) over the rows SqliteDocumentStore keeps. Its cost follows the rows it returns, not the
  * rows the query matches (a long natural-language query matches most chunks): one pass over the index alone,
- * within the scope's resources, ranks and keeps the best `maxResults` plus a little slack (`topKSql`); a
+ * within the scope's resources, ranks and keeps the best `maxResults` plus a little slack (`topKSql`; for the
+ * whole index and for scopes ranked by their chunk keys, the same ranking over the terms' postings held in
+ * memory, KeywordPostings, several times faster than FTS5's walk with long queries); a
  * second statement reads only those rows' chunks and visible versions (`hydrateSql`: staged uploads not yet
  * published and versions outside the temporal scope drop here), builds their UKO URIs and orders them by
  * rank, then URI (ties), then live before superseded, so the first row of each URI is its best version.
@@ -342,20 +368,25 @@ export class Fts5TextBackend implements TextBackend {
    * summing them costs ~1 ms at 1,000 resources, and they stay what the table holds until a keyword write.
    */
   private readonly viewTotals = new WeakMap<ScopedBackendView, { writes: string; totals: KeywordTotals }>();
+  /** The keyword index's postings term by term, for whole-index and large-scope rankings (none when disabled). */
+  private readonly postings: KeywordPostings | undefined;
 
   /**
    * Loads the acms_fts5 extension into `db` (throws when it is not built). `db` holds SqliteDocumentStore's
    * tables. `topKMaxRows`: matched rows past which the ranking pass counts but keeps no rows (TOPK_MAX_ROWS;
    * tests lower it); `ridMatchRowsPerResource`: see RID_MATCH_ROWS_PER_RESOURCE (tests pass 0);
-   * `scopeKeysMaxRows`: see SCOPE_KEYS_MAX_ROWS (tests pass 0 for the join).
+   * `scopeKeysMaxRows`: see SCOPE_KEYS_MAX_ROWS (tests pass 0 for the join); `postingsCacheBytes`: see
+   * KEYWORD_POSTINGS_CACHE_BYTES (0: every ranking in FTS5, as tests compare).
    */
   constructor(
     private readonly db: SqliteDatabase,
     private readonly topKMaxRows = TOPK_MAX_ROWS,
     private readonly ridMatchRowsPerResource = RID_MATCH_ROWS_PER_RESOURCE,
     private readonly scopeKeysMaxRows = SCOPE_KEYS_MAX_ROWS,
+    postingsCacheBytes = KEYWORD_POSTINGS_CACHE_BYTES,
   ) {
     requireAcmsFts5(db);
+    this.postings = postingsCacheBytes > 0 ? new KeywordPostings(db, postingsCacheBytes) : undefined;
     this.scopeTotals = db.prepare(
       `SELECT coalesce(sum(rows), 0) AS rows, coalesce(sum(tokens), 0) AS tokens FROM ${KEYWORD_STATS_TABLE} WHERE rid IN (SELECT value FROM json_each(?))`,
     );
@@ -452,33 +483,42 @@ export class Fts5TextBackend implements TextBackend {
     if (scope.rows === table.rows)
       return {
         match: matchOfTerms(words, [], false)!,
+        words,
         terms,
         ridInMatch: true,
         rids: json.ids,
         totals: table,
         keys: undefined,
         phraseRows: [],
+        postings: this.postings ? WHOLE_INDEX : undefined,
       };
     const n = view.resourceIds.length;
     const matchAllowed =
       n <= ONE_STATEMENT_RID_MATCH_MAX_RESOURCES || (n <= RID_MATCH_MAX_RESOURCES && table.rows >= this.ridMatchRowsPerResource * n);
-    // The MATCH's resource list is an n-way OR over the scope's rows; the chunk keys cost a look-up per row the
-    // terms match between the scope's first and last key (at most that span of the table, times the terms'
-    // OR): the MATCH only where it is cheaper. The span holds at least the scope's rows, so the keys can be
-    // cheaper only past as many resources as terms: below that they are not even read (a large resource
-    // written to would read its keys after every write only to choose the MATCH).
-    const keys = scope.rows <= this.scopeKeysMaxRows && (!matchAllowed || n > terms) ? this.scopeKeys(json.ids, writes) : undefined;
+    // The posting cache ranks within the scope's chunk keys (see postingScope). In FTS5, the MATCH's resource
+    // list is an n-way OR over the scope's rows; the chunk keys cost a look-up per row the terms match between
+    // the scope's first and last key (at most that span of the table, times the terms' OR): the MATCH only
+    // where it is cheaper. The span holds at least the scope's rows, so the keys can be cheaper only past as
+    // many resources as terms: without the cache, below that they are not even read (a large resource written
+    // to would read its keys after every write only to choose the MATCH; with the cache, they are what it
+    // ranks with, and reading them costs less than FTS5's walk of the scope).
+    const keys =
+      scope.rows <= this.scopeKeysMaxRows && (!matchAllowed || n > terms || this.postings !== undefined)
+        ? this.scopeKeys(json.ids, writes)
+        : undefined;
     const span = keys === undefined ? 0 : Math.min(table.rows, Number(keys.last - keys.first) + 1);
     const keysCheaper = keys !== undefined && n * scope.rows > span * terms;
     const ridInMatch = matchAllowed && !keysCheaper;
     return {
       match: matchOfTerms(words, view.resourceIds, ridInMatch)!,
+      words,
       terms,
       ridInMatch,
       rids: json.ids,
       totals: scope,
       keys,
       phraseRows: [],
+      postings: keys === undefined ? undefined : this.postingScope(keys, scope.rows, json.ids),
     };
   }
 
@@ -489,6 +529,13 @@ export class Fts5TextBackend implements TextBackend {
    */
   private rank(ranking: Ranking, limit: number): RankedPage {
     const { match, terms, ridInMatch, rids, totals, keys } = ranking;
+    if (ranking.postings !== undefined) {
+      const held = this.postings!.rank(ranking.words, ranking.postings, totals, limit);
+      if (held !== undefined) {
+        ranking.phraseRows = held.phraseRows;
+        return held;
+      }
+    }
     const params: Record<string, unknown> = { match, terms, limit, cap: this.topKMaxRows, rows: totals.rows, tokens: totals.tokens };
     const filter: ScopeFilter = ridInMatch ? "match" : keys ? "keys" : "join";
     if (filter === "keys") {
@@ -589,6 +636,29 @@ export class Fts5TextBackend implements TextBackend {
     return `${keywordWrites(this.db, ridTokens)}:${this.dataVersion.get()}`;
   }
 
+  /**
+   * The posting cache's scope for a scope whose chunk keys were read: undefined (rank in FTS5) when the keys
+   * span more rows than it scores, or many more than the scope holds.
+   */
+  private postingScope(keys: ScopeKeys, scopeRows: number, ids: string): PostingScope | undefined {
+    if (this.postings === undefined || keys.last < keys.first) return undefined;
+    const span = Number(keys.last - keys.first) + 1;
+    if (span > KEYWORD_POSTINGS_MAX_SPAN || span > scopeRows * POSTINGS_MAX_SPAN_PER_ROW) return undefined;
+    if (keys.bits === undefined) {
+      const first = keys.first;
+      const bits = new Uint8Array((span + 7) >> 3);
+      const all = new BigInt64Array(keys.blob.buffer, keys.blob.byteOffset, keys.blob.length / 8);
+      for (let i = 0; i < all.length; i++) {
+        const o = Number(all[i] - first);
+        bits[o >> 3] |= 1 << (o & 7);
+      }
+      keys.bits = bits;
+      // Counted with the keys while they are held (they are: just read or used).
+      if (this.viewKeys.get(ids)?.keys === keys) this.viewKeysBytes += bits.length;
+    }
+    return { first: Number(keys.first), last: Number(keys.last), bits: keys.bits };
+  }
+
   /** The chunk keys of the resources `ids` (JSON), ascending, as a blob for acms_tf; kept until a keyword write of one of them. */
   private scopeKeys(ids: string, writes: string): ScopeKeys {
     // Held by the scope's resource list (views of one list share them; no view is kept alive by this), its
@@ -596,11 +666,11 @@ export class Fts5TextBackend implements TextBackend {
     const held = this.viewKeys.get(ids);
     if (held !== undefined) {
       this.viewKeys.delete(ids);
-      this.viewKeysBytes -= held.keys.blob.length + ids.length;
+      this.viewKeysBytes -= keysBytes(held.keys) + ids.length;
       if (held.writes === writes) {
         // Most recently used last: the eviction below takes the least recently used first.
         this.viewKeys.set(ids, held);
-        this.viewKeysBytes += held.keys.blob.length + ids.length;
+        this.viewKeysBytes += keysBytes(held.keys) + ids.length;
         return held.keys;
       }
     }
@@ -617,7 +687,7 @@ export class Fts5TextBackend implements TextBackend {
       if (this.viewKeysBytes <= SCOPE_KEYS_CACHE_BYTES && this.viewKeys.size <= SCOPE_KEYS_CACHE_VIEWS) break;
       if (k === ids) continue;
       this.viewKeys.delete(k);
-      this.viewKeysBytes -= e.keys.blob.length + k.length;
+      this.viewKeysBytes -= keysBytes(e.keys) + k.length;
     }
     return keys;
   }
@@ -625,6 +695,11 @@ export class Fts5TextBackend implements TextBackend {
   /** The chunk keys held (figures for tests): the resource lists they are held for, their bytes with those lists', and how many times keys were read. */
   get heldScopeKeys(): { views: number; bytes: number; reads: number } {
     return { views: this.viewKeys.size, bytes: this.viewKeysBytes, reads: this.viewKeysReads };
+  }
+
+  /** The posting cache's holdings (figures for tests): terms, bytes, and how many times postings were read from FTS5. */
+  get heldPostingCache(): { terms: number; bytes: number; reads: number } {
+    return this.postings?.heldPostings ?? { terms: 0, bytes: 0, reads: 0 };
   }
 
   private hydrateStatement(temporal: TemporalScope): Statement<Record<string, unknown>, HydratedRow> {

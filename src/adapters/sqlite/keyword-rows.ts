@@ -72,6 +72,31 @@ export function keywordWrites(db: SqliteDatabase, ridTokens: readonly string[]):
 }
 
 /**
+ * Writes of one connection's keyword rows by this process, whatever their resource: rows added (`appended`:
+ * each under a chunk key above every key the table held, the chunk keys only growing) and rows replaced or
+ * deleted (`removed`). Both only grow, counting writes committed or rolled back.
+ */
+export interface KeywordLog {
+  appended: number;
+  removed: number;
+}
+
+const logByDb = new WeakMap<SqliteDatabase, KeywordLog>();
+
+/**
+ * `db`'s KeywordLog, live (read its counters, never write them). While `removed` stays the same every row a
+ * reader saw is still there with the same text; while `appended` stays the same too, no row was added
+ * either (anything read from `chunks_fts` is still what it holds, as far as this connection's writes go:
+ * another connection's commits are for `PRAGMA data_version` to tell). Exact for the server's connection,
+ * as `keywordWrites` is.
+ */
+export function keywordLog(db: SqliteDatabase): Readonly<KeywordLog> {
+  let log = logByDb.get(db);
+  if (!log) logByDb.set(db, (log = { appended: 0, removed: 0 }));
+  return log;
+}
+
+/**
  * The writer of `chunks_fts` (insert, replace, delete) that keeps `keyword_resource_stats` in step: each
  * call reads the row's resource token and token count from FTS5's own shadow tables (`chunks_fts_content`,
  * `chunks_fts_docsize`: what bm25() counts) and moves that resource's counters. Call it inside the
@@ -88,9 +113,11 @@ export class KeywordRows {
   };
 
   private readonly writes: Map<string, number>;
+  private readonly log: KeywordLog;
 
   constructor(db: SqliteDatabase) {
     migrateKeywordStats(db);
+    this.log = keywordLog(db) as KeywordLog;
     let writes = writesByDb.get(db);
     if (!writes) writesByDb.set(db, (writes = new Map()));
     this.writes = writes;
@@ -109,12 +136,15 @@ export class KeywordRows {
 
   /** Adds the keyword row of chunk `rowid` (body `text`, resource token `rid`). */
   insert(rowid: number, text: string, rid: string): void {
+    this.log.appended += 1;
     this.stmts.insert.run(rowid, text, rid);
     this.count(rowid, 1);
   }
 
   /** Writes the keyword row of chunk `rowid` anew (its old copy, if any, replaced). */
   replace(rowid: number, text: string, rid: string): void {
+    // A replaced row may sit below rows added since it was read: a removal, even where nothing was there.
+    this.log.removed += 1;
     this.count(rowid, -1);
     this.stmts.replace.run(rowid, text, rid);
     this.count(rowid, 1);
@@ -122,7 +152,9 @@ export class KeywordRows {
 
   /** Deletes the keyword row of chunk `rowid`, if there is one. */
   delete(rowid: number): void {
-    if (this.count(rowid, -1)) this.stmts.delete.run(rowid);
+    if (!this.count(rowid, -1)) return;
+    this.log.removed += 1;
+    this.stmts.delete.run(rowid);
   }
 
   /** Moves the counters of row `rowid`'s resource by the row (`sign` 1 adds, -1 removes); false when there is no such row. */
