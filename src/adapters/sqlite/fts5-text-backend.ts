@@ -1,4 +1,5 @@
 import type { Statement } from "better-sqlite3";
+import { compareBinary } from "../../domain/binary-order.js";
 import { normaliseBm25 } from "../../domain/bm25-normalise.js";
 import { supersededCutoff } from "../../domain/temporal-filter.js";
 import type { ScopedBackendView } from "../../domain/scoped-backend-view.js";
@@ -271,12 +272,6 @@ function hydrateSql(temporal: TemporalScope): string {
   return `SELECT c.chunk_key, c.resource_id, c.path, c.chunk_index, d.superseded_at, c.doc_key, c.text, d.metadata
     FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
     WHERE c.chunk_key IN (SELECT value FROM json_each(@keys)) AND ${temporalCondition(temporal)}`;
-}
-
-/** SQLite's BINARY order of two strings (UTF-8 bytes), which UTF-16 code-unit order differs from above U+D7FF. */
-function compareBinary(a: string, b: string): number {
-  if (a === b) return 0;
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
 /** A ranked, visible row with what ordering needs. */

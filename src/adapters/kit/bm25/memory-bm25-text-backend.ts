@@ -5,6 +5,7 @@ import { isVersionVisible } from "../../../domain/temporal-filter.js";
 import type { TextBackend, TextHit, TextSearchOptions } from "../../../ports/text-backend.js";
 import type { ChunkSnapshot, ChunkTextChanges } from "../../../ports/unit-reader.js";
 import { Bm25Index } from "./bm25-index.js";
+import { compareBinary } from "../../../domain/binary-order.js";
 
 /** Where the fallback reads chunk texts from: a consistent snapshot, and the current generation. */
 export interface ChunkTextSource {
@@ -25,21 +26,6 @@ export interface MemoryBm25Options {
    * index is built once from a snapshot and then kept current commit by commit, never rebuilt.
    */
   incremental?: boolean;
-}
-
-/** Code-point (= UTF-8 byte, = SQLite BINARY) order of two strings. */
-function compareBinary(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    let x = a.charCodeAt(i);
-    let y = b.charCodeAt(i);
-    if (x === y) continue;
-    // Surrogates (astral code points) sort after U+E000–U+FFFF in code point order.
-    if (x >= 0xd800) x += x < 0xe000 ? 0x2000 : -0x800;
-    if (y >= 0xd800) y += y < 0xe000 ? 0x2000 : -0x800;
-    return x - y;
-  }
-  return a.length - b.length;
 }
 
 /**
