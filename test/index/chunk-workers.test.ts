@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { ChunkWorkers, CHUNK_TASK_CHARS } from "../../src/adapters/kit/chunk-workers.js";
 import { chunkText, DEFAULT_CHUNKING } from "../../src/domain/chunking.js";
 import { CHUNK_INLINE_MAX_CHARS, validateUpsertMessage } from "../../src/application/indexing/upsert-validation.js";
@@ -61,6 +62,24 @@ describe("ChunkWorkers", () => {
     await expect(call).rejects.toThrow("caller went away");
     await pool.close();
     await expect(pool.chunk("t", ["x"], DEFAULT_CHUNKING)).rejects.toThrow("closed");
+  });
+
+  it("leaves no listener on a signal its calls shared, however they ended", async () => {
+    const rand = prng(6);
+    const stream = new AbortController();
+    // One stream's signal over many calls (one a message), as an upload's validation makes them.
+    for (let i = 0; i < 30; i++) await pool.chunk("t", [words(rand, 50)], DEFAULT_CHUNKING, stream.signal);
+    expect(getEventListeners(stream.signal, "abort")).toHaveLength(0);
+    // A call refused by its own signal, and one failed by close, leave none either.
+    const own = new AbortController();
+    const refused = pool.chunk("t", [words(rand, 20_000)], DEFAULT_CHUNKING, own.signal);
+    own.abort(new Error("gone"));
+    await expect(refused).rejects.toThrow("gone");
+    expect(getEventListeners(own.signal, "abort")).toHaveLength(0);
+    const closing = expect(pool.chunk("t", [words(rand, 20_000)], DEFAULT_CHUNKING, stream.signal)).rejects.toThrow("closed");
+    await pool.close();
+    await closing;
+    expect(getEventListeners(stream.signal, "abort")).toHaveLength(0);
   });
 
   it("a thread idle for its idle time stops, and the next call starts one again", async () => {

@@ -129,7 +129,25 @@ export class ChunkWorkers implements TextChunker {
     if (this.closed) return Promise.reject(new Error("the chunking workers are closed"));
     if (texts.length === 0) return Promise.resolve([]);
     return new Promise<string[][]>((resolve, reject) => {
-      const call: Call = { out: new Array<string[]>(texts.length), left: 0, settled: false, resolve, reject };
+      // The abort listener goes with the call, whichever way it ends: a stream's signal outlives thousands of
+      // calls, and a listener left behind would keep its call's texts alive until the stream ends.
+      let onAbort: (() => void) | undefined;
+      const done = () => {
+        if (onAbort) signal!.removeEventListener("abort", onAbort);
+      };
+      const call: Call = {
+        out: new Array<string[]>(texts.length),
+        left: 0,
+        settled: false,
+        resolve: (chunks) => {
+          done();
+          resolve(chunks);
+        },
+        reject: (err) => {
+          done();
+          reject(err);
+        },
+      };
       const tasks: Task[] = [];
       for (let i = 0; i < texts.length;) {
         let chars = texts[i].length;
@@ -141,12 +159,12 @@ export class ChunkWorkers implements TextChunker {
       call.left = tasks.length;
       for (const t of tasks) this.queue.push(tenant, t);
       if (signal) {
-        const onAbort = () => {
+        const abort = () => {
           for (const t of tasks) this.queue.remove(tenant, t);
           this.settle(call, signal.reason ?? new Error("aborted"));
         };
-        if (signal.aborted) onAbort();
-        else signal.addEventListener("abort", onAbort, { once: true });
+        if (signal.aborted) abort();
+        else signal.addEventListener("abort", (onAbort = abort), { once: true });
       }
       this.pump();
     });
