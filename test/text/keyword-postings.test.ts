@@ -9,6 +9,7 @@ import type { ScopedBackendView } from "../../src/domain/scoped-backend-view.js"
 import { prng } from "../support/prng.js";
 import { documentStoreLoader } from "./document-store-loader.js";
 import { testView } from "./text-corpus.js";
+import { viewOver } from "../support/view-over.js";
 
 // The posting cache (KeywordPostings) ranks whole-index and large-scope searches instead of FTS5: every
 // answer must be the one FTS5 gives (the backend with the cache disabled), scores bit for bit, through
@@ -117,6 +118,24 @@ describe("Fts5TextBackend's posting cache", () => {
     expect(await cached.search(view, "alpha gamma", opts)).toEqual(await inFts5.search(view, "alpha gamma", opts));
     expect(cached.heldPostingCache.terms).toBe(2);
     expect(cached.heldPostingCache.bytes).toBe(first.bytes + 2 * 16 - 2 * 16);
+  });
+
+  it("holds each principal's postings apart: one principal's searches never warm another's", async () => {
+    const loader = documentStoreLoader(store);
+    const ids = Array.from({ length: 10 }, (_, i) => resource(i));
+    for (const id of ids) await loader.upsert({ resourceId: id, path: "a.md", chunks: [`alpha beta ${id.slice(-2)}`] }, 1_000);
+    const cached = new Fts5TextBackend(db);
+    const of = (owner: string) => viewOver(ids, { scopeId: "01JSC0PE000000000000000000", owner, projectNames: ["local/test"] });
+    const opts = { maxResults: 5, now: 2_000, recentWindowMs: 0 };
+    const a = await cached.search(of("tenant-a"), "alpha beta", opts);
+    const afterA = cached.heldPostingCache.reads;
+    expect(afterA).toBe(2);
+    await cached.search(of("tenant-a"), "beta alpha", opts);
+    expect(cached.heldPostingCache.reads).toBe(afterA);
+    // Another principal reads (and holds) its own, and gets the same answer.
+    expect(await cached.search(of("tenant-b"), "alpha beta", opts)).toEqual(a);
+    expect(cached.heldPostingCache.reads).toBe(afterA + 2);
+    expect(cached.heldPostingCache.terms).toBe(4);
   });
 
   it("never holds more than its budget, and ranks in FTS5 what it cannot hold", async () => {

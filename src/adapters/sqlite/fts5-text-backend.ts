@@ -300,6 +300,8 @@ interface Ranking {
   match: string;
   /** The query's terms, one phrase each in query order. */
   words: readonly string[];
+  /** The view's principal, whose posting cache the ranking uses. */
+  principal: string;
   terms: number;
   ridInMatch: boolean;
   /** The scope's resource ids as JSON, for the join (`@rids`) when the MATCH does not name them. */
@@ -479,6 +481,7 @@ export class Fts5TextBackend implements TextBackend {
       return {
         match: matchOfTerms(words, [], false)!,
         words,
+        principal: view.principal,
         terms,
         ridInMatch: true,
         rids: json.ids,
@@ -507,6 +510,7 @@ export class Fts5TextBackend implements TextBackend {
     return {
       match: matchOfTerms(words, view.resourceIds, ridInMatch)!,
       words,
+      principal: view.principal,
       terms,
       ridInMatch,
       rids: json.ids,
@@ -525,7 +529,7 @@ export class Fts5TextBackend implements TextBackend {
   private rank(ranking: Ranking, limit: number): RankedPage {
     const { match, terms, ridInMatch, rids, totals, keys } = ranking;
     if (ranking.postings !== undefined) {
-      const held = this.postings!.rank(ranking.words, ranking.postings, totals, limit);
+      const held = this.postings!.rank(ranking.principal, ranking.words, ranking.postings, totals, limit);
       if (held !== undefined) {
         ranking.phraseRows = held.phraseRows;
         return held;

@@ -74,11 +74,12 @@ export interface PostingRanking {
  * grows: rows added since (KeywordLog.appended) are read on the next search, after the last row held (chunk
  * keys only grow). Any row replaced or deleted, or another connection's commit, drops them all. Least recently used terms go first past KEYWORD_POSTINGS_CACHE_BYTES,
  * and a term whose postings alone would take more than a quarter of it is not held: the search ranks in FTS5.
+ * Each principal holds its own (the budget is shared): whether a word is held says whom it was searched by.
  */
 export class KeywordPostings {
   private readonly held = new Map<string, Postings>();
   private heldBytes = 0;
-  /** Terms found too large to hold, until the index changes. */
+  /** Terms found too large to hold (by principal), until the index changes. */
   private readonly tooLarge = new Set<string>();
   private removed = -1;
   private dataVersion = -1;
@@ -107,13 +108,15 @@ export class KeywordPostings {
   /**
    * The best `limit` rows of `scope` for the terms `words` (each a query phrase, in query order) with the
    * scope's BM25 totals, and the rest of a tie at the cut; undefined when a term's postings are too large to
-   * hold or the scope's rows span more than KEYWORD_POSTINGS_MAX_SPAN (rank in FTS5 then).
+   * hold or the scope's rows span more than KEYWORD_POSTINGS_MAX_SPAN (rank in FTS5 then). What is held is
+   * held for `principal` (the view's): one principal's searches never make another's faster, so how long a
+   * search takes tells no one which words others searched.
    */
-  rank(words: readonly string[], scope: PostingScope, totals: KeywordTotals, limit: number): PostingRanking | undefined {
+  rank(principal: string, words: readonly string[], scope: PostingScope, totals: KeywordTotals, limit: number): PostingRanking | undefined {
     this.sync();
     const lists: Postings[] = [];
     for (const w of words) {
-      const p = this.postings(w, scope.first, scope.bits === undefined ? Infinity : scope.last);
+      const p = this.postings(principal, w, scope.first, scope.bits === undefined ? Infinity : scope.last);
       if (p === undefined) return undefined;
       lists.push(p);
     }
@@ -190,15 +193,17 @@ export class KeywordPostings {
 
   /**
    * Term `w`'s postings from row `from` to row `to` (Infinity: to the end of the index) at least, read or
-   * brought up to date (the most recently used then); undefined when too large to hold. Only the rows not
-   * held yet are read: a scope's span the first time, rows added since, or the rows a wider scope adds.
+   * brought up to date (the most recently used then), as `principal` holds them; undefined when too large to
+   * hold. Only the rows not held yet are read: a scope's span the first time, rows added since, or the rows a
+   * wider scope adds.
    */
-  private postings(w: string, from: number, to: number): Postings | undefined {
-    if (this.tooLarge.has(w)) return undefined;
+  private postings(principal: string, w: string, from: number, to: number): Postings | undefined {
+    const key = `${principal}\u0000${w}`;
+    if (this.tooLarge.has(key)) return undefined;
     const appended = keywordLog(this.db).appended;
-    let p = this.held.get(w);
+    let p = this.held.get(key);
     if (p !== undefined) {
-      this.held.delete(w);
+      this.held.delete(key);
       this.heldBytes -= p.bytes;
       if (p.hi === Infinity && p.appended !== appended) {
         // Rows added since come after every row held (or, with none held, after the first row asked for).
@@ -211,14 +216,14 @@ export class KeywordPostings {
       p = joined(this.read(w, from, to), undefined, from, to, appended, w);
     }
     if (p.bytes > this.maxBytes / 4) {
-      this.tooLarge.add(w);
+      this.tooLarge.add(key);
       return undefined;
     }
-    this.held.set(w, p);
+    this.held.set(key, p);
     this.heldBytes += p.bytes;
     for (const [k, e] of this.held) {
       if (this.heldBytes <= this.maxBytes) break;
-      if (k === w) continue;
+      if (k === key) continue;
       this.held.delete(k);
       this.heldBytes -= e.bytes;
     }
@@ -279,7 +284,7 @@ function joined(a: Postings | undefined, b: Postings | undefined, lo: number, hi
   out.lo = lo;
   out.hi = hi;
   out.appended = appended;
-  out.bytes = 16 * out.rows.length + 2 * w.length + 64;
+  out.bytes = 16 * out.rows.length + 2 * w.length + 128;
   return out;
 }
 
