@@ -138,6 +138,31 @@ describe("Fts5TextBackend's posting cache", () => {
     expect(cached.heldPostingCache.terms).toBe(4);
   });
 
+  it("past its budget, evicts from the principal holding the most: a principal searching many words never evicts one holding less", async () => {
+    const loader = documentStoreLoader(store);
+    const ids = Array.from({ length: 40 }, (_, i) => resource(i));
+    // "alpha" and "beta" in every row; one word of its own in each.
+    for (const [i, id] of ids.entries()) await loader.upsert({ resourceId: id, path: "a.md", chunks: [`alpha beta own${i}x`] }, 1_000);
+    const budget = 4_096;
+    const cached = new Fts5TextBackend(db, undefined, undefined, undefined, budget);
+    const inFts5 = new Fts5TextBackend(db, undefined, undefined, undefined, 0);
+    const of = (owner: string) => viewOver(ids, { scopeId: "01JSC0PE000000000000000000", owner, projectNames: ["local/test"] });
+    const opts = { maxResults: 5, now: 2_000, recentWindowMs: 0 };
+    await cached.search(of("quiet"), "alpha beta", opts);
+    const quiet = cached.heldPostingCache;
+    expect(quiet.terms).toBe(2);
+    // Another principal searches forty words of its own, far past the budget.
+    for (let i = 0; i < ids.length; i++) {
+      const q = `own${i}x`;
+      expect(await cached.search(of("flooder"), q, opts)).toEqual(await inFts5.search(of("flooder"), q, opts));
+      expect(cached.heldPostingCache.bytes).toBeLessThanOrEqual(budget);
+    }
+    // The quiet principal's two words are still held: its next search reads nothing.
+    const reads = cached.heldPostingCache.reads;
+    expect(await cached.search(of("quiet"), "beta alpha", opts)).toEqual(await inFts5.search(of("quiet"), "beta alpha", opts));
+    expect(cached.heldPostingCache.reads).toBe(reads);
+  });
+
   it("never holds more than its budget, and ranks in FTS5 what it cannot hold", async () => {
     const rand = prng(7);
     const loader = documentStoreLoader(store);

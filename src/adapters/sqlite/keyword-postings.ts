@@ -75,9 +75,12 @@ export interface PostingRanking {
  * keys only grow). Any row replaced or deleted, or another connection's commit, drops them all. Least recently used terms go first past KEYWORD_POSTINGS_CACHE_BYTES,
  * and a term whose postings alone would take more than a quarter of it is not held: the search ranks in FTS5.
  * Each principal holds its own (the budget is shared): whether a word is held says whom it was searched by.
+ * Past the budget the principal holding the most gives up its least recently used word first, so a principal
+ * searching many words evicts its own, never another's that holds less: each keeps at least an equal share.
  */
 export class KeywordPostings {
-  private readonly held = new Map<string, Postings>();
+  /** Each principal's postings by word, least recently used first, and their bytes. */
+  private readonly held = new Map<string, { words: Map<string, Postings>; bytes: number }>();
   private heldBytes = 0;
   /** Terms found too large to hold (by principal), until the index changes. */
   private readonly tooLarge = new Set<string>();
@@ -176,7 +179,14 @@ export class KeywordPostings {
 
   /** The postings held (figures for tests): terms, bytes, and how many times postings were read from FTS5. */
   get heldPostings(): { terms: number; bytes: number; reads: number } {
-    return { terms: this.held.size, bytes: this.heldBytes, reads: this.reads };
+    let terms = 0;
+    for (const own of this.held.values()) terms += own.words.size;
+    return { terms, bytes: this.heldBytes, reads: this.reads };
+  }
+
+  /** The bytes `principal` holds (a figure for tests). */
+  heldBy(principal: string): number {
+    return this.held.get(principal)?.bytes ?? 0;
   }
 
   /** Drops everything held when a row was replaced or deleted, or another connection committed. */
@@ -201,9 +211,12 @@ export class KeywordPostings {
     const key = `${principal}\u0000${w}`;
     if (this.tooLarge.has(key)) return undefined;
     const appended = keywordLog(this.db).appended;
-    let p = this.held.get(key);
+    let own = this.held.get(principal);
+    if (own === undefined) this.held.set(principal, (own = { words: new Map(), bytes: 0 }));
+    let p = own.words.get(w);
     if (p !== undefined) {
-      this.held.delete(key);
+      own.words.delete(w);
+      own.bytes -= p.bytes;
       this.heldBytes -= p.bytes;
       if (p.hi === Infinity && p.appended !== appended) {
         // Rows added since come after every row held (or, with none held, after the first row asked for).
@@ -217,17 +230,42 @@ export class KeywordPostings {
     }
     if (p.bytes > this.maxBytes / 4) {
       this.tooLarge.add(key);
+      if (own.words.size === 0) this.held.delete(principal);
       return undefined;
     }
-    this.held.set(key, p);
+    own.words.set(w, p);
+    own.bytes += p.bytes;
     this.heldBytes += p.bytes;
-    for (const [k, e] of this.held) {
-      if (this.heldBytes <= this.maxBytes) break;
-      if (k === key) continue;
-      this.held.delete(k);
-      this.heldBytes -= e.bytes;
-    }
+    this.evict(principal, w);
     return p;
+  }
+
+  /**
+   * Brings the holdings within the budget: the principal holding the most gives up its least recently used
+   * word, again until they fit (never `keep`, `keepPrincipal`'s word just read).
+   */
+  private evict(keepPrincipal: string, keep: string): void {
+    while (this.heldBytes > this.maxBytes) {
+      let victim: string | undefined;
+      let most = -1;
+      for (const [principal, own] of this.held) {
+        const spare = principal === keepPrincipal && own.words.size === 1 ? 0 : own.bytes;
+        if (spare > most) {
+          most = spare;
+          victim = principal;
+        }
+      }
+      if (victim === undefined || most <= 0) return;
+      const own = this.held.get(victim)!;
+      for (const [w, e] of own.words) {
+        if (victim === keepPrincipal && w === keep) continue;
+        own.words.delete(w);
+        own.bytes -= e.bytes;
+        this.heldBytes -= e.bytes;
+        break;
+      }
+      if (own.words.size === 0) this.held.delete(victim);
+    }
   }
 
   /** Term `w`'s postings from row `from` to row `to` (Infinity: every row after `from`), from FTS5. */
