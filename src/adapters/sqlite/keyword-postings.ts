@@ -72,11 +72,13 @@ export interface PostingRanking {
  * a search ranks, the first time it is searched there: about what FTS5's own walk of that span costs once,
  * and a wider span reads only the rows it adds. Postings read to the end of the index follow it as it
  * grows: rows added since (KeywordLog.appended) are read on the next search, after the last row held (chunk
- * keys only grow). Any row replaced or deleted, or another connection's commit, drops them all. Least recently used terms go first past KEYWORD_POSTINGS_CACHE_BYTES,
- * and a term whose postings alone would take more than a quarter of it is not held: the search ranks in FTS5.
- * Each principal holds its own (the budget is shared): whether a word is held says whom it was searched by.
- * Past the budget the principal holding the most gives up its least recently used word first, so a principal
- * searching many words evicts its own, never another's that holds less: each keeps at least an equal share.
+ * keys only grow). Any row replaced or deleted, or another connection's commit, drops them all.
+ *
+ * Each principal holds its own (the budget, KEYWORD_POSTINGS_CACHE_BYTES, is shared): whether a word is held
+ * must not say whom it was searched by. Past the budget the principal holding the most gives up its least
+ * recently used word first, so a principal searching many words evicts its own, never another's that holds
+ * less. A term whose postings alone would take more than a quarter of the budget is not held: the search
+ * ranks in FTS5.
  */
 export class KeywordPostings {
   /** Each principal's postings by word, least recently used first, and their bytes. */
@@ -182,11 +184,6 @@ export class KeywordPostings {
     let terms = 0;
     for (const own of this.held.values()) terms += own.words.size;
     return { terms, bytes: this.heldBytes, reads: this.reads };
-  }
-
-  /** The bytes `principal` holds (a figure for tests). */
-  heldBy(principal: string): number {
-    return this.held.get(principal)?.bytes ?? 0;
   }
 
   /** Drops everything held when a row was replaced or deleted, or another connection committed. */
