@@ -82,6 +82,8 @@ interface Call {
   settled: boolean;
   resolve(chunks: string[][]): void;
   reject(err: unknown): void;
+  /** Takes the call's abort listener off its signal (nothing, without one). */
+  detach(): void;
 }
 
 interface Slot {
@@ -129,25 +131,7 @@ export class ChunkWorkers implements TextChunker {
     if (this.closed) return Promise.reject(new Error("the chunking workers are closed"));
     if (texts.length === 0) return Promise.resolve([]);
     return new Promise<string[][]>((resolve, reject) => {
-      // The abort listener goes with the call, whichever way it ends: a stream's signal outlives thousands of
-      // calls, and a listener left behind would keep its call's texts alive until the stream ends.
-      let onAbort: (() => void) | undefined;
-      const done = () => {
-        if (onAbort) signal!.removeEventListener("abort", onAbort);
-      };
-      const call: Call = {
-        out: new Array<string[]>(texts.length),
-        left: 0,
-        settled: false,
-        resolve: (chunks) => {
-          done();
-          resolve(chunks);
-        },
-        reject: (err) => {
-          done();
-          reject(err);
-        },
-      };
+      const call: Call = { out: new Array<string[]>(texts.length), left: 0, settled: false, resolve, reject, detach: () => undefined };
       const tasks: Task[] = [];
       for (let i = 0; i < texts.length;) {
         let chars = texts[i].length;
@@ -159,12 +143,15 @@ export class ChunkWorkers implements TextChunker {
       call.left = tasks.length;
       for (const t of tasks) this.queue.push(tenant, t);
       if (signal) {
-        const abort = () => {
+        const onAbort = () => {
           for (const t of tasks) this.queue.remove(tenant, t);
           this.settle(call, signal.reason ?? new Error("aborted"));
         };
-        if (signal.aborted) abort();
-        else signal.addEventListener("abort", (onAbort = abort), { once: true });
+        if (signal.aborted) onAbort();
+        else {
+          signal.addEventListener("abort", onAbort, { once: true });
+          call.detach = () => signal.removeEventListener("abort", onAbort);
+        }
       }
       this.pump();
     });
@@ -182,12 +169,17 @@ export class ChunkWorkers implements TextChunker {
     );
   }
 
-  private settle(call: Call, err?: unknown, chunks?: string[][]): void {
+  /**
+   * Ends `call` once: failed with `err`, else answered with its chunks. Its abort listener goes with it, however
+   * it ends: a stream's signal outlives thousands of calls, and a listener left behind would keep the call's
+   * texts alive until the stream ends.
+   */
+  private settle(call: Call, err?: unknown): void {
     if (call.settled) return;
-    if (err !== undefined) {
-      call.settled = true;
-      call.reject(err);
-    } else if (chunks) call.resolve(chunks);
+    call.settled = true;
+    call.detach();
+    if (err !== undefined) call.reject(err);
+    else call.resolve(call.out);
   }
 
   private pump(): void {
@@ -220,10 +212,7 @@ export class ChunkWorkers implements TextChunker {
       else if (!task.call.settled) {
         reply.chunks.forEach((c, i) => (task.call.out[task.at + i] = c));
         task.call.left -= 1;
-        if (task.call.left === 0) {
-          task.call.settled = true;
-          task.call.resolve(task.call.out);
-        }
+        if (task.call.left === 0) this.settle(task.call);
       }
       this.pump();
     });
