@@ -302,6 +302,8 @@ interface Ranking {
   words: readonly string[];
   /** The view's principal, whose posting cache the ranking uses. */
   principal: string;
+  /** `PRAGMA data_version` when the search began (see `tablesState`). */
+  dataVersion: number;
   terms: number;
   ridInMatch: boolean;
   /** The scope's resource ids as JSON, for the join (`@rids`) when the MATCH does not name them. */
@@ -467,7 +469,8 @@ export class Fts5TextBackend implements TextBackend {
       json = { tokens: JSON.stringify(tokenList), ids: JSON.stringify(view.resourceIds), tokenList };
       this.viewJson.set(view, json);
     }
-    const writes = this.tablesState(json.tokenList);
+    const dataVersion = this.dataVersion.get()!;
+    const writes = this.tablesState(json.tokenList, dataVersion);
     let held = this.viewTotals.get(view);
     if (held === undefined || held.writes !== writes) {
       held = { writes, totals: this.scopeTotals.get(json.tokens)! };
@@ -482,6 +485,7 @@ export class Fts5TextBackend implements TextBackend {
         match: matchOfTerms(words, [], false)!,
         words,
         principal: view.principal,
+        dataVersion,
         terms,
         ridInMatch: true,
         rids: json.ids,
@@ -511,6 +515,7 @@ export class Fts5TextBackend implements TextBackend {
       match: matchOfTerms(words, view.resourceIds, ridInMatch)!,
       words,
       principal: view.principal,
+      dataVersion,
       terms,
       ridInMatch,
       rids: json.ids,
@@ -529,7 +534,7 @@ export class Fts5TextBackend implements TextBackend {
   private rank(ranking: Ranking, limit: number): RankedPage {
     const { match, terms, ridInMatch, rids, totals, keys } = ranking;
     if (ranking.postings !== undefined) {
-      const held = this.postings!.rank(ranking.principal, ranking.words, ranking.postings, totals, limit);
+      const held = this.postings!.rank(ranking.principal, ranking.words, ranking.postings, totals, limit, ranking.dataVersion);
       if (held !== undefined) {
         ranking.phraseRows = held.phraseRows;
         return held;
@@ -627,12 +632,13 @@ export class Fts5TextBackend implements TextBackend {
 
   /**
    * Where the keyword tables stand for the resources of `ridTokens`: this connection's keyword writes of
-   * those resources (`keywordWrites`) and the commits of any other connection (`PRAGMA data_version`, which
-   * a connection's own commits do not move). What was read from the tables about those resources at one
-   * state is what they hold while it is the same; other tenants' uploads leave it alone.
+   * those resources (`keywordWrites`) and the commits of any other connection (`dataVersion`, the
+   * connection's `PRAGMA data_version`, which its own commits do not move). What was read from the tables
+   * about those resources at one state is what they hold while it is the same; other tenants' uploads leave
+   * it alone.
    */
-  private tablesState(ridTokens: readonly string[]): string {
-    return `${keywordWrites(this.db, ridTokens)}:${this.dataVersion.get()}`;
+  private tablesState(ridTokens: readonly string[], dataVersion: number): string {
+    return `${keywordWrites(this.db, ridTokens)}:${dataVersion}`;
   }
 
   /**

@@ -91,7 +91,6 @@ export class KeywordPostings {
   private reads = 0;
   private readonly fill: Statement<{ match: string; from: number; to: number }, Buffer | null>;
   private readonly idf: Statement<[number, number], number>;
-  private readonly version: Statement<[], number>;
   private acc = new Float64Array(0);
   private touched = new Int32Array(0);
 
@@ -107,7 +106,6 @@ export class KeywordPostings {
       )
       .pluck();
     this.idf = db.prepare<[number, number], number>("SELECT acms_idf(?, ?)").pluck();
-    this.version = db.prepare<[], number>("PRAGMA data_version").pluck();
   }
 
   /**
@@ -115,10 +113,18 @@ export class KeywordPostings {
    * scope's BM25 totals, and the rest of a tie at the cut; undefined when a term's postings are too large to
    * hold or the scope's rows span more than KEYWORD_POSTINGS_MAX_SPAN (rank in FTS5 then). What is held is
    * held for `principal` (the view's): one principal's searches never make another's faster, so how long a
-   * search takes tells no one which words others searched.
+   * search takes tells no one which words others searched. `dataVersion`: the connection's `PRAGMA
+   * data_version` as the search read it (the caller reads it anyway, for its own caches).
    */
-  rank(principal: string, words: readonly string[], scope: PostingScope, totals: KeywordTotals, limit: number): PostingRanking | undefined {
-    this.sync();
+  rank(
+    principal: string,
+    words: readonly string[],
+    scope: PostingScope,
+    totals: KeywordTotals,
+    limit: number,
+    dataVersion: number,
+  ): PostingRanking | undefined {
+    this.sync(dataVersion);
     const lists: Postings[] = [];
     for (const w of words) {
       const p = this.postings(principal, w, scope.first, scope.bits === undefined ? Infinity : scope.last);
@@ -187,9 +193,8 @@ export class KeywordPostings {
   }
 
   /** Drops everything held when a row was replaced or deleted, or another connection committed. */
-  private sync(): void {
+  private sync(version: number): void {
     const removed = keywordLog(this.db).removed;
-    const version = this.version.get()!;
     if (removed === this.removed && version === this.dataVersion) return;
     this.held.clear();
     this.tooLarge.clear();

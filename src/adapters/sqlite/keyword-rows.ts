@@ -52,8 +52,31 @@ export function fts5TableTotals(block: Uint8Array | undefined): KeywordTotals {
   return { rows, tokens };
 }
 
-/** Writes of each connection's keyword rows by this process, by resource token (see `keywordWrites`). */
-const writesByDb = new WeakMap<SqliteDatabase, Map<string, number>>();
+/**
+ * Writes of one connection's keyword rows by this process (committed or rolled back; every count only grows):
+ * by resource token (`byResource`, see `keywordWrites`), rows added (`appended`: each under a chunk key above
+ * every key the table held, the chunk keys only growing) and rows replaced or deleted (`removed`).
+ */
+export interface KeywordLog {
+  readonly byResource: Map<string, number>;
+  appended: number;
+  removed: number;
+}
+
+const logByDb = new WeakMap<SqliteDatabase, KeywordLog>();
+
+/**
+ * `db`'s KeywordLog, live (callers other than KeywordRows read its counters, never write them). While
+ * `removed` stays the same every row a reader saw is still there with the same text; while `appended` stays
+ * the same too, no row was added either (anything read from `chunks_fts` is still what it holds, as far as
+ * this connection's writes go: another connection's commits are for `PRAGMA data_version` to tell). Exact for
+ * the server's connection, as `keywordWrites` is.
+ */
+export function keywordLog(db: SqliteDatabase): KeywordLog {
+  let log = logByDb.get(db);
+  if (!log) logByDb.set(db, (log = { byResource: new Map(), appended: 0, removed: 0 }));
+  return log;
+}
 
 /**
  * How many writes of `db`'s keyword rows of the resources `ridTokens` (their `resourceToken`s) this process
@@ -64,36 +87,11 @@ const writesByDb = new WeakMap<SqliteDatabase, Map<string, number>>();
  * lock); another connection's commits are for `PRAGMA data_version` to tell.
  */
 export function keywordWrites(db: SqliteDatabase, ridTokens: readonly string[]): number {
-  const writes = writesByDb.get(db);
+  const writes = logByDb.get(db)?.byResource;
   if (!writes) return 0;
   let n = 0;
   for (const t of ridTokens) n += writes.get(t) ?? 0;
   return n;
-}
-
-/**
- * Writes of one connection's keyword rows by this process, whatever their resource: rows added (`appended`:
- * each under a chunk key above every key the table held, the chunk keys only growing) and rows replaced or
- * deleted (`removed`). Both only grow, counting writes committed or rolled back.
- */
-export interface KeywordLog {
-  appended: number;
-  removed: number;
-}
-
-const logByDb = new WeakMap<SqliteDatabase, KeywordLog>();
-
-/**
- * `db`'s KeywordLog, live (read its counters, never write them). While `removed` stays the same every row a
- * reader saw is still there with the same text; while `appended` stays the same too, no row was added
- * either (anything read from `chunks_fts` is still what it holds, as far as this connection's writes go:
- * another connection's commits are for `PRAGMA data_version` to tell). Exact for the server's connection,
- * as `keywordWrites` is.
- */
-export function keywordLog(db: SqliteDatabase): Readonly<KeywordLog> {
-  let log = logByDb.get(db);
-  if (!log) logByDb.set(db, (log = { appended: 0, removed: 0 }));
-  return log;
 }
 
 /**
@@ -112,15 +110,11 @@ export class KeywordRows {
     dropEmpty: Statement<[string]>;
   };
 
-  private readonly writes: Map<string, number>;
   private readonly log: KeywordLog;
 
   constructor(db: SqliteDatabase) {
     migrateKeywordStats(db);
-    this.log = keywordLog(db) as KeywordLog;
-    let writes = writesByDb.get(db);
-    if (!writes) writesByDb.set(db, (writes = new Map()));
-    this.writes = writes;
+    this.log = keywordLog(db);
     this.stmts = {
       insert: db.prepare("INSERT INTO chunks_fts (rowid, body, rid) VALUES (?, ?, ?)"),
       replace: db.prepare("INSERT OR REPLACE INTO chunks_fts (rowid, body, rid) VALUES (?, ?, ?)"),
@@ -161,7 +155,7 @@ export class KeywordRows {
   private count(rowid: number, sign: 1 | -1): boolean {
     const row = this.stmts.row.get(rowid);
     if (!row) return false;
-    this.writes.set(row.rid, (this.writes.get(row.rid) ?? 0) + 1);
+    this.log.byResource.set(row.rid, (this.log.byResource.get(row.rid) ?? 0) + 1);
     this.stmts.add.run(row.rid, sign, sign * docsizeTokens(row.sz));
     // A resource whose last row goes leaves no counter row behind (an erased resource's id stays nowhere).
     if (sign < 0) this.stmts.dropEmpty.run(row.rid);
