@@ -57,6 +57,11 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT1
 
+/* The SELECT of a row's docsize record from FTS5 table zTable's shadow table (sqlite3_free it); 0 when out of memory. */
+static char *acmsDocsizeSql(const char *zTable) {
+  return sqlite3_mprintf("SELECT sz FROM \"%w_docsize\" WHERE id = ?", zTable);
+}
+
 /* BM25's IDF of a phrase held by nHit of nRow rows, as fts5Bm25GetData computes it (floored at 1e-6). */
 static double acmsIdf(sqlite3_int64 nRow, sqlite3_int64 nHit) {
   double idf = log((nRow - nHit + 0.5) / (nHit + 0.5));
@@ -270,7 +275,7 @@ static void acmsTopKStep(sqlite3_context *pCtx, int nVal, sqlite3_value **apVal)
         sqlite3_value_type(apVal[7]) != SQLITE_TEXT) {
       p->nPhrase = -1;
     } else {
-      p->zDocsize = sqlite3_mprintf("SELECT sz FROM \"%w_docsize\" WHERE id = ?", (const char *)sqlite3_value_text(apVal[7]));
+      p->zDocsize = acmsDocsizeSql((const char *)sqlite3_value_text(apVal[7]));
       if (p->zDocsize == 0) {
         sqlite3_result_error_nomem(pCtx);
         return;
@@ -352,6 +357,22 @@ static sqlite3_int64 acmsDocsizeTokens(const unsigned char *a, int n) {
   return total;
 }
 
+/*
+** Row rowid's length |D| (its tokens over every column) into *pTokens, read by pSize (acmsDocsizeSql's
+** statement). SQLITE_OK, or the error (SQLITE_CORRUPT for a row without a docsize record).
+*/
+static int acmsRowTokens(sqlite3_stmt *pSize, sqlite3_int64 rowid, sqlite3_int64 *pTokens) {
+  int rc;
+  sqlite3_bind_int64(pSize, 1, rowid);
+  rc = sqlite3_step(pSize);
+  if (rc != SQLITE_ROW) {
+    sqlite3_reset(pSize);
+    return rc == SQLITE_DONE ? SQLITE_CORRUPT : rc;
+  }
+  *pTokens = acmsDocsizeTokens((const unsigned char *)sqlite3_column_blob(pSize, 0), sqlite3_column_bytes(pSize, 0));
+  return sqlite3_reset(pSize);
+}
+
 /* Minus a row's relevance (acms_bm25's sum, in phrase order) given its term counts and |D|. */
 static double acmsRank(const int *aTf, int nInt, const double *aIDF, double D, double avgdl) {
   double score = 0.0;
@@ -383,20 +404,13 @@ static int acmsRowBefore(const AcmsRow *a, const AcmsRow *b) {
 */
 static int acmsExactRank(sqlite3_stmt *pSize, const AcmsRow *r, const double *aIDF, double avgdl, double *pRank) {
   int rc;
-  double D;
+  sqlite3_int64 nTokens = 0;
   if (r->nInt == 0) {
     *pRank = acmsRank(r->aTf, 0, aIDF, 0.0, avgdl);
     return SQLITE_OK;
   }
-  sqlite3_bind_int64(pSize, 1, r->rowid);
-  rc = sqlite3_step(pSize);
-  if (rc != SQLITE_ROW) {
-    sqlite3_reset(pSize);
-    return rc == SQLITE_DONE ? SQLITE_CORRUPT : rc;
-  }
-  D = (double)acmsDocsizeTokens((const unsigned char *)sqlite3_column_blob(pSize, 0), sqlite3_column_bytes(pSize, 0));
-  rc = sqlite3_reset(pSize);
-  *pRank = acmsRank(r->aTf, r->nInt, aIDF, D, avgdl);
+  rc = acmsRowTokens(pSize, r->rowid, &nTokens);
+  *pRank = acmsRank(r->aTf, r->nInt, aIDF, (double)nTokens, avgdl);
   return rc;
 }
 
@@ -594,7 +608,7 @@ static void acmsPostingsStep(sqlite3_context *pCtx, int nVal, sqlite3_value **ap
   AcmsPostings *p = (AcmsPostings *)sqlite3_aggregate_context(pCtx, sizeof(AcmsPostings));
   const int *aTf;
   int nTf, rc;
-  sqlite3_int64 rowid;
+  sqlite3_int64 rowid, nTokens = 0;
   (void)nVal; /* registered with exactly 3 arguments */
   if (p == 0) {
     sqlite3_result_error_nomem(pCtx);
@@ -607,7 +621,7 @@ static void acmsPostingsStep(sqlite3_context *pCtx, int nVal, sqlite3_value **ap
       sqlite3_result_error(pCtx, "acms_postings(rowid, acms_tf(fts, 1), fts table name)", -1);
       return;
     }
-    zSql = sqlite3_mprintf("SELECT sz FROM \"%w_docsize\" WHERE id = ?", (const char *)sqlite3_value_text(apVal[2]));
+    zSql = acmsDocsizeSql((const char *)sqlite3_value_text(apVal[2]));
     if (zSql == 0) {
       sqlite3_result_error_nomem(pCtx);
       return;
@@ -647,19 +661,12 @@ static void acmsPostingsStep(sqlite3_context *pCtx, int nVal, sqlite3_value **ap
     p->aLen = aLen;
     p->nAlloc = nNew;
   }
-  sqlite3_bind_int64(p->pSize, 1, rowid);
-  rc = sqlite3_step(p->pSize);
-  if (rc != SQLITE_ROW) {
-    sqlite3_reset(p->pSize);
-    sqlite3_result_error_code(pCtx, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc);
-    return;
-  }
-  p->aLen[p->n] = (int)acmsDocsizeTokens((const unsigned char *)sqlite3_column_blob(p->pSize, 0), sqlite3_column_bytes(p->pSize, 0));
-  rc = sqlite3_reset(p->pSize);
+  rc = acmsRowTokens(p->pSize, rowid, &nTokens);
   if (rc != SQLITE_OK) {
     sqlite3_result_error_code(pCtx, rc);
     return;
   }
+  p->aLen[p->n] = (int)nTokens;
   p->aRow[p->n] = (double)rowid;
   p->aTf[p->n] = aTf[1];
   p->n++;
