@@ -50,16 +50,12 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
   const pieceTokens = new Map<string, number>();
 
   /**
-   * The token count of one pre-tokenized piece, or undefined when the piece alone would not split back into
-   * itself (then only the tokenizer's pass over the whole text is exact). Counting a piece alone gives its
-   * count in the text: BPE runs on each piece independently.
+   * The token count of one pre-tokenized piece that splits back into itself (so counting it alone gives its
+   * count in the text: BPE runs on each piece independently), remembered.
    */
-  function tokensOfPiece(piece: string): number | undefined {
+  function countPiece(piece: string): number {
     const known = pieceTokens.get(piece);
     if (known !== undefined) return known;
-    SPLIT_ONE.lastIndex = 0;
-    const again = SPLIT_ONE.exec(piece);
-    if (!again || again[0].length !== piece.length) return undefined;
     const count = tok.countTokens(piece, PLAIN_TEXT);
     if (pieceTokens.size >= PIECE_CACHE_SIZE) pieceTokens.clear();
     pieceTokens.set(piece, count);
@@ -67,24 +63,58 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
   }
 
   /**
-   * The tokenizer's pre-tokenized pieces with their token counts. Each piece is a run of whole characters
+   * A bound on the tokens `piece` encodes to: its UTF-8 bytes (a token is one byte or more), counted from its
+   * UTF-16 units (a unit past U+07FF is at most 3 bytes; each of a surrogate pair's is counted 3).
+   */
+  function tokensAtMost(piece: string): number {
+    let bytes = piece.length;
+    for (let i = 0; i < piece.length; i++) {
+      const unit = piece.charCodeAt(i);
+      if (unit > 0x7f) bytes += unit > 0x7ff ? 2 : 1;
+    }
+    return bytes;
+  }
+
+  /**
+   * The tokenizer's pre-tokenized pieces with their token counts, or `"one chunk"` when the whole text
+   * surely fits `maxTokens` (then no piece needs counting). Each piece is a run of whole characters
    * (the tokenizer splits on a character regex before BPE), so decoding one gives its exact text. A piece
    * longer than a chunk (e.g. unspaced CJK text) is cut every 64 code points and each part measured alone.
    * The pieces come from the tokenizer's own split pattern and their counts from a memory of pieces seen
-   * before (most words recur: BPE on every one was most of an upload's CPU); should a piece not split back
-   * into itself, the whole text takes the tokenizer's own pass.
+   * before (most words recur: BPE on every one was most of an upload's CPU); a piece not seen before is
+   * counted only when the text might not fit one chunk: each piece's bytes bound its tokens, so a text whose
+   * known counts plus its new pieces' bytes fit is one chunk whatever their counts (new words were most of
+   * the BPE left). Should a piece not split back into itself, the whole text takes the tokenizer's own pass.
    */
-  function piecesOf(text: string, maxTokens: number): Array<{ text: string; tokens: number }> {
+  function piecesOf(text: string, maxTokens: number): Array<{ text: string; tokens: number }> | "one chunk" {
     const pieces: Array<{ text: string; tokens: number }> = [];
     let covered = 0;
+    /** The text's tokens at most: the known pieces' counts and the bytes of the others (marked -1 in `pieces`). */
+    let atMost = 0;
     for (const [match] of text.matchAll(SPLIT)) {
-      const tokens = tokensOfPiece(match);
-      if (tokens === undefined || tokens > maxTokens) return piecesByTokenizer(text, maxTokens);
-      pieces.push({ text: match, tokens });
+      const known = pieceTokens.get(match);
+      if (known !== undefined) {
+        if (known > maxTokens) return piecesByTokenizer(text, maxTokens);
+        pieces.push({ text: match, tokens: known });
+        atMost += known;
+      } else {
+        SPLIT_ONE.lastIndex = 0;
+        const again = SPLIT_ONE.exec(match);
+        if (!again || again[0].length !== match.length) return piecesByTokenizer(text, maxTokens);
+        pieces.push({ text: match, tokens: -1 });
+        atMost += tokensAtMost(match);
+      }
       covered += match.length;
     }
     // The pattern matches every character; should it ever skip one, the tokenizer's pass decides.
-    return covered === text.length ? pieces : piecesByTokenizer(text, maxTokens);
+    if (covered !== text.length) return piecesByTokenizer(text, maxTokens);
+    if (atMost <= maxTokens) return "one chunk";
+    for (const piece of pieces) {
+      if (piece.tokens >= 0) continue;
+      piece.tokens = countPiece(piece.text);
+      if (piece.tokens > maxTokens) return piecesByTokenizer(text, maxTokens);
+    }
+    return pieces;
   }
 
   /** `piecesOf` by the tokenizer's own pass over the whole text (pieces decoded from their tokens). */
@@ -144,7 +174,8 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
       throw new RangeError(`bad chunking options: ${opts.chunkTokens} tokens with ${opts.overlapTokens} overlap`);
     }
     if (text.length === 0) return [];
-    return chunksOfPieces(piecesOf(text, opts.chunkTokens), opts);
+    const pieces = piecesOf(text, opts.chunkTokens);
+    return pieces === "one chunk" ? [text] : chunksOfPieces(pieces, opts);
   }
 
   return { chunkText, chunksOfPieces };

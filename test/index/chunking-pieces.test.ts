@@ -1,6 +1,7 @@
 import fc from "fast-check";
-import { decode, encode, encodeGenerator } from "gpt-tokenizer";
-import { chunkText, chunksOfPieces, type ChunkingOptions } from "../../src/domain/chunking.js";
+import { countTokens, decode, encode, encodeGenerator } from "gpt-tokenizer";
+import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
+import { chunkText, chunksOfPieces, createChunker, type ChunkingOptions } from "../../src/domain/chunking.js";
 
 // chunkText measures pieces from its own split and a memory of counts (issue 29, ingest speed): it must cut
 // exactly where the tokenizer's own pass over the whole text would. The reference below is that pass
@@ -103,5 +104,75 @@ describe("chunkText cuts as the tokenizer's own pass does", () => {
     const text = Array.from({ length: 1500 }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7919) % 20000))).join("");
     const opts = { chunkTokens: 64, overlapTokens: 8 };
     expect(chunkText(text, opts)).toEqual(referenceChunks(text, opts));
+  });
+});
+
+/** A chunker of its own (nothing remembered), counting the pieces it has BPE count. */
+function freshChunker(): { chunkText: (text: string, opts: ChunkingOptions) => string[]; counted: string[] } {
+  const counted: string[] = [];
+  const chunker = createChunker({
+    countTokens: (text, opts) => {
+      counted.push(text);
+      return countTokens(text, opts);
+    },
+    encodeGenerator,
+    decode,
+    encode,
+    splitSource: O200K_TOKEN_SPLIT_REGEX.source,
+  });
+  return { chunkText: (text, opts) => chunker.chunkText(text, opts), counted };
+}
+
+/** Letters of several UTF-8 widths (1, 2, 3 and 4 bytes), so new words' bytes bound their tokens loosely or tightly. */
+const LETTERS = ["a", "k", "z", "q", "é", "ж", "ש", "東", "語", "😀", "ꙮ"];
+
+describe("a text whose new words surely fit one chunk is not counted", () => {
+  it("cuts as the tokenizer's own pass does, counted or not (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.constantFrom(...LETTERS), { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 0, max: 40 }),
+        (words, slack) => {
+          const text = words.map((w) => " " + w.join("")).join("");
+          // Around the text's own count: the bound decides some texts, counting the others.
+          const tokens = countTokens(text, PLAIN_TEXT);
+          const opts = { chunkTokens: Math.max(2, tokens - 20 + slack), overlapTokens: 1 };
+          const fresh = freshChunker();
+          expect(fresh.chunkText(text, opts)).toEqual(referenceChunks(text, opts));
+          expect(fresh.chunkText(text, opts)).toEqual(referenceChunks(text, opts));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("counts no piece of a text whose bytes fit the chunk, and every new piece of one that may not fit", () => {
+    const fresh = freshChunker();
+    const small = " zorblatt quenfix mirrodel";
+    expect(Buffer.byteLength(small)).toBeLessThanOrEqual(32);
+    expect(fresh.chunkText(small, { chunkTokens: 32, overlapTokens: 4 })).toEqual([small]);
+    expect(fresh.counted).toEqual([]);
+    // Fewer tokens than the chunk holds, but more bytes: whether it fits is only known by counting.
+    const opts = { chunkTokens: 20, overlapTokens: 4 };
+    expect(countTokens(small, PLAIN_TEXT)).toBeLessThanOrEqual(20);
+    expect(fresh.chunkText(small, opts)).toEqual([small]);
+    expect(fresh.counted.sort()).toEqual([" mirrodel", " quenfix", " zorblatt"]);
+    // Counted once, remembered: the same text again counts nothing.
+    expect(fresh.chunkText(small, opts)).toEqual([small]);
+    expect(fresh.counted).toHaveLength(3);
+  });
+
+  it("bounds a new piece by its UTF-8 bytes, surrogate pairs and three-byte letters included", () => {
+    // 3 emoji (4 bytes, 2 UTF-16 units each) and 4 CJK letters (3 bytes each) after a space: 25 bytes, fewer
+    // tokens. The bound counts each UTF-16 unit past U+07FF as 3 bytes: 31.
+    const text = " 😀😀😀東京都語";
+    const tokens = countTokens(text, PLAIN_TEXT);
+    expect(Buffer.byteLength(text)).toBe(25);
+    for (let chunkTokens = Math.max(1, tokens - 2); chunkTokens <= 32; chunkTokens++) {
+      const fresh = freshChunker();
+      const opts = { chunkTokens, overlapTokens: 0 };
+      expect(fresh.chunkText(text, opts)).toEqual(referenceChunks(text, opts));
+      expect(fresh.counted.length > 0).toBe(chunkTokens < 31);
+    }
   });
 });
