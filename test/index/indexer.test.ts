@@ -277,4 +277,42 @@ describe("group commit of concurrent messages", () => {
     expect(alone.generation).toBe(before + 2n);
     expect((await store.counts()).documents).toBe(5);
   });
+
+  test("with several uploads open, a message waits a turn for the others' next; with one open it commits at once", async () => {
+    const registry = new SqliteRegistryStore(db);
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      ids.push(
+        (await registry.registerResource({ id: "", project: "local/api", alias: `u${i}`, kind: "repo", parentIds: [], metadata: {} })).id,
+      );
+    }
+    const ix = indexer();
+    const one = (id: string, path: string) =>
+      ix.upsert(create(UpsertDocumentsRequestSchema, { resourceId: id, documents: [{ path, content: `words of ${path}`, chunks: [] }] }), {
+        deferDurability: true,
+      });
+    /** A's message, then B's arriving a turn later (as the next message of another stream does): their generations. */
+    const aThenB = async (path: string): Promise<[bigint, bigint]> => {
+      const a = one(ids[0], path);
+      await new Promise((resolve) => setImmediate(resolve));
+      const b = one(ids[1], path);
+      return [(await a).generation, (await b).generation];
+    };
+    // One upload open: nobody to wait for, so A commits alone before B arrives.
+    const closeOne = ix.openUpload();
+    const [a1, b1] = await aThenB("one.md");
+    expect(b1).toBe(a1 + 1n);
+    // Two open (each with one message under way at a time): A waits a turn, and B joins its commit.
+    const closeTwo = ix.openUpload();
+    const [a2, b2] = await aThenB("two.md");
+    expect(b2).toBe(a2);
+    expect(a2).toBe(b1 + 1n);
+    // Closed again (closing twice counts once): back to one open, committing at once.
+    closeTwo();
+    closeTwo();
+    const [a3, b3] = await aThenB("three.md");
+    expect(b3).toBe(a3 + 1n);
+    closeOne();
+    expect((await store.counts()).documents).toBe(6);
+  });
 });

@@ -98,6 +98,23 @@ export class Indexer {
   private readonly writes = new KeyedSerialQueue();
   /** UpsertDocuments messages between their arrival and their outcome: more than one lets the store group-commit them. */
   private upsertsUnderWay = 0;
+  /**
+   * UpsertDocuments streams open: with more than one, a message lets the store wait a turn for the others'
+   * next message and commit them together. A stream's next message is read only once its last one is
+   * committed, so when messages are small their lifetimes rarely overlap, and counting them alone committed
+   * small messages from four streams one by one (a commit each: FTS5 writes a segment at every commit).
+   */
+  private uploadsOpen = 0;
+
+  /** An UpsertDocuments stream opens; the function returned closes it (once, however often it is called). */
+  openUpload(): () => void {
+    this.uploadsOpen += 1;
+    let closed = false;
+    return () => {
+      if (!closed) this.uploadsOpen -= 1;
+      closed = true;
+    };
+  }
 
   constructor(private readonly deps: IndexerDeps) {
     this.now = deps.now ?? Date.now;
@@ -142,7 +159,7 @@ export class Indexer {
             if (vector && superseded.length > 0) vector.supersede(superseded, at);
           },
           deferDurability: call.deferDurability,
-          groupCommit: this.upsertsUnderWay > 1,
+          groupCommit: this.upsertsUnderWay > 1 || this.uploadsOpen > 1,
         });
       } catch (err) {
         // Never published: the entries added for it go (their chunks are gone too). Published, its chunks stay.

@@ -46,6 +46,7 @@ async function upsertStream<M>(
   let messagesReceived = 0;
   let indexGeneration = await deps.services.indexGeneration();
   const indexer = deps.services.indexer;
+  const closeUpload = indexer.openUpload();
   try {
     for await (const msg of requests) {
       ctx.signal.throwIfAborted();
@@ -58,9 +59,11 @@ async function upsertStream<M>(
     }
   } catch (err) {
     // The stream's error is what the caller hears; a failing sync here is the next call's to report.
+    closeUpload();
     await indexer.syncWrites().catch(() => undefined);
     throw err;
   }
+  closeUpload();
   await indexer.syncWrites();
   return { documentsUpserted, chunksIndexed, vectorsIndexed, messagesReceived, indexGeneration };
 }
