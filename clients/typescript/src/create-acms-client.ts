@@ -1,5 +1,6 @@
 import type { Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { leanGrpcUnaryTransport } from "./grpc-unary-transport.js";
 import { assembleAcmsClient, type AcmsClient, type AcmsClientBaseOptions } from "./acms-client.js";
 
 /** The wire protocols the server speaks on its one port. */
@@ -35,7 +36,12 @@ export function createAcmsClient(options: AcmsClientOptions): AcmsClient {
     const common = { baseUrl: options.baseUrl, interceptors, defaultTimeoutMs: options.defaultTimeoutMs };
     switch (options.protocol ?? "connect") {
       case "grpc":
-        return createGrpcTransport({ ...common, sessionManager });
+        // Unary calls on the HTTP/2 stream directly (a third of connect's client CPU a call), streams through connect.
+        return leanGrpcUnaryTransport(createGrpcTransport({ ...common, sessionManager }), {
+          ...common,
+          interceptors: interceptors ?? [],
+          sessionManager: sessionManager!,
+        });
       case "grpc-web":
         return sessionManager
           ? createGrpcWebTransport({ ...common, httpVersion: "2", sessionManager })

@@ -1,0 +1,243 @@
+import { execFile } from "node:child_process";
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { gzipSync } from "node:zlib";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { Health, HealthCheckResponse_ServingStatus, HealthCheckResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
+import { createAcmsClient, findFieldViolations, findScopeViolation, type AcmsClient } from "../../src/index.js";
+import { startTestServer, type TestServer } from "../support/test-server.js";
+
+// The SDK makes gRPC unary calls on the HTTP/2 stream itself (clients/typescript/src/grpc-unary-transport.ts)
+// instead of through connect's transport. Every case below runs through both, against the same server, and
+// the caller must not be able to tell them apart: the same answer, the same error code, the same details,
+// the same reset of the stream when a call is given up.
+
+const exec = promisify(execFile);
+const ROOT = join(__dirname, "..", "..");
+
+const SERVING = toBinary(
+  HealthCheckResponseSchema,
+  create(HealthCheckResponseSchema, { status: HealthCheckResponse_ServingStatus.SERVING }),
+);
+
+function envelope(flags: number, data: Uint8Array): Buffer {
+  const head = Buffer.alloc(5);
+  head[0] = flags;
+  head.writeUInt32BE(data.length, 1);
+  return Buffer.concat([head, data]);
+}
+
+/** A gRPC answer with a message and an OK status in its trailers. */
+function answer(stream: http2.ServerHttp2Stream, body: Buffer, extraHeaders: http2.OutgoingHttpHeaders = {}, status = "0"): void {
+  stream.respond({ ":status": 200, "content-type": "application/grpc", ...extraHeaders }, { waitForTrailers: true });
+  stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": status, "x-trailer": "t" }));
+  stream.end(body);
+}
+
+/** What a raw HTTP/2 server does with each call, by name. */
+const BEHAVIOURS: Record<string, (stream: http2.ServerHttp2Stream) => void> = {
+  ok: (s) => answer(s, envelope(0, SERVING), { "x-header": "h" }),
+  gzip: (s) => answer(s, envelope(1, gzipSync(SERVING)), { "grpc-encoding": "gzip" }),
+  "compressed without encoding": (s) => answer(s, envelope(1, gzipSync(SERVING))),
+  "unknown encoding": (s) => answer(s, envelope(1, SERVING), { "grpc-encoding": "snappy" }),
+  "two messages": (s) => answer(s, Buffer.concat([envelope(0, SERVING), envelope(0, SERVING)])),
+  "no message": (s) => answer(s, Buffer.alloc(0)),
+  "trailers only": (s) =>
+    s.respond({ ":status": 200, "content-type": "application/grpc", "grpc-status": "5", "grpc-message": "gone" }, { endStream: true }),
+  "error in trailers": (s) => answer(s, Buffer.alloc(0), {}, "9"),
+  "message with error status": (s) => {
+    s.respond({ ":status": 200, "content-type": "application/grpc", "grpc-status": "13" }, { waitForTrailers: true });
+    s.on("wantTrailers", () => s.sendTrailers({ "grpc-status": "13" }));
+    s.end(envelope(0, SERVING));
+  },
+  "HTTP 503": (s) => s.respond({ ":status": 503 }, { endStream: true }),
+  "not gRPC": (s) => {
+    s.respond({ ":status": 200, "content-type": "text/html" });
+    s.end("<html></html>");
+  },
+  "missing status": (s) => {
+    s.respond({ ":status": 200, "content-type": "application/grpc" });
+    s.end(envelope(0, SERVING));
+  },
+  "bad protobuf": (s) => answer(s, envelope(0, Buffer.from([0xff, 0xff, 0xff]))),
+  "truncated envelope": (s) => answer(s, Buffer.concat([envelope(0, SERVING).subarray(0, 5 + SERVING.length - 1)])),
+  "refused stream": (s) => s.close(http2.constants.NGHTTP2_REFUSED_STREAM),
+  "enhance your calm": (s) => s.close(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM),
+  hang: () => undefined,
+};
+
+let raw: http2.Http2Server;
+const rawSessions = new Set<http2.ServerHttp2Session>();
+let rawUrl: string;
+/** The reset code each call's stream closed with on the raw server, in call order. */
+const resets: number[] = [];
+let t: TestServer;
+const opened: AcmsClient[] = [];
+
+beforeAll(async () => {
+  raw = http2.createServer();
+  raw.on("session", (session) => rawSessions.add(session));
+  raw.on("stream", (stream, headers) => {
+    stream.on("close", () => resets.push(stream.rstCode));
+    stream.on("error", () => undefined);
+    stream.resume();
+    BEHAVIOURS[String(headers["x-behaviour"])](stream);
+  });
+  await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
+  rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+  t = await startTestServer();
+});
+afterAll(async () => {
+  for (const c of opened) c.close();
+  // connect's own transports keep their connections: the server drops them so it can close.
+  for (const session of rawSessions) session.destroy();
+  await new Promise<void>((resolve) => raw.close(() => resolve()));
+  await t.close(true);
+});
+
+/** The SDK's Health client over gRPC, and connect's own gRPC transport's, both to `url`. */
+function bothClients(url: string, interceptors: Interceptor[] = []) {
+  const sdk = createAcmsClient({ baseUrl: url, protocol: "grpc", interceptors });
+  opened.push(sdk);
+  return { sdk: sdk.health, connect: createClient(Health, createGrpcTransport({ baseUrl: url, interceptors })) };
+}
+
+/** The call's outcome as a caller sees it: the answer's status, or the error's code and message. */
+async function outcome(call: Promise<{ status: number }>): Promise<{ status?: number; code?: Code; message?: string }> {
+  try {
+    return { status: (await call).status };
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConnectError);
+    return { code: (err as ConnectError).code, message: (err as ConnectError).rawMessage };
+  }
+}
+
+describe.each(Object.keys(BEHAVIOURS).filter((b) => b !== "hang"))("a server that answers %s", (behaviour) => {
+  test("gives the same outcome through the SDK's unary path as through connect's transport", async () => {
+    const { sdk, connect } = bothClients(rawUrl);
+    const headers = { "x-behaviour": behaviour };
+    const viaSdk = await outcome(sdk.check({}, { headers }));
+    const viaConnect = await outcome(connect.check({}, { headers }));
+    expect(viaSdk.code).toBe(viaConnect.code);
+    expect(viaSdk.status).toBe(viaConnect.status);
+    if (behaviour === "ok" || behaviour === "gzip") expect(viaSdk.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    else expect(viaSdk.code).toBeDefined();
+  });
+});
+
+test("interceptors see the same request headers and the answer's headers and trailers", async () => {
+  const seen: Array<{ sent: string; header: string | null; trailer: string | null; status: string | null }> = [];
+  const { sdk, connect } = bothClients(rawUrl, [
+    (next) => async (req) => {
+      req.header.set("x-behaviour", "ok");
+      const res = await next(req);
+      if (!res.stream) {
+        seen.push({
+          sent: [...req.header.keys()].sort().join(","),
+          header: res.header.get("x-header"),
+          trailer: res.trailer.get("x-trailer"),
+          status: res.trailer.get("grpc-status"),
+        });
+      }
+      return res;
+    },
+  ]);
+  await sdk.check({});
+  await connect.check({});
+  expect(seen[0]).toEqual(seen[1]);
+  expect(seen[0]).toMatchObject({ header: "h", trailer: "t", status: "0" });
+  expect(seen[0].sent).toContain("grpc-accept-encoding");
+});
+
+test("a deadline and an abort give the same codes and reset the stream as connect does", async () => {
+  const { sdk, connect } = bothClients(rawUrl);
+  const headers = { "x-behaviour": "hang" };
+  const codes: Array<Array<Code | undefined>> = [];
+  const resetsOf: number[][] = [];
+  for (const client of [sdk, connect]) {
+    const before = resets.length;
+    const seen: Array<Code | undefined> = [];
+    seen.push((await outcome(client.check({}, { headers, timeoutMs: 50 }))).code);
+    for (const reason of [undefined, new ConnectError("caller gave up", Code.Canceled)]) {
+      const aborting = new AbortController();
+      const call = outcome(client.check({}, { headers, signal: aborting.signal }));
+      setTimeout(() => aborting.abort(reason), 20);
+      seen.push((await call).code);
+    }
+    const already = new AbortController();
+    already.abort();
+    seen.push((await outcome(client.check({}, { headers, signal: already.signal }))).code);
+    codes.push(seen);
+    // The three calls that reached the server: their streams' resets, once the server has seen them close.
+    // (connect opens a stream even for the call aborted before it started, and resets it; the SDK opens none.)
+    while (resets.length < before + 3) await new Promise((resolve) => setTimeout(resolve, 10));
+    resetsOf.push(resets.slice(before, before + 3));
+  }
+  expect(codes[0]).toEqual(codes[1]);
+  expect(codes[0][0]).toBe(Code.DeadlineExceeded);
+  expect(codes[0][2]).toBe(Code.Canceled);
+  expect(resetsOf[0]).toEqual(resetsOf[1]);
+  // A call cancelled as such resets its stream with CANCEL (gRPC's mapping), any other end with INTERNAL_ERROR.
+  expect(resetsOf[0]).toEqual([
+    http2.constants.NGHTTP2_INTERNAL_ERROR,
+    http2.constants.NGHTTP2_INTERNAL_ERROR,
+    http2.constants.NGHTTP2_CANCEL,
+  ]);
+});
+
+test("no server listening is UNAVAILABLE through both", async () => {
+  // In a Node process of its own: under Jest, Node's errors come from another realm, and connect's session
+  // manager (which reads their codes through `instanceof Error`) reports this one as INTERNAL.
+  const closed = http2.createServer();
+  await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  const script = `
+    import { createClient } from "@connectrpc/connect";
+    import { createGrpcTransport } from "@connectrpc/connect-node";
+    import { Health } from "./gen/grpc/health/v1/health_pb.js";
+    import { createAcmsClient } from "./src/index.js";
+    const sdk = createAcmsClient({ baseUrl: ${JSON.stringify(url)}, protocol: "grpc" });
+    const connect = createClient(Health, createGrpcTransport({ baseUrl: ${JSON.stringify(url)} }));
+    const codes = [];
+    for (const client of [sdk.health, connect]) await client.check({}).then(() => codes.push("ok"), (e) => codes.push(e.code));
+    sdk.close();
+    console.log(JSON.stringify(codes));
+  `;
+  const { stdout } = await exec(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT });
+  expect(JSON.parse(stdout)).toEqual([Code.Unavailable, Code.Unavailable]);
+});
+
+test("against the ACMS server: answers, refusals with their details, and streams alike", async () => {
+  const acms = createAcmsClient({ baseUrl: t.server.url, apiKey: t.keys.writer, protocol: "grpc" });
+  opened.push(acms);
+  await acms.registry.createProject({ name: "local/lean" });
+  const { resource } = await acms.registry.registerResource({ project: "local/lean", alias: "notes", kind: "docs" });
+  // A client stream goes through connect's transport.
+  const upload = await acms.index.upsertDocuments(
+    (async function* () {
+      yield { resourceId: resource!.id, documents: [{ path: "a.md", content: "the lean unary path answers searches" }] };
+    })(),
+  );
+  expect(upload.documentsUpserted).toBe(1);
+  const { scope } = await acms.scope.resolveScope({ projects: ["local/lean"] });
+  const scoped = acms.withScope(scope!.scopeId);
+  const { results } = await scoped.text.search({ query: "lean unary", maxResults: 5 });
+  expect(results.map((r) => r.path)).toEqual(["a.md"]);
+  // A server stream too.
+  const streamed: string[] = [];
+  for await (const r of scoped.text.searchStream({ query: "lean unary", maxResults: 5 })) streamed.push(r.result!.path);
+  expect(streamed).toEqual(["a.md"]);
+  const outside = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
+  const refused = await scoped.scope.validateResourceScope({ requestedResourceIds: [outside] }).catch((e: unknown) => e);
+  expect(findScopeViolation(refused)).toMatchObject({ resourceIds: [outside], scopeProjectNames: ["local/lean"] });
+  const bad = await scoped.text.search({ query: "" }).catch((e: unknown) => e);
+  expect(findFieldViolations(bad).map((v) => v.field)).toEqual(["query"]);
+  const anonymous = createAcmsClient({ baseUrl: t.server.url, protocol: "grpc" });
+  opened.push(anonymous);
+  await expect(anonymous.registry.listProjects({})).rejects.toMatchObject({ code: Code.Unauthenticated });
+});
