@@ -174,6 +174,8 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
       throw new RangeError(`bad chunking options: ${opts.chunkTokens} tokens with ${opts.overlapTokens} overlap`);
     }
     if (text.length === 0) return [];
+    // A text of no more UTF-8 bytes than the chunk holds tokens fits it whatever its pieces (a short note, a memory).
+    if (text.length <= opts.chunkTokens && tokensAtMost(text) <= opts.chunkTokens) return [text];
     const pieces = piecesOf(text, opts.chunkTokens);
     return pieces === "one chunk" ? [text] : chunksOfPieces(pieces, opts);
   }

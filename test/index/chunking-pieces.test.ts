@@ -146,6 +146,17 @@ describe("a text whose new words surely fit one chunk is not counted", () => {
     );
   });
 
+  it("gives a text whose bytes fit the chunk as it is, split or counted or not (property)", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 40 }), fc.integer({ min: 1, max: 48 }), (text, chunkTokens) => {
+        const opts = { chunkTokens, overlapTokens: 0 };
+        const fresh = freshChunker();
+        expect(fresh.chunkText(text, opts)).toEqual(referenceChunks(text, opts));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it("counts no piece of a text whose bytes fit the chunk, and every new piece of one that may not fit", () => {
     const fresh = freshChunker();
     const small = " zorblatt quenfix mirrodel";
