@@ -12,6 +12,7 @@ import { InvalidArgumentError, NotFoundError, UnimplementedError } from "../../s
 import type { RdfTriple } from "../../src/domain/rdf-term.js";
 import type { GraphBackend } from "../../src/ports/graph-backend.js";
 import { Indexer } from "../../src/application/indexing/indexer.js";
+import { chunkText } from "../../src/domain/chunking.js";
 import { createPrincipal } from "../../src/domain/principal.js";
 import { toRdfTriples } from "../../src/server/routes/triple-input.js";
 import { testView } from "../text/text-corpus.js";
@@ -314,5 +315,40 @@ describe("group commit of concurrent messages", () => {
     expect(b3).toBe(a3 + 1n);
     closeOne();
     expect((await store.counts()).documents).toBe(6);
+  });
+});
+
+describe("erasure against a message under way", () => {
+  test("a message checked before an erasure began writes nothing of the resource after it", async () => {
+    const registry = new SqliteRegistryStore(db);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const chunking = new Promise<void>((resolve) => (entered = resolve));
+    // The real chunker, held at the gate: the message has passed its first check and waits to be chunked.
+    const ix = new Indexer({
+      documents: store,
+      registry,
+      vector,
+      embeddingDim: DIM,
+      now: () => clock,
+      chunker: {
+        chunk: async (_tenant, texts, opts) => {
+          entered();
+          await gate;
+          return texts.map((text) => chunkText(text, opts));
+        },
+        close: async () => undefined,
+      },
+    });
+    const upload = ix.upsert(msg([{ path: "late.md", content: "late words ".repeat(2_000) }]));
+    await chunking;
+    expect(await registry.beginErasure(resourceId)).toBeDefined();
+    const erased = ix.eraseResource(resourceId);
+    release();
+    await expect(upload).rejects.toBeInstanceOf(NotFoundError);
+    await erased;
+    expect(await store.getChunks([1, 2, 3, 4, 5, 6, 7, 8])).toEqual(new Map());
+    expect((await store.counts()).documents).toBe(0);
   });
 });

@@ -141,6 +141,9 @@ export class Indexer {
     });
     if (this.deps.embedder) await embedMissing(this.deps.embedder, docs, call.tenant ?? msg.resourceId, call.signal);
     return this.writes.run(msg.resourceId, async () => {
+      // Again in the resource's write section: an erasure begun while the message was checked, chunked or
+      // embedded runs in this section before it, and the message must not write the resource back.
+      await this.requireResource(msg.resourceId);
       const vector = this.deps.vector;
       let staged: readonly VectorEntry[] | undefined;
       let supersededAtPublish = false;
