@@ -255,22 +255,30 @@ describe("Rebuild shares the event loop", () => {
 });
 
 describe("group commit of concurrent messages", () => {
-  test("messages under way together commit in one transaction; a lone message commits on its own", async () => {
+  /** `n` more resources of local/api, aliased `${prefix}0`, `${prefix}1`, ...: their ids. */
+  async function moreResources(prefix: string, n: number): Promise<string[]> {
     const registry = new SqliteRegistryStore(db);
     const ids: string[] = [];
-    for (let i = 0; i < 4; i++) {
-      ids.push(
-        (await registry.registerResource({ id: "", project: "local/api", alias: `g${i}`, kind: "repo", parentIds: [], metadata: {} })).id,
-      );
+    for (let i = 0; i < n; i++) {
+      const input = { id: "", project: "local/api", alias: `${prefix}${i}`, kind: "repo", parentIds: [], metadata: {} };
+      ids.push((await registry.registerResource(input)).id);
     }
+    return ids;
+  }
+
+  /** Uploads one small document at `path` of resource `id` as a stream's message does (durable at the stream's end). */
+  const oneDocument = (ix: Indexer, id: string, path: string) =>
+    ix.upsert(
+      create(UpsertDocumentsRequestSchema, { resourceId: id, documents: [{ path, content: `words of ${path} in ${id}`, chunks: [] }] }),
+      {
+        deferDurability: true,
+      },
+    );
+
+  test("messages under way together commit in one transaction; a lone message commits on its own", async () => {
+    const ids = await moreResources("g", 4);
     const ix = indexer();
-    const one = (id: string, path: string) =>
-      ix.upsert(
-        create(UpsertDocumentsRequestSchema, { resourceId: id, documents: [{ path, content: `words of ${path} in ${id}`, chunks: [] }] }),
-        {
-          deferDurability: true,
-        },
-      );
+    const one = (id: string, path: string) => oneDocument(ix, id, path);
     const before = await store.generation();
     const together = await Promise.all(ids.map((id) => one(id, "a.md")));
     expect(new Set(together.map((o) => o.generation))).toEqual(new Set([before + 1n]));
@@ -280,18 +288,9 @@ describe("group commit of concurrent messages", () => {
   });
 
   test("with several uploads open, a message waits a turn for the others' next; with one open it commits at once", async () => {
-    const registry = new SqliteRegistryStore(db);
-    const ids: string[] = [];
-    for (let i = 0; i < 2; i++) {
-      ids.push(
-        (await registry.registerResource({ id: "", project: "local/api", alias: `u${i}`, kind: "repo", parentIds: [], metadata: {} })).id,
-      );
-    }
+    const ids = await moreResources("u", 2);
     const ix = indexer();
-    const one = (id: string, path: string) =>
-      ix.upsert(create(UpsertDocumentsRequestSchema, { resourceId: id, documents: [{ path, content: `words of ${path}`, chunks: [] }] }), {
-        deferDurability: true,
-      });
+    const one = (id: string, path: string) => oneDocument(ix, id, path);
     /** A's message, then B's arriving a turn later (as the next message of another stream does): their generations. */
     const aThenB = async (path: string): Promise<[bigint, bigint]> => {
       const a = one(ids[0], path);

@@ -13,7 +13,7 @@ import { requestHeaderWithCompression, validateResponseWithCompression, validate
 import { compressionBrotli, compressionGzip, type Http2SessionManager } from "@connectrpc/connect-node";
 
 /** Largest message read or written (connect-node's default: the envelope's limit, 4 GiB). */
-const READ_MAX_BYTES = 0xffffffff;
+const MAX_MESSAGE_BYTES = 0xffffffff;
 /** Compressions the client accepts in responses, as connect-node's gRPC transport offers them. */
 const ACCEPT_COMPRESSION: Compression[] = [compressionGzip, compressionBrotli];
 
@@ -41,8 +41,8 @@ export function leanGrpcUnaryTransport(streaming: Transport, opts: GrpcUnaryOpti
     stream: (...args) => streaming.stream(...args),
     async unary(method, signal, timeoutMs, header, message, contextValues) {
       const serialization = createMethodSerializationLookup(method, undefined, undefined, {
-        readMaxBytes: READ_MAX_BYTES,
-        writeMaxBytes: READ_MAX_BYTES,
+        readMaxBytes: MAX_MESSAGE_BYTES,
+        writeMaxBytes: MAX_MESSAGE_BYTES,
       });
       const deadline = timeoutMs === undefined ? opts.defaultTimeoutMs : timeoutMs <= 0 ? undefined : timeoutMs;
       return await runUnaryCall({
@@ -111,8 +111,8 @@ async function callUnary<I extends DescMessage, O extends DescMessage>(
     stream.on("trailers", (t: IncomingHttpHeaders) => webHeaders(t).forEach((value, key) => trailer.set(key, value)));
     stream.on("data", (chunk: Buffer) => {
       received += chunk.length;
-      if (received > READ_MAX_BYTES + 5) {
-        settle(new ConnectError(`message size is larger than configured readMaxBytes ${READ_MAX_BYTES}`, Code.ResourceExhausted));
+      if (received > MAX_MESSAGE_BYTES + 5) {
+        settle(new ConnectError(`message size is larger than configured readMaxBytes ${MAX_MESSAGE_BYTES}`, Code.ResourceExhausted));
         return;
       }
       chunks.push(chunk);
@@ -150,7 +150,7 @@ async function callUnary<I extends DescMessage, O extends DescMessage>(
       if ((answer.flags & 0b1) === 0) done(answer.data);
       else if (!answer.compression)
         settle(new ConnectError("protocol error: received compressed output without grpc-encoding", Code.Internal));
-      else answer.compression.decompress(answer.data, READ_MAX_BYTES).then(done, (err: unknown) => settle(ConnectError.from(err)));
+      else answer.compression.decompress(answer.data, MAX_MESSAGE_BYTES).then(done, (err: unknown) => settle(ConnectError.from(err)));
     });
     stream.end(frame);
   }).then(({ header, message, trailer }) => ({
