@@ -46,7 +46,10 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
   /** o200k_base's pre-tokenizer (the tokenizer splits text on it before BPE), and a sticky copy to re-split one piece. */
   const SPLIT = new RegExp(tok.splitSource, "gu");
   const SPLIT_ONE = new RegExp(tok.splitSource, "yu");
-  /** Token counts of pieces seen before, by piece text. */
+  /**
+   * Token counts of pieces seen before, by piece text; a piece seen but never counted (its texts fitted a
+   * chunk by its bound) holds its bound as ~bound (negative), so it is not bounded again.
+   */
   const pieceTokens = new Map<string, number>();
 
   /**
@@ -55,7 +58,7 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
    */
   function countPiece(piece: string): number {
     const known = pieceTokens.get(piece);
-    if (known !== undefined) return known;
+    if (known !== undefined && known >= 0) return known;
     const count = tok.countTokens(piece, PLAIN_TEXT);
     if (pieceTokens.size >= PIECE_CACHE_SIZE) pieceTokens.clear();
     pieceTokens.set(piece, count);
@@ -75,6 +78,53 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
     return bytes;
   }
 
+  /** Whether two ASCII characters (a * 128 + b) are one token of the vocabulary: 0 not asked yet, 1 yes, 2 no. */
+  const asciiPairs = new Uint8Array(128 * 128);
+
+  function pairIsToken(a: number, b: number): boolean {
+    const k = a * 128 + b;
+    let known = asciiPairs[k];
+    // Encoded alone, a pair the pre-tokenizer splits counts 2 whatever the vocabulary: "no" is always safe here.
+    if (known === 0) asciiPairs[k] = known = tok.encode(String.fromCharCode(a, b), PLAIN_TEXT).length === 1 ? 1 : 2;
+    return known === 1;
+  }
+
+  /**
+   * A tighter bound than its bytes on the tokens of a piece not counted before. BPE merges adjacent parts
+   * while any two of them make a token, so in its answer no two neighbouring one-byte tokens make a token:
+   * of two neighbouring ASCII characters that are a token together (most pairs of letters are), at most one
+   * is a token alone. The bound is the most tokens a cut of the piece's bytes can have under that rule (every
+   * token of two bytes or more allowed anywhere; bytes of non-ASCII characters, counted as `tokensAtMost`
+   * counts them, never merge in it): about two thirds of an English word's bytes instead of all of them.
+   */
+  function newPieceTokensAtMost(piece: string): number {
+    // After each byte: the most tokens of a cut of the bytes so far ending in a token of two bytes or more
+    // (`longer`; the empty cut counts here, as 0), ending in a one-byte token (`single`), and of any cut
+    // (`best`, and `bestBefore` one byte earlier); `previous` is the last byte, -1 when not ASCII. NONE
+    // stands for no such cut.
+    const NONE = -(1 << 30);
+    let longer = 0;
+    let single = NONE;
+    let best = 0;
+    let bestBefore = NONE;
+    let previous = -1;
+    for (let i = 0; i < piece.length; i++) {
+      const unit = piece.charCodeAt(i);
+      for (let n = unit <= 0x7f ? 1 : unit > 0x7ff ? 3 : 2; n > 0; n--) {
+        const byte = unit <= 0x7f ? unit : -1;
+        const afterSingle = previous < 0 || byte < 0 || !pairIsToken(previous, byte) ? single : NONE;
+        const nextLonger = bestBefore + 1;
+        const nextSingle = 1 + (longer > afterSingle ? longer : afterSingle);
+        bestBefore = best;
+        best = nextLonger > nextSingle ? nextLonger : nextSingle;
+        longer = nextLonger;
+        single = nextSingle;
+        previous = byte;
+      }
+    }
+    return best;
+  }
+
   /**
    * The tokenizer's pre-tokenized pieces with their token counts, or `"one chunk"` when the whole text
    * surely fits `maxTokens` (then no piece needs counting). Each piece is a run of whole characters
@@ -82,9 +132,9 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
    * longer than a chunk (e.g. unspaced CJK text) is cut every 64 code points and each part measured alone.
    * The pieces come from the tokenizer's own split pattern and their counts from a memory of pieces seen
    * before (most words recur: BPE on every one was most of an upload's CPU); a piece not seen before is
-   * counted only when the text might not fit one chunk: each piece's bytes bound its tokens, so a text whose
-   * known counts plus its new pieces' bytes fit is one chunk whatever their counts (new words were most of
-   * the BPE left). Should a piece not split back into itself, the whole text takes the tokenizer's own pass.
+   * counted only when the text might not fit one chunk: a new piece's tokens are bounded without BPE
+   * (`newPieceTokensAtMost`: about two thirds of an English word's bytes), so a text whose known counts plus
+   * its new pieces' bounds fit is one chunk whatever their counts (new words were most of the BPE left). Should a piece not split back into itself, the whole text takes the tokenizer's own pass.
    */
   function piecesOf(text: string, maxTokens: number): Array<{ text: string; tokens: number }> | "one chunk" {
     const pieces: Array<{ text: string; tokens: number }> = [];
@@ -93,16 +143,23 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
     let atMost = 0;
     for (const [match] of text.matchAll(SPLIT)) {
       const known = pieceTokens.get(match);
-      if (known !== undefined) {
+      if (known !== undefined && known >= 0) {
         if (known > maxTokens) return piecesByTokenizer(text, maxTokens);
         pieces.push({ text: match, tokens: known });
         atMost += known;
+      } else if (known !== undefined) {
+        // Seen (it splits back into itself), bounded, not counted yet.
+        pieces.push({ text: match, tokens: -1 });
+        atMost += ~known;
       } else {
         SPLIT_ONE.lastIndex = 0;
         const again = SPLIT_ONE.exec(match);
         if (!again || again[0].length !== match.length) return piecesByTokenizer(text, maxTokens);
+        const bound = newPieceTokensAtMost(match);
+        if (pieceTokens.size >= PIECE_CACHE_SIZE) pieceTokens.clear();
+        pieceTokens.set(match, ~bound);
         pieces.push({ text: match, tokens: -1 });
-        atMost += tokensAtMost(match);
+        atMost += bound;
       }
       covered += match.length;
     }

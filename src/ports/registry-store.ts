@@ -82,6 +82,11 @@ export interface RegistryStore {
   registerResource(input: NewResource): Promise<ResourceRecord>;
   linkResource(link: LinkRecord): Promise<LinkRecord>;
   getResource(id: string): Promise<ResourceRecord | undefined>;
+  /**
+   * Whether resource `id` exists and is not being erased (`beginErasure`): one read of its row, for the
+   * checks every write makes (getResource reads its links and edges too).
+   */
+  isResourceLive(id: string): Promise<boolean>;
   /** The resources linked into `project`, each with its alias there, by alias; one page of them (the key is the alias) when `page` is given. */
   listResources(project: string, page?: KeysetPage): Promise<Array<ResourceRecord & { alias: string }>>;
   /** The id behind an alias of `project`, or an id linked into it; undefined when neither. */

@@ -160,17 +160,45 @@ describe("a text whose new words surely fit one chunk is not counted", () => {
   it("counts no piece of a text whose bytes fit the chunk, and every new piece of one that may not fit", () => {
     const fresh = freshChunker();
     const small = " zorblatt quenfix mirrodel";
-    expect(Buffer.byteLength(small)).toBeLessThanOrEqual(32);
+    expect(Buffer.byteLength(small)).toBe(26);
     expect(fresh.chunkText(small, { chunkTokens: 32, overlapTokens: 4 })).toEqual([small]);
     expect(fresh.counted).toEqual([]);
-    // Fewer tokens than the chunk holds, but more bytes: whether it fits is only known by counting.
-    const opts = { chunkTokens: 20, overlapTokens: 4 };
-    expect(countTokens(small, PLAIN_TEXT)).toBeLessThanOrEqual(20);
+    // Fewer tokens than the chunk holds, but a new piece's bound is more: whether it fits is only known by counting.
+    const opts = { chunkTokens: 8, overlapTokens: 2 };
+    expect(countTokens(small, PLAIN_TEXT)).toBeLessThanOrEqual(8);
     expect(fresh.chunkText(small, opts)).toEqual([small]);
     expect(fresh.counted.sort()).toEqual([" mirrodel", " quenfix", " zorblatt"]);
     // Counted once, remembered: the same text again counts nothing.
     expect(fresh.chunkText(small, opts)).toEqual([small]);
     expect(fresh.counted).toHaveLength(3);
+  });
+
+  it("bounds a new word by less than its bytes: two letters that are one token are never two", () => {
+    // 26 bytes, 7 tokens. Letter pairs such as "zo", "or", "rb" are tokens of the vocabulary, so BPE never
+    // leaves both letters of one as tokens alone: the new words' bound is about two thirds of their bytes.
+    const small = " zorblatt quenfix mirrodel";
+    const fresh = freshChunker();
+    const opts = { chunkTokens: 20, overlapTokens: 4 };
+    expect(fresh.chunkText(small, opts)).toEqual([small]);
+    expect(fresh.counted).toEqual([]);
+  });
+
+  it("cuts ASCII text as the tokenizer's own pass does, with chunks around its count (property)", () => {
+    const words = fc.array(fc.constantFrom(..."abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'.,-_!? "), {
+      minLength: 1,
+      maxLength: 14,
+    });
+    fc.assert(
+      fc.property(fc.array(words, { minLength: 1, maxLength: 30 }), fc.integer({ min: -4, max: 4 }), (parts, delta) => {
+        const text = parts.map((w) => " " + w.join("")).join("");
+        // Just under the text's count the bound must not call it one chunk; at and over it, either way is right.
+        const tokens = countTokens(text, PLAIN_TEXT);
+        const opts = { chunkTokens: Math.max(2, tokens + delta), overlapTokens: 1 };
+        const fresh = freshChunker();
+        expect(fresh.chunkText(text, opts)).toEqual(referenceChunks(text, opts));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("bounds a new piece by its UTF-8 bytes, surrogate pairs and three-byte letters included", () => {

@@ -181,6 +181,11 @@ export class PostgresRegistryStore implements RegistryStore {
     );
   }
 
+  async isResourceLive(id: string): Promise<boolean> {
+    const { rows } = await this.pool.query<{ live: boolean }>("SELECT erasing IS NULL AS live FROM registry_resources WHERE id = $1", [id]);
+    return rows[0]?.live === true;
+  }
+
   async listResources(project: string, page?: KeysetPage): Promise<Array<ResourceRecord & { alias: string }>> {
     return inTransaction(
       this.pool,

@@ -122,6 +122,7 @@ export class SqliteRegistryStore implements RegistryStore {
       getResource: db.prepare<[string], ResourceRow & { erasing: number | null }>(
         "SELECT id, owner_project, kind, metadata, created_at, erasing FROM registry_resources WHERE id = ?",
       ),
+      resourceLive: db.prepare<[string], number>("SELECT erasing IS NULL FROM registry_resources WHERE id = ?").pluck(),
       insertLink: db.prepare<[string, string, string]>("INSERT INTO registry_links (project, resource_id, alias) VALUES (?, ?, ?)"),
       insertParent: db.prepare<[string, string, number]>("INSERT INTO registry_parents (child_id, parent_id, position) VALUES (?, ?, ?)"),
       parentsOf: db.prepare<[string], { parent_id: string }>("SELECT parent_id FROM registry_parents WHERE child_id = ? ORDER BY position"),
@@ -259,6 +260,10 @@ export class SqliteRegistryStore implements RegistryStore {
       this.stmts.linksOf.all(id).map(toLink),
     );
     return row.erasing === null ? record : { ...record, erasing: true };
+  }
+
+  async isResourceLive(id: string): Promise<boolean> {
+    return this.stmts.resourceLive.get(id) === 1;
   }
 
   async listResources(project: string, page?: KeysetPage): Promise<Array<ResourceRecord & { alias: string }>> {

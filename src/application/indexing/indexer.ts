@@ -296,9 +296,8 @@ export class Indexer {
 
   private async requireResource(resourceId: string): Promise<void> {
     if (resourceId.length === 0) throw InvalidArgumentError.field("resource_id", "must not be empty");
-    const record = await this.deps.registry.getResource(resourceId);
     // A resource being erased is gone for every write but its erasure.
-    if (!record || record.erasing) throw new NotFoundError(`resource ${resourceId} not found`);
+    if (!(await this.deps.registry.isResourceLive(resourceId))) throw new NotFoundError(`resource ${resourceId} not found`);
   }
 
   /**
