@@ -73,6 +73,28 @@ export interface UpsertHooks {
    * once: a lone writer gains nothing by waiting.
    */
   groupCommit?: boolean;
+  /**
+   * The write is one of an ordered series (the messages of one UpsertDocuments stream) whose caller may hand
+   * it over before the earlier ones have committed, so that a stream's small messages can commit together.
+   * A store that queues writes to commit in order calls `series.queued()` once this write is queued: the
+   * caller then hands over the next write of the series, which must commit after this one, in the same
+   * transaction or a later one. Such a store refuses (writes nothing of) a write whose series has failed
+   * before it (`series.failedBefore`), and calls `series.fail()` when this write fails, before it tries any
+   * later write of the series (a group written again a write per transaction stops the series there). A
+   * write that fails after its transaction committed (its `afterPublish` hook threw) leaves the later writes
+   * committed with it. A store that never calls `queued()` gets the next write only once this one has resolved.
+   */
+  series?: WriteInSeries;
+}
+
+/** One write's place in an ordered series of writes (see UpsertHooks.series). */
+export interface WriteInSeries {
+  /** An earlier write of the series failed: this one must not be written. */
+  readonly failedBefore: boolean;
+  /** This write failed: no later write of the series may be written. */
+  fail(): void;
+  /** This write is queued to commit in order: the caller may hand over the next one. */
+  queued(): void;
 }
 
 /** The live contents of a document store, deployment-wide. */

@@ -8,10 +8,11 @@ import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/
 import { SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { SqliteRegistryStore } from "../../src/adapters/sqlite/sqlite-registry-store.js";
 import { PartitionedVectorBackend } from "../../src/adapters/kit/vectors/partitioned-vector-backend.js";
-import { InvalidArgumentError, NotFoundError, UnimplementedError } from "../../src/domain/errors.js";
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError, UnimplementedError } from "../../src/domain/errors.js";
 import type { RdfTriple } from "../../src/domain/rdf-term.js";
 import type { GraphBackend } from "../../src/ports/graph-backend.js";
 import { Indexer } from "../../src/application/indexing/indexer.js";
+import { UploadOrder } from "../../src/application/indexing/upload-order.js";
 import { chunkText } from "../../src/domain/chunking.js";
 import { createPrincipal } from "../../src/domain/principal.js";
 import { toRdfTriples } from "../../src/server/routes/triple-input.js";
@@ -314,6 +315,94 @@ describe("group commit of concurrent messages", () => {
     expect(b3).toBe(a3 + 1n);
     closeOne();
     expect((await store.counts()).documents).toBe(6);
+  });
+});
+
+describe("the messages of one stream under way at once (UploadOrder)", () => {
+  async function moreResources(prefix: string, n: number): Promise<string[]> {
+    const registry = new SqliteRegistryStore(db);
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const input = { id: "", project: "local/api", alias: `${prefix}${i}`, kind: "repo", parentIds: [], metadata: {} };
+      ids.push((await registry.registerResource(input)).id);
+    }
+    return ids;
+  }
+
+  /** A stream's message of one document, in its turn of `order`. */
+  const inTurn = (ix: Indexer, order: UploadOrder, id: string, path: string, content = `words of ${path} in ${id}`) =>
+    ix.upsert(create(UpsertDocumentsRequestSchema, { resourceId: id, documents: [{ path, content, chunks: [] }] }), {
+      deferDurability: true,
+      turn: order.next(),
+    });
+
+  /** The paths of resource `id`'s documents, any version. */
+  const livePaths = async (id: string): Promise<string[]> =>
+    (db.prepare("SELECT path FROM documents WHERE resource_id = ? ORDER BY path").pluck().all(id) as string[]).slice();
+
+  test("a lone stream's small messages commit together, in one transaction", async () => {
+    const ids = await moreResources("s", 4);
+    const ix = indexer();
+    const close = ix.openUpload();
+    const before = await store.generation();
+    const order = new UploadOrder();
+    const outcomes = await Promise.all(ids.map((id, i) => inTurn(ix, order, id, `m${i}.md`)));
+    close();
+    expect(outcomes.map((o) => o.generation)).toEqual(ids.map(() => before + 1n));
+    // Without turns (messages taken one at a time), a lone message still commits at once.
+    const alone = await ix.upsert(
+      create(UpsertDocumentsRequestSchema, { resourceId: ids[0], documents: [{ path: "alone.md", content: "alone", chunks: [] }] }),
+    );
+    expect(alone.generation).toBe(before + 2n);
+  });
+
+  test.each([
+    ["a store that queues writes in series", false],
+    ["a store that does not (the indexer hands over the next write once this one resolved)", true],
+  ])("a message after one that fails its checks writes nothing; the one before it stays: %s", async (_name, plainStore) => {
+    const ids = await moreResources("v", 3);
+    // The SQLite store without its side of UpsertHooks.series, as a store that never calls `queued()`.
+    const documents = plainStore
+      ? Object.assign(Object.create(store) as SqliteDocumentStore, {
+          upsertDocuments: (...[r, d, n, h]: Parameters<SqliteDocumentStore["upsertDocuments"]>) =>
+            store.upsertDocuments(r, d, n, h && { ...h, series: undefined }),
+        })
+      : store;
+    const ix = new Indexer({ documents, registry: new SqliteRegistryStore(db), vector, embeddingDim: DIM, now: () => clock });
+    const order = new UploadOrder();
+    const [first, bad, after] = await Promise.allSettled([
+      inTurn(ix, order, ids[0], "first.md"),
+      inTurn(ix, order, ids[1], "bad.md", "   "),
+      inTurn(ix, order, ids[2], "after.md"),
+    ]);
+    expect(first).toMatchObject({ status: "fulfilled", value: { documentsUpserted: 1 } });
+    expect(bad).toMatchObject({ status: "rejected", reason: expect.any(InvalidArgumentError) });
+    expect(after).toMatchObject({ status: "rejected", reason: expect.any(FailedPreconditionError) });
+    expect([await livePaths(ids[0]), await livePaths(ids[1]), await livePaths(ids[2])]).toEqual([["first.md"], [], []]);
+  });
+
+  test("a message after one that fails in the store, in the same group, writes nothing; the one before it stays", async () => {
+    const ids = await moreResources("f", 3);
+    const ix = indexer();
+    // A fault of the store's own (injected: no valid message fails there otherwise): the write of "boom.md".
+    const insertDoc = (store as unknown as { stmts: { insertDoc: { run: (...args: unknown[]) => unknown } } }).stmts.insertDoc;
+    const run = insertDoc.run.bind(insertDoc);
+    insertDoc.run = (...args: unknown[]) => {
+      if (args[1] === "boom.md") throw new Error("disk on fire");
+      return run(...args);
+    };
+    const order = new UploadOrder();
+    const before = await store.generation();
+    const [first, boom, after] = await Promise.allSettled([
+      inTurn(ix, order, ids[0], "first.md"),
+      inTurn(ix, order, ids[1], "boom.md"),
+      inTurn(ix, order, ids[2], "after.md"),
+    ]);
+    expect(first).toMatchObject({ status: "fulfilled", value: { documentsUpserted: 1, generation: before + 1n } });
+    expect(boom).toMatchObject({ status: "rejected", reason: expect.objectContaining({ message: "disk on fire" }) });
+    expect(after).toMatchObject({ status: "rejected", reason: expect.any(FailedPreconditionError) });
+    expect([await livePaths(ids[0]), await livePaths(ids[1]), await livePaths(ids[2])]).toEqual([["first.md"], [], []]);
+    expect(await store.generation()).toBe(before + 1n);
   });
 });
 

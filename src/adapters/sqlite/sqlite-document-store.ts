@@ -1,5 +1,6 @@
 import type { Statement } from "better-sqlite3";
 import { documentFingerprint } from "../../domain/document-fingerprint.js";
+import { FailedPreconditionError } from "../../domain/errors.js";
 import type {
   ChunkRecord,
   ChunkToEmbed,
@@ -352,6 +353,7 @@ export class SqliteDocumentStore implements DocumentStore {
     hooks?: UpsertHooks,
   ): Promise<UpsertOutcome> {
     return this.serially(resourceId, async () => {
+      if (hooks?.series?.failedBefore) throw refusedInSeries();
       if (
         !hooks?.beforePublish &&
         this.sliceEnd(documents, 0) === documents.length &&
@@ -484,6 +486,8 @@ export class SqliteDocumentStore implements DocumentStore {
         for (const c of doc.chunks) bytes += c.text.length;
       }
       this.oneStepQueue.push({ resourceId, documents, now, hooks, chunks, bytes, resolve, reject });
+      // Queued in order: the next write of its series may be handed over, to commit with it or after it.
+      hooks?.series?.queued();
       // A lone writer (nothing queued, no other write under way) commits at once: it would wait for nobody.
       if (this.oneStepQueue.length === 1 && hooks?.groupCommit !== true) this.commitOneStepGroup();
       else this.scheduleOneStep();
@@ -502,6 +506,14 @@ export class SqliteDocumentStore implements DocumentStore {
 
   /** Takes the queue's first writes that fit one staging slice (at least one) and commits them. */
   private commitOneStepGroup(): void {
+    // A write whose series failed before it is refused (see UpsertHooks.series), never written.
+    for (let i = 0; i < this.oneStepQueue.length;) {
+      const w = this.oneStepQueue[i];
+      if (w.hooks?.series?.failedBefore) {
+        this.oneStepQueue.splice(i, 1);
+        w.reject(refusedInSeries());
+      } else i += 1;
+    }
     let chunks = 0;
     let bytes = 0;
     let n = 0;
@@ -512,21 +524,27 @@ export class SqliteDocumentStore implements DocumentStore {
       n += 1;
     }
     const group = this.oneStepQueue.splice(0, n);
+    if (group.length === 0) return;
     let committed: ReturnType<typeof this.commitOneStep>;
     try {
       committed = this.commitOneStep(group);
     } catch (err) {
       if (group.length === 1) {
-        group[0].reject(err);
+        failOneStep(group[0], err);
         return;
       }
-      // Rolled back whole: each message on its own, so only the one that fails fails.
+      // Rolled back whole: each message on its own, in order, so only the one that fails fails (and the
+      // writes of its series after it are refused, as they would not have been sent after it).
       for (const w of group) {
+        if (w.hooks?.series?.failedBefore) {
+          w.reject(refusedInSeries());
+          continue;
+        }
         let alone: ReturnType<typeof this.commitOneStep>;
         try {
           alone = this.commitOneStep([w]);
         } catch (e) {
-          w.reject(e);
+          failOneStep(w, e);
           continue;
         }
         this.settleOneStep([w], alone);
@@ -555,7 +573,7 @@ export class SqliteDocumentStore implements DocumentStore {
       try {
         if (o.upserted > 0) w.hooks?.afterPublish?.(o.vectors.superseded, w.now);
       } catch (err) {
-        w.reject(err);
+        failOneStep(w, err);
         return;
       }
       w.resolve({
@@ -969,6 +987,17 @@ function migrateToStaging(db: SqliteDatabase): void {
         WHERE staged IS NULL OR staged IN (SELECT stage FROM published_stages);
     `);
   })();
+}
+
+/** A write refused because an earlier write of its series failed (see UpsertHooks.series). */
+function refusedInSeries(): FailedPreconditionError {
+  return new FailedPreconditionError("an earlier message of this stream failed: this one was not written");
+}
+
+/** A one-step write failed: its series stops there, then its caller hears. */
+function failOneStep(w: OneStepWrite, err: unknown): void {
+  w.hooks?.series?.fail();
+  w.reject(err);
 }
 
 function yieldToEventLoop(): Promise<void> {

@@ -2,7 +2,13 @@ import type { ChunkingOptions } from "../../domain/chunking.js";
 import type { RdfTriple } from "../../domain/rdf-term.js";
 import { validateDocumentPath } from "../../domain/document-path.js";
 import { nextSliceSize } from "../../domain/next-slice-size.js";
-import { InvalidArgumentError, NotFoundError, UnimplementedError, type FieldViolation } from "../../domain/errors.js";
+import {
+  FailedPreconditionError,
+  InvalidArgumentError,
+  NotFoundError,
+  UnimplementedError,
+  type FieldViolation,
+} from "../../domain/errors.js";
 import type { DeleteOutcome, DocumentInputRecord, DocumentStore, UpsertOutcome, VectorChanges } from "../../ports/document-store.js";
 import type { FairEmbedder } from "../shared/fair-embedder.js";
 import type { GraphBackend } from "../../ports/graph-backend.js";
@@ -13,6 +19,7 @@ import type { VectorEntry } from "../../ports/vector-backend.js";
 import { KeyedSerialQueue } from "../shared/keyed-serial-queue.js";
 import { validateUpsertMessage, type UpsertMessage } from "./upsert-validation.js";
 import type { TextChunker } from "../../ports/text-chunker.js";
+import type { UploadTurn } from "./upload-order.js";
 
 /**
  * How long one slice of vector additions (by an upload or an incremental Rebuild) may hold the event loop,
@@ -67,6 +74,12 @@ export interface UpsertCallOptions {
    * UpsertHooks.deferDurability), so a stream of many messages pays one durable sync, not one a message.
    */
   deferDurability?: boolean;
+  /**
+   * The message's place in its UpsertDocuments stream when the stream hands over its next messages before
+   * this one has committed (UploadOrder): it is checked, chunked and embedded at once, written only in its
+   * turn, and refused (FailedPrecondition, writing nothing) once a message before it has failed.
+   */
+  turn?: UploadTurn;
 }
 
 /** What one Rebuild did. */
@@ -124,7 +137,12 @@ export class Indexer {
   async upsert(msg: UpsertMessage, call: UpsertCallOptions = {}): Promise<UpsertOutcome> {
     this.upsertsUnderWay += 1;
     try {
-      return await this.upsertNow(msg, call);
+      const outcome = await this.upsertNow(msg, call);
+      call.turn?.done(true);
+      return outcome;
+    } catch (err) {
+      call.turn?.done(false);
+      throw err;
     } finally {
       this.upsertsUnderWay -= 1;
     }
@@ -140,6 +158,11 @@ export class Indexer {
       signal: call.signal,
     });
     if (this.deps.embedder) await embedMissing(this.deps.embedder, docs, call.tenant ?? msg.resourceId, call.signal);
+    if (call.turn) {
+      await call.turn.turn;
+      if (call.turn.series.failedBefore)
+        throw new FailedPreconditionError("an earlier message of this stream failed: this one was not written");
+    }
     return this.writes.run(msg.resourceId, async () => {
       // Again in the resource's write section: an erasure begun while the message was checked, chunked or
       // embedded runs in this section before it, and the message must not write the resource back.
@@ -162,7 +185,8 @@ export class Indexer {
             if (vector && superseded.length > 0) vector.supersede(superseded, at);
           },
           deferDurability: call.deferDurability,
-          groupCommit: this.upsertsUnderWay > 1 || this.uploadsOpen > 1,
+          groupCommit: this.upsertsUnderWay > 1 || this.uploadsOpen > 1 || call.turn !== undefined,
+          series: call.turn?.series,
         });
       } catch (err) {
         // Never published: the entries added for it go (their chunks are gone too). Published, its chunks stay.

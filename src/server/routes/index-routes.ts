@@ -10,6 +10,23 @@ import type { UpsertMessage } from "../../application/indexing/upsert-validation
 import type { RouteDeps } from "../composition/server-deps.js";
 import { decodeDocumentSlices } from "./decode-document-slices.js";
 import { upsertDocumentsWireMethod } from "./upsert-wire-method.js";
+import { UploadOrder, type UploadTurn } from "../../application/indexing/upload-order.js";
+
+/** Messages of one UpsertDocuments stream under way at once, at most (read ahead of the first not yet written). */
+export const UPLOAD_READ_AHEAD_MESSAGES = 8;
+/** Their encoded bytes at most: a stream of large messages is taken a message at a time, as before. */
+export const UPLOAD_READ_AHEAD_BYTES = 1024 * 1024;
+
+/** About the encoded size of a message received decoded (Connect and gRPC-Web with JSON, or the generated type). */
+function upsertMessageBytes(msg: UpsertMessage): number {
+  let bytes = msg.resourceId.length;
+  for (const d of msg.documents) {
+    bytes += d.path.length + d.content.length;
+    for (const [k, v] of Object.entries(d.metadata)) bytes += k.length + v.length;
+    for (const c of d.chunks) bytes += c.text.length + 4 * c.embedding.length;
+  }
+  return bytes;
+}
 
 /** One stream message; a rejection says which message (1-based) it was, the fields stay as named. */
 async function upsertMessage(
@@ -17,9 +34,17 @@ async function upsertMessage(
   msg: () => Promise<UpsertMessage> | UpsertMessage,
   n: number,
   ctx: HandlerContext,
+  turn: UploadTurn,
 ): Promise<UpsertOutcome> {
+  let decoded: UpsertMessage;
   try {
-    return await indexer.upsert(await msg(), { tenant: principalOf(ctx).name, signal: ctx.signal, deferDurability: true });
+    decoded = await msg();
+  } catch (err) {
+    turn.done(false);
+    throw err;
+  }
+  try {
+    return await indexer.upsert(decoded, { tenant: principalOf(ctx).name, signal: ctx.signal, deferDurability: true, turn });
   } catch (err) {
     if (!(err instanceof InvalidArgumentError)) throw err;
     throw new InvalidArgumentError(err.violations.map((v) => ({ field: v.field, description: `${v.description} (stream message ${n})` })));
@@ -28,17 +53,24 @@ async function upsertMessage(
 
 /**
  * The UpsertDocuments stream: each message commits on its own (see indexRoutes); `decode` turns a
- * received message into the write pipeline's input (at once, or a slice at a time for the wire form).
- * The stream's one answer is its acknowledgement, so its messages commit without waiting to be durable and
- * one `syncWrites()` before the answer makes all of them so (one fsync a stream, not one a message). A
- * stream that fails midway syncs too before its error goes out: the messages committed before it stay, as
- * they would have one by one.
+ * received message into the write pipeline's input (at once, or a slice at a time for the wire form) and
+ * `bytes` tells its encoded size. The stream's one answer is its acknowledgement, so its messages commit
+ * without waiting to be durable and one `syncWrites()` before the answer makes all of them so (one fsync a
+ * stream, not one a message). A stream that fails midway syncs too before its error goes out: the messages
+ * committed before it stay, as they would have one by one.
+ *
+ * Small messages are read ahead (up to UPLOAD_READ_AHEAD_MESSAGES and UPLOAD_READ_AHEAD_BYTES under way):
+ * each is checked and chunked as it arrives and written in stream order (UploadOrder), so a stream's small
+ * messages can commit together (group commit) instead of one commit each. The answer is as if they were
+ * taken one by one: the first message that fails, in stream order, is the stream's error; the messages
+ * before it stay written, and none after it is (each is refused before it writes).
  */
 async function upsertStream<M>(
   deps: RouteDeps,
   requests: AsyncIterable<M>,
   ctx: HandlerContext,
   decode: (msg: M) => Promise<UpsertMessage> | UpsertMessage,
+  bytes: (msg: M) => number,
 ): Promise<MessageInitShape<typeof UpsertDocumentsResponseSchema>> {
   let documentsUpserted = 0;
   let chunksIndexed = 0;
@@ -46,20 +78,39 @@ async function upsertStream<M>(
   let messagesReceived = 0;
   let indexGeneration = await deps.services.indexGeneration();
   const indexer = deps.services.indexer;
+  const order = new UploadOrder();
+  const underWay: Array<{ outcome: Promise<UpsertOutcome>; bytes: number }> = [];
+  let bytesUnderWay = 0;
+  /** Waits for the oldest message under way and counts its outcome (its rejection is the stream's error). */
+  const settleOldest = async (): Promise<void> => {
+    const oldest = underWay.shift()!;
+    bytesUnderWay -= oldest.bytes;
+    const outcome = await oldest.outcome;
+    documentsUpserted += outcome.documentsUpserted;
+    chunksIndexed += outcome.chunksIndexed;
+    vectorsIndexed += outcome.vectorsIndexed;
+    indexGeneration = outcome.generation;
+  };
   const closeUpload = indexer.openUpload();
   try {
     for await (const msg of requests) {
       ctx.signal.throwIfAborted();
       messagesReceived += 1;
-      const outcome = await upsertMessage(indexer, () => decode(msg), messagesReceived, ctx);
-      documentsUpserted += outcome.documentsUpserted;
-      chunksIndexed += outcome.chunksIndexed;
-      vectorsIndexed += outcome.vectorsIndexed;
-      indexGeneration = outcome.generation;
+      const outcome = upsertMessage(indexer, () => decode(msg), messagesReceived, ctx, order.next());
+      // Awaited in stream order below; a rejection seen first here is not unhandled.
+      outcome.catch(() => undefined);
+      const size = bytes(msg);
+      underWay.push({ outcome, bytes: size });
+      bytesUnderWay += size;
+      while (underWay.length >= UPLOAD_READ_AHEAD_MESSAGES || (underWay.length > 0 && bytesUnderWay >= UPLOAD_READ_AHEAD_BYTES))
+        await settleOldest();
     }
+    while (underWay.length > 0) await settleOldest();
   } catch (err) {
-    // The stream's error is what the caller hears; a failing sync here is the next call's to report.
+    // The stream's error is what the caller hears; the messages after it settle first (refused, writing
+    // nothing), and a failing sync here is the next call's to report.
     closeUpload();
+    await Promise.allSettled(underWay.map((m) => m.outcome));
     await indexer.syncWrites().catch(() => undefined);
     throw err;
   }
@@ -84,10 +135,16 @@ interface WireUpsertMessage {
 export function indexBinaryRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
   return (router) => {
     router.rpc(upsertDocumentsWireMethod, async (requests, ctx) =>
-      upsertStream(deps, requests as AsyncIterable<unknown> as AsyncIterable<WireUpsertMessage>, ctx, async (msg) => ({
-        resourceId: msg.resourceId,
-        documents: await decodeDocumentSlices(msg.documents),
-      })),
+      upsertStream(
+        deps,
+        requests as AsyncIterable<unknown> as AsyncIterable<WireUpsertMessage>,
+        ctx,
+        async (msg) => ({
+          resourceId: msg.resourceId,
+          documents: await decodeDocumentSlices(msg.documents),
+        }),
+        (msg) => msg.documents.reduce((sum, d) => sum + d.byteLength, 0),
+      ),
     );
   };
 }
@@ -103,7 +160,7 @@ export function indexRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
   return (router) => {
     router.service(IndexService, {
       async upsertDocuments(requests, ctx) {
-        return upsertStream(deps, requests, ctx, (msg) => msg);
+        return upsertStream(deps, requests, ctx, (msg) => msg, upsertMessageBytes);
       },
       async deleteDocuments(req) {
         const outcome = await indexer.delete(req.resourceId, req.paths);
