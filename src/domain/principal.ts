@@ -38,6 +38,6 @@ export function mayRead(principal: Principal, resource: ResourceReach | undefine
 }
 
 /** The one write rule: writes need the resource's owner project, so a link never grants write access. */
-export function mayWrite(principal: Principal, resource: ResourceReach | undefined): boolean {
+export function mayWrite(principal: Principal, resource: Pick<ResourceReach, "ownerProject"> | undefined): boolean {
   return resource !== undefined && principal.allowsProject(resource.ownerProject);
 }

@@ -87,6 +87,11 @@ export interface RegistryStore {
    * checks every write makes (getResource reads its links and edges too).
    */
   isResourceLive(id: string): Promise<boolean>;
+  /**
+   * The owner project of resource `id` (one read of its row, erasing or not), or undefined when there is no
+   * such resource: what the write rule (`mayWrite`) needs, for the check of every write request.
+   */
+  resourceOwner(id: string): Promise<string | undefined>;
   /** The resources linked into `project`, each with its alias there, by alias; one page of them (the key is the alias) when `page` is given. */
   listResources(project: string, page?: KeysetPage): Promise<Array<ResourceRecord & { alias: string }>>;
   /** The id behind an alias of `project`, or an id linked into it; undefined when neither. */

@@ -129,7 +129,10 @@ describe("checkPrincipalRefs", () => {
       links: [{ project: "other/x", resourceId: B, alias: "b" }],
     },
   };
-  const registry = { getResource: async (id: string) => resources[id] } as unknown as RegistryStore;
+  const registry = {
+    getResource: async (id: string) => resources[id],
+    resourceOwner: async (id: string) => resources[id]?.ownerProject,
+  } as unknown as RegistryStore;
   const principal = createPrincipal("writer", ["local/*"], true);
 
   it("allows projects and resources of the key's globs", async () => {
@@ -251,7 +254,10 @@ describe("checkPrincipalRefs for writes", () => {
       { project: "local/web", resourceId: A2, alias: "borrowed" },
     ],
   };
-  const registry = { getResource: async (id: string) => (id === A2 ? linked : undefined) } as unknown as RegistryStore;
+  const registry = {
+    getResource: async (id: string) => (id === A2 ? linked : undefined),
+    resourceOwner: async (id: string) => (id === A2 ? linked.ownerProject : undefined),
+  } as unknown as RegistryStore;
   const writer = createPrincipal("writer", ["local/*"], true);
 
   it("reads reach a resource through any project it is linked into", async () => {

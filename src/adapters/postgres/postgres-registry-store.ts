@@ -186,6 +186,11 @@ export class PostgresRegistryStore implements RegistryStore {
     return rows[0]?.live === true;
   }
 
+  async resourceOwner(id: string): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ owner_project: string }>("SELECT owner_project FROM registry_resources WHERE id = $1", [id]);
+    return rows[0]?.owner_project;
+  }
+
   async listResources(project: string, page?: KeysetPage): Promise<Array<ResourceRecord & { alias: string }>> {
     return inTransaction(
       this.pool,

@@ -123,6 +123,7 @@ export class SqliteRegistryStore implements RegistryStore {
         "SELECT id, owner_project, kind, metadata, created_at, erasing FROM registry_resources WHERE id = ?",
       ),
       resourceLive: db.prepare<[string], number>("SELECT erasing IS NULL FROM registry_resources WHERE id = ?").pluck(),
+      resourceOwner: db.prepare<[string], string>("SELECT owner_project FROM registry_resources WHERE id = ?").pluck(),
       insertLink: db.prepare<[string, string, string]>("INSERT INTO registry_links (project, resource_id, alias) VALUES (?, ?, ?)"),
       insertParent: db.prepare<[string, string, number]>("INSERT INTO registry_parents (child_id, parent_id, position) VALUES (?, ?, ?)"),
       parentsOf: db.prepare<[string], { parent_id: string }>("SELECT parent_id FROM registry_parents WHERE child_id = ? ORDER BY position"),
@@ -264,6 +265,10 @@ export class SqliteRegistryStore implements RegistryStore {
 
   async isResourceLive(id: string): Promise<boolean> {
     return this.stmts.resourceLive.get(id) === 1;
+  }
+
+  async resourceOwner(id: string): Promise<string | undefined> {
+    return this.stmts.resourceOwner.get(id);
   }
 
   async listResources(project: string, page?: KeysetPage): Promise<Array<ResourceRecord & { alias: string }>> {

@@ -208,6 +208,12 @@ export function checkScopedRefs(view: ScopedBackendView, refs: readonly RequestR
   raise(o, view.projectNames, "scope");
 }
 
+/** Whether each of `ids` is reachable, asked of all of them together: a look-up by id. */
+async function lookUp(ids: ReadonlySet<string>, reach: (id: string) => Promise<boolean>): Promise<(id: string) => boolean> {
+  const answers = new Map(await Promise.all([...ids].map(async (id) => [id, await reach(id)] as const)));
+  return (id) => answers.get(id) === true;
+}
+
 /**
  * Rejects any project the principal's key does not allow, and any resource it may not touch (a resource
  * that does not exist is refused the same way, so ids of other tenants reveal nothing). Reads may reach a
@@ -232,8 +238,13 @@ export async function checkPrincipalRefs(
     () => true,
   ).violations;
   if (malformed.length > 0) throw new InvalidArgumentError(malformed);
-  const records = new Map(await Promise.all([...named].map(async (id) => [id, await registry.getResource(id)] as const)));
-  const reachable = (id: string): boolean => (write ? mayWrite : mayRead)(principal, records.get(id));
+  // A write needs only the owner project (one read of the resource's row); a read, the resource's links.
+  const reachable = write
+    ? await lookUp(named, async (id) => {
+        const ownerProject = await registry.resourceOwner(id);
+        return mayWrite(principal, ownerProject === undefined ? undefined : { ownerProject });
+      })
+    : await lookUp(named, async (id) => mayRead(principal, await registry.getResource(id)));
   const o = classify(
     refs,
     reachable,
