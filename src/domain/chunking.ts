@@ -134,7 +134,8 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
    * before (most words recur: BPE on every one was most of an upload's CPU); a piece not seen before is
    * counted only when the text might not fit one chunk: a new piece's tokens are bounded without BPE
    * (`newPieceTokensAtMost`: about two thirds of an English word's bytes), so a text whose known counts plus
-   * its new pieces' bounds fit is one chunk whatever their counts (new words were most of the BPE left). Should a piece not split back into itself, the whole text takes the tokenizer's own pass.
+   * its new pieces' bounds fit is one chunk whatever their counts (new words were most of the BPE left).
+   * Should a piece not split back into itself, the whole text takes the tokenizer's own pass.
    */
   function piecesOf(text: string, maxTokens: number): Array<{ text: string; tokens: number }> | "one chunk" {
     const pieces: Array<{ text: string; tokens: number }> = [];
