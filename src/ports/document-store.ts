@@ -1,3 +1,4 @@
+import { FailedPreconditionError } from "../domain/errors.js";
 import type { VectorEntry } from "./vector-backend.js";
 
 /** One stored chunk version, as search results and FetchContent need it. */
@@ -85,6 +86,11 @@ export interface UpsertHooks {
    * committed with it. A store that never calls `queued()` gets the next write only once this one has resolved.
    */
   series?: WriteInSeries;
+}
+
+/** The refusal of a write whose series failed before it (see UpsertHooks.series): nothing of it is written. */
+export function refusedInSeries(): FailedPreconditionError {
+  return new FailedPreconditionError("an earlier message of this stream failed: this one was not written");
 }
 
 /** One write's place in an ordered series of writes (see UpsertHooks.series). */

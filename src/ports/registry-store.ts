@@ -74,6 +74,12 @@ export interface NewResource {
  *   it whole or gone.
  * - A write is visible to every read that starts after its promise resolved.
  */
+/** A resource's owner and whether it is being erased (RegistryStore.resourceState). */
+export interface ResourceState {
+  ownerProject: string;
+  erasing: boolean;
+}
+
 export interface RegistryStore {
   createProject(name: string): Promise<ProjectRecord>;
   getProject(name: string): Promise<ProjectRecord | undefined>;
@@ -83,15 +89,11 @@ export interface RegistryStore {
   linkResource(link: LinkRecord): Promise<LinkRecord>;
   getResource(id: string): Promise<ResourceRecord | undefined>;
   /**
-   * Whether resource `id` exists and is not being erased (`beginErasure`): one read of its row, for the
-   * checks every write makes (getResource reads its links and edges too).
+   * Resource `id`'s owner project and whether it is being erased (`beginErasure`), from one read of its row;
+   * undefined when there is no such resource. What the checks of every write need (the write rule and "not
+   * being erased"), where getResource reads its links and edges too.
    */
-  isResourceLive(id: string): Promise<boolean>;
-  /**
-   * The owner project of resource `id` (one read of its row, erasing or not), or undefined when there is no
-   * such resource: what the write rule (`mayWrite`) needs, for the check of every write request.
-   */
-  resourceOwner(id: string): Promise<string | undefined>;
+  resourceState(id: string): Promise<ResourceState | undefined>;
   /** The resources linked into `project`, each with its alias there, by alias; one page of them (the key is the alias) when `page` is given. */
   listResources(project: string, page?: KeysetPage): Promise<Array<ResourceRecord & { alias: string }>>;
   /** The id behind an alias of `project`, or an id linked into it; undefined when neither. */

@@ -255,18 +255,18 @@ describe("Rebuild shares the event loop", () => {
   });
 });
 
-describe("group commit of concurrent messages", () => {
-  /** `n` more resources of local/api, aliased `${prefix}0`, `${prefix}1`, ...: their ids. */
-  async function moreResources(prefix: string, n: number): Promise<string[]> {
-    const registry = new SqliteRegistryStore(db);
-    const ids: string[] = [];
-    for (let i = 0; i < n; i++) {
-      const input = { id: "", project: "local/api", alias: `${prefix}${i}`, kind: "repo", parentIds: [], metadata: {} };
-      ids.push((await registry.registerResource(input)).id);
-    }
-    return ids;
+/** `n` more resources of local/api, aliased `${prefix}0`, `${prefix}1`, ...: their ids. */
+async function moreResources(prefix: string, n: number): Promise<string[]> {
+  const registry = new SqliteRegistryStore(db);
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const input = { id: "", project: "local/api", alias: `${prefix}${i}`, kind: "repo", parentIds: [], metadata: {} };
+    ids.push((await registry.registerResource(input)).id);
   }
+  return ids;
+}
 
+describe("group commit of concurrent messages", () => {
   /** Uploads one small document at `path` of resource `id` as a stream's message does (durable at the stream's end). */
   const oneDocument = (ix: Indexer, id: string, path: string) =>
     ix.upsert(
@@ -319,16 +319,6 @@ describe("group commit of concurrent messages", () => {
 });
 
 describe("the messages of one stream under way at once (UploadOrder)", () => {
-  async function moreResources(prefix: string, n: number): Promise<string[]> {
-    const registry = new SqliteRegistryStore(db);
-    const ids: string[] = [];
-    for (let i = 0; i < n; i++) {
-      const input = { id: "", project: "local/api", alias: `${prefix}${i}`, kind: "repo", parentIds: [], metadata: {} };
-      ids.push((await registry.registerResource(input)).id);
-    }
-    return ids;
-  }
-
   /** A stream's message of one document, in its turn of `order`. */
   const inTurn = (ix: Indexer, order: UploadOrder, id: string, path: string, content = `words of ${path} in ${id}`) =>
     ix.upsert(create(UpsertDocumentsRequestSchema, { resourceId: id, documents: [{ path, content, chunks: [] }] }), {

@@ -234,17 +234,15 @@ export function runRegistryStoreSuite({ create, ...opts }: RegistryStoreSuiteOpt
       const doomed = await reg.registerResource(res({ alias: "doomed", parentIds: [parent.id] }));
       const child = await reg.registerResource(res({ alias: "child", parentIds: [doomed.id] }));
       await reg.linkResource({ project: "local/web", resourceId: doomed.id, alias: "borrowed" });
-      expect(await reg.isResourceLive(doomed.id)).toBe(true);
-      expect(await reg.resourceOwner(doomed.id)).toBe("local/api");
-      expect(await reg.resourceOwner(newUlid())).toBeUndefined();
+      expect(await reg.resourceState(doomed.id)).toEqual({ ownerProject: "local/api", erasing: false });
+      expect(await reg.resourceState(newUlid())).toBeUndefined();
       const intent = await reg.beginErasure(doomed.id);
       expect(intent).toEqual({ resourceId: doomed.id, ownerProject: "local/api", links: 2 });
-      expect(await reg.isResourceLive(doomed.id)).toBe(false);
-      expect(await reg.isResourceLive(child.id)).toBe(true);
-      expect(await reg.isResourceLive(newUlid())).toBe(false);
-      expect(await reg.isResourceLive("not an id")).toBe(false);
       // Erasing, it keeps its owner until its row goes (the indexer refuses writes to it: NotFound).
-      expect(await reg.resourceOwner(doomed.id)).toBe("local/api");
+      expect(await reg.resourceState(doomed.id)).toEqual({ ownerProject: "local/api", erasing: true });
+      expect(await reg.resourceState(child.id)).toEqual({ ownerProject: "local/api", erasing: false });
+      expect(await reg.resourceState(newUlid())).toBeUndefined();
+      expect(await reg.resourceState("not an id")).toBeUndefined();
       expect(await reg.beginErasure(doomed.id)).toEqual(intent);
       expect(await reg.beginErasure(newUlid())).toBeUndefined();
       const marked = (await reg.getResource(doomed.id))!;
@@ -263,8 +261,7 @@ export function runRegistryStoreSuite({ create, ...opts }: RegistryStoreSuiteOpt
       expect(await reg.pendingErasures()).toEqual([intent]);
       await reg.finishErasure(doomed.id);
       expect(await reg.getResource(doomed.id)).toBeUndefined();
-      expect(await reg.isResourceLive(doomed.id)).toBe(false);
-      expect(await reg.resourceOwner(doomed.id)).toBeUndefined();
+      expect(await reg.resourceState(doomed.id)).toBeUndefined();
       expect(await reg.pendingErasures()).toEqual([]);
     });
 

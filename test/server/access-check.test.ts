@@ -131,7 +131,7 @@ describe("checkPrincipalRefs", () => {
   };
   const registry = {
     getResource: async (id: string) => resources[id],
-    resourceOwner: async (id: string) => resources[id]?.ownerProject,
+    resourceState: async (id: string) => resources[id] && { ownerProject: resources[id].ownerProject, erasing: false },
   } as unknown as RegistryStore;
   const principal = createPrincipal("writer", ["local/*"], true);
 
@@ -256,7 +256,7 @@ describe("checkPrincipalRefs for writes", () => {
   };
   const registry = {
     getResource: async (id: string) => (id === A2 ? linked : undefined),
-    resourceOwner: async (id: string) => (id === A2 ? linked.ownerProject : undefined),
+    resourceState: async (id: string) => (id === A2 ? { ownerProject: linked.ownerProject, erasing: false } : undefined),
   } as unknown as RegistryStore;
   const writer = createPrincipal("writer", ["local/*"], true);
 

@@ -11,6 +11,7 @@ import type {
   ProjectRecord,
   RegistryStore,
   ResourceRecord,
+  ResourceState,
 } from "../../ports/registry-store.js";
 import {
   aliasCollisions,
@@ -181,14 +182,12 @@ export class PostgresRegistryStore implements RegistryStore {
     );
   }
 
-  async isResourceLive(id: string): Promise<boolean> {
-    const { rows } = await this.pool.query<{ live: boolean }>("SELECT erasing IS NULL AS live FROM registry_resources WHERE id = $1", [id]);
-    return rows[0]?.live === true;
-  }
-
-  async resourceOwner(id: string): Promise<string | undefined> {
-    const { rows } = await this.pool.query<{ owner_project: string }>("SELECT owner_project FROM registry_resources WHERE id = $1", [id]);
-    return rows[0]?.owner_project;
+  async resourceState(id: string): Promise<ResourceState | undefined> {
+    const { rows } = await this.pool.query<{ owner_project: string; erasing: boolean }>(
+      "SELECT owner_project, erasing IS NOT NULL AS erasing FROM registry_resources WHERE id = $1",
+      [id],
+    );
+    return rows[0] && { ownerProject: rows[0].owner_project, erasing: rows[0].erasing };
   }
 
   async listResources(project: string, page?: KeysetPage): Promise<Array<ResourceRecord & { alias: string }>> {

@@ -1,19 +1,19 @@
 import type { Statement } from "better-sqlite3";
 import { documentFingerprint } from "../../domain/document-fingerprint.js";
-import { FailedPreconditionError } from "../../domain/errors.js";
-import type {
-  ChunkRecord,
-  ChunkToEmbed,
-  DeleteOutcome,
-  DocumentInputRecord,
-  DocumentStore,
-  ErasureSlice,
-  ReindexOutcome,
-  StoreCounts,
-  StoredChunkVectors,
-  UpsertHooks,
-  UpsertOutcome,
-  VectorChanges,
+import {
+  refusedInSeries,
+  type ChunkRecord,
+  type ChunkToEmbed,
+  type DeleteOutcome,
+  type DocumentInputRecord,
+  type DocumentStore,
+  type ErasureSlice,
+  type ReindexOutcome,
+  type StoreCounts,
+  type StoredChunkVectors,
+  type UpsertHooks,
+  type UpsertOutcome,
+  type VectorChanges,
 } from "../../ports/document-store.js";
 import type { VectorEntry } from "../../ports/vector-backend.js";
 import { checkpointWal, openSqliteReader, type SqliteDatabase } from "../kit/sqlite-database.js";
@@ -987,11 +987,6 @@ function migrateToStaging(db: SqliteDatabase): void {
         WHERE staged IS NULL OR staged IN (SELECT stage FROM published_stages);
     `);
   })();
-}
-
-/** A write refused because an earlier write of its series failed (see UpsertHooks.series). */
-function refusedInSeries(): FailedPreconditionError {
-  return new FailedPreconditionError("an earlier message of this stream failed: this one was not written");
 }
 
 /** A one-step write failed: its series stops there, then its caller hears. */

@@ -11,6 +11,7 @@ import type {
   ProjectRecord,
   RegistryStore,
   ResourceRecord,
+  ResourceState,
 } from "../../ports/registry-store.js";
 import {
   aliasCollisions,
@@ -122,8 +123,9 @@ export class SqliteRegistryStore implements RegistryStore {
       getResource: db.prepare<[string], ResourceRow & { erasing: number | null }>(
         "SELECT id, owner_project, kind, metadata, created_at, erasing FROM registry_resources WHERE id = ?",
       ),
-      resourceLive: db.prepare<[string], number>("SELECT erasing IS NULL FROM registry_resources WHERE id = ?").pluck(),
-      resourceOwner: db.prepare<[string], string>("SELECT owner_project FROM registry_resources WHERE id = ?").pluck(),
+      resourceState: db.prepare<[string], { owner_project: string; erasing: number | null }>(
+        "SELECT owner_project, erasing FROM registry_resources WHERE id = ?",
+      ),
       insertLink: db.prepare<[string, string, string]>("INSERT INTO registry_links (project, resource_id, alias) VALUES (?, ?, ?)"),
       insertParent: db.prepare<[string, string, number]>("INSERT INTO registry_parents (child_id, parent_id, position) VALUES (?, ?, ?)"),
       parentsOf: db.prepare<[string], { parent_id: string }>("SELECT parent_id FROM registry_parents WHERE child_id = ? ORDER BY position"),
@@ -263,12 +265,9 @@ export class SqliteRegistryStore implements RegistryStore {
     return row.erasing === null ? record : { ...record, erasing: true };
   }
 
-  async isResourceLive(id: string): Promise<boolean> {
-    return this.stmts.resourceLive.get(id) === 1;
-  }
-
-  async resourceOwner(id: string): Promise<string | undefined> {
-    return this.stmts.resourceOwner.get(id);
+  async resourceState(id: string): Promise<ResourceState | undefined> {
+    const row = this.stmts.resourceState.get(id);
+    return row && { ownerProject: row.owner_project, erasing: row.erasing !== null };
   }
 
   async listResources(project: string, page?: KeysetPage): Promise<Array<ResourceRecord & { alias: string }>> {

@@ -2,14 +2,15 @@ import type { ChunkingOptions } from "../../domain/chunking.js";
 import type { RdfTriple } from "../../domain/rdf-term.js";
 import { validateDocumentPath } from "../../domain/document-path.js";
 import { nextSliceSize } from "../../domain/next-slice-size.js";
+import { InvalidArgumentError, NotFoundError, UnimplementedError, type FieldViolation } from "../../domain/errors.js";
 import {
-  FailedPreconditionError,
-  InvalidArgumentError,
-  NotFoundError,
-  UnimplementedError,
-  type FieldViolation,
-} from "../../domain/errors.js";
-import type { DeleteOutcome, DocumentInputRecord, DocumentStore, UpsertOutcome, VectorChanges } from "../../ports/document-store.js";
+  refusedInSeries,
+  type DeleteOutcome,
+  type DocumentInputRecord,
+  type DocumentStore,
+  type UpsertOutcome,
+  type VectorChanges,
+} from "../../ports/document-store.js";
 import type { FairEmbedder } from "../shared/fair-embedder.js";
 import type { GraphBackend } from "../../ports/graph-backend.js";
 import type { RegistryStore } from "../../ports/registry-store.js";
@@ -160,8 +161,7 @@ export class Indexer {
     if (this.deps.embedder) await embedMissing(this.deps.embedder, docs, call.tenant ?? msg.resourceId, call.signal);
     if (call.turn) {
       await call.turn.turn;
-      if (call.turn.series.failedBefore)
-        throw new FailedPreconditionError("an earlier message of this stream failed: this one was not written");
+      if (call.turn.series.failedBefore) throw refusedInSeries();
     }
     return this.writes.run(msg.resourceId, async () => {
       // Again in the resource's write section: an erasure begun while the message was checked, chunked or
@@ -321,7 +321,8 @@ export class Indexer {
   private async requireResource(resourceId: string): Promise<void> {
     if (resourceId.length === 0) throw InvalidArgumentError.field("resource_id", "must not be empty");
     // A resource being erased is gone for every write but its erasure.
-    if (!(await this.deps.registry.isResourceLive(resourceId))) throw new NotFoundError(`resource ${resourceId} not found`);
+    const state = await this.deps.registry.resourceState(resourceId);
+    if (!state || state.erasing) throw new NotFoundError(`resource ${resourceId} not found`);
   }
 
   /**

@@ -241,8 +241,7 @@ export async function checkPrincipalRefs(
   // A write needs only the owner project (one read of the resource's row); a read, the resource's links.
   const reachable = write
     ? await lookUp(named, async (id) => {
-        const ownerProject = await registry.resourceOwner(id);
-        return mayWrite(principal, ownerProject === undefined ? undefined : { ownerProject });
+        return mayWrite(principal, await registry.resourceState(id));
       })
     : await lookUp(named, async (id) => mayRead(principal, await registry.getResource(id)));
   const o = classify(
