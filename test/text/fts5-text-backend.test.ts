@@ -22,15 +22,17 @@ import { testView } from "./text-corpus.js";
 /** The FTS5 adapter with its loader: documents go in through SqliteDocumentStore, like the server's. */
 /**
  * `topKMaxRows`: the ranking pass's cap (past it, the counts alone and a ranking statement of their own);
- * `postingsCacheBytes`: the posting cache's budget (0: every ranking in FTS5).
+ * `postingsCacheBytes`: the posting cache's budget (0: every ranking in FTS5); `chunkRowCacheBytes`: the
+ * chunk row cache's (0: every row read from SQLite).
  */
 function createFts5Harness(
   topKMaxRows?: number,
   postingsCacheBytes?: number,
+  chunkRowCacheBytes?: number,
 ): TextBackendHarness & { db: SqliteDatabase; store: SqliteDocumentStore } {
   const db = openSqliteDatabase(":memory:");
   const store = new SqliteDocumentStore(db);
-  const backend = new Fts5TextBackend(db, topKMaxRows, undefined, undefined, postingsCacheBytes);
+  const backend = new Fts5TextBackend(db, topKMaxRows, undefined, undefined, postingsCacheBytes, chunkRowCacheBytes);
   return {
     db,
     store,
@@ -49,6 +51,13 @@ runTextBackendSuite({ name: "fts5 without the posting cache", golden: "fts5", cr
 runTextBackendSuite({ name: "fts5 with a posting cache of 4 KiB", golden: "fts5", create: () => createFts5Harness(undefined, 4096) });
 // Every search past the one-pass ranking's cap (one matched row): counted by the pass, ranked by acms_bm25.
 runTextBackendSuite({ name: "fts5 past the ranking pass's cap", golden: "fts5", create: () => createFts5Harness(1, 0) });
+// Every row of every answer read from SQLite; and a chunk row cache of 2 KiB, evicting nearly everything it reads.
+runTextBackendSuite({ name: "fts5 without the chunk row cache", golden: "fts5", create: () => createFts5Harness(undefined, undefined, 0) });
+runTextBackendSuite({
+  name: "fts5 with a chunk row cache of 2 KiB",
+  golden: "fts5",
+  create: () => createFts5Harness(undefined, undefined, 2048),
+});
 
 /**
  * A scope's BM25 statistics counted here from FTS5's own tables, independently of the adapter's counters and

@@ -12,6 +12,7 @@ import type { SqliteDatabase } from "../kit/sqlite-database.js";
 import { requireAcmsFts5 } from "./acms-fts5-extension.js";
 import { fts5TableTotals, KEYWORD_STATS_TABLE, keywordWrites, type KeywordTotals } from "./keyword-rows.js";
 import { KEYWORD_POSTINGS_CACHE_BYTES, KEYWORD_POSTINGS_MAX_SPAN, KeywordPostings, type PostingScope } from "./keyword-postings.js";
+import { CHUNK_ROW_CACHE_BYTES, ChunkRowCache, type VisibleChunkRow } from "./chunk-row-cache.js";
 
 /**
  * Scopes of at most this many resources (past 32, in an index large enough: RID_MATCH_ROWS_PER_RESOURCE) are
@@ -55,18 +56,6 @@ type PagedRow = [
   supersededAt: number | null,
   ukoUri: string,
   bm25Rank: number,
-  docKey: number,
-  text: string,
-  metadata: string,
-];
-
-/** One hydrated row (raw mode), in column order: building objects with named properties per row costs more. */
-type HydratedRow = [
-  chunkKey: number,
-  resourceId: string,
-  path: string,
-  chunkIndex: number,
-  supersededAt: number | null,
   docKey: number,
   text: string,
   metadata: string,
@@ -267,16 +256,9 @@ export function readTopK(blob: Buffer | null, terms: number): { phraseRows: numb
   return { phraseRows, ranked: { rows, complete: (flags & 2) !== 0, tiesWhole: (flags & 1) !== 0 } };
 }
 
-/** The chunk rows, visible versions only (`visible_documents`), of ranked keys within the temporal scope. */
-function hydrateSql(temporal: TemporalScope): string {
-  return `SELECT c.chunk_key, c.resource_id, c.path, c.chunk_index, d.superseded_at, c.doc_key, c.text, d.metadata
-    FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
-    WHERE c.chunk_key IN (SELECT value FROM json_each(@keys)) AND ${temporalCondition(temporal)}`;
-}
-
 /** A ranked, visible row with what ordering needs. */
 interface Candidate {
-  row: HydratedRow;
+  row: VisibleChunkRow;
   rank: number;
   ukoUri: string;
 }
@@ -323,10 +305,11 @@ interface Ranking {
  * rows the query matches (a long natural-language query matches most chunks): one pass over the index alone,
  * within the scope's resources, ranks and keeps the best `maxResults` plus a little slack (`topKSql`; for the
  * whole index and for scopes ranked by their chunk keys, the same ranking over the terms' postings held in
- * memory, KeywordPostings, several times faster than FTS5's walk with long queries); a
- * second statement reads only those rows' chunks and visible versions (`hydrateSql`: staged uploads not yet
- * published and versions outside the temporal scope drop here), builds their UKO URIs and orders them by
- * rank, then URI (ties), then live before superseded, so the first row of each URI is its best version.
+ * memory, KeywordPostings, several times faster than FTS5's walk with long queries); then only those rows'
+ * chunks and visible versions are read (ChunkRowCache, which holds them until the tables change: staged
+ * uploads not yet published drop there, versions outside the temporal scope here), and the search builds
+ * their UKO URIs and orders them by rank, then URI (ties), then live before superseded, so the first row of
+ * each URI is its best version.
  * Path filters run on these rows. When rows drop (older versions, a path filter, a staged upload), or a tie
  * at the cut may hide a row whose URI sorts first, the ranking runs again with twice the rows, until
  * `maxResults` pass or the rows run out: nothing is lost to the cut. Every statement of a search runs in one
@@ -345,7 +328,6 @@ interface Ranking {
 export class Fts5TextBackend implements TextBackend {
   readonly hasNativeKeywordSearch = true;
   private readonly rankStatements = new Map<string, Statement<Record<string, unknown>, RankRow>>();
-  private readonly hydrateStatements = new Map<TemporalScope, Statement<Record<string, unknown>, HydratedRow>>();
   private readonly pagedStatements = new Map<string, Statement<Record<string, unknown>, PagedRow>>();
   private readonly topKStatements = new Map<ScopeFilter, Statement<Record<string, unknown>, Buffer | null>>();
   private readonly chunkKeysOf: Statement<[string], bigint>;
@@ -369,13 +351,16 @@ export class Fts5TextBackend implements TextBackend {
   private readonly viewTotals = new WeakMap<ScopedBackendView, { writes: string; totals: KeywordTotals }>();
   /** The keyword index's postings term by term, for whole-index and large-scope rankings (none when disabled). */
   private readonly postings: KeywordPostings | undefined;
+  /** The rows answers are made of, by chunk key. */
+  private readonly chunkRows: ChunkRowCache;
 
   /**
    * Loads the acms_fts5 extension into `db` (throws when it is not built). `db` holds SqliteDocumentStore's
    * tables. `topKMaxRows`: matched rows past which the ranking pass counts but keeps no rows (TOPK_MAX_ROWS;
    * tests lower it); `ridMatchRowsPerResource`: see RID_MATCH_ROWS_PER_RESOURCE (tests pass 0);
    * `scopeKeysMaxRows`: see SCOPE_KEYS_MAX_ROWS (tests pass 0 for the join); `postingsCacheBytes`: see
-   * KEYWORD_POSTINGS_CACHE_BYTES (0: every ranking in FTS5, as tests compare).
+   * KEYWORD_POSTINGS_CACHE_BYTES (0: every ranking in FTS5, as tests compare); `chunkRowCacheBytes`: see
+   * CHUNK_ROW_CACHE_BYTES (0: every row read from SQLite, as tests compare).
    */
   constructor(
     private readonly db: SqliteDatabase,
@@ -383,9 +368,11 @@ export class Fts5TextBackend implements TextBackend {
     private readonly ridMatchRowsPerResource = RID_MATCH_ROWS_PER_RESOURCE,
     private readonly scopeKeysMaxRows = SCOPE_KEYS_MAX_ROWS,
     postingsCacheBytes = KEYWORD_POSTINGS_CACHE_BYTES,
+    chunkRowCacheBytes = CHUNK_ROW_CACHE_BYTES,
   ) {
     requireAcmsFts5(db);
     this.postings = postingsCacheBytes > 0 ? new KeywordPostings(db, postingsCacheBytes) : undefined;
+    this.chunkRows = new ChunkRowCache(db, chunkRowCacheBytes);
     this.scopeTotals = db.prepare(
       `SELECT coalesce(sum(rows), 0) AS rows, coalesce(sum(tokens), 0) AS tokens FROM ${KEYWORD_STATS_TABLE} WHERE rid IN (SELECT value FROM json_each(?))`,
     );
@@ -408,21 +395,23 @@ export class Fts5TextBackend implements TextBackend {
     // them one row beyond max_results is enough to tell whether the answer is exhaustive.
     const mayDrop = filterPaths || view.temporalScope !== "current";
     let page = Math.min(opts.maxResults + (mayDrop ? FIRST_PAGE_SLACK : 1), MAX_PAGE);
-    const hydrate = this.hydrateStatement(view.temporalScope);
-    const hydrateParams = {
-      keys: "",
-      cutoff: supersededCutoff(view.temporalScope, opts.now, opts.recentWindowMs) ?? 0,
-    };
+    const temporal = view.temporalScope;
+    const cutoff = supersededCutoff(temporal, opts.now, opts.recentWindowMs) ?? 0;
     for (;;) {
       const { rows: ranked, complete, tiesWhole } = this.rank(ranking, page);
       const rankOf = new Map<number, number>();
-      for (const [key, r] of ranked) rankOf.set(key, r);
-      hydrateParams.keys = JSON.stringify(ranked.map((r) => r[0]));
-      const candidates: Candidate[] = hydrate.all(hydrateParams).map((row) => ({
-        row,
-        rank: rankOf.get(row[0])!,
-        ukoUri: `uko://${row[1]}/${row[2]}#${row[3]}`,
-      }));
+      const keys: number[] = [];
+      for (const [key, r] of ranked) {
+        rankOf.set(key, r);
+        keys.push(key);
+      }
+      const candidates: Candidate[] = [];
+      for (const row of this.chunkRows.rows(view.principal, keys, ranking.dataVersion)) {
+        // The temporal scope, as temporalCondition says it in SQL.
+        const supersededAt = row[4];
+        if (supersededAt !== null && (temporal === "current" || (temporal === "recent" && supersededAt < cutoff))) continue;
+        candidates.push({ row, rank: rankOf.get(row[0])!, ukoUri: `uko://${row[1]}/${row[2]}#${row[3]}` });
+      }
       candidates.sort(byRankThenUri);
       // Rows ranked strictly better than the last one ranked are all here; rows tied with it may not be,
       // unless the pass kept the whole tie (a tie is ordered by URI here, which the pass cannot see).
@@ -707,12 +696,8 @@ export class Fts5TextBackend implements TextBackend {
     return this.postings?.heldPostings ?? { terms: 0, bytes: 0, reads: 0 };
   }
 
-  private hydrateStatement(temporal: TemporalScope): Statement<Record<string, unknown>, HydratedRow> {
-    let stmt = this.hydrateStatements.get(temporal);
-    if (!stmt) {
-      stmt = this.db.prepare<Record<string, unknown>, HydratedRow>(hydrateSql(temporal)).raw(true);
-      this.hydrateStatements.set(temporal, stmt);
-    }
-    return stmt;
+  /** The chunk rows held (figures for tests): see ChunkRowCache.heldRows. */
+  get heldChunkRows(): { rows: number; bytes: number; principals: number; reads: number } {
+    return this.chunkRows.heldRows;
   }
 }

@@ -1,5 +1,6 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDatabase } from "../kit/sqlite-database.js";
+import { forgetChunkRows } from "./chunk-row-cache.js";
 
 /**
  * The rows and tokens `chunks_fts` holds per resource, as FTS5 counts them for BM25 (a row's tokens over
@@ -112,7 +113,7 @@ export class KeywordRows {
 
   private readonly log: KeywordLog;
 
-  constructor(db: SqliteDatabase) {
+  constructor(private readonly db: SqliteDatabase) {
     migrateKeywordStats(db);
     this.log = keywordLog(db);
     this.stmts = {
@@ -139,13 +140,17 @@ export class KeywordRows {
   replace(rowid: number, text: string, rid: string): void {
     // A replaced row may sit below rows added since it was read: a removal, even where nothing was there.
     this.log.removed += 1;
+    forgetChunkRows(this.db);
     this.count(rowid, -1);
     this.stmts.replace.run(rowid, text, rid);
     this.count(rowid, 1);
   }
 
-  /** Deletes the keyword row of chunk `rowid`, if there is one. */
+  /** Deletes the keyword row of chunk `rowid`, if there is one; call it for every chunk deleted (see `forgetChunkRows`). */
   delete(rowid: number): void {
+    // Every chunk deleted goes through here (a deletion, an erasure, a version past retention, an unpublished
+    // stage): no copy of its text stays held, even when it has no keyword row.
+    forgetChunkRows(this.db);
     if (!this.count(rowid, -1)) return;
     this.log.removed += 1;
     this.stmts.delete.run(rowid);

@@ -1,0 +1,177 @@
+import type { Statement } from "better-sqlite3";
+import type { SqliteDatabase } from "../kit/sqlite-database.js";
+
+/**
+ * The chunk rows held at most, in bytes (counted as two a character of their text, path, resource id and
+ * metadata, and ROW_OVERHEAD_BYTES a row): whatever the tenants search, the cache never holds more than this.
+ */
+export const CHUNK_ROW_CACHE_BYTES = 32 * 1024 * 1024;
+
+/** What a held row costs beyond its strings: the array, the map entry, the numbers. */
+const ROW_OVERHEAD_BYTES = 160;
+
+/** One visible chunk version (raw row), in column order: building objects with named properties per row costs more. */
+export type VisibleChunkRow = [
+  chunkKey: number,
+  resourceId: string,
+  path: string,
+  chunkIndex: number,
+  supersededAt: number | null,
+  docKey: number,
+  text: string,
+  metadata: string,
+];
+
+/** The chunk rows, every visible version (`visible_documents`: staged uploads not yet published never), of the keys `@keys` (JSON). */
+const VISIBLE_ROWS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.chunk_index, d.superseded_at, c.doc_key, c.text, d.metadata
+  FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
+  WHERE c.chunk_key IN (SELECT value FROM json_each(@keys))`;
+
+/** The caches over each connection, so that a deletion drops what they hold at once (see `forgetChunkRows`). */
+const cachesByDb = new WeakMap<SqliteDatabase, Set<WeakRef<ChunkRowCache>>>();
+
+/**
+ * Drops every chunk row held from `db`: called by KeywordRows at every removal of a keyword row (a chunk's
+ * rows go with it: a deletion, an erasure, a version past retention), so an erased chunk's text stays in no
+ * cache, searched again or not.
+ */
+export function forgetChunkRows(db: SqliteDatabase): void {
+  const caches = cachesByDb.get(db);
+  if (caches === undefined) return;
+  for (const ref of caches) {
+    const cache = ref.deref();
+    if (cache === undefined) caches.delete(ref);
+    else cache.clear();
+  }
+}
+
+/**
+ * The rows a keyword search answers with (a chunk's text, path and index, its document's metadata and
+ * supersession time), held in memory by chunk key: reading them is most of a search that returns many
+ * results (about 2.4 us a row from SQLite, the ranking itself a fraction of that). A chunk key is never
+ * reused (AUTOINCREMENT) and its row never changes, but what a reader sees of it does (publication,
+ * supersession): everything held is what the tables held at one state of the connection, and is dropped at
+ * the next search after any change. That state is the connection's own row changes (`total_changes()`:
+ * every insert, update and delete it made, committed or rolled back) and other connections' commits
+ * (`PRAGMA data_version`). A removal drops everything at once (`forgetChunkRows`), not at the next search.
+ *
+ * Each principal holds its own (the budget, CHUNK_ROW_CACHE_BYTES, is shared), as the posting cache does:
+ * one principal's searches never make another's faster, so how long a search takes tells no one what others
+ * found. Past the budget the principal holding the most gives up its least recently used rows first.
+ */
+export class ChunkRowCache {
+  private readonly held = new Map<string, { rows: Map<number, { row: VisibleChunkRow; bytes: number }>; bytes: number }>();
+  private heldBytes = 0;
+  private changes = -1;
+  private dataVersion = -1;
+  private reads = 0;
+  private readonly read: Statement<{ keys: string }, VisibleChunkRow>;
+  private readonly totalChanges: Statement<[], number>;
+
+  /** `maxBytes`: see CHUNK_ROW_CACHE_BYTES (0: nothing is held, every row is read; tests lower it). */
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly maxBytes = CHUNK_ROW_CACHE_BYTES,
+  ) {
+    this.read = db.prepare<{ keys: string }, VisibleChunkRow>(VISIBLE_ROWS_SQL).raw(true);
+    this.totalChanges = db.prepare<[], number>("SELECT total_changes()").pluck();
+    let caches = cachesByDb.get(db);
+    if (caches === undefined) cachesByDb.set(db, (caches = new Set()));
+    caches.add(new WeakRef(this));
+  }
+
+  /**
+   * The visible versions of the chunks `keys` (in no particular order; a key with none is left out), as
+   * `principal` holds them or read and then held for it. `dataVersion`: the connection's `PRAGMA
+   * data_version`, read in the same synchronous step (the caller reads it anyway, for its own caches).
+   */
+  rows(principal: string, keys: readonly number[], dataVersion: number): VisibleChunkRow[] {
+    this.sync(dataVersion);
+    const own = this.held.get(principal);
+    const out: VisibleChunkRow[] = [];
+    const missing: number[] = [];
+    for (const key of keys) {
+      const e = own?.rows.get(key);
+      if (e === undefined) {
+        missing.push(key);
+        continue;
+      }
+      // Most recently used last: eviction takes the least recently used first.
+      own!.rows.delete(key);
+      own!.rows.set(key, e);
+      out.push(e.row);
+    }
+    if (missing.length === 0) return out;
+    this.reads += 1;
+    const read = this.read.all({ keys: JSON.stringify(missing) });
+    for (const row of read) out.push(row);
+    if (this.maxBytes > 0) this.hold(principal, read);
+    return out;
+  }
+
+  /** Drops everything held. */
+  clear(): void {
+    if (this.heldBytes === 0 && this.held.size === 0) return;
+    this.held.clear();
+    this.heldBytes = 0;
+  }
+
+  /** What is held (figures for tests): rows, bytes, the principals holding some, and how many reads went to SQLite. */
+  get heldRows(): { rows: number; bytes: number; principals: number; reads: number } {
+    let rows = 0;
+    for (const own of this.held.values()) rows += own.rows.size;
+    return { rows, bytes: this.heldBytes, principals: this.held.size, reads: this.reads };
+  }
+
+  /** Drops everything held when the connection changed a row or another connection committed since it was read. */
+  private sync(dataVersion: number): void {
+    const changes = this.totalChanges.get()!;
+    if (changes === this.changes && dataVersion === this.dataVersion) return;
+    this.clear();
+    this.changes = changes;
+    this.dataVersion = dataVersion;
+  }
+
+  private hold(principal: string, rows: readonly VisibleChunkRow[]): void {
+    let own = this.held.get(principal);
+    if (own === undefined) this.held.set(principal, (own = { rows: new Map(), bytes: 0 }));
+    for (const row of rows) {
+      const bytes = ROW_OVERHEAD_BYTES + 2 * (row[1].length + row[2].length + row[6].length + row[7].length);
+      // A row larger than a quarter of the budget would evict a quarter of everything held for one answer.
+      if (bytes > this.maxBytes / 4 || own.rows.has(row[0])) continue;
+      own.rows.set(row[0], { row, bytes });
+      own.bytes += bytes;
+      this.heldBytes += bytes;
+    }
+    if (own.rows.size === 0) this.held.delete(principal);
+    this.evict();
+  }
+
+  /**
+   * Brings the holdings within the budget: the principal holding the most gives up its least recently used
+   * rows until it holds no more than the next (or the holdings fit), again until they fit.
+   */
+  private evict(): void {
+    while (this.heldBytes > this.maxBytes) {
+      let victim: string | undefined;
+      let most = 0;
+      let next = 0;
+      for (const [principal, own] of this.held) {
+        if (own.bytes > most) {
+          next = most;
+          most = own.bytes;
+          victim = principal;
+        } else if (own.bytes > next) next = own.bytes;
+      }
+      if (victim === undefined) return;
+      const own = this.held.get(victim)!;
+      for (const [key, e] of own.rows) {
+        own.rows.delete(key);
+        own.bytes -= e.bytes;
+        this.heldBytes -= e.bytes;
+        if (this.heldBytes <= this.maxBytes || own.bytes < next) break;
+      }
+      if (own.rows.size === 0) this.held.delete(victim);
+    }
+  }
+}
