@@ -55,11 +55,13 @@ export function fts5TableTotals(block: Uint8Array | undefined): KeywordTotals {
 
 /**
  * Writes of one connection's keyword rows by this process (committed or rolled back; every count only grows):
- * by resource token (`byResource`, see `keywordWrites`), rows added (`appended`: each under a chunk key above
- * every key the table held, the chunk keys only growing) and rows replaced or deleted (`removed`).
+ * by resource token (`byResource`, see `keywordWrites`) and of every resource (`writes`, their sum), rows added
+ * (`appended`: each under a chunk key above every key the table held, the chunk keys only growing) and rows
+ * replaced or deleted (`removed`).
  */
 export interface KeywordLog {
   readonly byResource: Map<string, number>;
+  writes: number;
   appended: number;
   removed: number;
 }
@@ -75,7 +77,7 @@ const logByDb = new WeakMap<SqliteDatabase, KeywordLog>();
  */
 export function keywordLog(db: SqliteDatabase): KeywordLog {
   let log = logByDb.get(db);
-  if (!log) logByDb.set(db, (log = { byResource: new Map(), appended: 0, removed: 0 }));
+  if (!log) logByDb.set(db, (log = { byResource: new Map(), writes: 0, appended: 0, removed: 0 }));
   return log;
 }
 
@@ -161,6 +163,7 @@ export class KeywordRows {
     const row = this.stmts.row.get(rowid);
     if (!row) return false;
     this.log.byResource.set(row.rid, (this.log.byResource.get(row.rid) ?? 0) + 1);
+    this.log.writes += 1;
     this.stmts.add.run(row.rid, sign, sign * docsizeTokens(row.sz));
     // A resource whose last row goes leaves no counter row behind (an erased resource's id stays nowhere).
     if (sign < 0) this.stmts.dropEmpty.run(row.rid);
