@@ -2,15 +2,19 @@ import type { Statement } from "better-sqlite3";
 import type { SqliteDatabase } from "../kit/sqlite-database.js";
 
 /**
- * The chunk rows held at most, in bytes (counted as two a character of their text, path, resource id and
- * metadata, and ROW_OVERHEAD_BYTES a row): whatever the tenants search, the cache never holds more than this.
+ * The chunk rows held at most, in bytes (counted as two a character of their text, path, resource id,
+ * metadata and UKO URI, and ROW_OVERHEAD_BYTES a row): whatever the tenants search, the cache never holds
+ * more than this.
  */
 export const CHUNK_ROW_CACHE_BYTES = 32 * 1024 * 1024;
 
 /** What a held row costs beyond its strings: the array, the map entry, the numbers. */
 const ROW_OVERHEAD_BYTES = 160;
 
-/** One visible chunk version (raw row), in column order: building objects with named properties per row costs more. */
+/**
+ * One visible chunk version (raw row), in column order: building objects with named properties per row costs
+ * more. Its UKO URI is built once, with the row (a string held is hashed once, however many answers use it).
+ */
 export type VisibleChunkRow = [
   chunkKey: number,
   resourceId: string,
@@ -20,10 +24,12 @@ export type VisibleChunkRow = [
   docKey: number,
   text: string,
   metadata: string,
+  ukoUri: string,
 ];
 
 /** The chunk rows, every visible version (`visible_documents`: staged uploads not yet published never), of the keys `@keys` (JSON). */
-const VISIBLE_ROWS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.chunk_index, d.superseded_at, c.doc_key, c.text, d.metadata
+const VISIBLE_ROWS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.chunk_index, d.superseded_at, c.doc_key, c.text, d.metadata,
+    'uko://' || c.resource_id || '/' || c.path || '#' || c.chunk_index
   FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
   WHERE c.chunk_key IN (SELECT value FROM json_each(@keys))`;
 
@@ -136,7 +142,7 @@ export class ChunkRowCache {
     let own = this.held.get(principal);
     if (own === undefined) this.held.set(principal, (own = { rows: new Map(), bytes: 0 }));
     for (const row of rows) {
-      const bytes = ROW_OVERHEAD_BYTES + 2 * (row[1].length + row[2].length + row[6].length + row[7].length);
+      const bytes = ROW_OVERHEAD_BYTES + 2 * (row[1].length + row[2].length + row[6].length + row[7].length + row[8].length);
       // A row larger than a quarter of the budget would evict a quarter of everything held for one answer.
       if (bytes > this.maxBytes / 4 || own.rows.has(row[0])) continue;
       own.rows.set(row[0], { row, bytes });

@@ -420,7 +420,7 @@ export class Fts5TextBackend implements TextBackend {
         // The temporal scope, as temporalCondition says it in SQL.
         const supersededAt = row[4];
         if (supersededAt !== null && (temporal === "current" || (temporal === "recent" && supersededAt < cutoff))) continue;
-        candidates.push({ row, rank: rankOf.get(row[0])!, ukoUri: `uko://${row[1]}/${row[2]}#${row[3]}` });
+        candidates.push({ row, rank: rankOf.get(row[0])!, ukoUri: row[8] });
       }
       candidates.sort(byRankThenUri);
       // Rows ranked strictly better than the last one ranked are all here; rows tied with it may not be,
