@@ -37,9 +37,10 @@ const VISIBLE_ROWS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.chunk_ind
 const cachesByDb = new WeakMap<SqliteDatabase, Set<WeakRef<ChunkRowCache>>>();
 
 /**
- * Drops every chunk row held from `db`: called by KeywordRows at every removal of a keyword row (a chunk's
- * rows go with it: a deletion, an erasure, a version past retention), so an erased chunk's text stays in no
- * cache, searched again or not.
+ * Drops every chunk row held from `db`: called by KeywordRows for every chunk deleted (a version past
+ * retention, an erasure, an unpublished stage discarded: each passes `KeywordRows.delete`, with or without a
+ * keyword row) and every keyword row rewritten, so an erased chunk's text stays in no cache, searched again
+ * or not.
  */
 export function forgetChunkRows(db: SqliteDatabase): void {
   const caches = cachesByDb.get(db);
@@ -76,7 +77,7 @@ export class ChunkRowCache {
 
   /** `maxBytes`: see CHUNK_ROW_CACHE_BYTES (0: nothing is held, every row is read; tests lower it). */
   constructor(
-    private readonly db: SqliteDatabase,
+    db: SqliteDatabase,
     private readonly maxBytes = CHUNK_ROW_CACHE_BYTES,
   ) {
     this.read = db.prepare<{ keys: string }, VisibleChunkRow>(VISIBLE_ROWS_SQL).raw(true);

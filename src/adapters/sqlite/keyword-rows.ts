@@ -150,8 +150,8 @@ export class KeywordRows {
 
   /** Deletes the keyword row of chunk `rowid`, if there is one; call it for every chunk deleted (see `forgetChunkRows`). */
   delete(rowid: number): void {
-    // Every chunk deleted goes through here (a deletion, an erasure, a version past retention, an unpublished
-    // stage): no copy of its text stays held, even when it has no keyword row.
+    // Every chunk deleted goes through here (a version past retention, an erasure, an unpublished stage
+    // discarded): no copy of its text stays held, even when it has no keyword row.
     forgetChunkRows(this.db);
     if (!this.count(rowid, -1)) return;
     this.log.removed += 1;
