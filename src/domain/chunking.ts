@@ -89,40 +89,76 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
     return known === 1;
   }
 
+  /** Whether three ASCII characters (a * 16384 + b * 128 + c) are one token, as asked of the tokenizer once each. */
+  const asciiTriples = new Map<number, boolean>();
+
+  function tripleIsToken(a: number, b: number, c: number): boolean {
+    const k = a * 16384 + b * 128 + c;
+    let known = asciiTriples.get(k);
+    // As with pairs, "no" is always safe here: it only allows more cuts.
+    if (known === undefined) asciiTriples.set(k, (known = tok.encode(String.fromCharCode(a, b, c), PLAIN_TEXT).length === 1));
+    return known;
+  }
+
+  /** Scratch arrays of `newPieceTokensAtMost`, grown as pieces need (pieces are mostly words: a few bytes). */
+  let scratchBytes = new Int16Array(64);
+  let scratchParts = new Int32Array(3 * 65);
+
   /**
-   * A tighter bound than its bytes on the tokens of a piece not counted before. BPE merges adjacent parts
-   * while any two of them make a token, so in its answer no two neighbouring one-byte tokens make a token:
-   * of two neighbouring ASCII characters that are a token together (most pairs of letters are), at most one
-   * is a token alone. The bound is the most tokens a cut of the piece's bytes can have under that rule (every
-   * token of two bytes or more allowed anywhere; bytes of non-ASCII characters, counted as `tokensAtMost`
-   * counts them, never merge in it): about two thirds of an English word's bytes instead of all of them.
+   * A tighter bound than its bytes on the tokens of a piece not counted before. BPE merges two neighbouring
+   * parts while any two of them make a token together, so in its answer no two neighbouring tokens do. The
+   * bound is the most parts a cut of the piece's bytes can have under the part of that rule it can check
+   * cheaply: no two neighbouring one-byte parts that are a token together (most pairs of letters are), no
+   * one-byte part beside a two-byte part that make a three-byte token together (many triples of letters do);
+   * parts of two bytes and of three or more are allowed anywhere else (a part of six or more would only be
+   * split into more). The answer's own cut obeys the rule, so it is among those counted: the bound is never
+   * below it. Bytes of non-ASCII characters (counted as `tokensAtMost` counts them) never make a token in it.
+   * About half an English word's bytes instead of all of them.
    */
   function newPieceTokensAtMost(piece: string): number {
-    // After each byte: the most tokens of a cut of the bytes so far ending in a token of two bytes or more
-    // (`longer`; the empty cut counts here, as 0), ending in a one-byte token (`single`), and of any cut
-    // (`best`, and `bestBefore` one byte earlier); `previous` is the last byte, -1 when not ASCII. NONE
-    // stands for no such cut.
-    const NONE = -(1 << 30);
-    let longer = 0;
-    let single = NONE;
-    let best = 0;
-    let bestBefore = NONE;
-    let previous = -1;
-    for (let i = 0; i < piece.length; i++) {
+    // The piece's bytes: ASCII bytes as themselves, every other byte -1 (never part of a known token).
+    let n = 0;
+    for (let i = 0; i < piece.length; i++) n += piece.charCodeAt(i) <= 0x7f ? 1 : piece.charCodeAt(i) > 0x7ff ? 3 : 2;
+    if (scratchBytes.length < n) scratchBytes = new Int16Array(2 * n);
+    if (scratchParts.length < 3 * (n + 1)) scratchParts = new Int32Array(6 * (n + 1));
+    const b = scratchBytes;
+    for (let i = 0, j = 0; i < piece.length; i++) {
       const unit = piece.charCodeAt(i);
-      for (let n = unit <= 0x7f ? 1 : unit > 0x7ff ? 3 : 2; n > 0; n--) {
-        const byte = unit <= 0x7f ? unit : -1;
-        const afterSingle = previous < 0 || byte < 0 || !pairIsToken(previous, byte) ? single : NONE;
-        const nextLonger = bestBefore + 1;
-        const nextSingle = 1 + (longer > afterSingle ? longer : afterSingle);
-        bestBefore = best;
-        best = nextLonger > nextSingle ? nextLonger : nextSingle;
-        longer = nextLonger;
-        single = nextSingle;
-        previous = byte;
-      }
+      if (unit <= 0x7f) b[j++] = unit;
+      else for (let k = unit > 0x7ff ? 3 : 2; k > 0; k--) b[j++] = -1;
     }
-    return best;
+    const NONE = -(1 << 30);
+    // After i bytes: the most parts of a cut ending in a one-byte part (one(i)), a two-byte part (two(i)), a
+    // part of three to five bytes (long(i); the empty cut counts here, as 0).
+    const parts = scratchParts;
+    parts.fill(NONE, 0, 3 * (n + 1));
+    const ONE = 0;
+    const TWO = n + 1;
+    const LONG = 2 * (n + 1);
+    parts[LONG] = 0;
+    const pair = (x: number, y: number) => x >= 0 && y >= 0 && pairIsToken(x, y);
+    const triple = (x: number, y: number, z: number) => x >= 0 && y >= 0 && z >= 0 && tripleIsToken(x, y, z);
+    for (let i = 0; i < n; i++) {
+      const one = parts[ONE + i];
+      const two = parts[TWO + i];
+      const long = parts[LONG + i];
+      // A one-byte part b[i]: after a longer part, after a one-byte part it makes no token with, after a
+      // two-byte part it makes no token with.
+      let best = long;
+      if (one > best && !pair(b[i - 1], b[i])) best = one;
+      if (two > best && !triple(b[i - 2], b[i - 1], b[i])) best = two;
+      if (best > NONE) parts[ONE + i + 1] = best + 1;
+      // A two-byte part b[i] b[i + 1]: after a part of two bytes or more, after a one-byte part it makes no token with.
+      if (i + 2 <= n) {
+        let before = long > two ? long : two;
+        if (one > before && !triple(b[i - 1], b[i], b[i + 1])) before = one;
+        if (before > NONE && before + 1 > parts[TWO + i + 2]) parts[TWO + i + 2] = before + 1;
+      }
+      // A part of three to five bytes, after any.
+      const any = Math.max(one, two, long);
+      if (any > NONE) for (let m = 3; m <= 5 && i + m <= n; m++) if (any + 1 > parts[LONG + i + m]) parts[LONG + i + m] = any + 1;
+    }
+    return Math.max(parts[ONE + n], parts[TWO + n], parts[LONG + n]);
   }
 
   /**
@@ -138,19 +174,24 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
    * Should a piece not split back into itself, the whole text takes the tokenizer's own pass.
    */
   function piecesOf(text: string, maxTokens: number): Array<{ text: string; tokens: number }> | "one chunk" {
-    const pieces: Array<{ text: string; tokens: number }> = [];
+    // Every piece at once, as strings (one call; iterating the matches built an array per piece), and each
+    // one's count (-1: not counted yet): the pieces themselves are built only for a text past one chunk.
+    const matches = text.match(SPLIT);
+    if (matches === null) return piecesByTokenizer(text, maxTokens);
+    const counts: number[] = new Array<number>(matches.length);
     let covered = 0;
-    /** The text's tokens at most: the known pieces' counts and the bytes of the others (marked -1 in `pieces`). */
+    /** The text's tokens at most: the known pieces' counts and the bounds of the others. */
     let atMost = 0;
-    for (const [match] of text.matchAll(SPLIT)) {
+    for (let i = 0; i < matches.length; i++) {
+      const match = matches[i];
       const known = pieceTokens.get(match);
       if (known !== undefined && known >= 0) {
         if (known > maxTokens) return piecesByTokenizer(text, maxTokens);
-        pieces.push({ text: match, tokens: known });
+        counts[i] = known;
         atMost += known;
       } else if (known !== undefined) {
         // Seen (it splits back into itself), bounded, not counted yet.
-        pieces.push({ text: match, tokens: -1 });
+        counts[i] = -1;
         atMost += ~known;
       } else {
         SPLIT_ONE.lastIndex = 0;
@@ -159,7 +200,7 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
         const bound = newPieceTokensAtMost(match);
         if (pieceTokens.size >= PIECE_CACHE_SIZE) pieceTokens.clear();
         pieceTokens.set(match, ~bound);
-        pieces.push({ text: match, tokens: -1 });
+        counts[i] = -1;
         atMost += bound;
       }
       covered += match.length;
@@ -167,10 +208,11 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
     // The pattern matches every character; should it ever skip one, the tokenizer's pass decides.
     if (covered !== text.length) return piecesByTokenizer(text, maxTokens);
     if (atMost <= maxTokens) return "one chunk";
-    for (const piece of pieces) {
-      if (piece.tokens >= 0) continue;
-      piece.tokens = countPiece(piece.text);
-      if (piece.tokens > maxTokens) return piecesByTokenizer(text, maxTokens);
+    const pieces: Array<{ text: string; tokens: number }> = new Array(matches.length);
+    for (let i = 0; i < matches.length; i++) {
+      const tokens = counts[i] >= 0 ? counts[i] : countPiece(matches[i]);
+      if (tokens > maxTokens) return piecesByTokenizer(text, maxTokens);
+      pieces[i] = { text: matches[i], tokens };
     }
     return pieces;
   }

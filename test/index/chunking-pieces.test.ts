@@ -183,6 +183,20 @@ describe("a text whose new words surely fit one chunk is not counted", () => {
     expect(fresh.counted).toEqual([]);
   });
 
+  it("bounds a new word by about half its bytes: a letter beside a two-letter part that make a token are never both", () => {
+    // With pairs alone the bound of these 26 bytes is 16 (the text needed counting for any chunk under 17);
+    // many three-letter runs ("zor", "bla", "que", "mir") are tokens too, so a one-letter token never sits
+    // beside a two-letter one it makes a token with: 13.
+    const small = " zorblatt quenfix mirrodel";
+    const fresh = freshChunker();
+    expect(fresh.chunkText(small, { chunkTokens: 14, overlapTokens: 2 })).toEqual([small]);
+    expect(fresh.counted).toEqual([]);
+    // Under the bound the text is counted, and still cut as the tokenizer's pass cuts it.
+    const tight = { chunkTokens: 12, overlapTokens: 2 };
+    expect(fresh.chunkText(small, tight)).toEqual(referenceChunks(small, tight));
+    expect(fresh.counted.sort()).toEqual([" mirrodel", " quenfix", " zorblatt"]);
+  });
+
   it("cuts ASCII text as the tokenizer's own pass does, with chunks around its count (property)", () => {
     const words = fc.array(fc.constantFrom(..."abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'.,-_!? "), {
       minLength: 1,
