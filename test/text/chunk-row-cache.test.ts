@@ -1,14 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { openSqliteDatabase, openSqliteReader, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { Fts5TextBackend } from "../../src/adapters/sqlite/fts5-text-backend.js";
-import type { TextSearchOptions } from "../../src/ports/text-backend.js";
 import type { ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
 import { prng } from "../support/prng.js";
 import { viewOver } from "../support/view-over.js";
 import { documentStoreLoader } from "./document-store-loader.js";
+import { expectSameAnswers, withReaderConnection, zipfChunkText } from "./fts5-cache-checks.js";
 import { testView } from "./text-corpus.js";
 
 // The chunk row cache (ChunkRowCache) holds the rows keyword answers are made of: every answer must be the one
@@ -19,25 +16,14 @@ const resource = (i: number) => `01JR${String(i).padStart(22, "0")}`;
 const WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"];
 const QUERIES = ["alpha", "theta", "beta gamma", "alpha beta gamma delta epsilon zeta eta theta", "nothing here"];
 
-function chunkText(rand: () => number): string {
-  const n = 2 + Math.floor(rand() * 10);
-  return Array.from({ length: n }, () => WORDS[Math.min(WORDS.length - 1, Math.floor(-Math.log(1 - rand() * 0.999) * 2))]).join(" ");
-}
+const chunkText = (rand: () => number) => zipfChunkText(rand, WORDS, 10, 2);
 
 const uncached = (db: SqliteDatabase) => new Fts5TextBackend(db, undefined, undefined, undefined, undefined, 0);
 const of = (ids: readonly string[], owner: string) =>
   viewOver(ids, { scopeId: "01JSC0PE000000000000000000", owner, projectNames: ["local/test"] });
 
-async function expectSame(cached: Fts5TextBackend, fromSqlite: Fts5TextBackend, views: ScopedBackendView[], now: number) {
-  for (const view of views) {
-    for (const query of QUERIES) {
-      for (const maxResults of [1, 7, 1000]) {
-        const opts: TextSearchOptions = { maxResults, now, recentWindowMs: 300 };
-        expect(await cached.search(view, query, opts)).toEqual(await fromSqlite.search(view, query, opts));
-      }
-    }
-  }
-}
+const expectSame = (cached: Fts5TextBackend, fromSqlite: Fts5TextBackend, views: ScopedBackendView[], now: number) =>
+  expectSameAnswers(cached, fromSqlite, views, QUERIES, [1, 7, 1000], now);
 
 describe("Fts5TextBackend's chunk row cache", () => {
   let db: SqliteDatabase;
@@ -168,15 +154,13 @@ describe("Fts5TextBackend's chunk row cache", () => {
   });
 
   it("on a connection of its own, reads the rows again after another connection's commit", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "acms-chunk-rows-reader-"));
-    const writerDb = openSqliteDatabase(join(dir, "acms.db"));
-    try {
-      const writer = new SqliteDocumentStore(writerDb);
-      const loader = documentStoreLoader(writer);
-      const ids = Array.from({ length: 5 }, (_, i) => resource(i));
-      for (const id of ids) await loader.upsert({ resourceId: id, path: "a.md", chunks: [`alpha ${id.slice(-2)} beta`] }, 1_000);
-      const readerDb = openSqliteReader(join(dir, "acms.db"));
-      try {
+    const ids = Array.from({ length: 5 }, (_, i) => resource(i));
+    await withReaderConnection(
+      "acms-chunk-rows-reader-",
+      async ({ loader }) => {
+        for (const id of ids) await loader.upsert({ resourceId: id, path: "a.md", chunks: [`alpha ${id.slice(-2)} beta`] }, 1_000);
+      },
+      async ({ store: writer, loader, readerDb }) => {
         const reader = new Fts5TextBackend(readerDb);
         const fromSqlite = uncached(readerDb);
         const view = testView(ids);
@@ -192,12 +176,7 @@ describe("Fts5TextBackend's chunk row cache", () => {
           expect(await reader.search(view, "alpha beta", opts)).toEqual(await fromSqlite.search(view, "alpha beta", opts));
           expect(reader.heldChunkRows.reads).toBe(reads + 1);
         }
-      } finally {
-        readerDb.close();
-      }
-    } finally {
-      writerDb.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+      },
+    );
   });
 });

@@ -1,7 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqliteDatabase, openSqliteReader, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { resourceToken, SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import {
   Fts5TextBackend,
@@ -17,6 +15,7 @@ import { normaliseBm25 } from "../../src/domain/bm25-normalise.js";
 import { prng } from "../support/prng.js";
 import { runTextBackendSuite, type TextBackendHarness } from "./text-backend-suite.js";
 import { documentStoreLoader } from "./document-store-loader.js";
+import { withReaderConnection } from "./fts5-cache-checks.js";
 import { testView } from "./text-corpus.js";
 
 /** The FTS5 adapter with its loader: documents go in through SqliteDocumentStore, like the server's. */
@@ -108,15 +107,13 @@ describe("Fts5TextBackend specifics", () => {
   });
 
   it("on a connection of its own, reads a view's totals and chunk keys again after another connection's commit", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "acms-fts5-reader-"));
-    const writerDb = openSqliteDatabase(join(dir, "acms.db"));
-    try {
-      const store = new SqliteDocumentStore(writerDb);
-      const loader = documentStoreLoader(store);
-      const ids = Array.from({ length: 40 }, (_, i) => `01JW${String(i).padStart(22, "0")}`);
-      for (const id of ids) await loader.upsert({ resourceId: id, path: "a.md", chunks: [`alpha ${id.slice(-3)} beta`] }, 1_000);
-      const readerDb = openSqliteReader(join(dir, "acms.db"));
-      try {
+    const ids = Array.from({ length: 40 }, (_, i) => `01JW${String(i).padStart(22, "0")}`);
+    await withReaderConnection(
+      "acms-fts5-reader-",
+      async ({ loader }) => {
+        for (const id of ids) await loader.upsert({ resourceId: id, path: "a.md", chunks: [`alpha ${id.slice(-3)} beta`] }, 1_000);
+      },
+      async ({ loader, readerDb }) => {
         // 35 of 40 resources: the ranking pass keeps to the scope's chunk keys (held per view).
         const view = testView(ids.slice(0, 35));
         const reader = new Fts5TextBackend(readerDb);
@@ -128,13 +125,8 @@ describe("Fts5TextBackend specifics", () => {
         expect(after).toEqual(await new Fts5TextBackend(readerDb).search(view, "alpha", opts));
         expect(after.hits[0].path).toBe("b.md");
         expect(after.hits.map((x) => x.score)).not.toEqual(first.hits.map((x) => x.score));
-      } finally {
-        readerDb.close();
-      }
-    } finally {
-      writerDb.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+      },
+    );
   });
 
   it("answers nothing, without failing, for a large scope whose keyword rows no chunk backs", async () => {

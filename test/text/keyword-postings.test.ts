@@ -1,13 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { openSqliteDatabase, openSqliteReader, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { Fts5TextBackend } from "../../src/adapters/sqlite/fts5-text-backend.js";
-import type { TextSearchOptions } from "../../src/ports/text-backend.js";
 import type { ScopedBackendView } from "../../src/domain/scoped-backend-view.js";
 import { prng } from "../support/prng.js";
 import { documentStoreLoader } from "./document-store-loader.js";
+import { expectSameAnswers, withReaderConnection, zipfChunkText } from "./fts5-cache-checks.js";
 import { testView } from "./text-corpus.js";
 import { viewOver } from "../support/view-over.js";
 
@@ -19,10 +16,7 @@ const resource = (i: number) => `01JP${String(i).padStart(22, "0")}`;
 const WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu"];
 
 /** A chunk of Zipf-like words (the first words common, the last rare), some repeated. */
-function chunkText(rand: () => number): string {
-  const n = 2 + Math.floor(rand() * 12);
-  return Array.from({ length: n }, () => WORDS[Math.min(WORDS.length - 1, Math.floor(-Math.log(1 - rand() * 0.999) * 2.5))]).join(" ");
-}
+const chunkText = (rand: () => number) => zipfChunkText(rand, WORDS, 12, 2.5);
 
 const QUERIES = [
   "alpha",
@@ -34,16 +28,8 @@ const QUERIES = [
   "mu mu theta",
 ];
 
-async function expectSame(cached: Fts5TextBackend, inFts5: Fts5TextBackend, views: ScopedBackendView[], now: number) {
-  for (const view of views) {
-    for (const query of QUERIES) {
-      for (const maxResults of [1, 4, 30, 1000]) {
-        const opts: TextSearchOptions = { maxResults, now, recentWindowMs: 300 };
-        expect(await cached.search(view, query, opts)).toEqual(await inFts5.search(view, query, opts));
-      }
-    }
-  }
-}
+const expectSame = (cached: Fts5TextBackend, inFts5: Fts5TextBackend, views: ScopedBackendView[], now: number) =>
+  expectSameAnswers(cached, inFts5, views, QUERIES, [1, 4, 30, 1000], now);
 
 describe("Fts5TextBackend's posting cache", () => {
   let db: SqliteDatabase;
@@ -218,15 +204,13 @@ describe("Fts5TextBackend's posting cache", () => {
   });
 
   it("on a connection of its own, drops what it holds after another connection's commit", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "acms-postings-reader-"));
-    const writerDb = openSqliteDatabase(join(dir, "acms.db"));
-    try {
-      const store = new SqliteDocumentStore(writerDb);
-      const loader = documentStoreLoader(store);
-      const ids = Array.from({ length: 12 }, (_, i) => resource(i));
-      for (const id of ids) await loader.upsert({ resourceId: id, path: "a.md", chunks: [`alpha ${id.slice(-2)} beta`] }, 1_000);
-      const readerDb = openSqliteReader(join(dir, "acms.db"));
-      try {
+    const ids = Array.from({ length: 12 }, (_, i) => resource(i));
+    await withReaderConnection(
+      "acms-postings-reader-",
+      async ({ loader }) => {
+        for (const id of ids) await loader.upsert({ resourceId: id, path: "a.md", chunks: [`alpha ${id.slice(-2)} beta`] }, 1_000);
+      },
+      async ({ store, loader, readerDb }) => {
         const reader = new Fts5TextBackend(readerDb);
         const inFts5 = new Fts5TextBackend(readerDb, undefined, undefined, undefined, 0);
         const view = testView(ids);
@@ -244,12 +228,7 @@ describe("Fts5TextBackend's posting cache", () => {
           expect(got).toEqual(await inFts5.search(view, "alpha beta", opts));
         }
         expect((await reader.search(view, "alpha", opts)).hits.map((x) => x.path)).not.toContain("b.md");
-      } finally {
-        readerDb.close();
-      }
-    } finally {
-      writerDb.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+      },
+    );
   });
 });

@@ -1,4 +1,5 @@
 import type { Statement } from "better-sqlite3";
+import { FairShareCache } from "../kit/fair-share-cache.js";
 import type { SqliteDatabase } from "../kit/sqlite-database.js";
 
 /**
@@ -62,13 +63,13 @@ export function forgetChunkRows(db: SqliteDatabase): void {
  * every insert, update and delete it made, committed or rolled back) and other connections' commits
  * (`PRAGMA data_version`). A removal drops everything at once (`forgetChunkRows`), not at the next search.
  *
- * Each principal holds its own (the budget, CHUNK_ROW_CACHE_BYTES, is shared), as the posting cache does:
- * one principal's searches never make another's faster, so how long a search takes tells no one what others
- * found. Past the budget the principal holding the most gives up its least recently used rows first.
+ * Each principal holds its own (the budget, CHUNK_ROW_CACHE_BYTES, is shared: FairShareCache, as the posting
+ * cache holds its words): one principal's searches never make another's faster, so how long a search takes
+ * tells no one what others found. Past the budget the principal holding the most gives up its least recently
+ * used rows first.
  */
 export class ChunkRowCache {
-  private readonly held = new Map<string, { rows: Map<number, { row: VisibleChunkRow; bytes: number }>; bytes: number }>();
-  private heldBytes = 0;
+  private readonly held: FairShareCache<number, VisibleChunkRow>;
   private changes = -1;
   private dataVersion = -1;
   private reads = 0;
@@ -80,6 +81,7 @@ export class ChunkRowCache {
     db: SqliteDatabase,
     private readonly maxBytes = CHUNK_ROW_CACHE_BYTES,
   ) {
+    this.held = new FairShareCache(maxBytes);
     this.read = db.prepare<{ keys: string }, VisibleChunkRow>(VISIBLE_ROWS_SQL).raw(true);
     this.totalChanges = db.prepare<[], number>("SELECT total_changes()").pluck();
     let caches = cachesByDb.get(db);
@@ -94,40 +96,34 @@ export class ChunkRowCache {
    */
   rows(principal: string, keys: readonly number[], dataVersion: number): VisibleChunkRow[] {
     this.sync(dataVersion);
-    const own = this.held.get(principal);
     const out: VisibleChunkRow[] = [];
     const missing: number[] = [];
     for (const key of keys) {
-      const e = own?.rows.get(key);
-      if (e === undefined) {
-        missing.push(key);
-        continue;
-      }
-      // Most recently used last: eviction takes the least recently used first.
-      own!.rows.delete(key);
-      own!.rows.set(key, e);
-      out.push(e.row);
+      const row = this.held.get(principal, key);
+      if (row === undefined) missing.push(key);
+      else out.push(row);
     }
     if (missing.length === 0) return out;
     this.reads += 1;
     const read = this.read.all({ keys: JSON.stringify(missing) });
-    for (const row of read) out.push(row);
-    if (this.maxBytes > 0) this.hold(principal, read);
+    for (const row of read) {
+      out.push(row);
+      const bytes = ROW_OVERHEAD_BYTES + 2 * (row[1].length + row[2].length + row[6].length + row[7].length + row[8].length);
+      // A row larger than a quarter of the budget would evict a quarter of everything held for one answer.
+      if (bytes <= this.maxBytes / 4) this.held.set(principal, row[0], row, bytes);
+    }
     return out;
   }
 
   /** Drops everything held. */
   clear(): void {
-    if (this.heldBytes === 0 && this.held.size === 0) return;
     this.held.clear();
-    this.heldBytes = 0;
   }
 
   /** What is held (figures for tests): rows, bytes, the principals holding some, and how many reads went to SQLite. */
   get heldRows(): { rows: number; bytes: number; principals: number; reads: number } {
-    let rows = 0;
-    for (const own of this.held.values()) rows += own.rows.size;
-    return { rows, bytes: this.heldBytes, principals: this.held.size, reads: this.reads };
+    const { entries, bytes, principals } = this.held.holdings;
+    return { rows: entries, bytes, principals, reads: this.reads };
   }
 
   /** Drops everything held when the connection changed a row or another connection committed since it was read. */
@@ -137,48 +133,5 @@ export class ChunkRowCache {
     this.clear();
     this.changes = changes;
     this.dataVersion = dataVersion;
-  }
-
-  private hold(principal: string, rows: readonly VisibleChunkRow[]): void {
-    let own = this.held.get(principal);
-    if (own === undefined) this.held.set(principal, (own = { rows: new Map(), bytes: 0 }));
-    for (const row of rows) {
-      const bytes = ROW_OVERHEAD_BYTES + 2 * (row[1].length + row[2].length + row[6].length + row[7].length + row[8].length);
-      // A row larger than a quarter of the budget would evict a quarter of everything held for one answer.
-      if (bytes > this.maxBytes / 4 || own.rows.has(row[0])) continue;
-      own.rows.set(row[0], { row, bytes });
-      own.bytes += bytes;
-      this.heldBytes += bytes;
-    }
-    if (own.rows.size === 0) this.held.delete(principal);
-    this.evict();
-  }
-
-  /**
-   * Brings the holdings within the budget: the principal holding the most gives up its least recently used
-   * rows until it holds no more than the next (or the holdings fit), again until they fit.
-   */
-  private evict(): void {
-    while (this.heldBytes > this.maxBytes) {
-      let victim: string | undefined;
-      let most = 0;
-      let next = 0;
-      for (const [principal, own] of this.held) {
-        if (own.bytes > most) {
-          next = most;
-          most = own.bytes;
-          victim = principal;
-        } else if (own.bytes > next) next = own.bytes;
-      }
-      if (victim === undefined) return;
-      const own = this.held.get(victim)!;
-      for (const [key, e] of own.rows) {
-        own.rows.delete(key);
-        own.bytes -= e.bytes;
-        this.heldBytes -= e.bytes;
-        if (this.heldBytes <= this.maxBytes || own.bytes < next) break;
-      }
-      if (own.rows.size === 0) this.held.delete(victim);
-    }
   }
 }

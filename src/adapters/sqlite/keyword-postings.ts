@@ -1,6 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDatabase } from "../kit/sqlite-database.js";
 import { quoteFts5 } from "./fts5-match-query.js";
+import { FairShareCache } from "../kit/fair-share-cache.js";
 import { keywordLog, type KeywordTotals } from "./keyword-rows.js";
 
 /**
@@ -82,8 +83,8 @@ export interface PostingRanking {
  */
 export class KeywordPostings {
   /** Each principal's postings by word, least recently used first, and their bytes. */
-  private readonly held = new Map<string, { words: Map<string, Postings>; bytes: number }>();
-  private heldBytes = 0;
+  /** Each principal's postings by word (FairShareCache: least recently used evicted first, from the principal holding the most). */
+  private readonly held: FairShareCache<string, Postings>;
   /** Terms found too large to hold (by principal), until the index changes. */
   private readonly tooLarge = new Set<string>();
   private removed = -1;
@@ -99,6 +100,7 @@ export class KeywordPostings {
     private readonly db: SqliteDatabase,
     private readonly maxBytes = KEYWORD_POSTINGS_CACHE_BYTES,
   ) {
+    this.held = new FairShareCache(maxBytes);
     this.fill = db
       .prepare<{ match: string; from: number; to: number }, Buffer | null>(
         `SELECT acms_postings(k, tf, 'chunks_fts') FROM (SELECT f.rowid AS k, acms_tf(chunks_fts, 1) AS tf FROM chunks_fts f
@@ -187,9 +189,8 @@ export class KeywordPostings {
 
   /** The postings held (figures for tests): terms, bytes, and how many times postings were read from FTS5. */
   get heldPostings(): { terms: number; bytes: number; reads: number } {
-    let terms = 0;
-    for (const own of this.held.values()) terms += own.words.size;
-    return { terms, bytes: this.heldBytes, reads: this.reads };
+    const { entries, bytes } = this.held.holdings;
+    return { terms: entries, bytes, reads: this.reads };
   }
 
   /** Drops everything held when a row was replaced or deleted, or another connection committed. */
@@ -198,7 +199,6 @@ export class KeywordPostings {
     if (removed === this.removed && version === this.dataVersion) return;
     this.held.clear();
     this.tooLarge.clear();
-    this.heldBytes = 0;
     this.removed = removed;
     this.dataVersion = version;
   }
@@ -213,13 +213,8 @@ export class KeywordPostings {
     const key = `${principal}\u0000${w}`;
     if (this.tooLarge.has(key)) return undefined;
     const appended = keywordLog(this.db).appended;
-    let own = this.held.get(principal);
-    if (own === undefined) this.held.set(principal, (own = { words: new Map(), bytes: 0 }));
-    let p = own.words.get(w);
+    let p = this.held.take(principal, w);
     if (p !== undefined) {
-      own.words.delete(w);
-      own.bytes -= p.bytes;
-      this.heldBytes -= p.bytes;
       if (p.hi === Infinity && p.appended !== appended) {
         // Rows added since come after every row held (or, with none held, after the first row asked for).
         const after = p.rows.length > 0 ? p.rows[p.rows.length - 1] + 1 : p.lo;
@@ -232,42 +227,10 @@ export class KeywordPostings {
     }
     if (p.bytes > this.maxBytes / 4) {
       this.tooLarge.add(key);
-      if (own.words.size === 0) this.held.delete(principal);
       return undefined;
     }
-    own.words.set(w, p);
-    own.bytes += p.bytes;
-    this.heldBytes += p.bytes;
-    this.evict(principal, w);
+    this.held.set(principal, w, p, p.bytes);
     return p;
-  }
-
-  /**
-   * Brings the holdings within the budget: the principal holding the most gives up its least recently used
-   * word, again until they fit (never `keep`, `keepPrincipal`'s word just read).
-   */
-  private evict(keepPrincipal: string, keep: string): void {
-    while (this.heldBytes > this.maxBytes) {
-      let victim: string | undefined;
-      let most = -1;
-      for (const [principal, own] of this.held) {
-        const spare = principal === keepPrincipal && own.words.size === 1 ? 0 : own.bytes;
-        if (spare > most) {
-          most = spare;
-          victim = principal;
-        }
-      }
-      if (victim === undefined || most <= 0) return;
-      const own = this.held.get(victim)!;
-      for (const [w, e] of own.words) {
-        if (victim === keepPrincipal && w === keep) continue;
-        own.words.delete(w);
-        own.bytes -= e.bytes;
-        this.heldBytes -= e.bytes;
-        break;
-      }
-      if (own.words.size === 0) this.held.delete(victim);
-    }
   }
 
   /** Term `w`'s postings from row `from` to row `to` (Infinity: every row after `from`), from FTS5. */
