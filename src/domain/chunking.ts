@@ -117,8 +117,7 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
    */
   function newPieceTokensAtMost(piece: string): number {
     // The piece's bytes: ASCII bytes as themselves, every other byte -1 (never part of a known token).
-    let n = 0;
-    for (let i = 0; i < piece.length; i++) n += piece.charCodeAt(i) <= 0x7f ? 1 : piece.charCodeAt(i) > 0x7ff ? 3 : 2;
+    const n = tokensAtMost(piece);
     if (scratchBytes.length < n) scratchBytes = new Int16Array(2 * n);
     if (scratchParts.length < 3 * (n + 1)) scratchParts = new Int32Array(6 * (n + 1));
     const b = scratchBytes;
