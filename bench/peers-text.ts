@@ -35,6 +35,7 @@ import {
 } from "../src/adapters/sqlite/fts5-text-backend.js";
 import { viewOver } from "../test/support/view-over.js";
 import { compilePrograms } from "../scripts/build.mjs";
+import { prng } from "../test/support/prng.js";
 import { percentile } from "./bench-timing.js";
 import {
   gradesWithin,
@@ -56,6 +57,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(here, "..");
 const TOP_K = 100;
 const UPLOAD_BATCH = 256;
+/** The seed of the engines' order in each cell (see measureCell). */
+const PEER_ORDER_SEED = 29;
 /** UpsertDocuments streams the ingest keeps in flight. */
 const UPLOAD_STREAMS = 4;
 
@@ -389,11 +392,20 @@ async function measureCell(
   const judged = corpus.queries.map((q) => gradesWithin(q.grades, (id) => inScope.has(docResource.get(id)![scope.layout])));
   const times = engines.map(() => [] as number[]);
   const quality = engines.map(() => ({ ndcg: 0, recall: 0, n: 0 }));
-  // Engines interleaved query by query (the first one turning), so a busy moment of a shared machine falls on all alike.
+  // Engines interleaved query by query, so a busy moment of a shared machine falls on all alike, in a fresh
+  // random order for each query (seeded: the same orders every run), so each engine follows each other
+  // equally often. An engine pays for the garbage collection of the JS engines that ran before it in this
+  // process (MiniSearch and Orama allocate the most): the rotation used before (i + k) put the service after
+  // one of them on every query (see docs/benchmarks.md, session 18).
+  const rand = prng(PEER_ORDER_SEED);
+  const order = engines.map((_, e) => e);
   for (let pass = 0; pass < passes; pass++) {
     for (const [i, q] of corpus.queries.entries()) {
-      for (let k = 0; k < engines.length; k++) {
-        const e = (i + k) % engines.length;
+      for (let k = order.length - 1; k > 0; k--) {
+        const j = Math.floor(rand() * (k + 1));
+        [order[k], order[j]] = [order[j], order[k]];
+      }
+      for (const e of order) {
         const t0 = performance.now();
         const ranked = await engines[e].search(scope, q[form]);
         times[e].push(performance.now() - t0);

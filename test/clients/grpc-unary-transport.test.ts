@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { getEventListeners } from "node:events";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -186,6 +187,46 @@ test("a deadline and an abort give the same codes and reset the stream as connec
     http2.constants.NGHTTP2_INTERNAL_ERROR,
     http2.constants.NGHTTP2_INTERNAL_ERROR,
     http2.constants.NGHTTP2_CANCEL,
+  ]);
+});
+
+test("the signal interceptors see ends with the call, as connect's does, and the caller's signal is let go", async () => {
+  // Per client: whether the request's signal was aborted once the call ended, and whether its reason then
+  // is the call's error (a failed call) or not; and the abort listeners left on the caller's own signal.
+  const ended: Array<{ behaviour: string; aborted: boolean; reasonIsError: boolean }> = [];
+  let last: AbortSignal | undefined;
+  const watch: Interceptor = (next) => async (req) => {
+    last = req.signal;
+    return await next(req);
+  };
+  const { sdk, connect } = bothClients(rawUrl, [watch]);
+  const seen: Array<typeof ended> = [];
+  const listenersLeft: number[][] = [];
+  for (const client of [sdk, connect]) {
+    ended.length = 0;
+    const caller = new AbortController();
+    const left: number[] = [];
+    for (const behaviour of ["ok", "error in trailers", "ok"]) {
+      const result = await outcome(client.check({}, { headers: { "x-behaviour": behaviour }, signal: caller.signal, timeoutMs: 60_000 }));
+      ended.push({
+        behaviour,
+        aborted: last!.aborted,
+        reasonIsError: last!.reason instanceof ConnectError && (last!.reason as ConnectError).code === result.code,
+      });
+      left.push(getEventListeners(caller.signal, "abort").length);
+    }
+    seen.push([...ended]);
+    listenersLeft.push(left);
+  }
+  expect(seen[0]).toEqual(seen[1]);
+  expect(seen[0]).toEqual([
+    { behaviour: "ok", aborted: true, reasonIsError: false },
+    { behaviour: "error in trailers", aborted: true, reasonIsError: true },
+    { behaviour: "ok", aborted: true, reasonIsError: false },
+  ]);
+  expect(listenersLeft).toEqual([
+    [0, 0, 0],
+    [0, 0, 0],
   ]);
 });
 

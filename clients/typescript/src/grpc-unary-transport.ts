@@ -1,11 +1,18 @@
 import { constants as h2, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
-import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, type Interceptor, type Transport, type UnaryRequest } from "@connectrpc/connect";
+import { create, isMessage, type DescMessage, type DescMethod, type MessageShape } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  createContextValues,
+  type Interceptor,
+  type Transport,
+  type UnaryRequest,
+  type UnaryResponse,
+} from "@connectrpc/connect";
 import {
   createMethodSerializationLookup,
   createMethodUrl,
   getAbortSignalReason,
-  runUnaryCall,
   type Compression,
   type MethodSerializationLookup,
 } from "@connectrpc/connect/protocol";
@@ -31,48 +38,143 @@ export interface GrpcUnaryOptions {
  * unary path runs every call through its universal HTTP client and a pipeline of async iterables (request body,
  * envelope split, decompression, parse), which cost ~1 ms of client CPU a call (more than the server spent
  * answering a small search); this costs ~0.4. Everything a caller sees stays connect's: the same interceptors,
- * deadline and abort signal (`runUnaryCall`), the same request headers, the same checks of the response's
+ * deadline and abort signal as its `runUnaryCall` (see CallSignal), the same request headers, the same checks of the response's
  * status, headers and trailers (`validateResponseWithCompression`, `validateTrailer`: errors with their
  * details, such as a ScopeViolation), gzip and brotli answers, and the same codes for HTTP/2 resets and
  * connection failures. Streaming calls go through `streaming` (connect's transport) unchanged.
  */
 export function leanGrpcUnaryTransport(streaming: Transport, opts: GrpcUnaryOptions): Transport {
-  return {
-    stream: (...args) => streaming.stream(...args),
-    async unary(method, signal, timeoutMs, header, message, contextValues) {
+  // Per method, made on its first call (connect makes them again on every call): the serializers and the
+  // URL, parsed.
+  const perMethod = new WeakMap<DescMethod, MethodParts>();
+  const chain = [...opts.interceptors].reverse();
+  const partsOf = (method: DescMethodUnary): MethodParts => {
+    let parts = perMethod.get(method);
+    if (parts === undefined) {
       const serialization = createMethodSerializationLookup(method, undefined, undefined, {
         readMaxBytes: MAX_MESSAGE_BYTES,
         writeMaxBytes: MAX_MESSAGE_BYTES,
       });
+      const url = createMethodUrl(opts.baseUrl, method);
+      const target = methodTarget(url);
+      parts = { url, call: ((req: UnaryRequest) => callUnary(opts.sessionManager, req, serialization, target)) as UnaryFn };
+      perMethod.set(method, parts);
+    }
+    return parts;
+  };
+  return {
+    stream: (...args) => streaming.stream(...args),
+    async unary(method, signal, timeoutMs, header, message, contextValues) {
       const deadline = timeoutMs === undefined ? opts.defaultTimeoutMs : timeoutMs <= 0 ? undefined : timeoutMs;
-      return await runUnaryCall({
-        interceptors: opts.interceptors,
-        signal,
-        timeoutMs: deadline,
-        req: {
+      const { url, call: inner } = partsOf(method);
+      // The interceptors applied for each call, as connect's applyInterceptors does (the first one outermost).
+      let next = inner;
+      for (const interceptor of chain) next = interceptor(next as never) as unknown as UnaryFn;
+      const call = new CallSignal(signal, deadline);
+      try {
+        const res = await next({
           stream: false,
           service: method.parent,
           method,
           requestMethod: "POST",
-          url: createMethodUrl(opts.baseUrl, method),
+          url,
           header: requestHeaderWithCompression(true, deadline, header, ACCEPT_COMPRESSION, null),
           contextValues: contextValues ?? createContextValues(),
-          message,
-        },
-        next: (req) => callUnary(opts.sessionManager, req, serialization),
-      });
+          message: isMessage(message, method.input) ? message : create(method.input, message as never),
+          signal: call.signal,
+        });
+        call.finish(undefined);
+        return res as never;
+      } catch (err) {
+        throw call.finish(err);
+      }
     },
   };
+}
+
+/** Where a call goes: its URL, that URL's origin and its path with the query. */
+interface Target {
+  url: string;
+  origin: string;
+  path: string;
+}
+
+function methodTarget(url: string): Target {
+  const u = new URL(url);
+  return { url, origin: u.origin, path: u.pathname + u.search };
+}
+
+type DescMethodUnary = Parameters<Transport["unary"]>[0];
+type UnaryFn = (req: UnaryRequest) => Promise<UnaryResponse>;
+
+interface MethodParts {
+  url: string;
+  call: UnaryFn;
+}
+
+/** The reason a call's signal carries once the call is over (made once: a DOMException per call costs its stack trace). */
+const CALL_ENDED = Object.assign(new Error("This operation was aborted"), { name: "AbortError" });
+
+/**
+ * A unary call's signal, as connect's runUnaryCall makes it: aborted by the caller's signal, at the deadline
+ * (DEADLINE_EXCEEDED, which is then the call's error whatever the transport reports), when the call fails
+ * (with its error), and when it ends, so what listens to it can let go. One AbortController a call: connect
+ * makes three, links them with listeners, and ends each call with a DOMException.
+ */
+class CallSignal {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private timedOut: ConnectError | undefined;
+  private readonly caller: AbortSignal | undefined;
+  private readonly onCallerAbort = (): void => this.abort(getAbortSignalReason(this.caller!));
+
+  constructor(caller: AbortSignal | undefined, timeoutMs: number | undefined) {
+    if (caller !== undefined) {
+      if (caller.aborted) this.abort(getAbortSignalReason(caller));
+      else {
+        this.caller = caller;
+        caller.addEventListener("abort", this.onCallerAbort);
+      }
+    }
+    if (timeoutMs !== undefined) this.timer = setTimeout(() => this.abort((this.timedOut = deadlineExceeded())), timeoutMs);
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  private abort(reason: unknown): void {
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+  }
+
+  /** Ends the call: its error as the caller sees it (undefined when it succeeded). */
+  finish(err: unknown): ConnectError | undefined {
+    clearTimeout(this.timer);
+    this.caller?.removeEventListener("abort", this.onCallerAbort);
+    if (err === undefined) {
+      this.abort(CALL_ENDED);
+      return undefined;
+    }
+    const e = ConnectError.from(this.timedOut ?? err);
+    this.abort(e);
+    return e;
+  }
+}
+
+function deadlineExceeded(): ConnectError {
+  return new ConnectError("the operation timed out", Code.DeadlineExceeded);
 }
 
 async function callUnary<I extends DescMessage, O extends DescMessage>(
   sm: Http2SessionManager,
   req: UnaryRequest<I, O>,
   serialization: MethodSerializationLookup<I, O>,
+  method: Target,
 ) {
-  const url = new URL(req.url);
-  if (url.origin !== sm.authority) {
-    throw new ConnectError(`cannot make a request to ${url.origin}: the http2 session is connected to ${sm.authority}`, Code.Internal);
+  // The method's URL was parsed once; one an interceptor changed is parsed here.
+  const { origin, path } = req.url === method.url ? method : methodTarget(req.url);
+  if (origin !== sm.authority) {
+    throw new ConnectError(`cannot make a request to ${origin}: the http2 session is connected to ${sm.authority}`, Code.Internal);
   }
   if (req.signal.aborted) throw connectErrorFromNode(getAbortSignalReason(req.signal));
   const body = serialization.getI(true).serialize(req.message);
@@ -81,7 +183,7 @@ async function callUnary<I extends DescMessage, O extends DescMessage>(
   frame.set(body, 5);
   let stream: ClientHttp2Stream;
   try {
-    stream = await sm.request("POST", url.pathname + url.search, nodeHeaders(req.header), {});
+    stream = await sm.request("POST", path, nodeHeaders(req.header), {});
   } catch (err) {
     throw connectErrorFromNode(err);
   }
