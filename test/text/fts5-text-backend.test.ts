@@ -17,6 +17,7 @@ import { runTextBackendSuite, type TextBackendHarness } from "./text-backend-sui
 import { documentStoreLoader } from "./document-store-loader.js";
 import { withReaderConnection } from "./fts5-cache-checks.js";
 import { testView } from "./text-corpus.js";
+import { viewOver } from "../support/view-over.js";
 
 /** The FTS5 adapter with its loader: documents go in through SqliteDocumentStore, like the server's. */
 /**
@@ -175,6 +176,31 @@ describe("Fts5TextBackend specifics", () => {
     expect((h.backend as Fts5TextBackend).heldScopeKeys.views).toBe(SCOPE_KEYS_CACHE_VIEWS);
     // The first view's keys were let go; asked again, they are read again, the answer the same.
     expect(await h.backend.search(first, "alpha", opts)).toEqual(answer);
+  });
+
+  it("holds each principal's scope keys apart: another principal's scopes neither warm nor evict them", async () => {
+    // 40 resources of 41: a scope of the whole index would need no keys.
+    const all = Array.from({ length: 41 }, (_, i) => `01JP${String(i).padStart(22, "0")}`);
+    for (const id of all) await h.loader.upsert({ resourceId: id, path: "a.md", chunks: [`alpha ${id}`] }, 1_000);
+    const ids = all.slice(0, 40);
+    const backend = h.backend as Fts5TextBackend;
+    const as = (owner: string, resources: readonly string[]) =>
+      viewOver(resources, { scopeId: "01JSC0PE000000000000000000", owner, projectNames: ["local/test"] });
+    const quiet = as("quiet", ids);
+    const answer = await backend.search(quiet, "alpha", opts);
+    const reads = backend.heldScopeKeys.reads;
+    // The same resource list for another principal: read again (one principal's searches never make another's faster).
+    expect(await backend.search(as("other", ids), "alpha", opts)).toEqual(answer);
+    expect(backend.heldScopeKeys).toMatchObject({ reads: reads + 1, principals: 2 });
+    // Another principal searches more scopes than are held at once: it gives up its own, never the quiet one's.
+    const scopeOf = (i: number) => ids.filter((_, k) => k >= 11 || ((i >> k) & 1) === 0);
+    for (let i = 1; i <= SCOPE_KEYS_CACHE_VIEWS + 50; i++) {
+      await backend.search(as("flooder", scopeOf(i)), "alpha", opts);
+      expect(backend.heldScopeKeys.views).toBeLessThanOrEqual(SCOPE_KEYS_CACHE_VIEWS);
+    }
+    const before = backend.heldScopeKeys.reads;
+    expect(await backend.search(quiet, "alpha", opts)).toEqual(answer);
+    expect(backend.heldScopeKeys.reads).toBe(before);
   });
 
   it("stems English words (porter)", async () => {

@@ -13,6 +13,7 @@ import { requireAcmsFts5 } from "./acms-fts5-extension.js";
 import { fts5TableTotals, KEYWORD_STATS_TABLE, keywordLog, keywordWrites, type KeywordTotals } from "./keyword-rows.js";
 import { KEYWORD_POSTINGS_CACHE_BYTES, KEYWORD_POSTINGS_MAX_SPAN, KeywordPostings, type PostingScope } from "./keyword-postings.js";
 import { CHUNK_ROW_CACHE_BYTES, ChunkRowCache, type VisibleChunkRow } from "./chunk-row-cache.js";
+import { FairShareCache } from "../kit/fair-share-cache.js";
 
 /**
  * Scopes of at most this many resources (past 32, in an index large enough: RID_MATCH_ROWS_PER_RESOURCE) are
@@ -189,9 +190,13 @@ interface ScopeKeys {
   bits?: Uint8Array;
 }
 
-/** The memory a scope's keys hold. */
-function keysBytes(keys: ScopeKeys): number {
-  return keys.blob.length + (keys.bits?.length ?? 0);
+/**
+ * What a scope's held keys count against SCOPE_KEYS_CACHE_BYTES: their memory with their resource list's, and
+ * never less than an equal share of the budget among SCOPE_KEYS_CACHE_VIEWS scopes (so no more scopes than
+ * that are held, however small).
+ */
+function heldKeysBytes(ids: string, keys: ScopeKeys): number {
+  return Math.max(keys.blob.length + (keys.bits?.length ?? 0) + ids.length, SCOPE_KEYS_CACHE_BYTES / SCOPE_KEYS_CACHE_VIEWS);
 }
 
 /** The whole index as a posting scope. */
@@ -220,8 +225,9 @@ type ScopeFilter = "match" | "keys" | "join";
 export const SCOPE_KEYS_MAX_ROWS = 1_000_000;
 
 /**
- * The chunk keys held at most, in bytes (with the resource lists they are held for) and in scopes (the least
- * recently used go first): whatever scopes the tenants search, the keys never hold more memory than this.
+ * The chunk keys held at most, in bytes (with the resource lists they are held for) and in scopes: whatever
+ * scopes the tenants search, the keys never hold more memory than this. Each principal holds its own, past
+ * the budget the principal holding the most gives up its least recently used first (FairShareCache).
  */
 export const SCOPE_KEYS_CACHE_BYTES = 64 * 1024 * 1024;
 export const SCOPE_KEYS_CACHE_VIEWS = 1024;
@@ -342,11 +348,10 @@ export class Fts5TextBackend implements TextBackend {
   private readonly topKStatements = new Map<ScopeFilter, Statement<Record<string, unknown>, Buffer | null>>();
   private readonly chunkKeysOf: Statement<[string], bigint>;
   /**
-   * Each scope's chunk keys by its resource list (see `scopeKeys`), with the state of the tables they were
-   * read at (`tablesState`), least recently used first, within SCOPE_KEYS_CACHE_BYTES and SCOPE_KEYS_CACHE_VIEWS.
+   * Each principal's scopes' chunk keys by resource list (see `scopeKeys`), with the state of the tables they
+   * were read at (`tablesState`), within SCOPE_KEYS_CACHE_BYTES and SCOPE_KEYS_CACHE_VIEWS (`heldKeysBytes`).
    */
-  private readonly viewKeys = new Map<string, { writes: string; keys: ScopeKeys }>();
-  private viewKeysBytes = 0;
+  private readonly viewKeys = new FairShareCache<string, { writes: string; keys: ScopeKeys }>(SCOPE_KEYS_CACHE_BYTES);
   private viewKeysReads = 0;
   /** SQLite's count of commits by other connections (PRAGMA data_version): with `keywordWrites`, the state a cache was read at. */
   private readonly dataVersion: Statement<[], number>;
@@ -505,7 +510,7 @@ export class Fts5TextBackend implements TextBackend {
     // ranks with, and reading them costs less than FTS5's walk of the scope).
     const keys =
       scope.rows <= this.scopeKeysMaxRows && (!matchAllowed || n > terms || this.postings !== undefined)
-        ? this.scopeKeys(json.ids, writes)
+        ? this.scopeKeys(view.principal, json.ids, writes)
         : undefined;
     const span = keys === undefined ? 0 : Math.min(table.rows, Number(keys.last - keys.first) + 1);
     const keysCheaper = keys !== undefined && n * scope.rows > span * terms;
@@ -521,7 +526,7 @@ export class Fts5TextBackend implements TextBackend {
       totals: scope,
       keys,
       phraseRows: [],
-      postings: keys === undefined ? undefined : this.postingScope(keys, scope.rows, json.ids),
+      postings: keys === undefined ? undefined : this.postingScope(view.principal, keys, scope.rows, json.ids),
     };
   }
 
@@ -650,7 +655,7 @@ export class Fts5TextBackend implements TextBackend {
    * The posting cache's scope for a scope whose chunk keys were read: undefined (rank in FTS5) when the keys
    * span more rows than it scores, or many more than the scope holds.
    */
-  private postingScope(keys: ScopeKeys, scopeRows: number, ids: string): PostingScope | undefined {
+  private postingScope(principal: string, keys: ScopeKeys, scopeRows: number, ids: string): PostingScope | undefined {
     if (this.postings === undefined || keys.last < keys.first) return undefined;
     const span = Number(keys.last - keys.first) + 1;
     if (span > KEYWORD_POSTINGS_MAX_SPAN || span > scopeRows * POSTINGS_MAX_SPAN_PER_ROW) return undefined;
@@ -664,26 +669,20 @@ export class Fts5TextBackend implements TextBackend {
       }
       keys.bits = bits;
       // Counted with the keys while they are held (they are: just read or used).
-      if (this.viewKeys.get(ids)?.keys === keys) this.viewKeysBytes += bits.length;
+      const held = this.viewKeys.get(principal, ids);
+      if (held?.keys === keys) this.viewKeys.set(principal, ids, held, heldKeysBytes(ids, keys));
     }
     return { first: Number(keys.first), last: Number(keys.last), bits: keys.bits };
   }
 
-  /** The chunk keys of the resources `ids` (JSON), ascending, as a blob for acms_tf; kept until a keyword write of one of them. */
-  private scopeKeys(ids: string, writes: string): ScopeKeys {
-    // Held by the scope's resource list (views of one list share them; no view is kept alive by this), its
-    // length counted with the keys.
-    const held = this.viewKeys.get(ids);
-    if (held !== undefined) {
-      this.viewKeys.delete(ids);
-      this.viewKeysBytes -= keysBytes(held.keys) + ids.length;
-      if (held.writes === writes) {
-        // Most recently used last: the eviction below takes the least recently used first.
-        this.viewKeys.set(ids, held);
-        this.viewKeysBytes += keysBytes(held.keys) + ids.length;
-        return held.keys;
-      }
-    }
+  /**
+   * The chunk keys of the resources `ids` (JSON), ascending, as a blob for acms_tf; held for `principal` until
+   * a keyword write of one of them.
+   */
+  private scopeKeys(principal: string, ids: string, writes: string): ScopeKeys {
+    // Held by the scope's resource list (views of one list share them; no view is kept alive by this).
+    const held = this.viewKeys.get(principal, ids);
+    if (held !== undefined && held.writes === writes) return held.keys;
     this.viewKeysReads += 1;
     // Sorted here (a typed array's sort), not by SQLite's sorter: several times faster at a million keys.
     const all = BigInt64Array.from(this.chunkKeysOf.all(ids) as bigint[]).sort();
@@ -691,20 +690,18 @@ export class Fts5TextBackend implements TextBackend {
       all.length === 0
         ? { blob: Buffer.alloc(0), first: 1n, last: 0n }
         : { blob: Buffer.from(all.buffer), first: all[0], last: all[all.length - 1] };
-    this.viewKeys.set(ids, { writes, keys });
-    this.viewKeysBytes += keys.blob.length + ids.length;
-    for (const [k, e] of this.viewKeys) {
-      if (this.viewKeysBytes <= SCOPE_KEYS_CACHE_BYTES && this.viewKeys.size <= SCOPE_KEYS_CACHE_VIEWS) break;
-      if (k === ids) continue;
-      this.viewKeys.delete(k);
-      this.viewKeysBytes -= keysBytes(e.keys) + k.length;
-    }
+    this.viewKeys.set(principal, ids, { writes, keys }, heldKeysBytes(ids, keys));
     return keys;
   }
 
-  /** The chunk keys held (figures for tests): the resource lists they are held for, their bytes with those lists', and how many times keys were read. */
-  get heldScopeKeys(): { views: number; bytes: number; reads: number } {
-    return { views: this.viewKeys.size, bytes: this.viewKeysBytes, reads: this.viewKeysReads };
+  /**
+   * The chunk keys held (figures for tests): the scopes they are held for (one per principal and resource
+   * list), the bytes counted for them (`heldKeysBytes`), the principals holding some, and how many times keys
+   * were read.
+   */
+  get heldScopeKeys(): { views: number; bytes: number; principals: number; reads: number } {
+    const { entries, bytes, principals } = this.viewKeys.holdings;
+    return { views: entries, bytes, principals, reads: this.viewKeysReads };
   }
 
   /** The posting cache's holdings (figures for tests): terms, bytes, and how many times postings were read from FTS5. */
