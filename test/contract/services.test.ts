@@ -415,6 +415,38 @@ describe("Services", () => {
     });
   });
 
+  describe.each(PROTOCOLS)("TextBackendService, group_by_document (%s)", (protocol) => {
+    test("one result per document, its best-ranked chunk; max_results counts documents and exhaustive says whether one was left out", async () => {
+      await upsert(t, "writer", [
+        {
+          resourceId: w.guide,
+          documents: [
+            doc("group/a.md", "a", { chunks: [{ text: "wombat wombat wombat" }, { text: "wombat wombat" }, { text: "wombat" }] }),
+            doc("group/b.md", "b", { chunks: [{ text: "wombat wombat" }, { text: "wombat" }] }),
+            doc("group/c.md", "c", { chunks: [{ text: "wombat among several other words" }] }),
+          ],
+        },
+      ]);
+      const scope = (await t.client(ScopeService, "writer").resolveScope({ projects: ["local/api"] })).scope!.scopeId;
+      const client = t.client(TextBackendService, "writer", scope, protocol);
+      const chunks = await client.search({ query: "wombat", maxResults: 10 });
+      expect(chunks.results.length).toBe(6);
+      const two = await client.search({ query: "wombat", maxResults: 2, groupByDocument: true });
+      expect(two.results.map((r) => [r.path, r.content])).toEqual([
+        ["group/a.md", "wombat wombat wombat"],
+        ["group/b.md", "wombat wombat"],
+      ]);
+      expect(two.exhaustive).toBe(false);
+      const all = await client.search({ query: "wombat", maxResults: 10, groupByDocument: true });
+      expect(all.results.map((r) => r.path)).toEqual(["group/a.md", "group/b.md", "group/c.md"]);
+      expect(all.exhaustive).toBe(true);
+      // Each document's result is its best chunk as the ungrouped answer ranks it, with the same score.
+      for (const r of all.results) expect(r).toEqual(chunks.results.find((c) => c.path === r.path));
+      const streamed = await drain(client.searchStream({ query: "wombat", maxResults: 2, groupByDocument: true }));
+      expect(streamed.map((m) => m.result!.ukoUri)).toEqual(two.results.map((r) => r.ukoUri));
+    });
+  });
+
   describe.each(PROTOCOLS)("VectorBackendService (%s)", (protocol) => {
     test("SimilaritySearch returns VectorResult {uko_uri, content, score (cosine), metadata, resource_id, path}, ranked, ties by uko_uri", async () => {
       const res = await t.client(VectorBackendService, "writer", w.apiScope, protocol).similaritySearch({ embedding: [0, 1, 0, 0] });

@@ -118,9 +118,11 @@ type SearchRequest struct {
 	// The query text; not empty.
 	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
 	// At most this many results (default 20, 1..server cap).
-	MaxResults    *int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3,oneof" json:"max_results,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MaxResults *int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3,oneof" json:"max_results,omitempty"`
+	// One result per document (resource and path): its best-ranked chunk, so max_results counts documents.
+	GroupByDocument bool `protobuf:"varint,3,opt,name=group_by_document,json=groupByDocument,proto3" json:"group_by_document,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SearchRequest) Reset() {
@@ -165,6 +167,13 @@ func (x *SearchRequest) GetMaxResults() int32 {
 		return *x.MaxResults
 	}
 	return 0
+}
+
+func (x *SearchRequest) GetGroupByDocument() bool {
+	if x != nil {
+		return x.GroupByDocument
+	}
+	return false
 }
 
 // SearchResponse holds ranked results.
@@ -246,9 +255,11 @@ type SearchStreamRequest struct {
 	// The query text; not empty.
 	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
 	// At most this many results (default 20, 1..server cap).
-	MaxResults    *int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3,oneof" json:"max_results,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MaxResults *int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3,oneof" json:"max_results,omitempty"`
+	// One result per document (resource and path): its best-ranked chunk, so max_results counts documents.
+	GroupByDocument bool `protobuf:"varint,3,opt,name=group_by_document,json=groupByDocument,proto3" json:"group_by_document,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SearchStreamRequest) Reset() {
@@ -293,6 +304,13 @@ func (x *SearchStreamRequest) GetMaxResults() int32 {
 		return *x.MaxResults
 	}
 	return 0
+}
+
+func (x *SearchStreamRequest) GetGroupByDocument() bool {
+	if x != nil {
+		return x.GroupByDocument
+	}
+	return false
 }
 
 // SearchStreamResponse is one result.
@@ -357,11 +375,12 @@ const file_acms_v1_text_proto_rawDesc = "" +
 	"\x04path\x18\x06 \x01(\tR\x04path\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"[\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x87\x01\n" +
 	"\rSearchRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12$\n" +
 	"\vmax_results\x18\x02 \x01(\x05H\x00R\n" +
-	"maxResults\x88\x01\x01B\x0e\n" +
+	"maxResults\x88\x01\x01\x12*\n" +
+	"\x11group_by_document\x18\x03 \x01(\bR\x0fgroupByDocumentB\x0e\n" +
 	"\f_max_results\"\xa5\x01\n" +
 	"\x0eSearchResponse\x12-\n" +
 	"\aresults\x18\x01 \x03(\v2\x13.acms.v1.TextResultR\aresults\x12\x19\n" +
@@ -369,11 +388,12 @@ const file_acms_v1_text_proto_rawDesc = "" +
 	"\n" +
 	"exhaustive\x18\x03 \x01(\bR\n" +
 	"exhaustive\x12)\n" +
-	"\x10index_generation\x18\x04 \x01(\x04R\x0findexGeneration\"a\n" +
+	"\x10index_generation\x18\x04 \x01(\x04R\x0findexGeneration\"\x8d\x01\n" +
 	"\x13SearchStreamRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12$\n" +
 	"\vmax_results\x18\x02 \x01(\x05H\x00R\n" +
-	"maxResults\x88\x01\x01B\x0e\n" +
+	"maxResults\x88\x01\x01\x12*\n" +
+	"\x11group_by_document\x18\x03 \x01(\bR\x0fgroupByDocumentB\x0e\n" +
 	"\f_max_results\"C\n" +
 	"\x14SearchStreamResponse\x12+\n" +
 	"\x06result\x18\x01 \x01(\v2\x13.acms.v1.TextResultR\x06result2\xaa\x01\n" +

@@ -282,15 +282,18 @@ class AsyncAcmsClient:
 
     # -- TextBackendService -------------------------------------------------------------------------------
 
-    async def search(self, query: str, *, max_results: int | None = None, **options: Unpack[CallOptions]) -> text_pb2.SearchResponse:
-        """Full-text (BM25) search in the call's scope, best first."""
-        return await self._unary(self._text.Search, text_pb2.SearchRequest(query=query, max_results=max_results), options)
+    async def search(
+        self, query: str, *, max_results: int | None = None, group_by_document: bool = False, **options: Unpack[CallOptions]
+    ) -> text_pb2.SearchResponse:
+        """Full-text (BM25) search in the call's scope, best first; ``group_by_document``: one result per document."""
+        request = text_pb2.SearchRequest(query=query, max_results=max_results, group_by_document=group_by_document)
+        return await self._unary(self._text.Search, request, options)
 
     def search_stream(
-        self, query: str, *, max_results: int | None = None, **options: Unpack[CallOptions]
+        self, query: str, *, max_results: int | None = None, group_by_document: bool = False, **options: Unpack[CallOptions]
     ) -> AsyncIterator[text_pb2.SearchStreamResponse]:
         """As :meth:`search`, one result per message in rank order."""
-        request = text_pb2.SearchStreamRequest(query=query, max_results=max_results)
+        request = text_pb2.SearchStreamRequest(query=query, max_results=max_results, group_by_document=group_by_document)
         return self._server_stream(self._text.SearchStream, request, options)
 
     # -- VectorBackendService -----------------------------------------------------------------------------

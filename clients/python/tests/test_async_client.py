@@ -106,15 +106,37 @@ async def test_tiers_store_and_recall(async_acms: AsyncAcmsClient, seed: Seed) -
     assert (await scoped.get_metrics()).warm_population >= 1
 
 
+async def notes_resource(acms: AsyncAcmsClient, server: Server, alias: str) -> tuple[str, str]:
+    """A new project and one resource registered in it: (project, resource id)."""
+    project = server.new_project()
+    await acms.create_project(project)
+    return project, (await acms.register_resource(project, alias, "notes")).resource.id
+
+
+@pytest.mark.asyncio
+async def test_search_grouped_by_document(async_acms: AsyncAcmsClient, server: Server) -> None:
+    project, resource_id = await notes_resource(async_acms, server, "grouped")
+    chunks = [index_pb2.ChunkInput(text="zgroupq zgroupq"), index_pb2.ChunkInput(text="zgroupq")]
+    documents = [index_pb2.DocumentInput(path="two.md", content="two chunks", chunks=chunks), index_pb2.DocumentInput(path="one.md", content="zgroupq and more")]
+
+    async def messages() -> AsyncIterator[index_pb2.UpsertDocumentsRequest]:
+        yield index_pb2.UpsertDocumentsRequest(resource_id=resource_id, documents=documents)
+
+    await async_acms.upsert_documents(messages())
+    scoped = async_acms.with_scope((await async_acms.resolve_scope([project])).scope.scope_id)
+    assert len((await scoped.search("zgroupq")).results) == 3
+    grouped = await scoped.search("zgroupq", group_by_document=True)
+    assert [(r.path, r.content) for r in grouped.results] == [("two.md", "zgroupq zgroupq"), ("one.md", "zgroupq and more")]
+    assert [m.result.path async for m in scoped.search_stream("zgroupq", max_results=1, group_by_document=True)] == ["two.md"]
+
+
 @pytest.mark.asyncio
 async def test_upsert_documents_takes_an_async_iterable(async_acms: AsyncAcmsClient, server: Server) -> None:
-    project = server.new_project()
-    await async_acms.create_project(project)
-    resource = (await async_acms.register_resource(project, "async-notes", "notes")).resource
+    project, resource_id = await notes_resource(async_acms, server, "async-notes")
 
     async def messages() -> AsyncIterator[index_pb2.UpsertDocumentsRequest]:
         for i in range(3):
-            yield index_pb2.UpsertDocumentsRequest(resource_id=resource.id, documents=[index_pb2.DocumentInput(path=f"a{i}.md", content=f"async note zasync{i}q")])
+            yield index_pb2.UpsertDocumentsRequest(resource_id=resource_id, documents=[index_pb2.DocumentInput(path=f"a{i}.md", content=f"async note zasync{i}q")])
 
     written = await async_acms.upsert_documents(messages())
     assert (written.documents_upserted, written.messages_received) == (3, 3)

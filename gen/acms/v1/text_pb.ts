@@ -11,7 +11,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file acms/v1/text.proto.
  */
 export const file_acms_v1_text: GenFile = /*@__PURE__*/
-  fileDesc("ChJhY21zL3YxL3RleHQucHJvdG8SB2FjbXMudjEixgEKClRleHRSZXN1bHQSDwoHdWtvX3VyaRgBIAEoCRIPCgdjb250ZW50GAIgASgJEg0KBXNjb3JlGAMgASgBEjMKCG1ldGFkYXRhGAQgAygLMiEuYWNtcy52MS5UZXh0UmVzdWx0Lk1ldGFkYXRhRW50cnkSEwoLcmVzb3VyY2VfaWQYBSABKAkSDAoEcGF0aBgGIAEoCRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiSAoNU2VhcmNoUmVxdWVzdBINCgVxdWVyeRgBIAEoCRIYCgttYXhfcmVzdWx0cxgCIAEoBUgAiAEBQg4KDF9tYXhfcmVzdWx0cyJ2Cg5TZWFyY2hSZXNwb25zZRIkCgdyZXN1bHRzGAEgAygLMhMuYWNtcy52MS5UZXh0UmVzdWx0EhAKCHNjb3BlX2lkGAIgASgJEhIKCmV4aGF1c3RpdmUYAyABKAgSGAoQaW5kZXhfZ2VuZXJhdGlvbhgEIAEoBCJOChNTZWFyY2hTdHJlYW1SZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEhgKC21heF9yZXN1bHRzGAIgASgFSACIAQFCDgoMX21heF9yZXN1bHRzIjsKFFNlYXJjaFN0cmVhbVJlc3BvbnNlEiMKBnJlc3VsdBgBIAEoCzITLmFjbXMudjEuVGV4dFJlc3VsdDKqAQoSVGV4dEJhY2tlbmRTZXJ2aWNlEj8KBlNlYXJjaBIWLmFjbXMudjEuU2VhcmNoUmVxdWVzdBoXLmFjbXMudjEuU2VhcmNoUmVzcG9uc2UiBJC1GAESUwoMU2VhcmNoU3RyZWFtEhwuYWNtcy52MS5TZWFyY2hTdHJlYW1SZXF1ZXN0Gh0uYWNtcy52MS5TZWFyY2hTdHJlYW1SZXNwb25zZSIEkLUYATABQiBaHmFjbXMvY2xpZW50cy9nby9hY21zL3YxO2FjbXN2MWIGcHJvdG8z", [file_acms_v1_options]);
+  fileDesc("ChJhY21zL3YxL3RleHQucHJvdG8SB2FjbXMudjEixgEKClRleHRSZXN1bHQSDwoHdWtvX3VyaRgBIAEoCRIPCgdjb250ZW50GAIgASgJEg0KBXNjb3JlGAMgASgBEjMKCG1ldGFkYXRhGAQgAygLMiEuYWNtcy52MS5UZXh0UmVzdWx0Lk1ldGFkYXRhRW50cnkSEwoLcmVzb3VyY2VfaWQYBSABKAkSDAoEcGF0aBgGIAEoCRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiYwoNU2VhcmNoUmVxdWVzdBINCgVxdWVyeRgBIAEoCRIYCgttYXhfcmVzdWx0cxgCIAEoBUgAiAEBEhkKEWdyb3VwX2J5X2RvY3VtZW50GAMgASgIQg4KDF9tYXhfcmVzdWx0cyJ2Cg5TZWFyY2hSZXNwb25zZRIkCgdyZXN1bHRzGAEgAygLMhMuYWNtcy52MS5UZXh0UmVzdWx0EhAKCHNjb3BlX2lkGAIgASgJEhIKCmV4aGF1c3RpdmUYAyABKAgSGAoQaW5kZXhfZ2VuZXJhdGlvbhgEIAEoBCJpChNTZWFyY2hTdHJlYW1SZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEhgKC21heF9yZXN1bHRzGAIgASgFSACIAQESGQoRZ3JvdXBfYnlfZG9jdW1lbnQYAyABKAhCDgoMX21heF9yZXN1bHRzIjsKFFNlYXJjaFN0cmVhbVJlc3BvbnNlEiMKBnJlc3VsdBgBIAEoCzITLmFjbXMudjEuVGV4dFJlc3VsdDKqAQoSVGV4dEJhY2tlbmRTZXJ2aWNlEj8KBlNlYXJjaBIWLmFjbXMudjEuU2VhcmNoUmVxdWVzdBoXLmFjbXMudjEuU2VhcmNoUmVzcG9uc2UiBJC1GAESUwoMU2VhcmNoU3RyZWFtEhwuYWNtcy52MS5TZWFyY2hTdHJlYW1SZXF1ZXN0Gh0uYWNtcy52MS5TZWFyY2hTdHJlYW1SZXNwb25zZSIEkLUYATABQiBaHmFjbXMvY2xpZW50cy9nby9hY21zL3YxO2FjbXN2MWIGcHJvdG8z", [file_acms_v1_options]);
 
 /**
  * TextResult is one ranked chunk.
@@ -88,6 +88,13 @@ export type SearchRequest = Message<"acms.v1.SearchRequest"> & {
    * @generated from field: optional int32 max_results = 2;
    */
   maxResults?: number | undefined;
+
+  /**
+   * One result per document (resource and path): its best-ranked chunk, so max_results counts documents.
+   *
+   * @generated from field: bool group_by_document = 3;
+   */
+  groupByDocument: boolean;
 };
 
 /**
@@ -158,6 +165,13 @@ export type SearchStreamRequest = Message<"acms.v1.SearchStreamRequest"> & {
    * @generated from field: optional int32 max_results = 2;
    */
   maxResults?: number | undefined;
+
+  /**
+   * One result per document (resource and path): its best-ranked chunk, so max_results counts documents.
+   *
+   * @generated from field: bool group_by_document = 3;
+   */
+  groupByDocument: boolean;
 };
 
 /**

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from ...acms.v1 import options_pb2 as acms_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12\x61\x63ms/v1/text.proto\x12\x07\x61\x63ms.v1\x1a\x15\x61\x63ms/v1/options.proto\"\xc6\x01\n\nTextResult\x12\x0f\n\x07uko_uri\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\r\n\x05score\x18\x03 \x01(\x01\x12\x33\n\x08metadata\x18\x04 \x03(\x0b\x32!.acms.v1.TextResult.MetadataEntry\x12\x13\n\x0bresource_id\x18\x05 \x01(\t\x12\x0c\n\x04path\x18\x06 \x01(\t\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"H\n\rSearchRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x18\n\x0bmax_results\x18\x02 \x01(\x05H\x00\x88\x01\x01\x42\x0e\n\x0c_max_results\"v\n\x0eSearchResponse\x12$\n\x07results\x18\x01 \x03(\x0b\x32\x13.acms.v1.TextResult\x12\x10\n\x08scope_id\x18\x02 \x01(\t\x12\x12\n\nexhaustive\x18\x03 \x01(\x08\x12\x18\n\x10index_generation\x18\x04 \x01(\x04\"N\n\x13SearchStreamRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x18\n\x0bmax_results\x18\x02 \x01(\x05H\x00\x88\x01\x01\x42\x0e\n\x0c_max_results\";\n\x14SearchStreamResponse\x12#\n\x06result\x18\x01 \x01(\x0b\x32\x13.acms.v1.TextResult2\xaa\x01\n\x12TextBackendService\x12?\n\x06Search\x12\x16.acms.v1.SearchRequest\x1a\x17.acms.v1.SearchResponse\"\x04\x90\xb5\x18\x01\x12S\n\x0cSearchStream\x12\x1c.acms.v1.SearchStreamRequest\x1a\x1d.acms.v1.SearchStreamResponse\"\x04\x90\xb5\x18\x01\x30\x01\x42 Z\x1e\x61\x63ms/clients/go/acms/v1;acmsv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12\x61\x63ms/v1/text.proto\x12\x07\x61\x63ms.v1\x1a\x15\x61\x63ms/v1/options.proto\"\xc6\x01\n\nTextResult\x12\x0f\n\x07uko_uri\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\r\n\x05score\x18\x03 \x01(\x01\x12\x33\n\x08metadata\x18\x04 \x03(\x0b\x32!.acms.v1.TextResult.MetadataEntry\x12\x13\n\x0bresource_id\x18\x05 \x01(\t\x12\x0c\n\x04path\x18\x06 \x01(\t\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"c\n\rSearchRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x18\n\x0bmax_results\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x19\n\x11group_by_document\x18\x03 \x01(\x08\x42\x0e\n\x0c_max_results\"v\n\x0eSearchResponse\x12$\n\x07results\x18\x01 \x03(\x0b\x32\x13.acms.v1.TextResult\x12\x10\n\x08scope_id\x18\x02 \x01(\t\x12\x12\n\nexhaustive\x18\x03 \x01(\x08\x12\x18\n\x10index_generation\x18\x04 \x01(\x04\"i\n\x13SearchStreamRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x18\n\x0bmax_results\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x19\n\x11group_by_document\x18\x03 \x01(\x08\x42\x0e\n\x0c_max_results\";\n\x14SearchStreamResponse\x12#\n\x06result\x18\x01 \x01(\x0b\x32\x13.acms.v1.TextResult2\xaa\x01\n\x12TextBackendService\x12?\n\x06Search\x12\x16.acms.v1.SearchRequest\x1a\x17.acms.v1.SearchResponse\"\x04\x90\xb5\x18\x01\x12S\n\x0cSearchStream\x12\x1c.acms.v1.SearchStreamRequest\x1a\x1d.acms.v1.SearchStreamResponse\"\x04\x90\xb5\x18\x01\x30\x01\x42 Z\x1e\x61\x63ms/clients/go/acms/v1;acmsv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -44,13 +44,13 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TEXTRESULT_METADATAENTRY']._serialized_start=206
   _globals['_TEXTRESULT_METADATAENTRY']._serialized_end=253
   _globals['_SEARCHREQUEST']._serialized_start=255
-  _globals['_SEARCHREQUEST']._serialized_end=327
-  _globals['_SEARCHRESPONSE']._serialized_start=329
-  _globals['_SEARCHRESPONSE']._serialized_end=447
-  _globals['_SEARCHSTREAMREQUEST']._serialized_start=449
-  _globals['_SEARCHSTREAMREQUEST']._serialized_end=527
-  _globals['_SEARCHSTREAMRESPONSE']._serialized_start=529
-  _globals['_SEARCHSTREAMRESPONSE']._serialized_end=588
-  _globals['_TEXTBACKENDSERVICE']._serialized_start=591
-  _globals['_TEXTBACKENDSERVICE']._serialized_end=761
+  _globals['_SEARCHREQUEST']._serialized_end=354
+  _globals['_SEARCHRESPONSE']._serialized_start=356
+  _globals['_SEARCHRESPONSE']._serialized_end=474
+  _globals['_SEARCHSTREAMREQUEST']._serialized_start=476
+  _globals['_SEARCHSTREAMREQUEST']._serialized_end=581
+  _globals['_SEARCHSTREAMRESPONSE']._serialized_start=583
+  _globals['_SEARCHSTREAMRESPONSE']._serialized_end=642
+  _globals['_TEXTBACKENDSERVICE']._serialized_start=645
+  _globals['_TEXTBACKENDSERVICE']._serialized_end=815
 # @@protoc_insertion_point(module_scope)

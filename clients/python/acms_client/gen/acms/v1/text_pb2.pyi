@@ -90,19 +90,23 @@ class SearchRequest(_message.Message):
 
     QUERY_FIELD_NUMBER: _builtins.int
     MAX_RESULTS_FIELD_NUMBER: _builtins.int
+    GROUP_BY_DOCUMENT_FIELD_NUMBER: _builtins.int
     query: _builtins.str
     """The query text; not empty."""
     max_results: _builtins.int
     """At most this many results (default 20, 1..server cap)."""
+    group_by_document: _builtins.bool
+    """One result per document (resource and path): its best-ranked chunk, so max_results counts documents."""
     def __init__(
         self,
         *,
         query: _builtins.str = ...,
         max_results: _builtins.int | None = ...,
+        group_by_document: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_max_results", b"_max_results", "max_results", b"max_results"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_results", b"_max_results", "max_results", b"max_results", "query", b"query"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_results", b"_max_results", "group_by_document", b"group_by_document", "max_results", b"max_results", "query", b"query"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__max_results: _TypeAlias = _typing.Literal["max_results"]  # noqa: Y015
     _WhichOneofArgType__max_results: _TypeAlias = _typing.Literal["_max_results", b"_max_results"]  # noqa: Y015
@@ -154,19 +158,23 @@ class SearchStreamRequest(_message.Message):
 
     QUERY_FIELD_NUMBER: _builtins.int
     MAX_RESULTS_FIELD_NUMBER: _builtins.int
+    GROUP_BY_DOCUMENT_FIELD_NUMBER: _builtins.int
     query: _builtins.str
     """The query text; not empty."""
     max_results: _builtins.int
     """At most this many results (default 20, 1..server cap)."""
+    group_by_document: _builtins.bool
+    """One result per document (resource and path): its best-ranked chunk, so max_results counts documents."""
     def __init__(
         self,
         *,
         query: _builtins.str = ...,
         max_results: _builtins.int | None = ...,
+        group_by_document: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_max_results", b"_max_results", "max_results", b"max_results"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_results", b"_max_results", "max_results", b"max_results", "query", b"query"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_results", b"_max_results", "group_by_document", b"group_by_document", "max_results", b"max_results", "query", b"query"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__max_results: _TypeAlias = _typing.Literal["max_results"]  # noqa: Y015
     _WhichOneofArgType__max_results: _TypeAlias = _typing.Literal["_max_results", b"_max_results"]  # noqa: Y015
