@@ -89,15 +89,15 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
     return known === 1;
   }
 
-  /** Whether three ASCII characters (a * 16384 + b * 128 + c) are one token, as asked of the tokenizer once each. */
-  const asciiTriples = new Map<number, boolean>();
+  /** Whether three ASCII characters ((a * 128 + b) * 128 + c) are one token: as `asciiPairs` (2 MiB, like the pairs' table). */
+  const asciiTriples = new Uint8Array(128 * 128 * 128);
 
   function tripleIsToken(a: number, b: number, c: number): boolean {
-    const k = a * 16384 + b * 128 + c;
-    let known = asciiTriples.get(k);
+    const k = (a * 128 + b) * 128 + c;
+    let known = asciiTriples[k];
     // As with pairs, "no" is always safe here: it only allows more cuts.
-    if (known === undefined) asciiTriples.set(k, (known = tok.encode(String.fromCharCode(a, b, c), PLAIN_TEXT).length === 1));
-    return known;
+    if (known === 0) asciiTriples[k] = known = tok.encode(String.fromCharCode(a, b, c), PLAIN_TEXT).length === 1 ? 1 : 2;
+    return known === 1;
   }
 
   /** Scratch arrays of `newPieceTokensAtMost`, grown as pieces need (pieces are mostly words: a few bytes). */

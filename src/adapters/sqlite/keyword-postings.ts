@@ -82,7 +82,6 @@ export interface PostingRanking {
  * ranks in FTS5.
  */
 export class KeywordPostings {
-  /** Each principal's postings by word, least recently used first, and their bytes. */
   /** Each principal's postings by word (FairShareCache: least recently used evicted first, from the principal holding the most). */
   private readonly held: FairShareCache<string, Postings>;
   /** Terms found too large to hold (by principal), until the index changes. */

@@ -58,8 +58,7 @@ export async function searchText(
   const maxResults = resolveCount("max_results", req.maxResults, DEFAULT_MAX_RESULTS, deps.maxResultsCap);
   const generation = await deps.documents.generation();
   const now = (deps.now ?? Date.now)();
-  const most = Math.max(maxResults, Math.min(maxResults * GROUPED_CHUNKS_PER_RESULT, deps.maxResultsCap * 4));
-  for (let chunks = maxResults; ; chunks = Math.min(chunks * 4, most)) {
+  const ranked = async (chunks: number): Promise<{ ordered: HitRecord[]; exhaustive: boolean }> => {
     const { hits, exhaustive } = await deps.text.search(view, query, {
       maxResults: chunks,
       now,
@@ -67,8 +66,15 @@ export async function searchText(
       signal,
     });
     signal?.throwIfAborted();
-    const ordered = await hydrateHits(deps.documents, hits);
-    if (req.groupByDocument !== true) return { results: guardResults(view, ordered, "text"), exhaustive, generation };
+    return { ordered: await hydrateHits(deps.documents, hits), exhaustive };
+  };
+  if (req.groupByDocument !== true) {
+    const { ordered, exhaustive } = await ranked(maxResults);
+    return { results: guardResults(view, ordered, "text"), exhaustive, generation };
+  }
+  const most = Math.max(maxResults, Math.min(maxResults * GROUPED_CHUNKS_PER_RESULT, deps.maxResultsCap * 4));
+  for (let chunks = maxResults; ; chunks = Math.min(chunks * 4, most)) {
+    const { ordered, exhaustive } = await ranked(chunks);
     const documents = bestChunkPerDocument(ordered);
     // Enough documents, or every chunk ranked, or as many chunks as a grouped search ranks: the answer. It is
     // exhaustive only when every chunk was ranked and no document was left out.
