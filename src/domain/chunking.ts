@@ -169,12 +169,14 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
    * before (most words recur: BPE on every one was most of an upload's CPU); a piece not seen before is
    * counted only when the text might not fit one chunk: a new piece's tokens are bounded without BPE
    * (`newPieceTokensAtMost`: about two thirds of an English word's bytes), so a text whose known counts plus
-   * its new pieces' bounds fit is one chunk whatever their counts (new words were most of the BPE left).
+   * its new pieces' bounds fit is one chunk whatever their counts (new words were most of the BPE left); one
+   * that may not fit has its new pieces counted in order only until it surely does (a text of new words a
+   * little over the chunk by its bounds needs a few counted, not all).
    * Should a piece not split back into itself, the whole text takes the tokenizer's own pass.
    */
   function piecesOf(text: string, maxTokens: number): Array<{ text: string; tokens: number }> | "one chunk" {
     // Every piece at once, as strings (one call; iterating the matches built an array per piece), and each
-    // one's count (-1: not counted yet): the pieces themselves are built only for a text past one chunk.
+    // one's count (~bound, negative, while not counted): the pieces themselves are built only for a text past one chunk.
     const matches = text.match(SPLIT);
     if (matches === null) return piecesByTokenizer(text, maxTokens);
     const counts: number[] = new Array<number>(matches.length);
@@ -190,7 +192,7 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
         atMost += known;
       } else if (known !== undefined) {
         // Seen (it splits back into itself), bounded, not counted yet.
-        counts[i] = -1;
+        counts[i] = known;
         atMost += ~known;
       } else {
         SPLIT_ONE.lastIndex = 0;
@@ -199,20 +201,25 @@ export function createChunker(tok: ChunkerTokenizer): Chunker {
         const bound = newPieceTokensAtMost(match);
         if (pieceTokens.size >= PIECE_CACHE_SIZE) pieceTokens.clear();
         pieceTokens.set(match, ~bound);
-        counts[i] = -1;
+        counts[i] = ~bound;
         atMost += bound;
       }
       covered += match.length;
     }
     // The pattern matches every character; should it ever skip one, the tokenizer's pass decides.
     if (covered !== text.length) return piecesByTokenizer(text, maxTokens);
+    // Uncounted pieces (their bound held as ~bound) are counted in order, each count taking the place of its
+    // bound, until the text surely fits one chunk (most of a text's new pieces then need no BPE) or all are counted.
+    for (let i = 0; i < matches.length && atMost > maxTokens; i++) {
+      if (counts[i] >= 0) continue;
+      const tokens = countPiece(matches[i]);
+      if (tokens > maxTokens) return piecesByTokenizer(text, maxTokens);
+      atMost -= ~counts[i] - tokens;
+      counts[i] = tokens;
+    }
     if (atMost <= maxTokens) return "one chunk";
     const pieces: Array<{ text: string; tokens: number }> = new Array(matches.length);
-    for (let i = 0; i < matches.length; i++) {
-      const tokens = counts[i] >= 0 ? counts[i] : countPiece(matches[i]);
-      if (tokens > maxTokens) return piecesByTokenizer(text, maxTokens);
-      pieces[i] = { text: matches[i], tokens };
-    }
+    for (let i = 0; i < matches.length; i++) pieces[i] = { text: matches[i], tokens: counts[i] };
     return pieces;
   }
 

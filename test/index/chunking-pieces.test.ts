@@ -157,7 +157,7 @@ describe("a text whose new words surely fit one chunk is not counted", () => {
     );
   });
 
-  it("counts no piece of a text whose bytes fit the chunk, and every new piece of one that may not fit", () => {
+  it("counts no piece of a text whose bytes fit the chunk, and new pieces of one that may not fit until it surely does", () => {
     const fresh = freshChunker();
     const small = " zorblatt quenfix mirrodel";
     expect(Buffer.byteLength(small)).toBe(26);
@@ -191,10 +191,17 @@ describe("a text whose new words surely fit one chunk is not counted", () => {
     const fresh = freshChunker();
     expect(fresh.chunkText(small, { chunkTokens: 14, overlapTokens: 2 })).toEqual([small]);
     expect(fresh.counted).toEqual([]);
-    // Under the bound the text is counted, and still cut as the tokenizer's pass cuts it.
+    // Under the bound the text is counted a new piece at a time, in order, each count taking the place of its
+    // bound, until the text surely fits (here after its first piece: 2 tokens, bounded 4), and still cut as the
+    // tokenizer's pass cuts it.
     const tight = { chunkTokens: 12, overlapTokens: 2 };
     expect(fresh.chunkText(small, tight)).toEqual(referenceChunks(small, tight));
-    expect(fresh.counted.sort()).toEqual([" mirrodel", " quenfix", " zorblatt"]);
+    expect(fresh.counted).toEqual([" zorblatt"]);
+    // Over its count (7 tokens), every piece is counted and the text cut into chunks.
+    const tighter = { chunkTokens: 6, overlapTokens: 2 };
+    expect(fresh.chunkText(small, tighter)).toEqual(referenceChunks(small, tighter));
+    expect(fresh.chunkText(small, tighter)).toHaveLength(2);
+    expect(fresh.counted).toEqual([" zorblatt", " quenfix", " mirrodel"]);
   });
 
   it("cuts ASCII text as the tokenizer's own pass does, with chunks around its count (property)", () => {
