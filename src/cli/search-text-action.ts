@@ -13,8 +13,12 @@ export const searchText =
   async ({ conn, call, cmd }, words) => {
     requireScope(conn);
     const query = words.join(" ");
-    const o = cmd.opts<{ maxResults?: string }>();
-    const res = await call(TextBackendService.method.search, { query, maxResults: parseIntFlag("--max-results", o.maxResults) });
+    const o = cmd.opts<{ maxResults?: string; groupByDocument?: boolean }>();
+    const res = await call(TextBackendService.method.search, {
+      query,
+      maxResults: parseIntFlag("--max-results", o.maxResults),
+      groupByDocument: o.groupByDocument === true,
+    });
     if (conn.json) printMessageJson(io, SearchResponseSchema, res);
     else printRanked(io, res.results, query, res.exhaustive ? undefined : "(more results may match: raise --max-results)");
   };

@@ -18,7 +18,8 @@ export function searchCommand(io: CliIo): Command {
       .command("text")
       .description("full-text (BM25) search")
       .argument("<query...>", "the query words")
-      .option("-n, --max-results <n>", "how many results (server default 20)"),
+      .option("-n, --max-results <n>", "how many results (server default 20)")
+      .option("--group-by-document", "one result per document, its best-ranked chunk (-n then counts documents)"),
     { scoped: true },
   ).action(serviceAction(io, async () => (await import("./search-text-action.js")).searchText(io)));
 

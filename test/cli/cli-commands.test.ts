@@ -207,6 +207,40 @@ describe("acms ingest, scope, search, fetch, tiers on a folder of 2000 files", (
     expect(JSON.parse(nested.stdout).results.map((r: { path: string }) => r.path)).not.toContain("sub/secret.md");
   });
 
+  test("search text --group-by-document answers one result per document, its best chunk", async () => {
+    // A document the server cuts into several chunks, each naming the term.
+    const paragraph = (i: number) =>
+      `Section ${i}: the tachyon emitter alignment drifts with temperature, so each shift logs readings, ` +
+      "compares them with the reference table, and files a ticket when the drift passes the tolerance. ".repeat(6);
+    const acms = createAcmsClient({ baseUrl: t.server.url, apiKey: t.keys.writer });
+    try {
+      await acms.index.upsertDocuments(
+        (async function* () {
+          yield {
+            resourceId,
+            documents: [
+              { path: "manual/tachyon.md", content: Array.from({ length: 6 }, (_, i) => paragraph(i)).join("\n\n"), chunks: [] },
+              { path: "manual/other.md", content: "A short note: the tachyon emitter was serviced.", chunks: [] },
+            ],
+          };
+        })(),
+      );
+    } finally {
+      acms.close();
+    }
+    const search = async (...flags: string[]) => {
+      const run = await runCli(["search", "text", "tachyon emitter", "--scope", scopeId, "--json", "-n", "10", ...flags], env);
+      expect(run.code).toBe(0);
+      return JSON.parse(run.stdout).results as Array<{ path: string; score: number; ukoUri: string }>;
+    };
+    const chunks = await search();
+    expect(chunks.filter((r) => r.path === "manual/tachyon.md").length).toBeGreaterThanOrEqual(3);
+    const documents = await search("--group-by-document");
+    expect(documents.map((r) => r.path).sort()).toEqual(["manual/other.md", "manual/tachyon.md"]);
+    // Each document's result is its best-ranked chunk, with that chunk's score.
+    for (const d of documents) expect(d).toEqual(chunks.find((c) => c.path === d.path));
+  });
+
   test("search hybrid fuses the text results; search graph answers SPARQL over the scope's graphs", async () => {
     const hybrid = await runCli(["search", "hybrid", "flux capacitor calibration", "--scope", scopeId, "-k", "2"], env);
     expect(hybrid.code).toBe(0);
