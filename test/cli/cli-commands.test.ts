@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { TermKind } from "../../gen/acms/v1/graph_pb.js";
 import { createAcmsClient } from "../../src/client/create-acms-client.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
+import { doc, upsert } from "../index/index-fixture.js";
 import { runCli } from "./cli-harness.js";
 
 const exec = promisify(execFile);
@@ -25,23 +26,6 @@ afterAll(async () => {
   await t.close(true);
   rmSync(work, { recursive: true, force: true });
 });
-
-/** Writes `documents` into `resourceId` over the API (one UpsertDocuments message), as a client beside the CLI would. */
-async function upsert(
-  resourceId: string,
-  documents: Array<{ path: string; content: string; chunks: Array<{ text: string; embedding?: number[] }> }>,
-): Promise<void> {
-  const acms = createAcmsClient({ baseUrl: t.server.url, apiKey: t.keys.writer });
-  try {
-    await acms.index.upsertDocuments(
-      (async function* () {
-        yield { resourceId, documents };
-      })(),
-    );
-  } finally {
-    acms.close();
-  }
-}
 
 /** Exactly one line on stderr, `acms: <code>: ...`, and no stack trace. */
 function expectOneErrorLine(stderr: string, code: string): string {
@@ -229,9 +213,14 @@ describe("acms ingest, scope, search, fetch, tiers on a folder of 2000 files", (
     const paragraph = (i: number) =>
       `Section ${i}: the tachyon emitter alignment drifts with temperature, so each shift logs readings, ` +
       "compares them with the reference table, and files a ticket when the drift passes the tolerance. ".repeat(6);
-    await upsert(resourceId, [
-      { path: "manual/tachyon.md", content: Array.from({ length: 6 }, (_, i) => paragraph(i)).join("\n\n"), chunks: [] },
-      { path: "manual/other.md", content: "A short note: the tachyon emitter was serviced.", chunks: [] },
+    await upsert(t, "writer", [
+      {
+        resourceId,
+        documents: [
+          doc("manual/tachyon.md", Array.from({ length: 6 }, (_, i) => paragraph(i)).join("\n\n")),
+          doc("manual/other.md", "A short note: the tachyon emitter was serviced."),
+        ],
+      },
     ]);
     const search = async (...flags: string[]) => {
       const run = await runCli(["search", "text", "tachyon emitter", "--scope", scopeId, "--json", "-n", "10", ...flags], env);
@@ -280,9 +269,14 @@ describe("acms ingest, scope, search, fetch, tiers on a folder of 2000 files", (
   test("search vector takes the embedding as JSON or @file and ranks by cosine", async () => {
     const dim = t.config.embeddingDim;
     const axis = (i: number) => Array.from({ length: dim }, (_, j) => (j === i ? 1 : 0));
-    await upsert(resourceId, [
-      { path: "vectors/east.md", content: "east", chunks: [{ text: "east", embedding: axis(0) }] },
-      { path: "vectors/north.md", content: "north", chunks: [{ text: "north", embedding: axis(1) }] },
+    await upsert(t, "writer", [
+      {
+        resourceId,
+        documents: [
+          doc("vectors/east.md", "east", { chunks: [{ text: "east", embedding: axis(0) }] }),
+          doc("vectors/north.md", "north", { chunks: [{ text: "north", embedding: axis(1) }] }),
+        ],
+      },
     ]);
     const file = join(work, "query-embedding.json");
     writeFileSync(file, JSON.stringify(axis(1).map((v, j) => (j === 0 ? 0.2 : v))));
