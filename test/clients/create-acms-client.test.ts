@@ -1,4 +1,6 @@
 import { execFile } from "node:child_process";
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -87,6 +89,31 @@ test("findScopeViolation and findFieldViolations read the error details", async 
   expect(findFieldViolations(bad).map((v) => v.field)).toEqual(["query"]);
   expect(findScopeViolation(new Error("plain"))).toBeUndefined();
 });
+
+test.each<AcmsProtocol>(["connect", "grpc", "grpc-web"])(
+  "over HTTP/2 (%s) the client grants the server a 1 MiB receive window, for each stream and for the connection",
+  async (protocol) => {
+    // A bare HTTP/2 server that sees the client's settings and window, and refuses every call.
+    const sessions: http2.ServerHttp2Session[] = [];
+    const server = http2.createServer();
+    server.on("session", (s) => sessions.push(s));
+    server.on("stream", (stream) => stream.respond({ ":status": 503 }, { endStream: true }));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const acms = client({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, protocol });
+      await expect(acms.health.check({ service: "" })).rejects.toBeInstanceOf(ConnectError);
+      expect(sessions).toHaveLength(1);
+      // What the server may send ahead of what the client has read (64 KiB each without them): the window is
+      // opened before the call's request is sent, so the server has it when the call ends.
+      expect(sessions[0].remoteSettings.initialWindowSize).toBe(1024 * 1024);
+      expect(sessions[0].state.remoteWindowSize).toBe(1024 * 1024);
+      acms.close();
+    } finally {
+      for (const s of sessions) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  },
+);
 
 test("gRPC over HTTP/1.1 is refused up front", () => {
   expect(() => createAcmsClient({ baseUrl: t.server.url, protocol: "grpc", httpVersion: "1.1" })).toThrow(/HTTP\/2/);

@@ -1,6 +1,7 @@
 import type { Transport } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcTransport, createGrpcWebTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { leanGrpcUnaryTransport } from "./grpc-unary-transport.js";
+import { WideWindowSessionManager } from "./wide-window-session-manager.js";
 import { assembleAcmsClient, type AcmsClient, type AcmsClientBaseOptions } from "./acms-client.js";
 
 /** The wire protocols the server speaks on its one port. */
@@ -16,7 +17,7 @@ export interface AcmsClientOptions extends AcmsClientBaseOptions {
 
 /**
  * Builds typed clients for every ACMS service with the key and scope headers set by an interceptor, over
- * one shared HTTP/2 connection. This is the supported way for TypeScript code in Node to call the service
+ * one shared HTTP/2 connection (with a 1 MiB receive window: see WideWindowSessionManager). This is the supported way for TypeScript code in Node to call the service
  * (browsers use `createAcmsWebClient` from `@acms/client/web`).
  *
  * @example
@@ -31,7 +32,7 @@ export function createAcmsClient(options: AcmsClientOptions): AcmsClient {
   if (options.protocol === "grpc" && httpVersion === "1.1") {
     throw new Error("the gRPC protocol needs HTTP/2 (use protocol connect or grpc-web over HTTP/1.1)");
   }
-  const sessionManager = httpVersion === "2" ? new Http2SessionManager(options.baseUrl) : undefined;
+  const sessionManager = httpVersion === "2" ? new WideWindowSessionManager(options.baseUrl) : undefined;
   const makeTransport = (interceptors: AcmsClientBaseOptions["interceptors"]): Transport => {
     const common = { baseUrl: options.baseUrl, interceptors, defaultTimeoutMs: options.defaultTimeoutMs };
     switch (options.protocol ?? "connect") {
