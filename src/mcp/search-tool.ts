@@ -4,6 +4,7 @@ import { z } from "zod";
 import { RagService, Source } from "../../gen/acms/v1/rag_pb.js";
 import { TextBackendService } from "../../gen/acms/v1/text_pb.js";
 import { VectorBackendService } from "../../gen/acms/v1/vector_pb.js";
+import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { runTool, type ToolEnv, type ToolExtra } from "./run-tool.js";
 import { errorResult } from "./tool-result.js";
@@ -58,6 +59,10 @@ export function registerSearchTool(server: McpServer, env: ToolEnv): void {
             "only documents whose path matches one of these globs (relative POSIX, `**` recursive), e.g. `src/**/*.ts`; " +
               "it narrows the scope for this search, never widens it",
           ),
+        group_by_document: z
+          .boolean()
+          .optional()
+          .describe("mode text only: one result per document (its best-matching passage), so `top_k` counts documents (default false)"),
         scope_id: scopeIdArg,
       },
       outputSchema: toolOutput({
@@ -83,6 +88,7 @@ export function registerSearchTool(server: McpServer, env: ToolEnv): void {
         extra,
         async (call) => {
           const mode = args.mode ?? "hybrid";
+          if (args.group_by_document && mode !== "text") throw groupingNeedsText(mode);
           // `include_paths` narrows the scope inside the RPC's own access check (its view's path filter), so
           // every engine applies it in its query like a scope's own include_paths: exact, `exhaustive` honest.
           let options = call.options;
@@ -100,7 +106,10 @@ export function registerSearchTool(server: McpServer, env: ToolEnv): void {
           let answer: { scopeId: string; exhaustive: boolean; indexGeneration: bigint };
           const extraOut: Record<string, unknown> = {};
           if (mode === "text") {
-            const res = await createClient(TextBackendService, call.transport).search({ query: args.query, maxResults: wanted }, options);
+            const res = await createClient(TextBackendService, call.transport).search(
+              { query: args.query, maxResults: wanted, groupByDocument: args.group_by_document ?? false },
+              options,
+            );
             hits = res.results.map(toHit);
             answer = res;
           } else if (mode === "vector") {
@@ -133,6 +142,14 @@ export function registerSearchTool(server: McpServer, env: ToolEnv): void {
       );
     },
   );
+}
+
+/** `group_by_document` in a mode other than text (Search alone groups chunks by document): INVALID_ARGUMENT naming it. */
+function groupingNeedsText(mode: string): ConnectError {
+  const description = `applies to mode text only (Search groups chunks by document), not ${mode}`;
+  return new ConnectError(`group_by_document: ${description}`, Code.InvalidArgument, undefined, [
+    { desc: BadRequestSchema, value: { fieldViolations: [{ field: "group_by_document", description }] } },
+  ]);
 }
 
 /**

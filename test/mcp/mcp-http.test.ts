@@ -7,6 +7,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { call, connectMcp, ok, refused } from "./mcp-client.js";
 import { seedMcpFixture, EX, type McpFixture } from "./mcp-fixture.js";
+import { doc, upsert } from "../index/index-fixture.js";
 
 const TOOLS = ["fetch", "forget", "get_triples", "list_resources", "narrow_scope", "recall", "remember", "search", "sparql", "traverse"];
 
@@ -43,7 +44,14 @@ test("lists exactly the ten tools, each with a description, an input schema and 
     expect(Object.keys(tool.inputSchema.properties ?? {})).toContain("scope_id");
   }
   const search = tools.find((x) => x.name === "search")!;
-  expect(Object.keys(search.inputSchema.properties ?? {}).sort()).toEqual(["include_paths", "mode", "query", "scope_id", "top_k"]);
+  expect(Object.keys(search.inputSchema.properties ?? {}).sort()).toEqual([
+    "group_by_document",
+    "include_paths",
+    "mode",
+    "query",
+    "scope_id",
+    "top_k",
+  ]);
   expect(search.inputSchema.required).toEqual(["query"]);
 });
 
@@ -243,4 +251,36 @@ test("a stateless call needs no session: tools/call answers without initialize",
   const body = (await res.json()) as { id: number; result: { structuredContent: { results: unknown[] } } };
   expect(body.id).toBe(7);
   expect(body.result.structuredContent.results).toHaveLength(3);
+});
+
+test("search with group_by_document (mode text) answers one result per document, its best passage; other modes refuse it", async () => {
+  // A document the server cuts into several chunks, each naming the term (no "zebra": the other tests' word).
+  const paragraph = (i: number) =>
+    `Section ${i}: the okapi feeder schedule shifts with the season, so each keeper logs the portions, ` +
+    "compares them with the diet table, and files a note when the intake passes the tolerance. ".repeat(6);
+  await upsert(t, "writer", [
+    {
+      resourceId: f.docs,
+      documents: [
+        doc("guide/okapi.md", Array.from({ length: 6 }, (_, i) => paragraph(i)).join("\n\n")),
+        doc("guide/okapi-note.md", "A short note: the okapi feeder was cleaned."),
+      ],
+    },
+  ]);
+  const search = async (args: Record<string, unknown>) =>
+    ok<{ results: Hit[] }>(await call(mcp, "search", { query: "okapi feeder", mode: "text", top_k: 10, ...args })).results;
+  const chunks = await search({});
+  expect(chunks.filter((h) => h.path === "guide/okapi.md").length).toBeGreaterThanOrEqual(3);
+  const documents = await search({ group_by_document: true });
+  expect(documents.map((h) => h.path).sort()).toEqual(["guide/okapi-note.md", "guide/okapi.md"]);
+  // Each document's result is its best-ranked chunk of the ungrouped answer, in the same order.
+  const best = chunks.filter((h, i) => chunks.findIndex((o) => o.path === h.path) === i);
+  expect(documents).toEqual(best);
+  // top_k counts documents.
+  expect((await search({ group_by_document: true, top_k: 1 })).map((h) => h.path)).toEqual([best[0].path]);
+  for (const mode of ["hybrid", "vector", undefined]) {
+    const r = await call(mcp, "search", { query: "okapi feeder", group_by_document: true, ...(mode ? { mode } : {}) });
+    expect(r.isError).toBe(true);
+    expect(r.structuredContent).toMatchObject({ code: "INVALID_ARGUMENT", field_violations: [{ field: "group_by_document" }] });
+  }
 });
