@@ -49,3 +49,12 @@ export function principalOf(keys: KeyRing, values: ContextValues, authorization:
   if ("refusal" in early) throw early.refusal;
   return early.principal;
 }
+
+/**
+ * Whether the transport's gate found a valid key for this call (not a public service, not a refusal): the
+ * transports then give its HTTP/2 connection the wider receive window (see widenReceiveWindow).
+ */
+export function keyProven(values: ContextValues): boolean {
+  const early = values.get(earlyAuthenticationKey);
+  return early !== undefined && "principal" in early;
+}

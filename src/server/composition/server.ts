@@ -4,7 +4,7 @@ import { RagService } from "../../../gen/acms/v1/rag_pb.js";
 import { TextBackendService } from "../../../gen/acms/v1/text_pb.js";
 import { VectorBackendService } from "../../../gen/acms/v1/vector_pb.js";
 import { createAccessInterceptor } from "../access/access-interceptor.js";
-import { createBodyGate } from "../access/early-authentication.js";
+import { createBodyGate, keyProven } from "../access/early-authentication.js";
 import { COMPRESS_MIN_BYTES } from "../transport/compression-policy.js";
 import { withConsole } from "../console/console-assets.js";
 import { CONSOLE_SCOPES_PATH, createConsoleScopesEndpoint } from "../console/console-scopes-endpoint.js";
@@ -144,6 +144,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   const { bodyTimeoutMs, minBodyBytesPerSecond } = deps.config.connections;
   const handler = createNodeHandler({
     bodyGate,
+    keyProven,
     bodyTimeoutMs,
     minBodyBytesPerSecond,
     routes: recordingRoutes(routes, methods),
@@ -163,6 +164,7 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
       maxMessageBytes: deps.config.maxMessageBytes,
       compressMinBytes: COMPRESS_MIN_BYTES,
       bodyGate,
+      keyProven,
       bodyTimeoutMs,
       minBodyBytesPerSecond,
     });

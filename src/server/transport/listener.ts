@@ -25,15 +25,6 @@ export interface Listener {
 export const PROTOCOL_SNIFF_TIMEOUT_MS = 10_000;
 
 /**
- * The HTTP/2 receive window, of each stream and of each connection (1 MiB; HTTP/2's default is 64 KiB). At
- * 64 KiB a client streaming an upload sends a few messages and waits for the server's WINDOW_UPDATE, which the
- * serving thread sends only between its other work: uploads over gRPC ran 8-20% faster at 1 MiB (issue 29,
- * docs/benchmarks.md). It bounds what a connection may send ahead of what the server has read, far below the
- * one message a call may send (ACMS_MAX_MESSAGE_BYTES, 16 MiB by default).
- */
-export const HTTP2_RECEIVE_WINDOW_BYTES = 1024 * 1024;
-
-/**
  * One TCP port that speaks h2c (gRPC, gRPC-Web, Connect over HTTP/2 with prior knowledge) and HTTP/1.1
  * (Connect and gRPC-Web from browsers and plain curl): the first bytes of a connection pick the protocol.
  */
@@ -46,7 +37,7 @@ export async function listen(
 ): Promise<Listener> {
   const guard = new ConnectionGuard(limits);
   const h2 = http2.createServer(
-    { maxSessionMemory: 64, settings: { initialWindowSize: HTTP2_RECEIVE_WINDOW_BYTES } },
+    { maxSessionMemory: 64 },
     handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
   );
   if (streamHandler) takeStreamsFirst(h2, streamHandler);
@@ -57,8 +48,6 @@ export async function listen(
   h1.emit("listening");
   const sessions = new Set<http2.ServerHttp2Session>();
   h2.on("session", (s) => {
-    // The connection's window (the settings above set each stream's).
-    if (!s.destroyed) s.setLocalWindowSize(HTTP2_RECEIVE_WINDOW_BYTES);
     guard.watch(s);
     sessions.add(s);
     s.on("close", () => sessions.delete(s));

@@ -15,6 +15,7 @@ import {
   type ConnectNodeAdapterOptions,
 } from "@connectrpc/connect-node";
 import { BodyDeadline, type BodyDeadlineOptions } from "./body-deadline.js";
+import { widenReceiveWindow } from "./receive-window.js";
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
@@ -175,6 +176,11 @@ export interface NodeHandlerOptions extends ConnectNodeAdapterOptions {
    */
   bodyGate?: (serviceTypeName: string, authorization: string | null, values: ContextValues) => boolean;
   /**
+   * Whether a call whose body the gate let through proved a valid key (the access room's keyProven): its
+   * HTTP/2 connection then gets the wider receive window (widenReceiveWindow). Absent: no connection widens.
+   */
+  keyProven?: (values: ContextValues) => boolean;
+  /**
    * A request body that receives no bytes for this long while the call waits for it is abandoned (ms): the
    * HTTP/2 stream is reset, the HTTP/1.1 connection closed. Absent: no deadline.
    */
@@ -311,15 +317,18 @@ export function createNodeHandler(options: NodeHandlerOptions): (req: NodeReques
       uReq = withoutBody(uReq, req.headers["content-type"]);
       // HTTP/1.1 cannot tell the client to stop sending: the connection closes after the answer.
       if (!isHttp2(req)) res.setHeader("connection", "close");
-    } else if (options.bodyTimeoutMs !== undefined) {
-      // One request message (unary, server-streaming): the minimum rate applies too; a client stream may pause.
-      const single = handler.method.methodKind === "unary" || handler.method.methodKind === "server_streaming";
-      const opts: BodyDeadlineOptions = {
-        stallMs: options.bodyTimeoutMs,
-        graceMs: options.bodyTimeoutMs,
-        minBytesPerSecond: single ? (options.minBodyBytesPerSecond ?? 0) : 0,
-      };
-      uReq = { ...uReq, body: withBodyDeadline(uReq.body as AsyncIterable<Uint8Array>, opts, () => release(req, true)) };
+    } else {
+      if (isHttp2(req) && options.keyProven?.(values)) widenReceiveWindow(req.stream.session);
+      if (options.bodyTimeoutMs !== undefined) {
+        // One request message (unary, server-streaming): the minimum rate applies too; a client stream may pause.
+        const single = handler.method.methodKind === "unary" || handler.method.methodKind === "server_streaming";
+        const opts: BodyDeadlineOptions = {
+          stallMs: options.bodyTimeoutMs,
+          graceMs: options.bodyTimeoutMs,
+          minBytesPerSecond: single ? (options.minBodyBytesPerSecond ?? 0) : 0,
+        };
+        uReq = { ...uReq, body: withBodyDeadline(uReq.body as AsyncIterable<Uint8Array>, opts, () => release(req, true)) };
+      }
     }
     handler(uReq)
       .then((uRes) => malformedBodyIsInvalidArgument(uRes, handler.method.input.typeName))

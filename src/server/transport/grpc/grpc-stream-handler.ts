@@ -22,6 +22,7 @@ import { takeEncoded } from "../encoded-messages.js";
 import type { MethodRegistry } from "./method-registry.js";
 import { RawRequestHeaders } from "./raw-request-headers.js";
 import { BodyDeadline } from "../body-deadline.js";
+import { widenReceiveWindow } from "../receive-window.js";
 
 const gzipAsync = promisify(gzip);
 
@@ -39,6 +40,11 @@ export interface GrpcStreamHandlerOptions {
    * empty message, where access answers it (UNAUTHENTICATED). Absent: every body is read.
    */
   bodyGate?: (serviceTypeName: string, authorization: string | null, values: ContextValues) => boolean;
+  /**
+   * Whether a call whose body the gate let through proved a valid key (the access room's keyProven): its
+   * HTTP/2 connection then gets the wider receive window (widenReceiveWindow). Absent: no connection widens.
+   */
+  keyProven?: (values: ContextValues) => boolean;
   /** A request body that receives no bytes for this long while the call waits for it: the stream is reset (ms). */
   bodyTimeoutMs?: number;
   /** A request message must average at least this many bytes/s once `bodyTimeoutMs` of waiting has passed; 0: no rule. */
@@ -324,6 +330,7 @@ class GrpcCall {
       const mayRead = this.opts.bodyGate?.(method.parent.typeName, this.requestHeaders.get("authorization"), this.values) ?? true;
       // A call refused from its headers never has its body read: the stream's flow control holds the client
       // to one window, and Node resets the stream (NO_ERROR) once the answer is sent, as HTTP/2 allows.
+      if (mayRead && this.opts.keyProven?.(this.values)) widenReceiveWindow(this.stream.session);
       const input = mayRead ? fromBinaryChecked(method.input, await this.readMessage()) : create(method.input);
       if (this.spec.kind === "unary") await this.unary(input);
       else await this.serverStream(input);
