@@ -17,8 +17,9 @@ export interface AcmsClientOptions extends AcmsClientBaseOptions {
 
 /**
  * Builds typed clients for every ACMS service with the key and scope headers set by an interceptor, over
- * one shared HTTP/2 connection (with a 1 MiB receive window: see WideWindowSessionManager). This is the supported way for TypeScript code in Node to call the service
- * (browsers use `createAcmsWebClient` from `@acms/client/web`).
+ * one shared HTTP/2 connection (with a 1 MiB receive window: see WideWindowSessionManager). This is the
+ * supported way for TypeScript code in Node to call the service (browsers use `createAcmsWebClient` from
+ * `@acms/client/web`).
  *
  * @example
  * const acms = createAcmsClient({ baseUrl: "http://127.0.0.1:50051", apiKey: process.env.ACMS_API_KEY });
