@@ -15,7 +15,7 @@ import {
   type ConnectNodeAdapterOptions,
 } from "@connectrpc/connect-node";
 import { BodyDeadline, type BodyDeadlineOptions } from "./body-deadline.js";
-import { widenReceiveWindow } from "./receive-window.js";
+import { admitBody, type BodyAdmissionOptions } from "./body-admission.js";
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
@@ -154,7 +154,7 @@ function clientWentAway(res: NodeResponse, reason: unknown): boolean {
 }
 
 /** Options of createNodeHandler: connect-node's, and routes that serve some paths in the binary protocols. */
-export interface NodeHandlerOptions extends ConnectNodeAdapterOptions {
+export interface NodeHandlerOptions extends ConnectNodeAdapterOptions, BodyAdmissionOptions {
   /**
    * Methods that, in the binary protocols (gRPC, gRPC-Web, Connect with protobuf), are served by these
    * routes instead of `routes`: the same method path, decoded with a wire-compatible request type (see
@@ -169,17 +169,6 @@ export interface NodeHandlerOptions extends ConnectNodeAdapterOptions {
    * upsertDocumentsWireMethod). A larger JSON message is RESOURCE_EXHAUSTED before it is parsed.
    */
   jsonReadMaxBytes?: number;
-  /**
-   * Decides from the headers, before the body is read, whether a call's body may be read (the access room's
-   * createBodyGate): a call it refuses gets an empty message in place of its body, which is never read nor
-   * decoded (nor decompressed), and the interceptors answer it (UNAUTHENTICATED). Absent: every body is read.
-   */
-  bodyGate?: (serviceTypeName: string, authorization: string | null, values: ContextValues) => boolean;
-  /**
-   * Whether a call whose body the gate let through proved a valid key (the access room's keyProven): its
-   * HTTP/2 connection then gets the wider receive window (widenReceiveWindow). Absent: no connection widens.
-   */
-  keyProven?: (values: ContextValues) => boolean;
   /**
    * A request body that receives no bytes for this long while the call waits for it is abandoned (ms): the
    * HTTP/2 stream is reset, the HTTP/1.1 connection closed. Absent: no deadline.
@@ -312,23 +301,21 @@ export function createNodeHandler(options: NodeHandlerOptions): (req: NodeReques
     const values = options.contextValues?.(req) ?? createContextValues();
     let uReq = universalRequestFromNodeRequest(req, res, undefined, values);
     // The header as the access interceptor reads it (req.header): the same value for the same rule.
-    const mayRead = options.bodyGate?.(handler.service.typeName, uReq.header.get("authorization"), values) ?? true;
+    const session = isHttp2(req) ? req.stream.session : undefined;
+    const mayRead = admitBody(options, handler.service.typeName, uReq.header.get("authorization"), values, session);
     if (!mayRead) {
       uReq = withoutBody(uReq, req.headers["content-type"]);
       // HTTP/1.1 cannot tell the client to stop sending: the connection closes after the answer.
       if (!isHttp2(req)) res.setHeader("connection", "close");
-    } else {
-      if (isHttp2(req) && options.keyProven?.(values)) widenReceiveWindow(req.stream.session);
-      if (options.bodyTimeoutMs !== undefined) {
-        // One request message (unary, server-streaming): the minimum rate applies too; a client stream may pause.
-        const single = handler.method.methodKind === "unary" || handler.method.methodKind === "server_streaming";
-        const opts: BodyDeadlineOptions = {
-          stallMs: options.bodyTimeoutMs,
-          graceMs: options.bodyTimeoutMs,
-          minBytesPerSecond: single ? (options.minBodyBytesPerSecond ?? 0) : 0,
-        };
-        uReq = { ...uReq, body: withBodyDeadline(uReq.body as AsyncIterable<Uint8Array>, opts, () => release(req, true)) };
-      }
+    } else if (options.bodyTimeoutMs !== undefined) {
+      // One request message (unary, server-streaming): the minimum rate applies too; a client stream may pause.
+      const single = handler.method.methodKind === "unary" || handler.method.methodKind === "server_streaming";
+      const opts: BodyDeadlineOptions = {
+        stallMs: options.bodyTimeoutMs,
+        graceMs: options.bodyTimeoutMs,
+        minBytesPerSecond: single ? (options.minBodyBytesPerSecond ?? 0) : 0,
+      };
+      uReq = { ...uReq, body: withBodyDeadline(uReq.body as AsyncIterable<Uint8Array>, opts, () => release(req, true)) };
     }
     handler(uReq)
       .then((uRes) => malformedBodyIsInvalidArgument(uRes, handler.method.input.typeName))

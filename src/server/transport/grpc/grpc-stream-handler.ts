@@ -22,29 +22,18 @@ import { takeEncoded } from "../encoded-messages.js";
 import type { MethodRegistry } from "./method-registry.js";
 import { RawRequestHeaders } from "./raw-request-headers.js";
 import { BodyDeadline } from "../body-deadline.js";
-import { widenReceiveWindow } from "../receive-window.js";
+import { admitBody, type BodyAdmissionOptions } from "../body-admission.js";
 
 const gzipAsync = promisify(gzip);
 
-/** What the gRPC fast path needs. */
-export interface GrpcStreamHandlerOptions {
+/** What the gRPC fast path needs (the body's admission as connect-node's handler has it). */
+export interface GrpcStreamHandlerOptions extends BodyAdmissionOptions {
   methods: MethodRegistry;
   /** The router-wide interceptors, applied exactly as Connect applies them. */
   interceptors: readonly Interceptor[];
   maxMessageBytes: number;
   /** Responses at least this large are gzip-compressed when the client accepts gzip. */
   compressMinBytes: number;
-  /**
-   * Decides from the headers, before the body is read, whether a call's body may be read (the access
-   * room's createBodyGate): a call it refuses is never read nor decoded, and runs the interceptors on an
-   * empty message, where access answers it (UNAUTHENTICATED). Absent: every body is read.
-   */
-  bodyGate?: (serviceTypeName: string, authorization: string | null, values: ContextValues) => boolean;
-  /**
-   * Whether a call whose body the gate let through proved a valid key (the access room's keyProven): its
-   * HTTP/2 connection then gets the wider receive window (widenReceiveWindow). Absent: no connection widens.
-   */
-  keyProven?: (values: ContextValues) => boolean;
   /** A request body that receives no bytes for this long while the call waits for it: the stream is reset (ms). */
   bodyTimeoutMs?: number;
   /** A request message must average at least this many bytes/s once `bodyTimeoutMs` of waiting has passed; 0: no rule. */
@@ -327,10 +316,15 @@ class GrpcCall {
       }
       const { method } = this.spec;
       // The header as the access interceptor reads it (req.header): the same value for the same rule.
-      const mayRead = this.opts.bodyGate?.(method.parent.typeName, this.requestHeaders.get("authorization"), this.values) ?? true;
+      const mayRead = admitBody(
+        this.opts,
+        method.parent.typeName,
+        this.requestHeaders.get("authorization"),
+        this.values,
+        this.stream.session,
+      );
       // A call refused from its headers never has its body read: the stream's flow control holds the client
       // to one window, and Node resets the stream (NO_ERROR) once the answer is sent, as HTTP/2 allows.
-      if (mayRead && this.opts.keyProven?.(this.values)) widenReceiveWindow(this.stream.session);
       const input = mayRead ? fromBinaryChecked(method.input, await this.readMessage()) : create(method.input);
       if (this.spec.kind === "unary") await this.unary(input);
       else await this.serverStream(input);
