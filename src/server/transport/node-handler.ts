@@ -1,6 +1,6 @@
 import type * as http from "node:http";
 import * as http2 from "node:http2";
-import { Code, ConnectError, createConnectRouter, createContextValues, type ConnectRouter, type ContextValues } from "@connectrpc/connect";
+import { Code, ConnectError, createConnectRouter, createContextValues, type ConnectRouter } from "@connectrpc/connect";
 import {
   createAsyncIterable,
   type UniversalHandler,
