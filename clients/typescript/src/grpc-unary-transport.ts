@@ -107,6 +107,13 @@ function methodTarget(url: string): Target {
 type DescMethodUnary = Parameters<Transport["unary"]>[0];
 type UnaryFn = (req: UnaryRequest) => Promise<UnaryResponse>;
 
+/** A unary call's answer as its stream delivers it. */
+interface UnaryAnswer<O extends DescMessage> {
+  header: Headers;
+  message: MessageShape<O>;
+  trailer: Headers;
+}
+
 interface MethodParts {
   url: string;
   call: UnaryFn;
@@ -187,22 +194,32 @@ async function callUnary<I extends DescMessage, O extends DescMessage>(
   } catch (err) {
     throw connectErrorFromNode(err);
   }
-  return new Promise<{ header: Headers; message: MessageShape<O>; trailer: Headers }>((resolve, reject) => {
-    let settled = false;
+  // The call's outcome reaches the caller through `outcome`, let go once the call settles. The listeners below
+  // outlive the call: Node's HTTP/2 stream stays reachable from its native handle until the next full
+  // collection, so each young collection keeps what they reach. Through the promise's `resolve` that would be
+  // the answer, every answer (~90 KB of objects and strings for 100 search results) would be copied out of
+  // the young generation, and a client making calls back to back spent ~15% of its time doing that.
+  let outcome: { resolve(answer: UnaryAnswer<O>): void; reject(err: ConnectError): void } | undefined;
+  const answered = new Promise<UnaryAnswer<O>>((resolve, reject) => {
+    outcome = { resolve, reject };
+  });
+  {
     let status = 0;
     let header = new Headers();
     const trailer = new Headers();
     const chunks: Buffer[] = [];
     let received = 0;
-    const settle = (err: ConnectError | undefined, value?: { header: Headers; message: MessageShape<O>; trailer: Headers }) => {
-      if (settled) return;
-      settled = true;
+    const settle = (err: ConnectError | undefined, value?: UnaryAnswer<O>) => {
+      const settling = outcome;
+      if (settling === undefined) return;
+      outcome = undefined;
+      chunks.length = 0;
       req.signal.removeEventListener("abort", onAbort);
       if (err) {
         // A stream given up is reset with CANCEL (gRPC's mapping of a cancelled call), anything else INTERNAL_ERROR.
         if (!stream.closed) stream.close(err.code === Code.Canceled ? h2.NGHTTP2_CANCEL : h2.NGHTTP2_INTERNAL_ERROR);
-        reject(err);
-      } else resolve(value!);
+        settling.reject(err);
+      } else settling.resolve(value!);
     };
     const onAbort = () => settle(connectErrorFromNode(getAbortSignalReason(req.signal)));
     req.signal.addEventListener("abort", onAbort);
@@ -255,7 +272,8 @@ async function callUnary<I extends DescMessage, O extends DescMessage>(
       else answer.compression.decompress(answer.data, MAX_MESSAGE_BYTES).then(done, (err: unknown) => settle(ConnectError.from(err)));
     });
     stream.end(frame);
-  }).then(({ header, message, trailer }) => ({
+  }
+  return answered.then(({ header, message, trailer }) => ({
     stream: false as const,
     service: req.service,
     method: req.method,
