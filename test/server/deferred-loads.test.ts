@@ -134,7 +134,20 @@ describe("deferred keyword index on DuckDB", () => {
     const backends = await createBackends(duckConfig(), { deferLoads: true });
     try {
       const text = backends.text as MemoryBm25TextBackend;
-      const snapshot = jest.spyOn(backends.units!, "snapshotChunks");
+      // The build goes on from its snapshot only once a write has landed after it, so the index must take in
+      // a write its snapshot missed, whatever the machine's speed (timed alone, a loaded machine's first
+      // write could land after the build).
+      let wrote: () => void = () => undefined;
+      const aWriteLanded = new Promise<void>((resolve) => (wrote = resolve));
+      let snapshotTaken = false;
+      const units = backends.units!;
+      const original = units.snapshotChunks.bind(units);
+      const snapshot = jest.spyOn(units, "snapshotChunks").mockImplementation(async () => {
+        const taken = await original();
+        snapshotTaken = true;
+        await aWriteLanded;
+        return taken;
+      });
       await turns(5);
       expect(snapshot).not.toHaveBeenCalled();
       expect(text.indexedGeneration).toBeUndefined();
@@ -148,7 +161,10 @@ describe("deferred keyword index on DuckDB", () => {
       for (let i = 0; !loaded; i++) {
         await backends.documents.upsertDocuments(R, [doc(`during-${i}.md`, `zebra during ${i}`)], Date.now());
         during.push(`during-${i}.md`);
-        if (text.indexedGeneration === undefined) whileBuilding++;
+        if (text.indexedGeneration === undefined) {
+          whileBuilding++;
+          if (snapshotTaken) wrote();
+        }
       }
       await textReady;
       expect(whileBuilding).toBeGreaterThan(0);
