@@ -1,8 +1,11 @@
 import { openPostgresPool, type PostgresPool } from "../../src/adapters/postgres/postgres-pool.js";
+import { PostgresRegistryStore } from "../../src/adapters/postgres/postgres-registry-store.js";
 import { PostgresTierStore } from "../../src/adapters/postgres/postgres-tier-store.js";
 import { TierService } from "../../src/application/tiers/tier-service.js";
+import { NotFoundError } from "../../src/domain/errors.js";
 import type { TierName } from "../../src/domain/tier-fragment.js";
 import type { TierBudgets } from "../../src/domain/tier-policy.js";
+import { newUlid } from "../../src/domain/ulid-id.js";
 import { openTestPostgres, type PostgresTestDatabase } from "../support/engines/postgres-harness.js";
 import { scopeView } from "./tier-fixtures.js";
 
@@ -204,5 +207,49 @@ describe("tier placement shared by two servers on one PostgreSQL database", () =
     // No displacement named a fragment of project b, and every one displaced is out of the tiers or below.
     const named = results.flatMap((r) => r.displaced.map((d) => d.id));
     expect(named.filter((id) => id.startsWith("b-"))).toEqual([]);
+  });
+});
+
+describe("a fragment against an erasure made through another server", () => {
+  test("once the other server has begun erasing its resource or deleted its project, a store through this one is NOT_FOUND", async () => {
+    // The scope was resolved before the erasure, as a call's may be while it waits for the deployment's tier
+    // lock; the registry is the database's, read again inside the write.
+    const registryA = new PostgresRegistryStore(db.pool);
+    const registryB = new PostgresRegistryStore(db.pool);
+    const poolA = openPostgresPool(db.url);
+    const poolB = openPostgresPool(db.url);
+    pools.push(poolA, poolB);
+    const open = async (pool: PostgresPool, registry: PostgresRegistryStore) => {
+      const s = await TierService.open(new PostgresTierStore(pool), { budgets: BUDGETS, summaryTokens: 8, registry });
+      services.push(s);
+      return s;
+    };
+    const a = await open(poolA, registryA);
+    const b = await open(poolB, registryB);
+    const doomed = newUlid();
+    await registryB.createProject("local/a");
+    await registryB.registerResource({ id: doomed, project: "local/a", alias: "doomed", kind: "docs", parentIds: [], metadata: {} });
+    const stale = scopeView(["local/a"], [doomed]);
+    const note = (content: string, resourceId = doomed) => ({
+      id: "",
+      content,
+      tier: undefined,
+      projectName: "local/a",
+      resourceId,
+      metadata: {},
+    });
+    await a.storeFragment(stale, note("before the erasure"));
+
+    expect(await registryB.beginErasure(doomed)).toBeDefined();
+    await expect(a.storeFragment(stale, note("while it is erased"))).rejects.toBeInstanceOf(NotFoundError);
+    expect(await b.eraseFragments({ resourceId: doomed })).toEqual({ fragments: 1, files: 0 });
+    await registryB.finishErasure(doomed);
+    await expect(a.storeFragment(stale, note("after it"))).rejects.toBeInstanceOf(NotFoundError);
+    await a.storeFragment(stale, note("about the project", ""));
+    await registryB.deleteProject("local/a");
+    await b.eraseFragments({ projectName: "local/a" });
+    await expect(a.storeFragment(stale, note("after the project went", ""))).rejects.toBeInstanceOf(NotFoundError);
+    const { rows } = await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM tier_fragments");
+    expect(rows[0].n).toBe(0);
   });
 });

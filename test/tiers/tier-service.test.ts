@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { MemoryTierStore } from "../../src/adapters/memory/memory-tier-store.js";
+import { openSqliteCatalog } from "../../src/adapters/sqlite/index.js";
 import { SqliteFileTierStore } from "../../src/adapters/sqlite/sqlite-file-tier-store.js";
 import {
   AlreadyExistsError,
@@ -752,5 +753,56 @@ describe("group commit on the durable store", () => {
     await second;
     await tiers.close();
     db.close();
+  });
+});
+
+describe("a fragment against an erasure", () => {
+  // The call's scope is resolved before the call reaches the tier queue (on a shared store, the deployment's
+  // tier lock), so an erasure may run in between: the fragment's resource and project are read again inside
+  // the write, against the real registry, and a fragment naming what is erased, being erased or deleted is
+  // refused; the erasure's own removal of fragments runs through the same queue.
+  test("naming a resource being erased or erased, or a deleted project, is NOT_FOUND and leaves nothing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acms-tier-erasure-"));
+    const catalog = openSqliteCatalog({ path: join(dir, "acms.db"), coldDir: join(dir, "cold") });
+    try {
+      const { registry } = catalog;
+      const doomed = newUlid();
+      const kept = newUlid();
+      await registry.createProject("local/api");
+      for (const [id, alias] of [
+        [doomed, "doomed"],
+        [kept, "kept"],
+      ])
+        await registry.registerResource({ id, project: "local/api", alias, kind: "docs", parentIds: [], metadata: {} });
+      const tiers = await TierService.open(catalog.tierStore, { budgets: BUDGETS, summaryTokens: 16, registry });
+      // Resolved before the erasure, as a call's scope is.
+      const stale = scopeView(["local/api"], [doomed, kept]);
+      const before = await tiers.storeFragment(stale, input({ resourceId: doomed, content: "before the erasure" }));
+
+      expect(await registry.beginErasure(doomed)).toBeDefined();
+      await rejects(() => tiers.storeFragment(stale, input({ resourceId: doomed, content: "while it is erased" })), NotFoundError);
+      await rejects(() => tiers.storeFragment(stale, input({ id: before.fragment.id, resourceId: doomed })), NotFoundError);
+      expect(await tiers.eraseFragments({ resourceId: doomed })).toEqual({ fragments: 1, files: 0 });
+      await registry.finishErasure(doomed);
+      for (const tier of ["hot", "warm", "cold"] as const) {
+        await rejects(() => tiers.storeFragment(stale, input({ resourceId: doomed, tier, content: prose(2) })), NotFoundError);
+      }
+      // The other resource and the project itself still take fragments.
+      await tiers.storeFragment(stale, input({ resourceId: kept, content: "about the kept one" }));
+      await tiers.storeFragment(stale, input({ content: "about the project" }));
+      expect((await catalog.tierStore.load()).map((f) => f.resourceId).sort()).toEqual(["", kept].sort());
+
+      await tiers.eraseFragments({ resourceId: kept });
+      expect(await registry.beginErasure(kept)).toBeDefined();
+      await registry.finishErasure(kept);
+      await registry.deleteProject("local/api");
+      await tiers.eraseFragments({ projectName: "local/api" });
+      await rejects(() => tiers.storeFragment(stale, input({ content: "after the project went" })), NotFoundError);
+      expect(await catalog.tierStore.load()).toEqual([]);
+      await tiers.close();
+    } finally {
+      await catalog.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

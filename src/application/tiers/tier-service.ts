@@ -8,6 +8,7 @@ import { fragmentKey, TIER_NAMES, tierAbove, tierBelow, tierFacts, type TierFrag
 import { LruTierPolicy, type TierBudgets, type TierPolicy } from "../../domain/tier-policy.js";
 import { countTokens, truncateToTokens } from "../../domain/token-count.js";
 import { newUlid, resourceIdProblem } from "../../domain/ulid-id.js";
+import type { RegistryStore } from "../../ports/registry-store.js";
 import { isSharedTierStore, type LoadedFragment, type SharedTierStore, type TierChanges, type TierStore } from "../../ports/tier-store.js";
 import { SerialQueue } from "../shared/serial-queue.js";
 import { scopeViolation } from "../../domain/scope-violation.js";
@@ -30,6 +31,12 @@ export interface TierServiceOptions {
   now?: () => Date;
   /** The placement policy over the budgets; least recently used (LruTierPolicy) by default. */
   policy?: (budgets: TierBudgets) => TierPolicy;
+  /**
+   * Where a stored fragment's project and resource are read again inside its write: a resource being erased
+   * or gone, or a project deleted, refuses the fragment (see storeFragment). Undefined: not read again (a
+   * tier service with no registry, as in unit tests of placement).
+   */
+  registry?: Pick<RegistryStore, "getProject" | "resourceState">;
 }
 
 /** A fragment to store, as the request gives it. */
@@ -255,6 +262,10 @@ export class TierService {
    * outside the call's scope is ALREADY_EXISTS (the same tenant learns nothing new, and context its other
    * scopes use is never overwritten from a scope that cannot see it). A store only displaces fragments of
    * its own principal and project (the budgets are per pool); `displaced` lists those the call's scope can see.
+   * The call's scope was resolved before the call reached this server's queue of tier operations (on a shared
+   * store, the deployment's tier lock), and an erasure may have run meanwhile: the fragment's project and
+   * resource are read again in the operation, and one deleted or being erased is NOT_FOUND, so no fragment
+   * outlives the erasure of what it names (the erasure's removal of fragments runs through the same queue).
    */
   storeFragment(view: ScopedBackendView, input: FragmentInput): Promise<PlacementResult> {
     const owner = ownerOf(view);
@@ -272,6 +283,7 @@ export class TierService {
       );
     }
     return this.run(true, async () => {
+      await this.assertStillThere(input.projectName, input.resourceId);
       const existing = this.index.get(fragmentKey(owner, id));
       if (existing && !isFragmentVisible(view, existing)) throw new AlreadyExistsError(`fragment id ${id} is taken`);
       const summary = tierFacts(tier).summarised ? await this.summaryOf(input.content) : "";
@@ -295,6 +307,17 @@ export class TierService {
       const displaced = await this.rebalance(view);
       return { fragment, displaced };
     });
+  }
+
+  /** Refuses (NOT_FOUND) a fragment whose project is deleted, or whose resource is being erased or gone, by now. */
+  private async assertStillThere(projectName: string, resourceId: string): Promise<void> {
+    const registry = this.options.registry;
+    if (!registry) return;
+    if (resourceId.length > 0) {
+      const state = await registry.resourceState(resourceId);
+      if (!state || state.erasing) throw new NotFoundError(`resource ${resourceId} not found`);
+    }
+    if (!(await registry.getProject(projectName))) throw new NotFoundError(`project ${projectName} not found`);
   }
 
   /**

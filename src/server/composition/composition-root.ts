@@ -121,8 +121,13 @@ function chooseTextBackend(native: TextBackend | undefined, source: ChunkTextSou
 
 /** The tier service over the catalogue's store, pushed onto `opened` (it closes the store). */
 async function openTiers(config: Config, catalog: SqliteCatalog, opened: CloseStack): Promise<TierService> {
-  return opened.push(await TierService.open(catalog.tierStore, { budgets: config.tiers, summaryTokens: config.tiers.summaryTokens }), (t) =>
-    t.close(),
+  return opened.push(
+    await TierService.open(catalog.tierStore, {
+      budgets: config.tiers,
+      summaryTokens: config.tiers.summaryTokens,
+      registry: catalog.registry,
+    }),
+    (t) => t.close(),
   );
 }
 
@@ -208,7 +213,7 @@ async function openGraph(
 async function openOnPostgres(config: Config, postgresUrl: string, opened: CloseStack, deferLoads: boolean): Promise<Backends> {
   const pg = opened.push(await openPostgres({ postgresUrl, embeddingDim: config.embeddingDim, dataDir: config.dataDir }), (p) => p.close());
   const tiers = opened.push(
-    await TierService.open(pg.tierStore, { budgets: config.tiers, summaryTokens: config.tiers.summaryTokens }),
+    await TierService.open(pg.tierStore, { budgets: config.tiers, summaryTokens: config.tiers.summaryTokens, registry: pg.registry }),
     (t) => t.close(),
   );
   const { documents, units } = pg;
