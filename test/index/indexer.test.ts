@@ -7,6 +7,7 @@ import { TermKind, TripleSchema } from "../../gen/acms/v1/graph_pb.js";
 import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/sqlite-database.js";
 import { SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { SqliteRegistryStore } from "../../src/adapters/sqlite/sqlite-registry-store.js";
+import { OxigraphGraphBackend } from "../../src/adapters/oxigraph/oxigraph-graph-backend.js";
 import { PartitionedVectorBackend } from "../../src/adapters/kit/vectors/partitioned-vector-backend.js";
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError, UnimplementedError } from "../../src/domain/errors.js";
 import type { RdfTriple } from "../../src/domain/rdf-term.js";
@@ -17,6 +18,7 @@ import { chunkText } from "../../src/domain/chunking.js";
 import { createPrincipal } from "../../src/domain/principal.js";
 import { toRdfTriples } from "../../src/server/routes/triple-input.js";
 import { testView } from "../text/text-corpus.js";
+import { viewOf } from "../graph/graph-fixtures.js";
 
 const DIM = 3;
 const WINDOW = 1_000;
@@ -25,6 +27,9 @@ let store: SqliteDocumentStore;
 let vector: PartitionedVectorBackend;
 let clock: number;
 let resourceId: string;
+
+const iri = (value: string) => ({ kind: TermKind.IRI, value });
+const triple = (s: object, p: object, o: object) => create(TripleSchema, { subject: s, predicate: p, object: o });
 
 function indexer(extra: { graph?: GraphBackend } = {}): Indexer {
   return new Indexer({ documents: store, registry: new SqliteRegistryStore(db), vector, embeddingDim: DIM, now: () => clock, ...extra });
@@ -144,9 +149,6 @@ describe("generation", () => {
 });
 
 describe("PutTriples", () => {
-  const iri = (value: string) => ({ kind: TermKind.IRI, value });
-  const triple = (s: object, p: object, o: object) => create(TripleSchema, { subject: s, predicate: p, object: o });
-
   it("maps wire triples to RDF losslessly", () => {
     const out = toRdfTriples([
       triple(iri("http://ex.org/s"), iri("http://ex.org/p"), { kind: TermKind.LITERAL, value: "chat", language: "fr" }),
@@ -228,6 +230,53 @@ describe("PutTriples", () => {
     expect(calls).toEqual([{ resourceId, triples: t, replace: true }]);
     await expect(indexer().putTriples(resourceId, t, false)).rejects.toBeInstanceOf(UnimplementedError);
     await expect(indexer({ graph }).putTriples(resourceId, [], false)).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+});
+
+describe("PutTriples against an erasure", () => {
+  it("a write that reaches the graph after the erasure removed it is taken away again and NOT_FOUND", async () => {
+    // The real embedded graph; the write is held on its way to it (as a SPARQL endpoint's queue or a slow
+    // network holds it) until an erasure has run its intent and its removal of the graph.
+    const dir = mkdtempSync(join(tmpdir(), "acms-put-erase-"));
+    const oxigraph = await OxigraphGraphBackend.open({ path: join(dir, "graph.db") });
+    try {
+      let release: () => void = () => undefined;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let reached: () => void = () => undefined;
+      const heldThere = new Promise<void>((resolve) => (reached = resolve));
+      const graph = Object.create(oxigraph) as GraphBackend;
+      let hold = false;
+      graph.putTriples = async (id, triples, replace) => {
+        if (hold) {
+          reached();
+          await released;
+        }
+        return oxigraph.putTriples(id, triples, replace);
+      };
+      graph.eraseResource = (id) => oxigraph.eraseResource(id);
+      const registry = new SqliteRegistryStore(db);
+      const ix = indexer({ graph });
+      const t = toRdfTriples([triple(iri("http://ex.org/s"), iri("http://ex.org/p"), iri("http://ex.org/o"))]);
+      const held = (view: string[]) => oxigraph.getTriples(viewOf(view), "http://ex.org/s", { timeoutMs: 20_000 });
+      expect((await ix.putTriples(resourceId, t, false)).count).toBe(1);
+
+      hold = true;
+      const late = ix.putTriples(resourceId, t, false);
+      await heldThere;
+      expect(await registry.beginErasure(resourceId)).toBeDefined();
+      expect(await oxigraph.eraseResource(resourceId)).toBe(1);
+      await registry.finishErasure(resourceId);
+      expect((await held([resourceId])).triples).toEqual([]);
+      release();
+      await expect(late).rejects.toBeInstanceOf(NotFoundError);
+      expect((await held([resourceId])).triples).toEqual([]);
+      // And one made once the erasure began is refused before it writes.
+      hold = false;
+      await expect(ix.putTriples(resourceId, t, false)).rejects.toBeInstanceOf(NotFoundError);
+    } finally {
+      await oxigraph.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -236,6 +236,16 @@ export class Indexer {
     const graph = this.deps.graph;
     if (!graph) throw new UnimplementedError("no graph backend is configured on this server");
     const count = await graph.putTriples(resourceId, triples, replace);
+    // The write reaches the graph outside the resource's write section (a SPARQL endpoint's queue, another
+    // server's erasure on a shared deployment): had an erasure begun meanwhile, its removal of the graph may
+    // have run first. Read again after the write, the resource being erased or gone takes the graph with it
+    // again and the call is NOT_FOUND, so no triple is left after the erasure (an erasure whose intent is
+    // recorded only after this read removes the graph itself, later).
+    const after = await this.deps.registry.resourceState(resourceId);
+    if (!after || after.erasing) {
+      await graph.eraseResource(resourceId);
+      throw new NotFoundError(`resource ${resourceId} not found`);
+    }
     return { count, generation: await this.deps.documents.bumpGeneration() };
   }
 
