@@ -74,4 +74,9 @@ export interface GraphBackend {
    * graphs, staging graphs, snapshots), answering how many triples it held. Durable when it resolves.
    */
   eraseResource(resourceId: string): Promise<number>;
+  /**
+   * Every resource whose graph (or a copy the adapter keeps of it, such as typed-literal graphs) holds a
+   * triple, in no order: what the start-up sweep checks against the registry (ResourceEraser.sweepOrphanGraphs).
+   */
+  resourceIds(): Promise<string[]>;
 }

@@ -20,6 +20,7 @@ function brokenGraph(err: unknown): GraphBackend {
     putTriples: fail,
     clearResource: fail,
     eraseResource: fail,
+    resourceIds: fail,
     query: fail,
     getTriples: fail,
     traverse: fail,

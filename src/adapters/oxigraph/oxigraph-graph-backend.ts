@@ -272,6 +272,7 @@ export class OxigraphGraphBackend implements GraphBackend {
   private readonly cap: number;
   private readonly insertRow: Statement;
   private readonly deleteGraph: Statement;
+  private readonly nextGraph: Statement;
   private readonly setSeq: Statement;
 
   private constructor(
@@ -302,6 +303,8 @@ export class OxigraphGraphBackend implements GraphBackend {
       "INSERT OR IGNORE INTO graph_triples (graph, s_kind, s, p, o_kind, o, o_datatype, o_language) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     );
     this.deleteGraph = db.prepare("DELETE FROM graph_triples WHERE graph = ?");
+    // One seek of the primary key a graph (graph leads it), however many triples each holds.
+    this.nextGraph = db.prepare("SELECT graph FROM graph_triples WHERE graph > ? ORDER BY graph LIMIT 1").pluck();
     this.setSeq = db.prepare("UPDATE graph_meta SET value = ? WHERE key = 'seq'");
     this.workerData = {
       oxigraphPath: resolvePackage("oxigraph", "the graph query worker"),
@@ -411,6 +414,20 @@ export class OxigraphGraphBackend implements GraphBackend {
     rmSync(this.workerData.snapshotPath, { force: true });
     await checkpointWal(this.db);
     return count;
+  }
+
+  async resourceIds(): Promise<string[]> {
+    this.assertOpen();
+    const ids: string[] = [];
+    for (
+      let graph = this.nextGraph.get("") as string | undefined;
+      graph !== undefined;
+      graph = this.nextGraph.get(graph) as string | undefined
+    ) {
+      const id = resourceIdOfGraphIri(graph);
+      if (id !== undefined) ids.push(id);
+    }
+    return ids;
   }
 
   async query(view: ScopedBackendView, sparql: string, opts: GraphQueryOptions): Promise<GraphQueryResult> {

@@ -148,6 +148,24 @@ export class ResourceEraser {
     return pending.length;
   }
 
+  /**
+   * Erases the graph of every resource the registry no longer knows (called at start, after resumePending,
+   * in the background), answering how many. A PutTriples that reached the graph after an erasure removed it
+   * erases it again once it sees the erasure (Indexer.putTriples); a crash in between leaves that graph
+   * behind, and this removes it. A resource being erased is resumePending's.
+   */
+  async sweepOrphanGraphs(): Promise<number> {
+    const graph = this.deps.graph;
+    if (!graph) return 0;
+    let swept = 0;
+    for (const id of await graph.resourceIds()) {
+      if ((await this.deps.registry.resourceState(id)) !== undefined) continue;
+      await graph.eraseResource(id);
+      swept++;
+    }
+    return swept;
+  }
+
   /** The resources project `name` owns, erasing ones included. */
   private async ownedBy(name: string): Promise<string[]> {
     const ids = new Set<string>();

@@ -206,9 +206,20 @@ export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {
   setImmediate(() => {
     deps.backends.startLoads?.();
     // Erasures a crash interrupted complete on their own, in the background (their data is hidden meanwhile).
-    void services.eraser.resumePending().catch((err: unknown) => {
-      process.stderr.write(`acms: pending erasures could not be resumed: ${err instanceof Error ? err.message : String(err)}\n`);
-    });
+    void services.eraser.resumePending().then(
+      () =>
+        // Then the graphs of resources the registry no longer knows (see ResourceEraser.sweepOrphanGraphs).
+        services.eraser.sweepOrphanGraphs().catch((err: unknown) => {
+          // A server closed while it ran (its graph with it) has nothing to report.
+          if (deps.serving.serving)
+            process.stderr.write(
+              `acms: graphs left by erased resources could not be swept (retried at the next start): ${err instanceof Error ? err.message : String(err)}\n`,
+            );
+        }),
+      (err: unknown) => {
+        process.stderr.write(`acms: pending erasures could not be resumed: ${err instanceof Error ? err.message : String(err)}\n`);
+      },
+    );
   });
   const hostForUrl = listener.host.includes(":") ? `[${listener.host}]` : listener.host;
   return {
