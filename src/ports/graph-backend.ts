@@ -75,8 +75,10 @@ export interface GraphBackend {
    */
   eraseResource(resourceId: string): Promise<number>;
   /**
-   * Every resource whose graph (or a copy the adapter keeps of it, such as typed-literal graphs) holds a
-   * triple, in no order: what the start-up sweep checks against the registry (ResourceEraser.sweepOrphanGraphs).
+   * Every resource whose graph holds a triple, in no order: what the start-up sweep checks against the
+   * registry (ResourceEraser.sweepOrphanGraphs), which erases the graphs of resources it does not know. Only
+   * an adapter whose store belongs to this deployment alone has it (Oxigraph, in the data directory): a
+   * SPARQL endpoint may hold other deployments' graphs, which a sweep would erase, so it has none.
    */
-  resourceIds(): Promise<string[]>;
+  resourceIds?(): Promise<string[]>;
 }

@@ -12,6 +12,8 @@ import { A, A_TRIPLES, B, B_TRIPLES, C, C_TRIPLES, EX, XSD, blank, iri, keysOf, 
 export interface GraphBackendSuiteOptions extends ConformanceOptions {
   /** Opens the backend whose durable state lives in `dataDir` (opening the same directory again is a restart). */
   create(dataDir: string, opts: { maxResults?: number }): Promise<GraphBackend>;
+  /** Whether its store belongs to one deployment alone, so it lists its resources (GraphBackend.resourceIds). */
+  ownsStore: boolean;
 }
 
 const OPTS = { timeoutMs: 20_000 };
@@ -127,14 +129,18 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
         expect(await select([A], "SELECT * { ?s ?p ?o }", again)).toEqual([]);
       });
 
-      test("resourceIds names each resource holding a triple, typed literals included, and none erased or cleared", async () => {
+      test("resourceIds names each resource holding a triple, typed literals included, and none erased or cleared (a store of one deployment only)", async () => {
+        if (!opts.ownsStore) {
+          // A store other deployments may share has no listing: the start-up sweep would erase their graphs.
+          expect(backend.resourceIds).toBeUndefined();
+          return;
+        }
         await backend.putTriples(
           C,
           [triple(iri("typed"), iri("p"), { kind: "literal", value: "0042", datatype: "http://www.w3.org/2001/XMLSchema#int" })],
           false,
         );
-        // An endpoint shared by the suite's cases may hold other cases' graphs: those are left aside.
-        const held = async (b = backend) => (await b.resourceIds()).filter((id) => [A, B, C].includes(id)).sort();
+        const held = async (b: GraphBackend = backend) => (await b.resourceIds!()).sort();
         expect(await held()).toEqual([A, B, C].sort());
         await backend.eraseResource(A);
         await backend.clearResource(B);

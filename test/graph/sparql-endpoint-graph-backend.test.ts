@@ -13,6 +13,7 @@ afterAll(async () => {
 });
 
 runGraphBackendSuite({
+  ownsStore: false,
   name: "SPARQL 1.1 Protocol endpoint (Virtuoso Open Source 7, digest auth)",
   create: (_dataDir, opts) =>
     SparqlEndpointGraphBackend.open({

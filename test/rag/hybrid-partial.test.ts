@@ -20,7 +20,6 @@ function brokenGraph(err: unknown): GraphBackend {
     putTriples: fail,
     clearResource: fail,
     eraseResource: fail,
-    resourceIds: fail,
     query: fail,
     getTriples: fail,
     traverse: fail,

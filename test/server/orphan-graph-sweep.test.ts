@@ -33,7 +33,7 @@ it("a server started over the graph of an erased resource erases it, and only it
   // The leftover: the erasure finished in the registry while the late write's graph stayed.
   expect(await registry.beginErasure(orphaned)).toBeDefined();
   await registry.finishErasure(orphaned);
-  expect((await seeding.graph!.resourceIds()).sort()).toEqual([kept, orphaned].sort());
+  expect((await seeding.graph!.resourceIds!()).sort()).toEqual([kept, orphaned].sort());
   await seeding.close();
 
   const backends = await createBackends(config(), { deferLoads: true });
@@ -41,8 +41,8 @@ it("a server started over the graph of an erased resource erases it, and only it
   try {
     const graph = backends.graph!;
     // In the background, after the pending erasures (none here): polled, the test's timeout bounds it.
-    while ((await graph.resourceIds()).includes(orphaned)) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(await graph.resourceIds()).toEqual([kept]);
+    while ((await graph.resourceIds!()).includes(orphaned)) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await graph.resourceIds!()).toEqual([kept]);
     await backends.graphReady;
     const found = await graph.query(viewOf([kept, orphaned]), "SELECT ?s WHERE { ?s ?p ?o }", OPTS);
     expect(found.form === "SELECT" ? found.rows.map((r) => r.s?.value) : found).toEqual([iri(`${kept}-s`).value]);

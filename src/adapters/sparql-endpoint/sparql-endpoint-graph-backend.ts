@@ -270,36 +270,6 @@ export class SparqlEndpointGraphBackend implements GraphBackend {
     return Number.isFinite(n) ? n : 0;
   }
 
-  /**
-   * The resources whose graph or typed-literal graph holds a triple: one query over the endpoint's whole
-   * dataset (no graph restriction), so it scans what the endpoint holds; the start-up sweep runs it once,
-   * in the background.
-   */
-  async resourceIds(): Promise<string[]> {
-    this.assertOpen();
-    const q =
-      `SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } ` +
-      `FILTER(STRSTARTS(STR(?g), "uko://") || STRSTARTS(STR(?g), "${TYPED_GRAPH_PREFIX}")) }`;
-    const res = await this.send(
-      this.queryUrl,
-      `query=${encodeURIComponent(q)}`,
-      ACCEPT_RESULTS,
-      "update",
-      Date.now() + this.writeTimeoutMs,
-    );
-    const read = await this.read(res, (body) => readSparqlJsonResults(body, Number.MAX_SAFE_INTEGER, res.stop));
-    const ids = new Set<string>();
-    if (read.kind === "bindings") {
-      for (const row of read.rows) {
-        const graph = row.g?.value;
-        if (graph === undefined) continue;
-        const id = resourceOfGraph(graph);
-        if (isUlid(id)) ids.add(id);
-      }
-    }
-    return [...ids];
-  }
-
   async query(view: ScopedBackendView, sparql: string, opts: GraphQueryOptions): Promise<GraphQueryResult> {
     this.assertOpen();
     requireText("query", sparql, MAX_SPARQL_LENGTH);

@@ -152,11 +152,12 @@ export class ResourceEraser {
    * Erases the graph of every resource the registry no longer knows (called at start, after resumePending,
    * in the background), answering how many. A PutTriples that reached the graph after an erasure removed it
    * erases it again once it sees the erasure (Indexer.putTriples); a crash in between leaves that graph
-   * behind, and this removes it. A resource being erased is resumePending's.
+   * behind, and this removes it. A resource being erased is resumePending's. Only on a graph store of this
+   * deployment alone (GraphBackend.resourceIds): a SPARQL endpoint may hold other deployments' graphs.
    */
   async sweepOrphanGraphs(): Promise<number> {
     const graph = this.deps.graph;
-    if (!graph) return 0;
+    if (!graph?.resourceIds) return 0;
     let swept = 0;
     for (const id of await graph.resourceIds()) {
       if ((await this.deps.registry.resourceState(id)) !== undefined) continue;
