@@ -313,11 +313,13 @@ export class TierService {
   private async assertStillThere(projectName: string, resourceId: string): Promise<void> {
     const registry = this.options.registry;
     if (!registry) return;
-    if (resourceId.length > 0) {
-      const state = await registry.resourceState(resourceId);
-      if (!state || state.erasing) throw new NotFoundError(`resource ${resourceId} not found`);
-    }
-    if (!(await registry.getProject(projectName))) throw new NotFoundError(`project ${projectName} not found`);
+    // Both read at once: on a shared store this runs under the deployment's tier lock.
+    const [state, project] = await Promise.all([
+      resourceId.length > 0 ? registry.resourceState(resourceId) : undefined,
+      registry.getProject(projectName),
+    ]);
+    if (resourceId.length > 0 && (!state || state.erasing)) throw new NotFoundError(`resource ${resourceId} not found`);
+    if (!project) throw new NotFoundError(`project ${projectName} not found`);
   }
 
   /**
