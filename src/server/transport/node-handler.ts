@@ -146,11 +146,17 @@ async function malformedBodyIsInvalidArgument(res: UniversalServerResponse, inpu
   };
 }
 
-/** Whether a response failed only because the client went away (reset its stream, closed the connection). */
+/**
+ * Whether a response failed only because nobody is there to read it: the client went away (reset its stream,
+ * closed the connection), or the server closed the stream first.
+ */
 function clientWentAway(res: NodeResponse, reason: unknown): boolean {
   const code = ConnectError.from(reason).code;
   if (code === Code.Aborted || code === Code.Canceled) return true;
-  return res.destroyed || (res as { stream?: http2.Http2Stream }).stream?.destroyed === true;
+  // Closed counts too: the server closes a stream whose body stalled (release), and the handler's answer then
+  // finds it closed, not yet destroyed (ERR_STREAM_WRITE_AFTER_END); nobody is there to read it either way.
+  const stream = (res as { stream?: http2.Http2Stream }).stream;
+  return res.destroyed || stream?.destroyed === true || stream?.closed === true;
 }
 
 /** Options of createNodeHandler: connect-node's, and routes that serve some paths in the binary protocols. */
