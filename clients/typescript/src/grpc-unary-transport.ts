@@ -203,76 +203,74 @@ async function callUnary<I extends DescMessage, O extends DescMessage>(
   const answered = new Promise<UnaryAnswer<O>>((resolve, reject) => {
     outcome = { resolve, reject };
   });
-  {
-    let status = 0;
-    let header = new Headers();
-    const trailer = new Headers();
-    const chunks: Buffer[] = [];
-    let received = 0;
-    const settle = (err: ConnectError | undefined, value?: UnaryAnswer<O>) => {
-      const settling = outcome;
-      if (settling === undefined) return;
-      outcome = undefined;
-      chunks.length = 0;
-      req.signal.removeEventListener("abort", onAbort);
-      if (err) {
-        // A stream given up is reset with CANCEL (gRPC's mapping of a cancelled call), anything else INTERNAL_ERROR.
-        if (!stream.closed) stream.close(err.code === Code.Canceled ? h2.NGHTTP2_CANCEL : h2.NGHTTP2_INTERNAL_ERROR);
-        settling.reject(err);
-      } else settling.resolve(value!);
-    };
-    const onAbort = () => settle(connectErrorFromNode(getAbortSignalReason(req.signal)));
-    req.signal.addEventListener("abort", onAbort);
-    stream.on("response", (h: IncomingHttpHeaders) => {
-      status = Number(h[":status"] ?? 0);
-      header = webHeaders(h);
-    });
-    stream.on("trailers", (t: IncomingHttpHeaders) => webHeaders(t).forEach((value, key) => trailer.set(key, value)));
-    stream.on("data", (chunk: Buffer) => {
-      received += chunk.length;
-      if (received > MAX_MESSAGE_BYTES + 5) {
-        settle(new ConnectError(`message size is larger than configured readMaxBytes ${MAX_MESSAGE_BYTES}`, Code.ResourceExhausted));
-        return;
-      }
-      chunks.push(chunk);
-      sm.notifyResponseByteRead(stream);
-    });
-    stream.on("error", (err: unknown) => {
-      if (stream.writableEnded && nodeErrorCodes(err).includes("ERR_STREAM_WRITE_AFTER_END")) return;
-      settle(connectErrorFromNode(err));
-    });
-    let ended = false;
-    stream.on("close", () => {
-      const reset = connectErrorFromReset(stream.rstCode);
-      if (reset) settle(reset);
-      else if (!ended) settle(new ConnectError("protocol error: the stream closed before the answer ended", Code.Internal));
-    });
-    stream.on("end", () => {
-      ended = true;
-      let answer: { flags: number; data: Uint8Array; compression: Compression | undefined };
+  let status = 0;
+  let header = new Headers();
+  const trailer = new Headers();
+  const chunks: Buffer[] = [];
+  let received = 0;
+  const settle = (err: ConnectError | undefined, value?: UnaryAnswer<O>) => {
+    const settling = outcome;
+    if (settling === undefined) return;
+    outcome = undefined;
+    chunks.length = 0;
+    req.signal.removeEventListener("abort", onAbort);
+    if (err) {
+      // A stream given up is reset with CANCEL (gRPC's mapping of a cancelled call), anything else INTERNAL_ERROR.
+      if (!stream.closed) stream.close(err.code === Code.Canceled ? h2.NGHTTP2_CANCEL : h2.NGHTTP2_INTERNAL_ERROR);
+      settling.reject(err);
+    } else settling.resolve(value!);
+  };
+  const onAbort = () => settle(connectErrorFromNode(getAbortSignalReason(req.signal)));
+  req.signal.addEventListener("abort", onAbort);
+  stream.on("response", (h: IncomingHttpHeaders) => {
+    status = Number(h[":status"] ?? 0);
+    header = webHeaders(h);
+  });
+  stream.on("trailers", (t: IncomingHttpHeaders) => webHeaders(t).forEach((value, key) => trailer.set(key, value)));
+  stream.on("data", (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > MAX_MESSAGE_BYTES + 5) {
+      settle(new ConnectError(`message size is larger than configured readMaxBytes ${MAX_MESSAGE_BYTES}`, Code.ResourceExhausted));
+      return;
+    }
+    chunks.push(chunk);
+    sm.notifyResponseByteRead(stream);
+  });
+  stream.on("error", (err: unknown) => {
+    if (stream.writableEnded && nodeErrorCodes(err).includes("ERR_STREAM_WRITE_AFTER_END")) return;
+    settle(connectErrorFromNode(err));
+  });
+  let ended = false;
+  stream.on("close", () => {
+    const reset = connectErrorFromReset(stream.rstCode);
+    if (reset) settle(reset);
+    else if (!ended) settle(new ConnectError("protocol error: the stream closed before the answer ended", Code.Internal));
+  });
+  stream.on("end", () => {
+    ended = true;
+    let answer: { flags: number; data: Uint8Array; compression: Compression | undefined };
+    try {
+      answer = checkedAnswer(status, header, trailer, Buffer.concat(chunks));
+    } catch (err) {
+      settle(ConnectError.from(err));
+      return;
+    }
+    const done = (data: Uint8Array) => {
+      let parsed: MessageShape<O>;
       try {
-        answer = checkedAnswer(status, header, trailer, Buffer.concat(chunks));
+        parsed = serialization.getO(true).parse(data);
       } catch (err) {
-        settle(ConnectError.from(err));
+        settle(ConnectError.from(err, Code.Internal));
         return;
       }
-      const done = (data: Uint8Array) => {
-        let parsed: MessageShape<O>;
-        try {
-          parsed = serialization.getO(true).parse(data);
-        } catch (err) {
-          settle(ConnectError.from(err, Code.Internal));
-          return;
-        }
-        settle(undefined, { header, message: parsed, trailer });
-      };
-      if ((answer.flags & 0b1) === 0) done(answer.data);
-      else if (!answer.compression)
-        settle(new ConnectError("protocol error: received compressed output without grpc-encoding", Code.Internal));
-      else answer.compression.decompress(answer.data, MAX_MESSAGE_BYTES).then(done, (err: unknown) => settle(ConnectError.from(err)));
-    });
-    stream.end(frame);
-  }
+      settle(undefined, { header, message: parsed, trailer });
+    };
+    if ((answer.flags & 0b1) === 0) done(answer.data);
+    else if (!answer.compression)
+      settle(new ConnectError("protocol error: received compressed output without grpc-encoding", Code.Internal));
+    else answer.compression.decompress(answer.data, MAX_MESSAGE_BYTES).then(done, (err: unknown) => settle(ConnectError.from(err)));
+  });
+  stream.end(frame);
   return answered.then(({ header, message, trailer }) => ({
     stream: false as const,
     service: req.service,

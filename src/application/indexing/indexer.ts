@@ -2,7 +2,7 @@ import type { ChunkingOptions } from "../../domain/chunking.js";
 import type { RdfTriple } from "../../domain/rdf-term.js";
 import { validateDocumentPath } from "../../domain/document-path.js";
 import { nextSliceSize } from "../../domain/next-slice-size.js";
-import { InvalidArgumentError, NotFoundError, UnimplementedError, type FieldViolation } from "../../domain/errors.js";
+import { InvalidArgumentError, UnimplementedError, type FieldViolation } from "../../domain/errors.js";
 import {
   refusedInSeries,
   type DeleteOutcome,
@@ -21,6 +21,7 @@ import { KeyedSerialQueue } from "../shared/keyed-serial-queue.js";
 import { validateUpsertMessage, type UpsertMessage } from "./upsert-validation.js";
 import type { TextChunker } from "../../ports/text-chunker.js";
 import type { UploadTurn } from "./upload-order.js";
+import { isWritableResource, resourceNotFound } from "../shared/writable-resource.js";
 
 /**
  * How long one slice of vector additions (by an upload or an incremental Rebuild) may hold the event loop,
@@ -241,10 +242,9 @@ export class Indexer {
     // have run first. Read again after the write, the resource being erased or gone takes the graph with it
     // again and the call is NOT_FOUND, so no triple is left after the erasure (an erasure whose intent is
     // recorded only after this read removes the graph itself, later).
-    const after = await this.deps.registry.resourceState(resourceId);
-    if (!after || after.erasing) {
+    if (!(await isWritableResource(this.deps.registry, resourceId))) {
       await graph.eraseResource(resourceId);
-      throw new NotFoundError(`resource ${resourceId} not found`);
+      throw resourceNotFound(resourceId);
     }
     return { count, generation: await this.deps.documents.bumpGeneration() };
   }
@@ -330,9 +330,7 @@ export class Indexer {
 
   private async requireResource(resourceId: string): Promise<void> {
     if (resourceId.length === 0) throw InvalidArgumentError.field("resource_id", "must not be empty");
-    // A resource being erased is gone for every write but its erasure.
-    const state = await this.deps.registry.resourceState(resourceId);
-    if (!state || state.erasing) throw new NotFoundError(`resource ${resourceId} not found`);
+    if (!(await isWritableResource(this.deps.registry, resourceId))) throw resourceNotFound(resourceId);
   }
 
   /**

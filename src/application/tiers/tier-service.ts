@@ -11,6 +11,7 @@ import { newUlid, resourceIdProblem } from "../../domain/ulid-id.js";
 import type { RegistryStore } from "../../ports/registry-store.js";
 import { isSharedTierStore, type LoadedFragment, type SharedTierStore, type TierChanges, type TierStore } from "../../ports/tier-store.js";
 import { SerialQueue } from "../shared/serial-queue.js";
+import { isWritableResource, resourceNotFound } from "../shared/writable-resource.js";
 import { scopeViolation } from "../../domain/scope-violation.js";
 import { metadataViolations } from "../../domain/metadata-limits.js";
 import { hasNul, NUL_PROBLEM } from "../../domain/nul-character.js";
@@ -314,11 +315,11 @@ export class TierService {
     const registry = this.options.registry;
     if (!registry) return;
     // Both read at once: on a shared store this runs under the deployment's tier lock.
-    const [state, project] = await Promise.all([
-      resourceId.length > 0 ? registry.resourceState(resourceId) : undefined,
+    const [writable, project] = await Promise.all([
+      resourceId.length === 0 || isWritableResource(registry, resourceId),
       registry.getProject(projectName),
     ]);
-    if (resourceId.length > 0 && (!state || state.erasing)) throw new NotFoundError(`resource ${resourceId} not found`);
+    if (!writable) throw resourceNotFound(resourceId);
     if (!project) throw new NotFoundError(`project ${projectName} not found`);
   }
 
