@@ -2,7 +2,7 @@
  * The audit log: every refused call (no key, out of scope, over quota) is one JSON line naming who, which
  * RPC, the code and the out-of-scope ids and projects, and never the request's content.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Code } from "@connectrpc/connect";
@@ -16,7 +16,8 @@ import { startTestServer, type TestServer } from "../support/test-server.js";
 
 let t: TestServer;
 let w: ContractWorld;
-const logFile = join(mkdtempSync(join(tmpdir(), "acms-audit-")), "audit.log");
+const logDir = mkdtempSync(join(tmpdir(), "acms-audit-"));
+const logFile = join(logDir, "audit.log");
 
 beforeAll(async () => {
   t = await startTestServer({ env: { ...CONTRACT_ENV, ACMS_AUDIT_LOG: logFile, ACMS_QUOTA_RATE: "20", ACMS_QUOTA_BURST: "20" } });
@@ -25,6 +26,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close(true);
+  rmSync(logDir, { recursive: true, force: true });
 });
 
 /** The entries on disk so far (none while the file is not created yet); a line still being written is not one. */

@@ -509,7 +509,7 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
       });
 
       test("a capped answer says it is not exhaustive", async () => {
-        const small = await make(3, mkdtempSync(join(tmpdir(), "acms-graph-cap-")));
+        const small = await make(3, mkdtempSync(join(dir, "cap-")));
         await seed(small);
         const r = await small.query(viewOf([A]), "SELECT * { ?s ?p ?o }", OPTS);
         expect(r).toMatchObject({ form: "SELECT", exhaustive: false });
@@ -601,7 +601,7 @@ export function runGraphBackendSuite(opts: GraphBackendSuiteOptions): void {
       });
 
       test("Traverse stops at the cap and says so", async () => {
-        const small = await make(2, mkdtempSync(join(tmpdir(), "acms-graph-cap-")));
+        const small = await make(2, mkdtempSync(join(dir, "cap-")));
         await seed(small);
         const r = await small.traverse(viewOf([A]), `${EX}alice`, 8, OPTS);
         expect(r.triples.length).toBe(2);
