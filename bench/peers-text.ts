@@ -15,6 +15,9 @@
  * the same search answering each result's text too, as the service does (the service's 100 results carry
  * ~50 KB of text, and its time grows with the results it returns, not only with the rows it ranks).
  *
+ * Then the service alone at all 1,000 equal resources while another client writes elsewhere (document
+ * versions, fragments), as a ratio of the same searches with no writer (`searchWhileWriting`).
+ *
  * BENCH_SCALE scales the planted corpus (1 = 20,000 documents, 200 queries; CI's 0.01 = 1,000 and 20);
  * BENCH_PEERS_PASSES (default 2) is how many timed passes each engine makes over the queries.
  */
@@ -27,6 +30,7 @@ import * as lancedb from "@lancedb/lancedb";
 import MiniSearch from "minisearch";
 import { create as createOrama, insertMultiple, search as searchOrama, type AnyOrama } from "@orama/orama";
 import { createAcmsClient, type AcmsClient } from "../src/client/create-acms-client.js";
+import { Tier } from "../gen/acms/v1/tiers_pb.js";
 import { generateKey, hashKey } from "../src/application/access/key-ring.js";
 import { openSqliteReader } from "../src/adapters/kit/sqlite-database.js";
 import { loadAcmsFts5 } from "../src/adapters/sqlite/acms-fts5-extension.js";
@@ -313,10 +317,18 @@ export async function run(): Promise<void> {
         return distinctDocs(results.map((r) => r.path));
       },
     };
+    // One view per scope, as the server keeps its resolved views (building one over 1,000 resources costs
+    // ~0.6 ms, which the adapter's column counted in every search before).
+    const adapterViews = new Map<string, ReturnType<typeof viewOver>>();
     const adapterEngine: Engine = {
       name: "adapter",
       async search(scope, query) {
-        const view = viewOver(scope.resourceIds, { scopeId: scope.scopeId, owner: "bench", projectNames: [`bench/${scope.layout}`] });
+        let view = adapterViews.get(scope.scopeId);
+        if (view === undefined)
+          adapterViews.set(
+            scope.scopeId,
+            (view = viewOver(scope.resourceIds, { scopeId: scope.scopeId, owner: "bench", projectNames: [`bench/${scope.layout}`] })),
+          );
         const { hits } = await adapterBackend.search(view, query, { maxResults: TOP_K, now: Date.now(), recentWindowMs: 0 });
         return distinctDocs(hits.map((h) => h.path));
       },
@@ -371,11 +383,105 @@ export async function run(): Promise<void> {
         }
       }
     }
+    await searchWhileWriting(acms, service.url, key, ids, corpus, scale);
   } finally {
     acms.close();
     reader.close();
     await stopService(service.proc);
     rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** Searches a phase of `searchWhileWriting` times (the queries over and over; a tenth as many below BENCH_SCALE 0.1). */
+const WRITING_PHASE_SEARCHES = 400;
+
+/**
+ * The service's keyword search at all 1,000 equal resources while another client writes to another project:
+ * a new version of one document every 100 ms (each, past retention, deletes an old version's keyword rows), or
+ * a fragment stored every 50 ms. p50/p95 of each phase and its ratio to the phase with no writer, in the same
+ * run (a search every ~15 ms, as the peers' turns space the service's calls). Before session 22 every deleted
+ * keyword row dropped every principal's held postings, and any write on the connection (a fragment, a
+ * registration) every held chunk row.
+ */
+async function searchWhileWriting(
+  acms: AcmsClient,
+  url: string,
+  key: string,
+  ids: Record<PeerLayout, string[]>,
+  corpus: PeerCorpus,
+  scale: number,
+): Promise<void> {
+  const { scope } = await acms.scope.resolveScope({ projects: ["bench/equal"], includeResources: ids.equal });
+  const { scope: other } = await acms.scope.resolveScope({ projects: ["bench/zipf"] });
+  const searcher = acms.withScope(scope!.scopeId);
+  const writer = createAcmsClient({ baseUrl: url, apiKey: key, protocol: "grpc" });
+  const target = ids.zipf[ids.zipf.length - 1];
+  const n = scale < 0.1 ? WRITING_PHASE_SEARCHES / 10 : WRITING_PHASE_SEARCHES;
+  const writers: Array<[string, number, ((i: number) => Promise<unknown>) | undefined]> = [
+    ["no writer", 0, undefined],
+    [
+      "a new version of one document every 100 ms",
+      100,
+      (i) =>
+        writer.index.upsertDocuments(
+          (async function* () {
+            yield {
+              resourceId: target,
+              documents: [
+                {
+                  path: "while-writing.md",
+                  content: `version ${i} ${corpus.documents[i % corpus.documents.length].text}`,
+                  metadata: {},
+                  chunks: [],
+                },
+              ],
+            };
+          })(),
+        ),
+    ],
+    [
+      "a fragment stored every 50 ms",
+      50,
+      (i) =>
+        writer
+          .withScope(other!.scopeId)
+          .tiers.storeFragment({ fragment: { content: `note ${i}`, tier: Tier.HOT, projectName: "bench/zipf" } }),
+    ],
+  ];
+  try {
+    for (const form of QUERY_FORMS) {
+      process.stdout.write(
+        `\nsearching all 1,000 equal resources (${form} queries) while another client writes elsewhere: p50 / p95 ms, p50 / the no-writer phase's\n`,
+      );
+      let idle = NaN;
+      for (const [name, everyMs, write] of writers) {
+        let stop = false;
+        let writes = 0;
+        const writing = (async () => {
+          while (write && !stop) {
+            await new Promise((r) => setTimeout(r, everyMs));
+            if (!stop) await write(writes++);
+          }
+        })();
+        const times: number[] = [];
+        for (let i = 0; i < n; i++) {
+          await new Promise((r) => setTimeout(r, 15));
+          const q = corpus.queries[i % corpus.queries.length][form];
+          const t0 = performance.now();
+          await searcher.text.search({ query: q, maxResults: TOP_K });
+          times.push(performance.now() - t0);
+        }
+        stop = true;
+        await writing;
+        const p50 = percentile(times, 0.5);
+        if (write === undefined) idle = p50;
+        process.stdout.write(
+          `  ${name.padEnd(46)} ${fmt(p50)} / ${fmt(percentile(times, 0.95))}  ${(p50 / idle).toFixed(2)}x${writes > 0 ? `  (${writes} writes)` : ""}\n`,
+        );
+      }
+    }
+  } finally {
+    writer.close();
   }
 }
 

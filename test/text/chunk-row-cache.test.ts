@@ -78,6 +78,7 @@ describe("Fts5TextBackend's chunk row cache", () => {
     const opts = { maxResults: 5, now: 2_000, recentWindowMs: 0 };
     const view = testView([A]);
     let during: Awaited<ReturnType<Fts5TextBackend["search"]>> | undefined;
+    let published: Promise<[unknown, unknown]> | undefined;
     await store.upsertDocuments(
       A,
       [{ path: "a.md", content: "x", metadata: {}, chunks: [{ text: "one needle among other words" }] }],
@@ -86,9 +87,15 @@ describe("Fts5TextBackend's chunk row cache", () => {
         beforePublish: async () => {
           during = await cached.search(view, "needle", opts);
         },
+        // Published, not yet settled (the write still under way): what was read before must not answer.
+        afterPublish: () => {
+          published = Promise.all([cached.search(view, "needle", opts), fromSqlite.search(view, "needle", opts)]);
+        },
       },
     );
     expect(during!.hits.map((h) => h.chunk?.text)).toEqual(["needle needle needle"]);
+    const [cachedThen, fromSqliteThen] = await published!;
+    expect(cachedThen).toEqual(fromSqliteThen);
     const after = await cached.search(view, "needle", opts);
     expect(after.hits.map((h) => [h.chunk?.text, h.chunk?.supersededAt])).toEqual([["one needle among other words", null]]);
     expect(after).toEqual(await fromSqlite.search(view, "needle", opts));
@@ -96,7 +103,7 @@ describe("Fts5TextBackend's chunk row cache", () => {
     expect(await cached.search(all, "needle", opts)).toEqual(await fromSqlite.search(all, "needle", opts));
   });
 
-  it("drops every row it holds when a chunk is erased, before any search", async () => {
+  it("drops an erased chunk's row, of every principal, before any search, and keeps the others", async () => {
     const loader = documentStoreLoader(store);
     const ids = [resource(1), resource(2)];
     for (const id of ids) await loader.upsert({ resourceId: id, path: "a.md", chunks: ["secret words here", "more words"] }, 1_000);
@@ -105,10 +112,49 @@ describe("Fts5TextBackend's chunk row cache", () => {
     await cached.search(of(ids, "tenant-a"), "words", opts);
     await cached.search(of(ids, "tenant-b"), "words", opts);
     expect(cached.heldChunkRows.rows).toBe(8);
+    const { bytes } = cached.heldChunkRows;
     await store.eraseResourceSlice(ids[0], 1_000);
-    // No search since: the erased chunks' text is held by no principal.
-    expect(cached.heldChunkRows).toMatchObject({ rows: 0, bytes: 0, principals: 0 });
+    // No search since: the erased chunks' text is held by no principal; the other resource's rows stay, each
+    // principal's half of what it held.
+    expect(cached.heldChunkRows).toMatchObject({ rows: 4, bytes: bytes / 2, principals: 2 });
+    const reads = cached.heldChunkRows.reads;
     expect((await cached.search(of(ids, "tenant-a"), "secret", opts)).hits.map((h) => h.resourceId)).toEqual([ids[1]]);
+    expect((await cached.search(of(ids, "tenant-b"), "more", opts)).hits.map((h) => h.resourceId)).toEqual([ids[1]]);
+    expect(cached.heldChunkRows.reads).toBe(reads);
+  });
+
+  it("keeps the rows of every resource but the one written, whatever else the connection writes", async () => {
+    const loader = documentStoreLoader(store);
+    const ids = Array.from({ length: 4 }, (_, i) => resource(i));
+    for (const id of ids)
+      await loader.upsert({ resourceId: id, path: "a.md", chunks: [`alpha beta ${id.slice(-2)}`, "alpha gamma"] }, 1_000);
+    const cached = new Fts5TextBackend(db);
+    const fromSqlite = uncached(db);
+    const opts = { maxResults: 10, now: 2_000, recentWindowMs: 0 };
+    const others = testView(ids.slice(1));
+    const all = testView(ids);
+    await cached.search(all, "alpha", opts);
+    const reads = cached.heldChunkRows.reads;
+    // Another store's write on the same connection (a tier fragment, a registry row, a scope): nothing changes.
+    db.exec("CREATE TABLE other_store (x INTEGER); INSERT INTO other_store VALUES (1)");
+    expect(await cached.search(all, "alpha", opts)).toEqual(await fromSqlite.search(all, "alpha", opts));
+    expect(cached.heldChunkRows.reads).toBe(reads);
+    // A new version of resource 0's document: only its rows are read again.
+    await loader.upsert({ resourceId: ids[0], path: "a.md", chunks: ["alpha delta", "alpha gamma"] }, 1_500);
+    expect(await cached.search(others, "alpha", opts)).toEqual(await fromSqlite.search(others, "alpha", opts));
+    expect(cached.heldChunkRows.reads).toBe(reads);
+    for (const temporal of ["current", "all"] as const) {
+      const v = testView(ids, { temporal });
+      expect(await cached.search(v, "alpha", opts)).toEqual(await fromSqlite.search(v, "alpha", opts));
+    }
+    expect(cached.heldChunkRows.reads).toBeGreaterThan(reads);
+    // A deletion of resource 1's document supersedes its rows: read again, and the answer follows.
+    const before = cached.heldChunkRows.reads;
+    await loader.remove(ids[1], "a.md", 1_600);
+    expect(await cached.search(others, "alpha", opts)).toEqual(await fromSqlite.search(others, "alpha", opts));
+    expect(cached.heldChunkRows.reads).toBe(before + 1);
+    const recent = testView(ids, { temporal: "all" });
+    expect(await cached.search(recent, "alpha", opts)).toEqual(await fromSqlite.search(recent, "alpha", opts));
   });
 
   it("holds each principal's rows apart: one principal's searches never warm another's", async () => {

@@ -50,6 +50,19 @@ export class FairShareCache<K, V> {
     this.evict(principal, key);
   }
 
+  /** Drops entry `key` of every principal holding one. */
+  deleteEverywhere(key: K): void {
+    for (const [principal, own] of this.held) {
+      const e = own.entries.get(key);
+      if (e !== undefined) this.remove(principal, own, key, e.bytes);
+    }
+  }
+
+  /** Every entry held, of every principal (not made recently used). */
+  *values(): IterableIterator<V> {
+    for (const own of this.held.values()) for (const e of own.entries.values()) yield e.value;
+  }
+
   /** Drops everything held. */
   clear(): void {
     if (this.held.size === 0) return;

@@ -1,6 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import { FairShareCache } from "../kit/fair-share-cache.js";
 import type { SqliteDatabase } from "../kit/sqlite-database.js";
+import { documentWriteLog, isBeingWritten, writtenSince, type DocumentWriteLog } from "./document-write-log.js";
 
 /**
  * The chunk rows held at most, in bytes (counted as two a character of their text, path, resource id,
@@ -38,19 +39,25 @@ const VISIBLE_ROWS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.chunk_ind
 const cachesByDb = new WeakMap<SqliteDatabase, Set<WeakRef<ChunkRowCache>>>();
 
 /**
- * Drops every chunk row held from `db`: called by KeywordRows for every chunk deleted (a version past
- * retention, an erasure, an unpublished stage discarded: each passes `KeywordRows.delete`, with or without a
- * keyword row) and every keyword row rewritten, so an erased chunk's text stays in no cache, searched again
- * or not.
+ * Drops chunk `key`'s row, held from `db` for any principal: called by KeywordRows for every chunk deleted (a
+ * version past retention, an erasure, an unpublished stage discarded: each passes `KeywordRows.delete`, with
+ * or without a keyword row) and every keyword row rewritten, so an erased chunk's text stays in no cache,
+ * searched again or not.
  */
-export function forgetChunkRows(db: SqliteDatabase): void {
+export function forgetChunkRows(db: SqliteDatabase, key: number): void {
   const caches = cachesByDb.get(db);
   if (caches === undefined) return;
   for (const ref of caches) {
     const cache = ref.deref();
     if (cache === undefined) caches.delete(ref);
-    else cache.clear();
+    else cache.forget(key);
   }
+}
+
+/** A row held, and the DocumentWriteLog's `seq` when it was read. */
+interface HeldRow {
+  row: VisibleChunkRow;
+  readAt: number;
 }
 
 /**
@@ -58,10 +65,11 @@ export function forgetChunkRows(db: SqliteDatabase): void {
  * supersession time), held in memory by chunk key: reading them is most of a search that returns many
  * results (about 2.4 us a row from SQLite, the ranking itself a fraction of that). A chunk key is never
  * reused (AUTOINCREMENT) and its row never changes, but what a reader sees of it does (publication,
- * supersession): everything held is what the tables held at one state of the connection, and is dropped at
- * the next search after any change. That state is the connection's own row changes (`total_changes()`:
- * every insert, update and delete it made, committed or rolled back) and other connections' commits
- * (`PRAGMA data_version`). A removal drops everything at once (`forgetChunkRows`), not at the next search.
+ * supersession, retention), and only through a write of its resource's documents: a row held is used while
+ * no such write started since it was read (the connection's DocumentWriteLog), and a row read while one is
+ * under way is not held. So a tenant uploading, or storing a fragment, leaves every other resource's rows
+ * held. Another connection's commits (`PRAGMA data_version`) drop everything at the next search; a deleted
+ * chunk's row is dropped at once (`forgetChunkRows`), not at the next search.
  *
  * Each principal holds its own (the budget, CHUNK_ROW_CACHE_BYTES, is shared: FairShareCache, as the posting
  * cache holds its words): one principal's searches never make another's faster, so how long a search takes
@@ -69,12 +77,12 @@ export function forgetChunkRows(db: SqliteDatabase): void {
  * used rows first.
  */
 export class ChunkRowCache {
-  private readonly held: FairShareCache<number, VisibleChunkRow>;
-  private changes = -1;
+  private readonly held: FairShareCache<number, HeldRow>;
+  private readonly writes: DocumentWriteLog;
+  private resets = -1;
   private dataVersion = -1;
   private reads = 0;
   private readonly read: Statement<{ keys: string }, VisibleChunkRow>;
-  private readonly totalChanges: Statement<[], number>;
 
   /** `maxBytes`: see CHUNK_ROW_CACHE_BYTES (0: nothing is held, every row is read; tests lower it). */
   constructor(
@@ -82,8 +90,8 @@ export class ChunkRowCache {
     private readonly maxBytes = CHUNK_ROW_CACHE_BYTES,
   ) {
     this.held = new FairShareCache(maxBytes);
+    this.writes = documentWriteLog(db);
     this.read = db.prepare<{ keys: string }, VisibleChunkRow>(VISIBLE_ROWS_SQL).raw(true);
-    this.totalChanges = db.prepare<[], number>("SELECT total_changes()").pluck();
     let caches = cachesByDb.get(db);
     if (caches === undefined) cachesByDb.set(db, (caches = new Set()));
     caches.add(new WeakRef(this));
@@ -96,23 +104,32 @@ export class ChunkRowCache {
    */
   rows(principal: string, keys: readonly number[], dataVersion: number): VisibleChunkRow[] {
     this.sync(dataVersion);
+    const writes = this.writes;
     const out: VisibleChunkRow[] = [];
     const missing: number[] = [];
     for (const key of keys) {
-      const row = this.held.get(principal, key);
-      if (row === undefined) missing.push(key);
-      else out.push(row);
+      const held = this.held.get(principal, key);
+      if (held === undefined || writtenSince(writes, held.row[1], held.readAt)) missing.push(key);
+      else out.push(held.row);
     }
     if (missing.length === 0) return out;
     this.reads += 1;
     const read = this.read.all({ keys: JSON.stringify(missing) });
+    const readAt = writes.seq;
     for (const row of read) {
       out.push(row);
+      // A resource being written may change before its write ends (its transactions commit one by one).
+      if (isBeingWritten(writes, row[1])) continue;
       const bytes = ROW_OVERHEAD_BYTES + 2 * (row[1].length + row[2].length + row[6].length + row[7].length + row[8].length);
       // A row larger than a quarter of the budget would evict a quarter of everything held for one answer.
-      if (bytes <= this.maxBytes / 4) this.held.set(principal, row[0], row, bytes);
+      if (bytes <= this.maxBytes / 4) this.held.set(principal, row[0], { row, readAt }, bytes);
     }
     return out;
+  }
+
+  /** Drops chunk `key`'s row, of every principal. */
+  forget(key: number): void {
+    this.held.deleteEverywhere(key);
   }
 
   /** Drops everything held. */
@@ -126,12 +143,12 @@ export class ChunkRowCache {
     return { rows: entries, bytes, principals, reads: this.reads };
   }
 
-  /** Drops everything held when the connection changed a row or another connection committed since it was read. */
+  /** Drops everything held when another connection committed, or the write log started over, since it was read. */
   private sync(dataVersion: number): void {
-    const changes = this.totalChanges.get()!;
-    if (changes === this.changes && dataVersion === this.dataVersion) return;
+    const resets = this.writes.resets;
+    if (resets === this.resets && dataVersion === this.dataVersion) return;
     this.clear();
-    this.changes = changes;
+    this.resets = resets;
     this.dataVersion = dataVersion;
   }
 }

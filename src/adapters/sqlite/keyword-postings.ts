@@ -2,7 +2,7 @@ import type { Statement } from "better-sqlite3";
 import type { SqliteDatabase } from "../kit/sqlite-database.js";
 import { quoteFts5 } from "./fts5-match-query.js";
 import { FairShareCache } from "../kit/fair-share-cache.js";
-import { keywordLog, type KeywordTotals } from "./keyword-rows.js";
+import { deletionsCount, deletionsSince, keywordLog, type KeywordTotals } from "./keyword-rows.js";
 
 /**
  * The postings held at most, in bytes (16 a posting: its row, the term's count there and the row's length,
@@ -25,9 +25,16 @@ function tieRoom(limit: number): number {
 }
 
 /**
+ * Rows deleted at once (between two searches) up to which what is held stays held, each list marking them
+ * when a search next takes it; past that (an erasure) everything held is dropped.
+ */
+const DELETIONS_MARKED_MAX = 4096;
+
+/**
  * One term's postings among the keyword rows from `lo` to `hi`, ascending by row: the row, the term's
- * instances and the row's length. `hi` is Infinity when they run to the end of the index, as it stood at
- * `appended` (rows added since come after every row held).
+ * instances and the row's length (-1: the row was deleted since it was read, see `markDeleted`). `hi` is Infinity
+ * when they run to the end of the index, as it stood at `appended` (rows added since come after every row
+ * held).
  */
 interface Postings {
   rows: Float64Array;
@@ -37,6 +44,10 @@ interface Postings {
   hi: number;
   /** `KeywordLog.appended` when last brought up to date. */
   appended: number;
+  /** Rows marked deleted (length -1), dropped from the arrays once they are a quarter of them. */
+  dead: number;
+  /** The keyword log's deletions (`deletionsCount`) this list has marked. */
+  deletions: number;
   bytes: number;
 }
 
@@ -73,7 +84,11 @@ export interface PostingRanking {
  * a search ranks, the first time it is searched there: about what FTS5's own walk of that span costs once,
  * and a wider span reads only the rows it adds. Postings read to the end of the index follow it as it
  * grows: rows added since (KeywordLog.appended) are read on the next search, after the last row held (chunk
- * keys only grow). Any row replaced or deleted, or another connection's commit, drops them all.
+ * keys only grow). A row deleted since (a document's version past retention, an erasure) is marked in a list
+ * when a search next takes it, and skipped, so one tenant updating its documents leaves every other tenant's
+ * postings held (each list pays for the rows deleted within it, once). A row rewritten in place (a rebuild),
+ * a deletion that did not commit, more deletions at once than DELETIONS_MARKED_MAX, or another connection's
+ * commit, drops them all.
  *
  * Each principal holds its own (the budget, KEYWORD_POSTINGS_CACHE_BYTES, is shared): whether a word is held
  * must not say whom it was searched by. Past the budget the principal holding the most gives up its least
@@ -86,11 +101,14 @@ export class KeywordPostings {
   private readonly held: FairShareCache<string, Postings>;
   /** Terms found too large to hold (by principal), until the index changes. */
   private readonly tooLarge = new Set<string>();
-  private removed = -1;
+  private rewritten = -1;
+  /** Deletions of the keyword log taken into account (`deletionsCount`). */
+  private deletions = 0;
   private dataVersion = -1;
   private reads = 0;
   private readonly fill: Statement<{ match: string; from: number; to: number }, Buffer | null>;
   private readonly idf: Statement<[number, number], number>;
+  private readonly stillThere: Statement<[string], number>;
   private acc = new Float64Array(0);
   private touched = new Int32Array(0);
 
@@ -107,6 +125,9 @@ export class KeywordPostings {
       )
       .pluck();
     this.idf = db.prepare<[number, number], number>("SELECT acms_idf(?, ?)").pluck();
+    this.stillThere = db
+      .prepare<[string], number>("SELECT count(*) FROM chunks_fts_docsize WHERE id IN (SELECT value FROM json_each(?))")
+      .pluck();
   }
 
   /**
@@ -161,12 +182,14 @@ export class KeywordPostings {
         const { rows, tf, len } = lists[i];
         const from = lowerBound(rows, first);
         const to = lowerBound(rows, last + 1);
+        const anyDead = lists[i].dead > 0;
         let df = 0;
-        if (bits === undefined) df = to - from;
+        if (bits === undefined && !anyDead) df = to - from;
         else
           for (let j = from; j < to; j++) {
             const o = rows[j] - first;
-            if ((bits[o >> 3] & (1 << (o & 7))) !== 0) df++;
+            if (bits !== undefined && (bits[o >> 3] & (1 << (o & 7))) === 0) continue;
+            if (len[j] >= 0) df++;
           }
         phraseRows[i] = df;
         if (df === 0) continue;
@@ -174,6 +197,7 @@ export class KeywordPostings {
         for (let j = from; j < to; j++) {
           const o = rows[j] - first;
           if (bits !== undefined && (bits[o >> 3] & (1 << (o & 7))) === 0) continue;
+          if (anyDead && len[j] < 0) continue;
           if (acc[o] === 0) touched[n++] = o;
           // acms_fts5's acmsTfFactor, operation for operation.
           const f = tf[j];
@@ -192,14 +216,28 @@ export class KeywordPostings {
     return { terms: entries, bytes, reads: this.reads };
   }
 
-  /** Drops everything held when a row was replaced or deleted, or another connection committed. */
+  /**
+   * Brings what is held up to the index as `dataVersion` finds it: rows deleted since are left for each list
+   * to mark when taken (`markDeleted`); everything is dropped when a row was rewritten, another connection
+   * committed, the deletions are too many, or one of them did not commit (its row is still there).
+   */
   private sync(version: number): void {
-    const removed = keywordLog(this.db).removed;
-    if (removed === this.removed && version === this.dataVersion) return;
-    this.held.clear();
-    this.tooLarge.clear();
-    this.removed = removed;
+    const log = keywordLog(this.db);
+    const count = deletionsCount(log);
+    if (log.rewritten === this.rewritten && version === this.dataVersion && count === this.deletions) return;
+    const deleted = deletionsSince(log, this.deletions);
+    const keep =
+      log.rewritten === this.rewritten &&
+      version === this.dataVersion &&
+      deleted !== undefined &&
+      (this.held.holdings.entries === 0 || (deleted.length <= DELETIONS_MARKED_MAX && this.stillThere.get(JSON.stringify(deleted))! === 0));
+    if (!keep) {
+      this.held.clear();
+      this.tooLarge.clear();
+    }
+    this.rewritten = log.rewritten;
     this.dataVersion = version;
+    this.deletions = count;
   }
 
   /**
@@ -213,6 +251,7 @@ export class KeywordPostings {
     if (this.tooLarge.has(key)) return undefined;
     const appended = keywordLog(this.db).appended;
     let p = this.held.take(principal, w);
+    if (p !== undefined && p.deletions !== this.deletions && !markDeleted(p, this.db, this.deletions)) p = undefined;
     if (p !== undefined) {
       if (p.hi === Infinity && p.appended !== appended) {
         // Rows added since come after every row held (or, with none held, after the first row asked for).
@@ -224,6 +263,9 @@ export class KeywordPostings {
     } else {
       p = joined(this.read(w, from, to), undefined, from, to, appended, w);
     }
+    // Marked up to every deletion checked, or read since: FTS5 held none of them.
+    p.deletions = this.deletions;
+    if (p.dead * 4 > p.rows.length) p = alive(p, w);
     if (p.bytes > this.maxBytes / 4) {
       this.tooLarge.add(key);
       return undefined;
@@ -248,6 +290,8 @@ export class KeywordPostings {
       lo: from,
       hi: to,
       appended: 0,
+      dead: 0,
+      deletions: this.deletions,
       bytes: 0,
     };
   }
@@ -278,16 +322,61 @@ function joined(a: Postings | undefined, b: Postings | undefined, lo: number, hi
     tf.set(b.tf, a.rows.length);
     len.set(a.len);
     len.set(b.len, a.rows.length);
-    out = { rows, tf, len, lo, hi, appended, bytes: 0 };
+    out = { rows, tf, len, lo, hi, appended, dead: a.dead + b.dead, deletions: 0, bytes: 0 };
   } else {
     const one = a ?? b;
-    out = one ? { ...one } : { rows: new Float64Array(0), tf: new Int32Array(0), len: new Int32Array(0), lo, hi, appended, bytes: 0 };
+    out = one
+      ? { ...one }
+      : { rows: new Float64Array(0), tf: new Int32Array(0), len: new Int32Array(0), lo, hi, appended, dead: 0, deletions: 0, bytes: 0 };
   }
   out.lo = lo;
   out.hi = hi;
   out.appended = appended;
   out.bytes = 16 * out.rows.length + 2 * w.length + 128;
   return out;
+}
+
+/** `p` without its rows marked deleted. */
+function alive(p: Postings, w: string): Postings {
+  const n = p.rows.length - p.dead;
+  const own = new ArrayBuffer(16 * n);
+  const rows = new Float64Array(own, 0, n);
+  const tf = new Int32Array(own, 8 * n, n);
+  const len = new Int32Array(own, 12 * n, n);
+  let k = 0;
+  for (let j = 0; j < p.rows.length; j++) {
+    if (p.len[j] < 0) continue;
+    rows[k] = p.rows[j];
+    tf[k] = p.tf[j];
+    len[k] = p.len[j];
+    k++;
+  }
+  return { rows, tf, len, lo: p.lo, hi: p.hi, appended: p.appended, dead: 0, deletions: p.deletions, bytes: 16 * n + 2 * w.length + 128 };
+}
+
+/**
+ * Marks in `p` the rows of `db`'s keyword log deleted since `p` last marked them, up to deletion `upTo` (every
+ * one the posting cache has checked); false when the log no longer reaches back that far (drop `p`).
+ */
+function markDeleted(p: Postings, db: SqliteDatabase, upTo: number): boolean {
+  const deleted = deletionsSince(keywordLog(db), p.deletions);
+  if (deleted === undefined) return false;
+  const n = p.rows.length;
+  if (n > 0) {
+    const lo = p.rows[0];
+    const hi = p.rows[n - 1];
+    for (let i = 0; i < deleted.length && p.deletions + i < upTo; i++) {
+      const row = deleted[i];
+      if (row < lo || row > hi) continue;
+      const j = lowerBound(p.rows, row);
+      if (p.rows[j] === row && p.len[j] >= 0) {
+        p.len[j] = -1;
+        p.dead += 1;
+      }
+    }
+  }
+  p.deletions = upTo;
+  return true;
 }
 
 /** The first index of ascending `a` whose value is at least `v`. */

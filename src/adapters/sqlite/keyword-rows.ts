@@ -56,28 +56,50 @@ export function fts5TableTotals(block: Uint8Array | undefined): KeywordTotals {
 /**
  * Writes of one connection's keyword rows by this process (committed or rolled back; every count only grows):
  * by resource token (`byResource`, see `keywordWrites`) and of every resource (`writes`, their sum), rows added
- * (`appended`: each under a chunk key above every key the table held, the chunk keys only growing) and rows
- * replaced or deleted (`removed`).
+ * (`appended`: each under a chunk key above every key the table held, the chunk keys only growing), rows
+ * rewritten in place (`rewritten`) and rows deleted (`deleted`, the journal of their keys).
  */
 export interface KeywordLog {
   readonly byResource: Map<string, number>;
   writes: number;
   appended: number;
-  removed: number;
+  rewritten: number;
+  /** Keys of the rows deleted, in order; the first is deletion number `deletedBase` (see `deletionsSince`). */
+  deleted: number[];
+  deletedBase: number;
+}
+
+/** Deletions the journal keeps (`KeywordLog.deleted`); a reader further behind drops what it holds instead. */
+const DELETION_JOURNAL_MAX = 1 << 16;
+
+/**
+ * The keys of the rows deleted since deletion number `since` (`deletionsCount` when read), or undefined when
+ * the journal no longer reaches back that far.
+ */
+export function deletionsSince(log: KeywordLog, since: number): readonly number[] | undefined {
+  if (since < log.deletedBase) return undefined;
+  return log.deleted.slice(since - log.deletedBase);
+}
+
+/** How many rows `log` has recorded as deleted. */
+export function deletionsCount(log: KeywordLog): number {
+  return log.deletedBase + log.deleted.length;
 }
 
 const logByDb = new WeakMap<SqliteDatabase, KeywordLog>();
 
 /**
- * `db`'s KeywordLog, live (callers other than KeywordRows read its counters, never write them). While
- * `removed` stays the same every row a reader saw is still there with the same text; while `appended` stays
- * the same too, no row was added either (anything read from `chunks_fts` is still what it holds, as far as
- * this connection's writes go: another connection's commits are for `PRAGMA data_version` to tell). Exact for
- * the server's connection, as `keywordWrites` is.
+ * `db`'s KeywordLog, live (callers other than KeywordRows read it, never write it). While `rewritten` stays
+ * the same every row a reader saw that is not in the deletion journal since is still there with the same
+ * text; while `appended` stays the same too, no row was added either (anything read from `chunks_fts` is
+ * still what it holds, less the rows deleted since, as far as this connection's writes go: another
+ * connection's commits are for `PRAGMA data_version` to tell). A deletion is journaled before its statement
+ * runs: a reader finding a journaled row still there knows its transaction rolled back. Exact for the
+ * server's connection, as `keywordWrites` is.
  */
 export function keywordLog(db: SqliteDatabase): KeywordLog {
   let log = logByDb.get(db);
-  if (!log) logByDb.set(db, (log = { byResource: new Map(), writes: 0, appended: 0, removed: 0 }));
+  if (!log) logByDb.set(db, (log = { byResource: new Map(), writes: 0, appended: 0, rewritten: 0, deleted: [], deletedBase: 0 }));
   return log;
 }
 
@@ -140,9 +162,10 @@ export class KeywordRows {
 
   /** Writes the keyword row of chunk `rowid` anew (its old copy, if any, replaced). */
   replace(rowid: number, text: string, rid: string): void {
-    // A replaced row may sit below rows added since it was read: a removal, even where nothing was there.
-    this.log.removed += 1;
-    forgetChunkRows(this.db);
+    // A replaced row may sit below rows added since it was read: readers drop what they read, even where
+    // nothing was there.
+    this.log.rewritten += 1;
+    forgetChunkRows(this.db, rowid);
     this.count(rowid, -1);
     this.stmts.replace.run(rowid, text, rid);
     this.count(rowid, 1);
@@ -152,10 +175,20 @@ export class KeywordRows {
   delete(rowid: number): void {
     // Every chunk deleted goes through here (a version past retention, an erasure, an unpublished stage
     // discarded): no copy of its text stays held, even when it has no keyword row.
-    forgetChunkRows(this.db);
+    forgetChunkRows(this.db, rowid);
     if (!this.count(rowid, -1)) return;
-    this.log.removed += 1;
+    this.logDeletion(rowid);
     this.stmts.delete.run(rowid);
+  }
+
+  /** Records row `rowid`'s deletion in the journal (which starts over, further on, once full). */
+  private logDeletion(rowid: number): void {
+    const log = this.log;
+    if (log.deleted.length >= DELETION_JOURNAL_MAX) {
+      log.deletedBase += log.deleted.length;
+      log.deleted = [];
+    }
+    log.deleted.push(rowid);
   }
 
   /** Moves the counters of row `rowid`'s resource by the row (`sign` 1 adds, -1 removes); false when there is no such row. */

@@ -24,6 +24,7 @@ import { DEFAULT_RETAINED_VERSIONS } from "../kit/retention.js";
 import { vectorFromBytes, vectorToBytes } from "../kit/vectors/vector-bytes.js";
 import type { SnapshotChunkRow } from "../kit/unit-rows.js";
 import { KeywordRows } from "./keyword-rows.js";
+import { beginDocumentWrite, documentWriteLog, endDocumentWrite, type DocumentWriteLog } from "./document-write-log.js";
 
 /** Every retained chunk version with an embedding, in key order (`iterateVectors`). */
 const VECTORS_SQL = `SELECT c.chunk_key, c.resource_id, c.path, c.embedding, d.superseded_at FROM chunks c JOIN visible_documents d ON d.doc_key = c.doc_key
@@ -134,6 +135,8 @@ export class SqliteDocumentStore implements DocumentStore {
   private readonly stmts;
   /** Every write of `chunks_fts` goes through it: it keeps the per-resource BM25 statistics in step. */
   private readonly keywords: KeywordRows;
+  /** The connection's marks of the resources being written (see `serially`). */
+  private readonly writes: DocumentWriteLog;
   /**
    * The WAL of a file database, synced at `syncWrites()`: the publish of an upsert with `deferDurability`
    * (a message of an UpsertDocuments stream) commits without an fsync, and the stream's one fsync, off the
@@ -192,6 +195,7 @@ export class SqliteDocumentStore implements DocumentStore {
     // them at once, so an erased chunk's words are in no segment (a persistent setting of the table).
     db.exec("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('secure-delete', 1)");
     this.keywords = new KeywordRows(db);
+    this.writes = documentWriteLog(db);
     this.stmts = {
       generation: db.prepare("SELECT generation FROM index_state WHERE id = 1").pluck().safeIntegers(),
       // Index-only: the partial index of live published documents, then each one's chunks through chunks_by_doc.
@@ -706,9 +710,20 @@ export class SqliteDocumentStore implements DocumentStore {
     this.stmts.forgetStage.run(stage);
   }
 
-  /** Runs `write` after every write of `resourceId` queued before it has settled. */
+  /**
+   * Runs `write` after every write of `resourceId` queued before it has settled, marked in the connection's
+   * DocumentWriteLog from its start to its end (caches of what readers read of the resource go by it).
+   */
   private serially<T>(resourceId: string, write: () => Promise<T>): Promise<T> {
-    const result = (this.writeTails.get(resourceId) ?? Promise.resolve()).then(write);
+    const marked = async (): Promise<T> => {
+      beginDocumentWrite(this.writes, resourceId);
+      try {
+        return await write();
+      } finally {
+        endDocumentWrite(this.writes, resourceId);
+      }
+    };
+    const result = (this.writeTails.get(resourceId) ?? Promise.resolve()).then(marked);
     const tail = result.catch(() => undefined);
     this.writeTails.set(resourceId, tail);
     void tail.then(() => {
