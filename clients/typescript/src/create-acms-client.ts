@@ -1,6 +1,6 @@
 import type { Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
-import { leanGrpcUnaryTransport } from "./grpc-unary-transport.js";
+import { leanUnaryTransport } from "./lean-unary-transport.js";
 import { WideWindowSessionManager } from "./wide-window-session-manager.js";
 import { assembleAcmsClient, type AcmsClient, type AcmsClientBaseOptions } from "./acms-client.js";
 
@@ -39,7 +39,7 @@ export function createAcmsClient(options: AcmsClientOptions): AcmsClient {
     switch (options.protocol ?? "connect") {
       case "grpc":
         // Unary calls on the HTTP/2 stream directly (a third of connect's client CPU a call), streams through connect.
-        return leanGrpcUnaryTransport(createGrpcTransport({ ...common, sessionManager }), {
+        return leanUnaryTransport("grpc", createGrpcTransport({ ...common, sessionManager }), {
           ...common,
           interceptors: interceptors ?? [],
           sessionManager: sessionManager!,
@@ -49,8 +49,13 @@ export function createAcmsClient(options: AcmsClientOptions): AcmsClient {
           ? createGrpcWebTransport({ ...common, httpVersion: "2", sessionManager })
           : createGrpcWebTransport({ ...common, httpVersion: "1.1" });
       case "connect":
+        // Over HTTP/2, unary calls on the stream directly too (as for gRPC).
         return sessionManager
-          ? createConnectTransport({ ...common, httpVersion: "2", sessionManager })
+          ? leanUnaryTransport("connect", createConnectTransport({ ...common, httpVersion: "2", sessionManager }), {
+              ...common,
+              interceptors: interceptors ?? [],
+              sessionManager,
+            })
           : createConnectTransport({ ...common, httpVersion: "1.1" });
     }
   };

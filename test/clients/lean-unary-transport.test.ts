@@ -7,14 +7,14 @@ import { promisify } from "node:util";
 import { gzipSync } from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus, HealthCheckResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
 import { SearchResponseSchema } from "../../gen/acms/v1/text_pb.js";
 import { createAcmsClient, findFieldViolations, findScopeViolation, type AcmsClient } from "../../src/index.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 
-// The SDK makes gRPC unary calls on the HTTP/2 stream itself (clients/typescript/src/grpc-unary-transport.ts)
-// instead of through connect's transport. Every case below runs through both, against the same server, and
+// The SDK makes gRPC and Connect unary calls on the HTTP/2 stream itself (clients/typescript/src/lean-unary-transport.ts)
+// instead of through connect's transports. Every case below runs through both, against the same server, and
 // the caller must not be able to tell them apart: the same answer, the same error code, the same details,
 // the same reset of the stream when a call is given up.
 
@@ -55,7 +55,50 @@ const LARGE_ANSWER = toBinary(
 );
 const LARGE_ANSWER_TEXT_BYTES = 100 * 2_000;
 
-/** What a raw HTTP/2 server does with each call, by name. */
+/** A Connect unary answer: the status, the headers (`trailer-` ones are its trailers) and the body. */
+function connectAnswer(
+  stream: http2.ServerHttp2Stream,
+  status: number,
+  headers: http2.OutgoingHttpHeaders,
+  body: Uint8Array | string,
+): void {
+  stream.respond({ ":status": status, ...headers });
+  stream.end(body);
+}
+
+/** A Connect error's JSON body. */
+const errorJson = (code: string, message: string, details?: unknown[]) =>
+  JSON.stringify({ code, message, ...(details ? { details } : {}) });
+
+/** What a raw HTTP/2 server does with each Connect call, by name. */
+const CONNECT_BEHAVIOURS: Record<string, (stream: http2.ServerHttp2Stream) => void> = {
+  ok: (s) => connectAnswer(s, 200, { "content-type": "application/proto", "x-header": "h", "trailer-x-trailer": "t" }, SERVING),
+  gzip: (s) => connectAnswer(s, 200, { "content-type": "application/proto", "content-encoding": "gzip" }, gzipSync(SERVING)),
+  "unknown encoding": (s) => connectAnswer(s, 200, { "content-type": "application/proto", "content-encoding": "snappy" }, SERVING),
+  "error as JSON": (s) =>
+    connectAnswer(s, 404, { "content-type": "application/json", "trailer-x-trailer": "t" }, errorJson("not_found", "gone")),
+  "error with details": (s) =>
+    connectAnswer(
+      s,
+      400,
+      { "content-type": "application/json" },
+      errorJson("invalid_argument", "bad", [{ type: "google.rpc.BadRequest", value: "CgsKBXF1ZXJ5EgJubw" }]),
+    ),
+  "gzipped error": (s) =>
+    connectAnswer(s, 503, { "content-type": "application/json", "content-encoding": "gzip" }, gzipSync(errorJson("unavailable", "later"))),
+  "error JSON that is not JSON": (s) => connectAnswer(s, 500, { "content-type": "application/json" }, "{not json"),
+  "HTTP 503": (s) => s.respond({ ":status": 503 }, { endStream: true }),
+  "HTTP 500 as text": (s) => connectAnswer(s, 500, { "content-type": "text/plain" }, "oops"),
+  "not Connect": (s) => connectAnswer(s, 200, { "content-type": "text/html" }, "<html></html>"),
+  "streaming content type": (s) => connectAnswer(s, 200, { "content-type": "application/connect+proto" }, SERVING),
+  "bad protobuf": (s) => connectAnswer(s, 200, { "content-type": "application/proto" }, Buffer.from([0xff, 0xff, 0xff])),
+  "refused stream": (s) => s.close(http2.constants.NGHTTP2_REFUSED_STREAM),
+  "enhance your calm": (s) => s.close(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM),
+  hang: () => undefined,
+  "large search answer": (s) => connectAnswer(s, 200, { "content-type": "application/proto" }, LARGE_ANSWER),
+};
+
+/** What a raw HTTP/2 server does with each gRPC call, by name. */
 const BEHAVIOURS: Record<string, (stream: http2.ServerHttp2Stream) => void> = {
   ok: (s) => answer(s, envelope(0, SERVING), { "x-header": "h" }),
   gzip: (s) => answer(s, envelope(1, gzipSync(SERVING)), { "grpc-encoding": "gzip" }),
@@ -103,7 +146,8 @@ beforeAll(async () => {
     stream.on("close", () => resets.push(stream.rstCode));
     stream.on("error", () => undefined);
     stream.resume();
-    BEHAVIOURS[String(headers["x-behaviour"])](stream);
+    const grpc = String(headers["content-type"]).startsWith("application/grpc");
+    (grpc ? BEHAVIOURS : CONNECT_BEHAVIOURS)[String(headers["x-behaviour"])](stream);
   });
   await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
   rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
@@ -117,11 +161,18 @@ afterAll(async () => {
   await t.close(true);
 });
 
-/** The SDK's Health client over gRPC, and connect's own gRPC transport's, both to `url`. */
-function bothClients(url: string, interceptors: Interceptor[] = []) {
-  const sdk = createAcmsClient({ baseUrl: url, protocol: "grpc", interceptors });
+type Protocol = "grpc" | "connect";
+const PROTOCOLS: Protocol[] = ["grpc", "connect"];
+
+/** The SDK's Health client over `protocol`, and connect's own transport's for it, both to `url`. */
+function bothClients(url: string, interceptors: Interceptor[] = [], protocol: Protocol = "grpc") {
+  const sdk = createAcmsClient({ baseUrl: url, protocol, interceptors });
   opened.push(sdk);
-  return { sdk: sdk.health, connect: createClient(Health, createGrpcTransport({ baseUrl: url, interceptors })) };
+  const transport =
+    protocol === "grpc"
+      ? createGrpcTransport({ baseUrl: url, interceptors })
+      : createConnectTransport({ baseUrl: url, interceptors, httpVersion: "2" });
+  return { sdk: sdk.health, connect: createClient(Health, transport) };
 }
 
 /** The call's outcome as a caller sees it: the answer's status, or the error's code and message. */
@@ -134,48 +185,63 @@ async function outcome(call: Promise<{ status: number }>): Promise<{ status?: nu
   }
 }
 
-describe.each(Object.keys(BEHAVIOURS).filter((b) => b !== "hang" && b !== "large search answer"))(
-  "a server that answers %s",
-  (behaviour) => {
-    test("gives the same outcome through the SDK's unary path as through connect's transport", async () => {
-      const { sdk, connect } = bothClients(rawUrl);
-      const headers = { "x-behaviour": behaviour };
-      const viaSdk = await outcome(sdk.check({}, { headers }));
-      const viaConnect = await outcome(connect.check({}, { headers }));
-      expect(viaSdk.code).toBe(viaConnect.code);
-      expect(viaSdk.status).toBe(viaConnect.status);
-      if (behaviour === "ok" || behaviour === "gzip") expect(viaSdk.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
-      else expect(viaSdk.code).toBeDefined();
-    });
-  },
-);
+const answered = (behaviours: Record<string, unknown>) =>
+  Object.keys(behaviours).filter((b) => b !== "hang" && b !== "large search answer");
 
-test("interceptors see the same request headers and the answer's headers and trailers", async () => {
+describe.each([
+  ...answered(BEHAVIOURS).map((b) => ["grpc", b] as const),
+  ...answered(CONNECT_BEHAVIOURS).map((b) => ["connect", b] as const),
+])("a %s server that answers %s", (protocol, behaviour) => {
+  test("gives the same outcome through the SDK's unary path as through connect's transport", async () => {
+    const { sdk, connect } = bothClients(rawUrl, [], protocol);
+    const headers = { "x-behaviour": behaviour };
+    const viaSdk = await outcome(sdk.check({}, { headers }));
+    const viaConnect = await outcome(connect.check({}, { headers }));
+    expect(viaSdk).toEqual(viaConnect);
+    const details = async (call: Promise<unknown>) => findFieldViolations(await call.catch((e: unknown) => e));
+    expect(await details(sdk.check({}, { headers }))).toEqual(await details(connect.check({}, { headers })));
+    if (behaviour === "ok" || behaviour === "gzip") expect(viaSdk.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    else expect(viaSdk.code).toBeDefined();
+  });
+});
+
+test("an error's details reach the caller through the Connect path", async () => {
+  const { sdk } = bothClients(rawUrl, [], "connect");
+  const err = await sdk.check({}, { headers: { "x-behaviour": "error with details" } }).catch((e: unknown) => e);
+  expect(err).toMatchObject({ code: Code.InvalidArgument, rawMessage: "bad" });
+  expect(findFieldViolations(err)).toEqual([expect.objectContaining({ field: "query", description: "no" })]);
+});
+
+test.each(PROTOCOLS)("interceptors see the same request headers and the answer's headers and trailers (%s)", async (protocol) => {
   const seen: Array<{ sent: string; header: string | null; trailer: string | null; status: string | null }> = [];
-  const { sdk, connect } = bothClients(rawUrl, [
-    (next) => async (req) => {
-      req.header.set("x-behaviour", "ok");
-      const res = await next(req);
-      if (!res.stream) {
-        seen.push({
-          sent: [...req.header.keys()].sort().join(","),
-          header: res.header.get("x-header"),
-          trailer: res.trailer.get("x-trailer"),
-          status: res.trailer.get("grpc-status"),
-        });
-      }
-      return res;
-    },
-  ]);
+  const { sdk, connect } = bothClients(
+    rawUrl,
+    [
+      (next) => async (req) => {
+        req.header.set("x-behaviour", "ok");
+        const res = await next(req);
+        if (!res.stream) {
+          seen.push({
+            sent: [...req.header.keys()].sort().join(","),
+            header: res.header.get("x-header"),
+            trailer: res.trailer.get("x-trailer"),
+            status: res.trailer.get("grpc-status"),
+          });
+        }
+        return res;
+      },
+    ],
+    protocol,
+  );
   await sdk.check({});
   await connect.check({});
   expect(seen[0]).toEqual(seen[1]);
-  expect(seen[0]).toMatchObject({ header: "h", trailer: "t", status: "0" });
-  expect(seen[0].sent).toContain("grpc-accept-encoding");
+  expect(seen[0]).toMatchObject({ header: "h", trailer: "t", status: protocol === "grpc" ? "0" : null });
+  expect(seen[0].sent).toContain(protocol === "grpc" ? "grpc-accept-encoding" : "connect-protocol-version");
 });
 
-test("a deadline and an abort give the same codes and reset the stream as connect does", async () => {
-  const { sdk, connect } = bothClients(rawUrl);
+test.each(PROTOCOLS)("a deadline and an abort give the same codes and reset the stream as connect does (%s)", async (protocol) => {
+  const { sdk, connect } = bothClients(rawUrl, [], protocol);
   const headers = { "x-behaviour": "hang" };
   const codes: Array<Array<Code | undefined>> = [];
   const resetsOf: number[][] = [];
@@ -210,47 +276,50 @@ test("a deadline and an abort give the same codes and reset the stream as connec
   ]);
 });
 
-test("the signal interceptors see ends with the call, as connect's does, and the caller's signal is let go", async () => {
-  // Per client: whether the request's signal was aborted once the call ended, and whether its reason then
-  // is the call's error (a failed call) or not; and the abort listeners left on the caller's own signal.
-  const ended: Array<{ behaviour: string; aborted: boolean; reasonIsError: boolean }> = [];
-  let last: AbortSignal | undefined;
-  const watch: Interceptor = (next) => async (req) => {
-    last = req.signal;
-    return await next(req);
-  };
-  const { sdk, connect } = bothClients(rawUrl, [watch]);
-  const seen: Array<typeof ended> = [];
-  const listenersLeft: number[][] = [];
-  for (const client of [sdk, connect]) {
-    ended.length = 0;
-    const caller = new AbortController();
-    const left: number[] = [];
-    for (const behaviour of ["ok", "error in trailers", "ok"]) {
-      const result = await outcome(client.check({}, { headers: { "x-behaviour": behaviour }, signal: caller.signal, timeoutMs: 60_000 }));
-      ended.push({
-        behaviour,
-        aborted: last!.aborted,
-        reasonIsError: last!.reason instanceof ConnectError && (last!.reason as ConnectError).code === result.code,
-      });
-      left.push(getEventListeners(caller.signal, "abort").length);
+test.each(PROTOCOLS)(
+  "the signal interceptors see ends with the call, as connect's does, and the caller's signal is let go (%s)",
+  async (protocol) => {
+    // Per client: whether the request's signal was aborted once the call ended, and whether its reason then
+    // is the call's error (a failed call) or not; and the abort listeners left on the caller's own signal.
+    const ended: Array<{ behaviour: string; aborted: boolean; reasonIsError: boolean }> = [];
+    let last: AbortSignal | undefined;
+    const watch: Interceptor = (next) => async (req) => {
+      last = req.signal;
+      return await next(req);
+    };
+    const { sdk, connect } = bothClients(rawUrl, [watch], protocol);
+    const seen: Array<typeof ended> = [];
+    const listenersLeft: number[][] = [];
+    for (const client of [sdk, connect]) {
+      ended.length = 0;
+      const caller = new AbortController();
+      const left: number[] = [];
+      for (const behaviour of ["ok", protocol === "grpc" ? "error in trailers" : "error as JSON", "ok"]) {
+        const result = await outcome(client.check({}, { headers: { "x-behaviour": behaviour }, signal: caller.signal, timeoutMs: 60_000 }));
+        ended.push({
+          behaviour,
+          aborted: last!.aborted,
+          reasonIsError: last!.reason instanceof ConnectError && (last!.reason as ConnectError).code === result.code,
+        });
+        left.push(getEventListeners(caller.signal, "abort").length);
+      }
+      seen.push([...ended]);
+      listenersLeft.push(left);
     }
-    seen.push([...ended]);
-    listenersLeft.push(left);
-  }
-  expect(seen[0]).toEqual(seen[1]);
-  expect(seen[0]).toEqual([
-    { behaviour: "ok", aborted: true, reasonIsError: false },
-    { behaviour: "error in trailers", aborted: true, reasonIsError: true },
-    { behaviour: "ok", aborted: true, reasonIsError: false },
-  ]);
-  expect(listenersLeft).toEqual([
-    [0, 0, 0],
-    [0, 0, 0],
-  ]);
-});
+    expect(seen[0]).toEqual(seen[1]);
+    expect(seen[0]).toEqual([
+      { behaviour: "ok", aborted: true, reasonIsError: false },
+      { behaviour: protocol === "grpc" ? "error in trailers" : "error as JSON", aborted: true, reasonIsError: true },
+      { behaviour: "ok", aborted: true, reasonIsError: false },
+    ]);
+    expect(listenersLeft).toEqual([
+      [0, 0, 0],
+      [0, 0, 0],
+    ]);
+  },
+);
 
-test("an answer is let go with its call: young collections do not keep it", async () => {
+test.each(PROTOCOLS)("an answer is let go with its call: young collections do not keep it (%s)", async (protocol) => {
   // Node keeps a finished HTTP/2 stream (and the listeners on it) reachable from its native handle until a
   // full collection. If what the listeners reach still led to the answer, every young collection would copy
   // the answers of the calls made since the last full one into the old generation: ~90 KB a call for 100
@@ -265,7 +334,7 @@ test("an answer is let go with its call: young collections do not keep it", asyn
     const oldSpace = () => getHeapSpaceStatistics().find((space) => space.space_name === "old_space").space_used_size;
     const sdk = createAcmsClient({
       baseUrl: ${JSON.stringify(rawUrl)},
-      protocol: "grpc",
+      protocol: ${JSON.stringify(protocol)},
       interceptors: [(next) => (req) => (req.header.set("x-behaviour", "large search answer"), next(req))],
     });
     const search = async () => (await sdk.text.search({ query: "lorem" })).results.length;
@@ -300,7 +369,7 @@ test("no server listening is UNAVAILABLE through both", async () => {
   await new Promise<void>((resolve) => closed.close(() => resolve()));
   const script = `
     import { createClient } from "@connectrpc/connect";
-    import { createGrpcTransport } from "@connectrpc/connect-node";
+    import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
     import { Health } from "./gen/grpc/health/v1/health_pb.js";
     import { createAcmsClient } from "./src/index.js";
     const sdk = createAcmsClient({ baseUrl: ${JSON.stringify(url)}, protocol: "grpc" });
@@ -314,11 +383,12 @@ test("no server listening is UNAVAILABLE through both", async () => {
   expect(JSON.parse(stdout)).toEqual([Code.Unavailable, Code.Unavailable]);
 });
 
-test("against the ACMS server: answers, refusals with their details, and streams alike", async () => {
-  const acms = createAcmsClient({ baseUrl: t.server.url, apiKey: t.keys.writer, protocol: "grpc" });
+test.each(PROTOCOLS)("against the ACMS server: answers, refusals with their details, and streams alike (%s)", async (protocol) => {
+  const acms = createAcmsClient({ baseUrl: t.server.url, apiKey: t.keys.writer, protocol });
   opened.push(acms);
-  await acms.registry.createProject({ name: "local/lean" });
-  const { resource } = await acms.registry.registerResource({ project: "local/lean", alias: "notes", kind: "docs" });
+  const project = `local/lean-${protocol}`;
+  await acms.registry.createProject({ name: project });
+  const { resource } = await acms.registry.registerResource({ project, alias: "notes", kind: "docs" });
   // A client stream goes through connect's transport.
   const upload = await acms.index.upsertDocuments(
     (async function* () {
@@ -326,7 +396,7 @@ test("against the ACMS server: answers, refusals with their details, and streams
     })(),
   );
   expect(upload.documentsUpserted).toBe(1);
-  const { scope } = await acms.scope.resolveScope({ projects: ["local/lean"] });
+  const { scope } = await acms.scope.resolveScope({ projects: [project] });
   const scoped = acms.withScope(scope!.scopeId);
   const { results } = await scoped.text.search({ query: "lean unary", maxResults: 5 });
   expect(results.map((r) => r.path)).toEqual(["a.md"]);
@@ -336,10 +406,10 @@ test("against the ACMS server: answers, refusals with their details, and streams
   expect(streamed).toEqual(["a.md"]);
   const outside = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
   const refused = await scoped.scope.validateResourceScope({ requestedResourceIds: [outside] }).catch((e: unknown) => e);
-  expect(findScopeViolation(refused)).toMatchObject({ resourceIds: [outside], scopeProjectNames: ["local/lean"] });
+  expect(findScopeViolation(refused)).toMatchObject({ resourceIds: [outside], scopeProjectNames: [project] });
   const bad = await scoped.text.search({ query: "" }).catch((e: unknown) => e);
   expect(findFieldViolations(bad).map((v) => v.field)).toEqual(["query"]);
-  const anonymous = createAcmsClient({ baseUrl: t.server.url, protocol: "grpc" });
+  const anonymous = createAcmsClient({ baseUrl: t.server.url, protocol });
   opened.push(anonymous);
   await expect(anonymous.registry.listProjects({})).rejects.toMatchObject({ code: Code.Unauthenticated });
 });

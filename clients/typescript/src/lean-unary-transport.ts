@@ -1,6 +1,7 @@
 import { constants as h2, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
 import { create, isMessage, type DescMessage, type DescMethod, type MessageShape } from "@bufbuild/protobuf";
 import {
+  appendHeaders,
   Code,
   ConnectError,
   createContextValues,
@@ -16,7 +17,17 @@ import {
   type Compression,
   type MethodSerializationLookup,
 } from "@connectrpc/connect/protocol";
-import { requestHeaderWithCompression, validateResponseWithCompression, validateTrailer } from "@connectrpc/connect/protocol-grpc";
+import {
+  requestHeaderWithCompression as grpcRequestHeader,
+  validateResponseWithCompression as validateGrpcResponse,
+  validateTrailer,
+} from "@connectrpc/connect/protocol-grpc";
+import {
+  errorFromJsonBytes,
+  requestHeaderWithCompression as connectRequestHeader,
+  trailerDemux,
+  validateResponseWithCompression as validateConnectResponse,
+} from "@connectrpc/connect/protocol-connect";
 import { compressionBrotli, compressionGzip, type Http2SessionManager } from "@connectrpc/connect-node";
 
 /** Largest message read or written (connect-node's default: the envelope's limit, 4 GiB). */
@@ -24,26 +35,32 @@ const MAX_MESSAGE_BYTES = 0xffffffff;
 /** Compressions the client accepts in responses, as connect-node's gRPC transport offers them. */
 const ACCEPT_COMPRESSION: Compression[] = [compressionGzip, compressionBrotli];
 
-/** What the lean gRPC unary path needs: where, over which HTTP/2 connection, and the interceptors. */
-export interface GrpcUnaryOptions {
+/** What the lean unary path needs: where, over which HTTP/2 connection, and the interceptors. */
+export interface LeanUnaryOptions {
   baseUrl: string;
   sessionManager: Http2SessionManager;
   interceptors: Interceptor[];
   defaultTimeoutMs?: number;
 }
 
+/** The protocols whose unary calls the lean path makes: gRPC and Connect (binary, POST). */
+export type LeanUnaryProtocol = "grpc" | "connect";
+
 /**
- * connect-node's gRPC transport with unary calls made straight on the HTTP/2 stream: the request is one
- * envelope written at once and the answer's bytes are gathered and parsed when the stream ends. connect's own
- * unary path runs every call through its universal HTTP client and a pipeline of async iterables (request body,
- * envelope split, decompression, parse), which cost ~1 ms of client CPU a call (more than the server spent
- * answering a small search); this costs ~0.4. Everything a caller sees stays connect's: the same interceptors,
- * deadline and abort signal as its `runUnaryCall` (see CallSignal), the same request headers, the same checks of the response's
- * status, headers and trailers (`validateResponseWithCompression`, `validateTrailer`: errors with their
- * details, such as a ScopeViolation), gzip and brotli answers, and the same codes for HTTP/2 resets and
- * connection failures. Streaming calls go through `streaming` (connect's transport) unchanged.
+ * connect-node's gRPC or Connect transport with unary calls made straight on the HTTP/2 stream: the request is
+ * written at once (gRPC: one envelope; Connect: the message) and the answer's bytes are gathered and parsed when
+ * the stream ends. connect's own unary path runs every call through its universal HTTP client and a pipeline
+ * of async iterables (request body, envelope split, decompression, parse), which cost ~1 ms of client CPU a
+ * call (more than the server spent answering a small search); this costs ~0.4. Everything a caller sees stays
+ * connect's: the same interceptors, deadline and abort signal as its `runUnaryCall` (see CallSignal), the same
+ * request headers (connect's own functions for each protocol), the same checks of the response's status,
+ * headers and trailers (gRPC: `validateResponseWithCompression`, `validateTrailer`; Connect:
+ * `validateResponseWithCompression`, `trailerDemux`, the error's JSON through `errorFromJsonBytes`: errors
+ * with their details, such as a ScopeViolation), gzip and brotli answers, and the same codes for HTTP/2 resets
+ * and connection failures. Streaming calls go through `streaming` (connect's transport) unchanged.
  */
-export function leanGrpcUnaryTransport(streaming: Transport, opts: GrpcUnaryOptions): Transport {
+export function leanUnaryTransport(protocol: LeanUnaryProtocol, streaming: Transport, opts: LeanUnaryOptions): Transport {
+  const dialect = protocol === "grpc" ? GRPC : CONNECT;
   // Per method, made on its first call (connect makes them again on every call): the serializers and the
   // URL, parsed.
   const perMethod = new WeakMap<DescMethod, MethodParts>();
@@ -57,7 +74,7 @@ export function leanGrpcUnaryTransport(streaming: Transport, opts: GrpcUnaryOpti
       });
       const url = createMethodUrl(opts.baseUrl, method);
       const target = methodTarget(url);
-      parts = { url, call: ((req: UnaryRequest) => callUnary(opts.sessionManager, req, serialization, target)) as UnaryFn };
+      parts = { url, call: ((req: UnaryRequest) => callUnary(opts.sessionManager, dialect, req, serialization, target)) as UnaryFn };
       perMethod.set(method, parts);
     }
     return parts;
@@ -78,7 +95,7 @@ export function leanGrpcUnaryTransport(streaming: Transport, opts: GrpcUnaryOpti
           method,
           requestMethod: "POST",
           url,
-          header: requestHeaderWithCompression(true, deadline, header, ACCEPT_COMPRESSION, null),
+          header: dialect.requestHeader(deadline, header),
           contextValues: contextValues ?? createContextValues(),
           message: isMessage(message, method.input) ? message : create(method.input, message as never),
           signal: call.signal,
@@ -91,6 +108,60 @@ export function leanGrpcUnaryTransport(streaming: Transport, opts: GrpcUnaryOpti
     },
   };
 }
+
+/** A unary answer's message bytes (decompressed) with the headers and trailers the caller sees. */
+interface AnswerBytes {
+  header: Headers;
+  trailer: Headers;
+  data: Uint8Array;
+}
+
+/** How one protocol frames a unary call on an HTTP/2 stream. */
+interface UnaryDialect {
+  /** The request's headers, as connect's transport for the protocol makes them. */
+  requestHeader(timeoutMs: number | undefined, header: HeadersInit | undefined): Headers;
+  /** The request's body for the serialized message. */
+  body(message: Uint8Array): Uint8Array;
+  /**
+   * The answer once its stream ended (the response's status and headers, the HTTP/2 trailers, every byte of
+   * the body), checked as connect's transport for the protocol checks it; throws the call's error.
+   */
+  answer(status: number, header: Headers, trailer: Headers, bytes: Buffer): AnswerBytes | Promise<AnswerBytes>;
+}
+
+/** gRPC: one envelope each way, the status in the trailers (or the headers of a trailers-only answer). */
+const GRPC: UnaryDialect = {
+  requestHeader: (timeoutMs, header) => grpcRequestHeader(true, timeoutMs, header, ACCEPT_COMPRESSION, null),
+  body(message) {
+    const frame = new Uint8Array(5 + message.byteLength);
+    new DataView(frame.buffer).setUint32(1, message.byteLength);
+    frame.set(message, 5);
+    return frame;
+  },
+  answer(status, header, trailer, bytes) {
+    const { flags, data, compression } = checkedGrpcAnswer(status, header, trailer, bytes);
+    if ((flags & 0b1) === 0) return { header, trailer, data };
+    if (!compression) throw new ConnectError("received compressed envelope, but do not know how to decompress", Code.Internal);
+    return compression.decompress(data, MAX_MESSAGE_BYTES).then((plain) => ({ header, trailer, data: plain }));
+  },
+};
+
+/** Connect (binary): the message as the body each way; an error is a non-200 status with its JSON as the body. */
+const CONNECT: UnaryDialect = {
+  requestHeader: (timeoutMs, header) => connectRequestHeader("unary", true, timeoutMs, header, ACCEPT_COMPRESSION, null, true),
+  body: (message) => message,
+  async answer(status, responseHeader, _trailers, bytes) {
+    const { compression, isUnaryError, unaryError } = validateConnectResponse("unary", ACCEPT_COMPRESSION, true, status, responseHeader);
+    const [header, trailer] = trailerDemux(responseHeader);
+    const promised = responseHeader.get("content-length");
+    if (promised !== null && /^\d+$/.test(promised) && Number(promised) !== bytes.byteLength) {
+      throw new ConnectError(`protocol error: promised ${promised} bytes, received ${bytes.byteLength}`, Code.InvalidArgument);
+    }
+    const data = compression ? await compression.decompress(bytes, MAX_MESSAGE_BYTES) : bytes;
+    if (isUnaryError) throw errorFromJsonBytes(data, appendHeaders(header, trailer), unaryError);
+    return { header, trailer, data };
+  },
+};
 
 /** Where a call goes: its URL, that URL's origin and its path with the query. */
 interface Target {
@@ -174,6 +245,7 @@ function deadlineExceeded(): ConnectError {
 
 async function callUnary<I extends DescMessage, O extends DescMessage>(
   sm: Http2SessionManager,
+  dialect: UnaryDialect,
   req: UnaryRequest<I, O>,
   serialization: MethodSerializationLookup<I, O>,
   method: Target,
@@ -184,10 +256,7 @@ async function callUnary<I extends DescMessage, O extends DescMessage>(
     throw new ConnectError(`cannot make a request to ${origin}: the http2 session is connected to ${sm.authority}`, Code.Internal);
   }
   if (req.signal.aborted) throw connectErrorFromNode(getAbortSignalReason(req.signal));
-  const body = serialization.getI(true).serialize(req.message);
-  const frame = new Uint8Array(5 + body.byteLength);
-  new DataView(frame.buffer).setUint32(1, body.byteLength);
-  frame.set(body, 5);
+  const frame = dialect.body(serialization.getI(true).serialize(req.message));
   let stream: ClientHttp2Stream;
   try {
     stream = await sm.request("POST", path, nodeHeaders(req.header), {});
@@ -248,14 +317,8 @@ async function callUnary<I extends DescMessage, O extends DescMessage>(
   });
   stream.on("end", () => {
     ended = true;
-    let answer: { flags: number; data: Uint8Array; compression: Compression | undefined };
-    try {
-      answer = checkedAnswer(status, header, trailer, Buffer.concat(chunks));
-    } catch (err) {
-      settle(ConnectError.from(err));
-      return;
-    }
-    const done = (data: Uint8Array) => {
+    const bytes = Buffer.concat(chunks);
+    const done = ({ header, trailer, data }: AnswerBytes) => {
       let parsed: MessageShape<O>;
       try {
         parsed = serialization.getO(true).parse(data);
@@ -265,10 +328,16 @@ async function callUnary<I extends DescMessage, O extends DescMessage>(
       }
       settle(undefined, { header, message: parsed, trailer });
     };
-    if ((answer.flags & 0b1) === 0) done(answer.data);
-    else if (!answer.compression)
-      settle(new ConnectError("protocol error: received compressed output without grpc-encoding", Code.Internal));
-    else answer.compression.decompress(answer.data, MAX_MESSAGE_BYTES).then(done, (err: unknown) => settle(ConnectError.from(err)));
+    let answer: AnswerBytes | Promise<AnswerBytes>;
+    try {
+      answer = dialect.answer(status, header, trailer, bytes);
+    } catch (err) {
+      settle(ConnectError.from(err));
+      return;
+    }
+    // A thenable, not `instanceof Promise`: a promise of another realm (a test runner's sandbox) is one too.
+    if ("then" in answer) answer.then(done, (err: unknown) => settle(ConnectError.from(err)));
+    else done(answer);
   });
   stream.end(frame);
   return answered.then(({ header, message, trailer }) => ({
@@ -282,22 +351,22 @@ async function callUnary<I extends DescMessage, O extends DescMessage>(
 }
 
 /**
- * The one answer envelope of a unary call (its flags, bytes and the answer's compression), or the call's error,
- * checked as connect's gRPC transport checks them.
+ * The one answer envelope of a gRPC unary call (its flags, bytes and the answer's compression), or the call's
+ * error, checked as connect's gRPC transport checks them.
  */
-function checkedAnswer(
+function checkedGrpcAnswer(
   status: number,
   header: Headers,
   trailer: Headers,
   bytes: Buffer,
 ): { flags: number; data: Uint8Array; compression: Compression | undefined } {
-  const { compression, headerError } = validateResponseWithCompression(ACCEPT_COMPRESSION, status, header);
+  const { compression, headerError } = validateGrpcResponse(ACCEPT_COMPRESSION, status, header);
   const envelopes: Array<{ flags: number; data: Uint8Array }> = [];
   for (let at = 0; at < bytes.length;) {
     const left = bytes.length - at;
     if (left < 5) throw new ConnectError(`protocol error: incomplete envelope`, Code.InvalidArgument);
     const length = bytes.readUInt32BE(at + 1);
-    if (left - 5 < length) throw new ConnectError(`protocol error: promised ${length} bytes, received ${left - 5}`, Code.InvalidArgument);
+    if (left - 5 < length) throw new ConnectError(`protocol error: incomplete envelope`, Code.InvalidArgument);
     envelopes.push({ flags: bytes[at], data: bytes.subarray(at + 5, at + 5 + length) });
     at += 5 + length;
   }
