@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import { FairShareCache } from "../kit/fair-share-cache.js";
 import type { SqliteDatabase } from "../kit/sqlite-database.js";
-import { documentWriteLog, isBeingWritten, writtenSince, type DocumentWriteLog } from "./document-write-log.js";
+import { documentWriteLog, writeMarksOf, type DocumentWriteLog, type WriteMarks } from "./document-write-log.js";
 
 /**
  * The chunk rows held at most, in bytes (counted as two a character of their text, path, resource id,
@@ -54,9 +54,10 @@ export function forgetChunkRows(db: SqliteDatabase, key: number): void {
   }
 }
 
-/** A row held, and the DocumentWriteLog's `seq` when it was read. */
+/** A row held, its resource's write marks, and the DocumentWriteLog's `seq` when it was read. */
 interface HeldRow {
   row: VisibleChunkRow;
+  marks: WriteMarks;
   readAt: number;
 }
 
@@ -66,8 +67,8 @@ interface HeldRow {
  * results (about 2.4 us a row from SQLite, the ranking itself a fraction of that). A chunk key is never
  * reused (AUTOINCREMENT) and its row never changes, but what a reader sees of it does (publication,
  * supersession, retention), and only through a write of its resource's documents: a row held is used while
- * no such write started since it was read (the connection's DocumentWriteLog), and a row read while one is
- * under way is not held. So a tenant uploading, or storing a fragment, leaves every other resource's rows
+ * no such write started since it was read (the connection's DocumentWriteLog; the row keeps its resource's
+ * marks, so the test is one field read), and a row read while one is under way is not held. So a tenant uploading, or storing a fragment, leaves every other resource's rows
  * held. Another connection's commits (`PRAGMA data_version`) drop everything at the next search; a deleted
  * chunk's row is dropped at once (`forgetChunkRows`), not at the next search.
  *
@@ -109,7 +110,7 @@ export class ChunkRowCache {
     const missing: number[] = [];
     for (const key of keys) {
       const held = this.held.get(principal, key);
-      if (held === undefined || writtenSince(writes, held.row[1], held.readAt)) missing.push(key);
+      if (held === undefined || held.marks.last > held.readAt) missing.push(key);
       else out.push(held.row);
     }
     if (missing.length === 0) return out;
@@ -119,10 +120,11 @@ export class ChunkRowCache {
     for (const row of read) {
       out.push(row);
       // A resource being written may change before its write ends (its transactions commit one by one).
-      if (isBeingWritten(writes, row[1])) continue;
+      const marks = writeMarksOf(writes, row[1]);
+      if (marks.busy > 0) continue;
       const bytes = ROW_OVERHEAD_BYTES + 2 * (row[1].length + row[2].length + row[6].length + row[7].length + row[8].length);
       // A row larger than a quarter of the budget would evict a quarter of everything held for one answer.
-      if (bytes <= this.maxBytes / 4) this.held.set(principal, row[0], { row, readAt }, bytes);
+      if (bytes <= this.maxBytes / 4) this.held.set(principal, row[0], { row, marks, readAt }, bytes);
     }
     return out;
   }

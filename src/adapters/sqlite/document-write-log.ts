@@ -12,15 +12,19 @@ import type { SqliteDatabase } from "../kit/sqlite-database.js";
 export interface DocumentWriteLog {
   /** Grows by one at every mark. */
   seq: number;
-  /** Each resource's last mark. */
-  readonly last: Map<string, number>;
-  /** Operations under way, by resource. */
-  readonly busy: Map<string, number>;
-  /** Grows when `last` starts over (past RESOURCES_TRACKED): anything read before is stale then. */
+  /** Each resource's marks (see `writeMarksOf`). */
+  readonly marks: Map<string, WriteMarks>;
+  /** Grows when `marks` starts over (past RESOURCES_TRACKED): anything read before is stale then. */
   resets: number;
 }
 
-/** Resources whose last mark is kept; past this `last` starts over (readers then drop what they hold). */
+/** One resource's marks: its last (`seq` then) and the operations under way. */
+export interface WriteMarks {
+  last: number;
+  busy: number;
+}
+
+/** Resources whose marks are kept; past this `marks` starts over (readers then drop what they hold). */
 const RESOURCES_TRACKED = 1 << 17;
 
 const logByDb = new WeakMap<SqliteDatabase, DocumentWriteLog>();
@@ -28,38 +32,37 @@ const logByDb = new WeakMap<SqliteDatabase, DocumentWriteLog>();
 /** `db`'s DocumentWriteLog, live (readers read it, only the document store marks it). */
 export function documentWriteLog(db: SqliteDatabase): DocumentWriteLog {
   let log = logByDb.get(db);
-  if (!log) logByDb.set(db, (log = { seq: 0, last: new Map(), busy: new Map(), resets: 0 }));
+  if (!log) logByDb.set(db, (log = { seq: 0, marks: new Map(), resets: 0 }));
   return log;
+}
+
+/**
+ * `resourceId`'s marks, made (none yet) on first use: a reader keeps the object with what it read, so that
+ * telling whether it is still current costs a field read, not a look-up.
+ */
+export function writeMarksOf(log: DocumentWriteLog, resourceId: string): WriteMarks {
+  let marks = log.marks.get(resourceId);
+  if (marks === undefined) {
+    if (log.marks.size >= RESOURCES_TRACKED) {
+      // Readers drop everything they hold (`resets`); the marks of operations under way stay.
+      for (const [id, m] of log.marks) if (m.busy === 0) log.marks.delete(id);
+      log.resets += 1;
+    }
+    log.marks.set(resourceId, (marks = { last: 0, busy: 0 }));
+  }
+  return marks;
 }
 
 /** Marks the start of an operation writing `resourceId`'s documents. */
 export function beginDocumentWrite(log: DocumentWriteLog, resourceId: string): void {
-  log.busy.set(resourceId, (log.busy.get(resourceId) ?? 0) + 1);
-  mark(log, resourceId);
+  const marks = writeMarksOf(log, resourceId);
+  marks.busy += 1;
+  marks.last = ++log.seq;
 }
 
 /** Marks the end (settled either way) of an operation `beginDocumentWrite` marked. */
 export function endDocumentWrite(log: DocumentWriteLog, resourceId: string): void {
-  const n = (log.busy.get(resourceId) ?? 1) - 1;
-  if (n > 0) log.busy.set(resourceId, n);
-  else log.busy.delete(resourceId);
-  mark(log, resourceId);
-}
-
-/** Whether an operation writing `resourceId`'s documents is under way (what a reader reads now may change before it ends). */
-export function isBeingWritten(log: DocumentWriteLog, resourceId: string): boolean {
-  return log.busy.has(resourceId);
-}
-
-/** Whether an operation of `resourceId` started or ended after `seq` (a reader's `log.seq` when it read). */
-export function writtenSince(log: DocumentWriteLog, resourceId: string, seq: number): boolean {
-  return (log.last.get(resourceId) ?? 0) > seq;
-}
-
-function mark(log: DocumentWriteLog, resourceId: string): void {
-  if (log.last.size >= RESOURCES_TRACKED && !log.last.has(resourceId)) {
-    log.last.clear();
-    log.resets += 1;
-  }
-  log.last.set(resourceId, ++log.seq);
+  const marks = writeMarksOf(log, resourceId);
+  marks.busy = Math.max(0, marks.busy - 1);
+  marks.last = ++log.seq;
 }
