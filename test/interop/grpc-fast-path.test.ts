@@ -1,11 +1,9 @@
 import http2 from "node:http2";
 import * as grpc from "@grpc/grpc-js";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { IndexService } from "../../gen/acms/v1/index_pb.js";
 import { SearchRequestSchema, SearchResponseSchema, TextBackendService } from "../../gen/acms/v1/text_pb.js";
-import { startTestServer, type TestServer } from "../support/test-server.js";
 import { GrpcJsGenericClient as Client } from "./grpc-js-generic-client.js";
-import { seedTenants, type Seeded } from "./interop-fixture.js";
+import { seededSearchServer } from "./interop-fixture.js";
 
 /** One raw HTTP/2 gRPC call: the response headers, trailers and body bytes. */
 function rawCall(
@@ -45,40 +43,24 @@ function envelope(bytes: Uint8Array): Buffer {
 }
 
 describe("gRPC fast path", () => {
-  let t: TestServer;
-  let seeded: Seeded;
-  beforeAll(async () => {
-    t = await startTestServer({ env: { ACMS_MAX_MESSAGE_BYTES: "65536" } });
-    seeded = await seedTenants(t);
-    const c = new Client(`127.0.0.1:${t.server.port}`);
-    await c.clientStream(
-      IndexService.method.upsertDocuments,
-      [{ resourceId: seeded.a, documents: [{ path: "src/parser.ts", content: "the tokenizer feeds the parser" }] }],
-      Client.metadata(t.keys.writer),
-    );
-    c.close();
-  });
-  afterAll(async () => {
-    await t.close(true);
-  });
-
-  const auth = () => ({ authorization: `Bearer ${t.keys.writer}`, "acms-scope": seeded.scopeId });
+  const server = seededSearchServer();
+  const auth = server.auth;
   const search = (query: string) => envelope(toBinary(SearchRequestSchema, create(SearchRequestSchema, { query, maxResults: 5 })));
 
   it("answers a raw gRPC call exactly as Connect does: one message, grpc-status 0 in the trailers", async () => {
-    const r = await rawCall(t.server.url, auth(), search("parser"));
+    const r = await rawCall(server.t.server.url, auth(), search("parser"));
     expect(r.headers[":status"]).toBe(200);
     expect(r.headers["content-type"]).toBe("application/grpc");
     expect(r.trailers["grpc-status"]).toBe("0");
     expect(r.body[0]).toBe(0);
     expect(r.body.readUInt32BE(1)).toBe(r.body.length - 5);
     const answer = fromBinary(SearchResponseSchema, r.body.subarray(5));
-    expect(answer.scopeId).toBe(seeded.scopeId);
+    expect(answer.scopeId).toBe(server.seeded.scopeId);
     expect(answer.results.length).toBeGreaterThan(0);
   });
 
   it("refuses an envelope larger than the message limit as soon as its header arrives", async () => {
-    const r = await rawCall(t.server.url, auth(), Buffer.from([0, 0x7f, 0xff, 0xff, 0xff, 1, 2, 3]));
+    const r = await rawCall(server.t.server.url, auth(), Buffer.from([0, 0x7f, 0xff, 0xff, 0xff, 1, 2, 3]));
     expect(r.headers["grpc-status"] ?? r.trailers["grpc-status"]).toBe(String(grpc.status.RESOURCE_EXHAUSTED));
   });
 
@@ -88,38 +70,38 @@ describe("gRPC fast path", () => {
       Buffer.from([0, 0, 0, 0, 3, 0xff, 0xff, 0xff]),
       Buffer.concat([Buffer.from([1]), search("x").subarray(1)]),
     ]) {
-      const r = await rawCall(t.server.url, auth(), body);
+      const r = await rawCall(server.t.server.url, auth(), body);
       expect(r.headers["grpc-status"] ?? r.trailers["grpc-status"]).toBe(String(grpc.status.INVALID_ARGUMENT));
     }
   });
 
   it("answers a call without a message, or with two, as UNIMPLEMENTED (as Connect does)", async () => {
     for (const body of [Buffer.alloc(0), Buffer.concat([search("a"), search("b")])]) {
-      const r = await rawCall(t.server.url, auth(), body);
+      const r = await rawCall(server.t.server.url, auth(), body);
       expect(r.headers["grpc-status"] ?? r.trailers["grpc-status"]).toBe(String(grpc.status.UNIMPLEMENTED));
     }
   });
 
   it("runs the access checks: no key is UNAUTHENTICATED, no scope FAILED_PRECONDITION", async () => {
-    const none = await rawCall(t.server.url, {}, search("parser"));
+    const none = await rawCall(server.t.server.url, {}, search("parser"));
     expect(none.headers["grpc-status"]).toBe(String(grpc.status.UNAUTHENTICATED));
-    const noScope = await rawCall(t.server.url, { authorization: `Bearer ${t.keys.writer}` }, search("parser"));
+    const noScope = await rawCall(server.t.server.url, { authorization: `Bearer ${server.t.keys.writer}` }, search("parser"));
     expect(noScope.headers["grpc-status"]).toBe(String(grpc.status.FAILED_PRECONDITION));
   });
 
   it("answers a malformed grpc-timeout as INVALID_ARGUMENT, and honours a valid one", async () => {
-    const bad = await rawCall(t.server.url, { ...auth(), "grpc-timeout": "99999999999S" }, search("parser"));
+    const bad = await rawCall(server.t.server.url, { ...auth(), "grpc-timeout": "99999999999S" }, search("parser"));
     expect(bad.headers["grpc-status"]).toBe(String(grpc.status.INVALID_ARGUMENT));
-    const ok = await rawCall(t.server.url, { ...auth(), "grpc-timeout": "30S" }, search("parser"));
+    const ok = await rawCall(server.t.server.url, { ...auth(), "grpc-timeout": "30S" }, search("parser"));
     expect(ok.trailers["grpc-status"]).toBe("0");
   });
 
   it("leaves a gzip-compressed request to Connect, which answers it alike", async () => {
-    const c = new grpc.Client(`127.0.0.1:${t.server.port}`, grpc.credentials.createInsecure(), {
+    const c = new grpc.Client(`127.0.0.1:${server.t.server.port}`, grpc.credentials.createInsecure(), {
       "grpc.default_compression_algorithm": grpc.compressionAlgorithms.gzip,
     });
     try {
-      const md = Client.metadata(t.keys.writer, seeded.scopeId);
+      const md = Client.metadata(server.t.keys.writer, server.seeded.scopeId);
       const bytes = await new Promise<Buffer>((resolve, reject) =>
         c.makeUnaryRequest(
           `/${TextBackendService.typeName}/Search`,
@@ -130,7 +112,7 @@ describe("gRPC fast path", () => {
           (err, v) => (err ? reject(err) : resolve(v!)),
         ),
       );
-      expect(fromBinary(SearchResponseSchema, bytes).scopeId).toBe(seeded.scopeId);
+      expect(fromBinary(SearchResponseSchema, bytes).scopeId).toBe(server.seeded.scopeId);
     } finally {
       c.close();
     }

@@ -4,7 +4,9 @@ import { createConnectTransport, createGrpcTransport, createGrpcWebTransport, Ht
 import { RegistryService } from "../../gen/acms/v1/registry_pb.js";
 import { ScopeService } from "../../gen/acms/v1/scope_pb.js";
 import { newUlid } from "../../src/domain/ulid-id.js";
-import { authInterceptor, type TestServer } from "../support/test-server.js";
+import { IndexService } from "../../gen/acms/v1/index_pb.js";
+import { authInterceptor, startTestServer, type TestServer } from "../support/test-server.js";
+import { GrpcJsGenericClient } from "./grpc-js-generic-client.js";
 
 /** One way a client reaches the server: a protocol over an HTTP version. */
 export interface Wire {
@@ -77,4 +79,51 @@ export async function seedTenants(t: TestServer, suffix = ""): Promise<Seeded & 
   const c = (await registry.registerResource({ project: otherProject, alias: "c", kind: "repo" })).resource!.id;
   const scope = (await t.client(ScopeService, "writer").resolveScope({ projects: [localProject] })).scope!;
   return { a, b, c, ghost: newUlid(), scopeId: scope.scopeId, localProject, otherProject };
+}
+
+/**
+ * For the describe block it is called in: a server started before its tests (`startSeededSearchServer`) and
+ * closed after them, with the writer's key and the seeded scope as headers (`auth()`).
+ */
+export function seededSearchServer(): { readonly t: TestServer; readonly seeded: Seeded; auth(): Record<string, string> } {
+  let started: { t: TestServer; seeded: Seeded } | undefined;
+  beforeAll(async () => {
+    started = await startSeededSearchServer();
+  });
+  afterAll(async () => {
+    await started?.t.close(true);
+  });
+  const get = () => {
+    if (!started) throw new Error("the server is started in beforeAll");
+    return started;
+  };
+  return {
+    get t() {
+      return get().t;
+    },
+    get seeded() {
+      return get().seeded;
+    },
+    auth: () => ({ authorization: `Bearer ${get().t.keys.writer}`, "acms-scope": get().seeded.scopeId }),
+  };
+}
+
+/**
+ * A server with a 64 KiB message limit and the seeded tenants, one document ("src/parser.ts") uploaded to
+ * resource `a` over gRPC: what the fast path tests search.
+ */
+export async function startSeededSearchServer(): Promise<{ t: TestServer; seeded: Seeded }> {
+  const t = await startTestServer({ env: { ACMS_MAX_MESSAGE_BYTES: "65536" } });
+  const seeded = await seedTenants(t);
+  const c = new GrpcJsGenericClient(`127.0.0.1:${t.server.port}`);
+  try {
+    await c.clientStream(
+      IndexService.method.upsertDocuments,
+      [{ resourceId: seeded.a, documents: [{ path: "src/parser.ts", content: "the tokenizer feeds the parser" }] }],
+      GrpcJsGenericClient.metadata(t.keys.writer),
+    );
+  } finally {
+    c.close();
+  }
+  return { t, seeded };
 }

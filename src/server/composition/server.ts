@@ -87,8 +87,9 @@ export function createRoutes(deps: ServerDeps): {
 
 /**
  * Starts the server on `config.host:config.port` (port 0 picks a free one), serving gRPC, gRPC-Web and
- * Connect on one port. Unary and server-streaming gRPC calls take the fast path (createGrpcStreamHandler:
- * the same handlers and interceptors on Node's HTTP/2 streams); everything else goes through Connect.
+ * Connect on one port. Unary and server-streaming gRPC calls, and Connect unary calls in protobuf over HTTP/2,
+ * take the fast path (createGrpcStreamHandler: the same handlers and interceptors on Node's HTTP/2 streams);
+ * everything else goes through Connect's handler.
  * @example const server = await startServer({ config, keys, backends }); await server.close();
  */
 export async function startServer(serverDeps: ServerDeps): Promise<AcmsServer> {

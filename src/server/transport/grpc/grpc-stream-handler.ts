@@ -16,8 +16,10 @@ import {
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
-import { createAsyncIterable } from "@connectrpc/connect/protocol";
+import { createAsyncIterable, compressionNegotiate } from "@connectrpc/connect/protocol";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { codeToHttpStatus, errorToJsonBytes, parseTimeout as parseConnectTimeout, trailerMux } from "@connectrpc/connect/protocol-connect";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { takeEncoded } from "../encoded-messages.js";
 import type { MethodRegistry } from "./method-registry.js";
 import { RawRequestHeaders } from "./raw-request-headers.js";
@@ -44,6 +46,15 @@ export interface GrpcStreamHandlerOptions extends BodyAdmissionOptions {
 export type GrpcStreamHandler = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => boolean;
 
 type Spec = MethodImplSpec & { kind: "unary" | "server_streaming" };
+
+/** The protocols the fast path serves: gRPC (unary and server-streaming) and Connect (unary, binary, POST). */
+type FastProtocol = "grpc" | "connect";
+
+/** Calls the fast path has taken in this process, by protocol (figures for tests: which path served a call). */
+export const fastPathCalls: Record<FastProtocol, number> = { grpc: 0, connect: 0 };
+
+/** The compressions a Connect answer may use, as connect-node's handler offers them (first the client names wins). */
+const CONNECT_COMPRESSIONS = [compressionGzip, compressionBrotli];
 type AnyResponse = UnaryResponse<DescMessage, DescMessage> | StreamResponse<DescMessage, DescMessage>;
 
 function normalize(schema: DescMessage, value: unknown): Message {
@@ -126,9 +137,12 @@ function chainFor(spec: Spec, interceptors: readonly Interceptor[]): Chain {
  * linked abort controllers and envelope transforms (a Health call cost about 8x a plain grpc-js
  * handler's CPU through it). It takes only what it serves exactly as Connect would: POST with
  * `application/grpc` or `application/grpc+proto`, an uncompressed request (`grpc-encoding` absent or
- * `identity`) and a method it knows; everything else (gRPC-Web, Connect, JSON, compressed requests,
- * client and bidi streams, unknown paths) stays on the Connect handler. Responses are uncompressed below
- * `compressMinBytes`. The interceptor chain of each method is built on its first call and reused.
+ * `identity`) and a method it knows; and Connect unary calls in protobuf (POST, `application/proto`,
+ * no `content-encoding` or `identity`), answered as connect-node's handler answers them (the message, or
+ * the error's JSON with its HTTP status; trailers as `trailer-` headers; gzip or brotli as the client's
+ * `accept-encoding` names first). Everything else (gRPC-Web, Connect streams, GET and JSON, compressed
+ * requests, client and bidi streams, unknown paths) stays on the Connect handler. Responses are uncompressed
+ * below `compressMinBytes`. The interceptor chain of each method is built on its first call and reused.
  */
 export function createGrpcStreamHandler(opts: GrpcStreamHandlerOptions): GrpcStreamHandler {
   const interceptors = [...opts.interceptors].reverse();
@@ -136,14 +150,22 @@ export function createGrpcStreamHandler(opts: GrpcStreamHandlerOptions): GrpcStr
   return (stream, headers) => {
     if (headers[":method"] !== "POST") return false;
     const contentType = headers["content-type"];
-    if (contentType !== "application/grpc" && contentType !== "application/grpc+proto") return false;
-    const encoding = headers["grpc-encoding"];
-    if (encoding !== undefined && encoding !== "identity") return false;
+    let protocol: FastProtocol;
+    if (contentType === "application/grpc" || contentType === "application/grpc+proto") {
+      const encoding = headers["grpc-encoding"];
+      if (encoding !== undefined && encoding !== "identity") return false;
+      protocol = "grpc";
+    } else if (contentType === "application/proto") {
+      const encoding = headers["content-encoding"];
+      if (encoding !== undefined && encoding !== "identity") return false;
+      protocol = "connect";
+    } else return false;
     const spec = opts.methods.get(headers[":path"] ?? "");
-    if (!spec) return false;
+    if (!spec || (protocol === "connect" && spec.kind !== "unary")) return false;
     let chain = chains.get(spec);
     if (!chain) chains.set(spec, (chain = chainFor(spec, interceptors)));
-    new GrpcCall(opts, chain, spec, stream, headers, contentType).run().catch(() => stream.destroy());
+    fastPathCalls[protocol] += 1;
+    new GrpcCall(opts, chain, spec, stream, headers, contentType, protocol).run().catch(() => stream.destroy());
     return true;
   };
 }
@@ -154,9 +176,12 @@ export function createGrpcStreamHandler(opts: GrpcStreamHandlerOptions): GrpcStr
  */
 class CallContext implements HandlerContext {
   readonly requestMethod = "POST";
-  readonly protocolName = "grpc";
 
   constructor(protected readonly call: GrpcCall) {}
+
+  get protocolName(): string {
+    return this.call.protocol;
+  }
 
   get method(): DescMethod {
     return this.call.spec.method;
@@ -299,6 +324,7 @@ class GrpcCall {
     private readonly stream: http2.ServerHttp2Stream,
     private readonly headers: http2.IncomingHttpHeaders,
     private readonly contentType: string,
+    readonly protocol: FastProtocol,
   ) {
     this.values.set(callKey, this);
   }
@@ -308,7 +334,10 @@ class GrpcCall {
     stream.on("error", ignore);
     stream.once("close", () => this.cancel());
     try {
-      const timeout = parseTimeout(this.header("grpc-timeout"), Number.MAX_SAFE_INTEGER);
+      const timeout =
+        this.protocol === "grpc"
+          ? parseTimeout(this.header("grpc-timeout"), Number.MAX_SAFE_INTEGER)
+          : parseConnectTimeout(this.header("connect-timeout-ms"), Number.MAX_SAFE_INTEGER);
       if (timeout.error) throw timeout.error;
       if (timeout.timeoutMs !== undefined) {
         this.deadline = Date.now() + timeout.timeoutMs;
@@ -325,11 +354,16 @@ class GrpcCall {
       );
       // A call refused from its headers never has its body read: the stream's flow control holds the client
       // to one window, and Node resets the stream (NO_ERROR) once the answer is sent, as HTTP/2 allows.
-      const input = mayRead ? fromBinaryChecked(method.input, await this.readMessage()) : create(method.input);
+      const input = mayRead
+        ? fromBinaryChecked(method.input, await (this.protocol === "grpc" ? this.readMessage() : this.readConnectBody()))
+        : create(method.input);
       if (this.spec.kind === "unary") await this.unary(input);
       else await this.serverStream(input);
     } catch (err) {
-      if (!this.stream.destroyed) this.fail(toConnect(err));
+      if (!this.stream.destroyed) {
+        if (this.protocol === "grpc") this.fail(toConnect(err));
+        else await this.failConnect(toConnect(err));
+      }
     } finally {
       this.done = true;
       clearTimeout(this.timer);
@@ -364,12 +398,71 @@ class GrpcCall {
   /** Reads the one enveloped request message, refusing any envelope over the size limit as soon as its header arrives. */
   private readMessage(): Promise<Uint8Array> {
     const max = this.opts.maxMessageBytes;
+    let limit = -1;
+    return this.readBody(
+      (chunks, size, chunk) => {
+        if (limit < 0 && size >= 5) {
+          const head = chunks.length === 1 ? chunk : Buffer.concat(chunks);
+          if ((head[0] & 1) === 1)
+            return new ConnectError("protocol error: received a compressed message without grpc-encoding", Code.InvalidArgument);
+          const length = head.readUInt32BE(1);
+          if (length > max)
+            return new ConnectError(`message size ${length} is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted);
+          limit = 5 + length;
+        }
+        return limit >= 0 && size > limit
+          ? new ConnectError("protocol error: received extra input message", Code.Unimplemented)
+          : undefined;
+      },
+      (body, size) => {
+        if (size === 0)
+          return new ConnectError(
+            `protocol error: missing input message for ${this.spec.kind === "unary" ? "unary" : "server-streaming"} method`,
+            Code.Unimplemented,
+          );
+        if (limit < 0 || size < limit) return new ConnectError(`protocol error: incomplete envelope (${size} bytes)`, Code.InvalidArgument);
+        return body.subarray(5, limit);
+      },
+    );
+  }
+
+  /**
+   * Reads a Connect unary request's body (the message, unframed), refusing one over the size limit as soon as
+   * its `content-length` says so or its bytes pass it, and one that ends short of or runs past its
+   * `content-length` (as connect's readAllBytes does).
+   */
+  private readConnectBody(): Promise<Uint8Array> {
+    const max = this.opts.maxMessageBytes;
+    const declared = this.header("content-length");
+    const promised = declared !== null && /^\d+$/.test(declared) ? Number(declared) : undefined;
+    if (promised !== undefined && promised > max)
+      return Promise.reject(
+        new ConnectError(`message size ${promised} is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted),
+      );
+    const broken = (size: number) => new ConnectError(`protocol error: promised ${promised} bytes, received ${size}`, Code.InvalidArgument);
+    return this.readBody(
+      (_chunks, size) => {
+        if (promised !== undefined && size > promised) return broken(size);
+        return size > max
+          ? new ConnectError(`message size is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted)
+          : undefined;
+      },
+      (body, size) => (promised !== undefined && size < promised ? broken(size) : body),
+    );
+  }
+
+  /**
+   * Reads the request's body: `check` sees each chunk as it arrives (an error stops reading, the rest of the
+   * body is drained unread), `done` the whole body once it ended. A body that stops arriving, or trickles under
+   * the minimum rate, is abandoned: the stream is reset, and the call ends as the client's cancel.
+   */
+  private readBody(
+    check: (chunks: Buffer[], size: number, chunk: Buffer) => ConnectError | undefined,
+    done: (body: Buffer, size: number) => Uint8Array | ConnectError,
+  ): Promise<Uint8Array> {
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;
-      let limit = -1;
-      // A body that stops arriving, or trickles under the minimum rate, is abandoned: the stream is reset, and
-      // the call ends as the client's cancel.
       const stallMs = this.opts.bodyTimeoutMs;
       const deadline =
         stallMs === undefined
@@ -377,30 +470,19 @@ class GrpcCall {
           : new BodyDeadline({ stallMs, graceMs: stallMs, minBytesPerSecond: this.opts.minBodyBytesPerSecond ?? 0 }, () =>
               this.stream.close(http2.constants.NGHTTP2_CANCEL),
             );
-      const armStall = () => deadline?.waiting();
-      const fail = (err: ConnectError) => {
+      const onData = (chunk: Buffer) => {
+        deadline?.received(chunk.length);
+        deadline?.waiting();
+        chunks.push(chunk);
+        size += chunk.length;
+        const err = check(chunks, size, chunk);
+        if (err === undefined) return;
         deadline?.stop();
         this.stream.off("data", onData);
         this.stream.off("end", onEnd);
         this.stream.off("close", onClose);
         this.stream.resume();
         reject(err);
-      };
-      const onData = (chunk: Buffer) => {
-        deadline?.received(chunk.length);
-        armStall();
-        chunks.push(chunk);
-        size += chunk.length;
-        if (limit < 0 && size >= 5) {
-          const head = chunks.length === 1 ? chunk : Buffer.concat(chunks);
-          if ((head[0] & 1) === 1)
-            return fail(new ConnectError("protocol error: received a compressed message without grpc-encoding", Code.InvalidArgument));
-          const length = head.readUInt32BE(1);
-          if (length > max)
-            return fail(new ConnectError(`message size ${length} is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted));
-          limit = 5 + length;
-        }
-        if (limit >= 0 && size > limit) fail(new ConnectError("protocol error: received extra input message", Code.Unimplemented));
       };
       const onClose = () => {
         deadline?.stop();
@@ -411,22 +493,14 @@ class GrpcCall {
       const onEnd = () => {
         deadline?.stop();
         this.stream.off("close", onClose);
-        if (size === 0)
-          return reject(
-            new ConnectError(
-              `protocol error: missing input message for ${this.spec.kind === "unary" ? "unary" : "server-streaming"} method`,
-              Code.Unimplemented,
-            ),
-          );
-        if (limit < 0 || size < limit)
-          return reject(new ConnectError(`protocol error: incomplete envelope (${size} bytes)`, Code.InvalidArgument));
-        const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-        resolve(body.subarray(5, limit));
+        const out = done(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), size);
+        if (out instanceof ConnectError) reject(out);
+        else resolve(out);
       };
       this.stream.on("data", onData);
       this.stream.once("end", onEnd);
       this.stream.once("close", onClose);
-      armStall();
+      deadline?.waiting();
     });
   }
 
@@ -468,8 +542,52 @@ class GrpcCall {
   private async unary(input: Message): Promise<void> {
     const res = (await this.chain(this.request(false, input))) as UnaryResponse<DescMessage, DescMessage>;
     this.adopt(res);
+    if (this.protocol === "connect") {
+      await this.answerConnect(200, "application/proto", this.encoded(this.spec.method.output, res.message), undefined);
+      return;
+    }
     await this.send(this.spec.method.output, res.message);
     this.finish();
+  }
+
+  /** `message`'s bytes, refused over the size limit. */
+  private encoded(schema: DescMessage, message: Message): Uint8Array {
+    const bytes: Uint8Array = takeEncoded(schema, message);
+    if (bytes.length > this.opts.maxMessageBytes) {
+      throw new ConnectError(
+        `message size ${bytes.length} is larger than configured writeMaxBytes ${this.opts.maxMessageBytes}`,
+        Code.ResourceExhausted,
+      );
+    }
+    return bytes;
+  }
+
+  /**
+   * A Connect unary answer, as connect-node's handler writes one: the status, the response headers (with
+   * `metadata`, an error's, over them) and the trailers as `trailer-` headers, the body compressed when the
+   * client accepts an encoding the server offers and it is at least `compressMinBytes`, and its length.
+   */
+  private async answerConnect(status: number, contentType: string, body: Uint8Array, metadata: Headers | undefined): Promise<void> {
+    const header = new Headers(this.responseHeader);
+    header.set("content-type", contentType);
+    metadata?.forEach((value, key) => header.set(key, value));
+    const { response: compression } = compressionNegotiate(CONNECT_COMPRESSIONS, null, this.header("accept-encoding"), "accept-encoding");
+    if (compression && body.byteLength >= this.opts.compressMinBytes) {
+      body = await compression.compress(body);
+      header.set("content-encoding", compression.name);
+    }
+    if (this.stream.destroyed || this.stream.closed) return;
+    const out = headersOf(this.responseTrailer ? trailerMux(header, this.responseTrailer) : header, { ":status": status });
+    out["content-length"] = String(body.byteLength);
+    this.headersSent = true;
+    this.stream.respond(out);
+    this.stream.end(body);
+  }
+
+  /** A Connect unary error: its JSON (code, message, details) with the code's HTTP status. */
+  private async failConnect(err: ConnectError): Promise<void> {
+    if (this.stream.destroyed || this.stream.closed || this.headersSent) return;
+    await this.answerConnect(codeToHttpStatus(err.code), "application/json", errorToJsonBytes(err, undefined), err.metadata);
   }
 
   private async serverStream(input: Message): Promise<void> {
@@ -499,13 +617,7 @@ class GrpcCall {
   }
 
   private async send(schema: DescMessage, message: Message): Promise<void> {
-    let bytes: Uint8Array = takeEncoded(schema, message);
-    if (bytes.length > this.opts.maxMessageBytes) {
-      throw new ConnectError(
-        `message size ${bytes.length} is larger than configured writeMaxBytes ${this.opts.maxMessageBytes}`,
-        Code.ResourceExhausted,
-      );
-    }
+    let bytes = this.encoded(schema, message);
     const compress =
       bytes.length >= this.opts.compressMinBytes &&
       /\bgzip\b/.test(this.header("grpc-accept-encoding") ?? "") &&
@@ -556,10 +668,14 @@ class GrpcCall {
   }
 }
 
+/** `bytes` decoded; else INVALID_ARGUMENT with the message the Connect handler's path answers (see node-handler.ts). */
 function fromBinaryChecked(schema: DescMessage, bytes: Uint8Array): Message {
   try {
     return fromBinary(schema, bytes);
   } catch (err) {
-    throw new ConnectError(`parse binary: ${err instanceof Error ? err.message : String(err)}`, Code.InvalidArgument);
+    throw new ConnectError(
+      `the request body is not a valid ${schema.typeName} message (${err instanceof Error ? err.message : String(err)})`,
+      Code.InvalidArgument,
+    );
   }
 }
