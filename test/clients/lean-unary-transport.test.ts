@@ -267,7 +267,11 @@ test.each(PROTOCOLS)("a deadline and an abort give the same codes and reset the 
   expect(codes[0]).toEqual(codes[1]);
   expect(codes[0][0]).toBe(Code.DeadlineExceeded);
   expect(codes[0][2]).toBe(Code.Canceled);
-  expect(resetsOf[0]).toEqual(resetsOf[1]);
+  // The aborted calls reset alike. At the deadline connect's own Connect transport races its deadline's abort
+  // against the call's end (CI saw CANCEL once, INTERNAL_ERROR otherwise); the SDK keeps gRPC's mapping below.
+  expect(resetsOf[0].slice(1)).toEqual(resetsOf[1].slice(1));
+  if (protocol === "grpc") expect(resetsOf[0][0]).toBe(resetsOf[1][0]);
+  else expect([http2.constants.NGHTTP2_INTERNAL_ERROR, http2.constants.NGHTTP2_CANCEL]).toContain(resetsOf[1][0]);
   // A call cancelled as such resets its stream with CANCEL (gRPC's mapping), any other end with INTERNAL_ERROR.
   expect(resetsOf[0]).toEqual([
     http2.constants.NGHTTP2_INTERNAL_ERROR,

@@ -84,12 +84,22 @@ describe("compileGlob", () => {
           const glob = pieces.join("");
           fc.pre(!glob.startsWith("/") && !glob.endsWith("/") && !glob.includes("//") && !/\*\*[^/]|[^/]\*\*/.test(glob));
           fc.pre(!/\*\/\*\*$/.test(glob));
+          // micromatch's one quirk here: the whole glob `*.*` needs a character after the dot ("x." does not
+          // match), which no other placement of it does (`a/*.*`, `{a,b}*.*`); ours reads it as bash and
+          // fnmatch do (see the test below).
+          fc.pre(glob !== "*.*");
           const path = segments.join("/");
           expect([glob, path, matches(glob, path)]).toEqual([glob, path, micromatch.isMatch(path, glob, { dot: true })]);
         },
       ),
       { numRuns: 3000 },
     );
+  });
+
+  it("reads `*.*` as bash and fnmatch do: the second star may match nothing", () => {
+    expect(matches("*.*", "x.")).toBe(true);
+    expect(matches("a/*.*", "a/x.")).toBe(micromatch.isMatch("a/x.", "a/*.*", { dot: true }));
+    expect(matches("*.*", "x")).toBe(false);
   });
 
   it("cannot backtrack: patterns that took a regex matcher minutes answer at once, with the right answer", () => {
