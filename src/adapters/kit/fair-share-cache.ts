@@ -58,11 +58,6 @@ export class FairShareCache<K, V> {
     }
   }
 
-  /** Every entry held, of every principal (not made recently used). */
-  *values(): IterableIterator<V> {
-    for (const own of this.held.values()) for (const e of own.entries.values()) yield e.value;
-  }
-
   /** Drops everything held. */
   clear(): void {
     if (this.held.size === 0) return;
