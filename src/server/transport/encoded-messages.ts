@@ -1,4 +1,5 @@
 import { toBinary, type DescMessage, type Message } from "@bufbuild/protobuf";
+import { encodeSearchResponse } from "./search-response-encoding.js";
 
 const encoded = new WeakMap<Message, Uint8Array>();
 
@@ -9,7 +10,7 @@ const encoded = new WeakMap<Message, Uint8Array>();
  * `takeEncoded` reads them, so a message object changed after being measured is never sent stale twice.
  */
 export function encodeForSend(schema: DescMessage, message: Message): Uint8Array {
-  const bytes = toBinary(schema, message);
+  const bytes = encodeMessage(schema, message);
   encoded.set(message, bytes);
   return bytes;
 }
@@ -17,7 +18,12 @@ export function encodeForSend(schema: DescMessage, message: Message): Uint8Array
 /** The bytes `encodeForSend` made for `message` (forgotten once taken), else a fresh serialization. */
 export function takeEncoded(schema: DescMessage, message: Message): Uint8Array {
   const bytes = encoded.get(message);
-  if (bytes === undefined) return toBinary(schema, message);
+  if (bytes === undefined) return encodeMessage(schema, message);
   encoded.delete(message);
   return bytes;
+}
+
+/** `message` in protobuf's binary form: the search answers through their own writer, the rest through `toBinary`. */
+export function encodeMessage(schema: DescMessage, message: Message): Uint8Array {
+  return encodeSearchResponse(schema, message) ?? toBinary(schema, message);
 }

@@ -21,6 +21,7 @@ import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grp
 import { codeToHttpStatus, errorToJsonBytes, parseTimeout as parseConnectTimeout, trailerMux } from "@connectrpc/connect/protocol-connect";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { takeEncoded } from "../encoded-messages.js";
+import { frameOf } from "../search-response-encoding.js";
 import type { MethodRegistry } from "./method-registry.js";
 import { RawRequestHeaders } from "./raw-request-headers.js";
 import { BodyDeadline } from "../body-deadline.js";
@@ -73,14 +74,6 @@ async function single<T>(messages: AsyncIterable<T>): Promise<T> {
   if (second.done !== true)
     throw new ConnectError("protocol error: received extra input message for server-streaming method", Code.Unimplemented);
   return first.value;
-}
-
-function envelope(flags: number, bytes: Uint8Array): Buffer {
-  const out = Buffer.allocUnsafe(5 + bytes.length);
-  out[0] = flags;
-  out.writeUInt32BE(bytes.length, 1);
-  out.set(bytes, 5);
-  return out;
 }
 
 function toConnect(err: unknown): ConnectError {
@@ -631,7 +624,7 @@ class GrpcCall {
     if (this.stream.destroyed) return;
     if (!this.headersSent) this.compressing = compress;
     this.sendHeaders(this.compressing);
-    if (!this.stream.write(envelope(compress ? 1 : 0, bytes))) {
+    if (!this.stream.write(frameOf(compress ? 1 : 0, bytes))) {
       await new Promise<void>((resolve) => {
         const go = () => {
           this.stream.off("drain", go);
