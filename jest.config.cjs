@@ -49,6 +49,7 @@ module.exports = {
         "-virtuoso\\.test\\.ts$",
         "/search-isolation-memory-index\\.test\\.ts$",
         "/typescript-package-contents\\.test\\.ts$",
+        "/search-response-decoding\\.test\\.ts$",
         "/python-package\\.test\\.ts$",
       ],
       setupFiles: ["<rootDir>/test/support/engines/use-postgres.ts"],
@@ -62,7 +63,12 @@ module.exports = {
       ...project,
       displayName: "postgres-replicas",
       testMatch: ["<rootDir>/test/clients/**/*.test.ts", "<rootDir>/test/interop/{connect-client,grpc-js-client,python-client}.test.ts"],
-      testPathIgnorePatterns: ["/node_modules/", "/typescript-package-contents\\.test\\.ts$", "/python-package\\.test\\.ts$"],
+      testPathIgnorePatterns: [
+        "/node_modules/",
+        "/typescript-package-contents\\.test\\.ts$",
+        "/search-response-decoding\\.test\\.ts$",
+        "/python-package\\.test\\.ts$",
+      ],
       setupFiles: ["<rootDir>/test/support/engines/use-postgres-replicas.ts"],
       globalSetup: "<rootDir>/test/support/engines/run-virtuoso-setup.ts",
       globalTeardown: "<rootDir>/test/support/engines/run-virtuoso-teardown.ts",
@@ -73,7 +79,8 @@ module.exports = {
     // run for both projects (test/support/run-shared.ts; the Go builds hit the build cache: -trimpath). Left out:
     // the files of parts DuckDB does not hold (the graph on Virtuoso or Oxigraph, the tiers, registry and scopes
     // in SQLite), the in-memory keyword index variant (on DuckDB keyword search is always the in-memory index), and
-    // the client packages' own files (typescript-package-contents, python-package: no server, no engine).
+    // the client packages' own files (typescript-package-contents, python-package, the SDK's search answer reader: no
+  // server, no engine).
     {
       ...project,
       displayName: "duckdb",
@@ -91,6 +98,7 @@ module.exports = {
         "/scope-isolation\\.test\\.ts$",
         "/search-isolation-memory-index\\.test\\.ts$",
         "/typescript-package-contents\\.test\\.ts$",
+        "/search-response-decoding\\.test\\.ts$",
         "/python-package\\.test\\.ts$",
       ],
       setupFiles: ["<rootDir>/test/support/engines/use-duckdb.ts"],

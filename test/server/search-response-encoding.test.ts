@@ -28,7 +28,7 @@ const score = fc.oneof(
   fc.double(),
   fc.double({ min: 0, max: 1 }),
 );
-const metadata = fc.dictionary(fc.oneof(text, fc.constantFrom("10", "2", "0", "a", "__proto__x")), text, { maxKeys: 5 });
+const metadata = fc.dictionary(fc.oneof(text, fc.constantFrom("10", "2", "0", "a", "__proto__", "constructor")), text, { maxKeys: 5 });
 const result = fc.record({ ukoUri: text, content: text, score, metadata, resourceId: text, path: text });
 const generation = fc.oneof(
   fc.constant(0n),

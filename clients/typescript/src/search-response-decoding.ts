@@ -101,8 +101,10 @@ function result(typeName: string, end: number): Result {
           else throw NOT_MINE;
         }
         if (p !== stop) throw NOT_MINE;
-        // fromBinary's map: a plain object, a repeated key's last value wins.
-        r.metadata[key] = value;
+        // fromBinary's map: a plain object, a repeated key's last value wins; "__proto__" is a key like any
+        // other (an own property, never the object's prototype).
+        if (key === "__proto__") Object.defineProperty(r.metadata, key, { value, enumerable: true, writable: true, configurable: true });
+        else r.metadata[key] = value;
         break;
       }
       case 0x2a:
