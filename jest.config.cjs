@@ -80,7 +80,7 @@ module.exports = {
     // the files of parts DuckDB does not hold (the graph on Virtuoso or Oxigraph, the tiers, registry and scopes
     // in SQLite), the in-memory keyword index variant (on DuckDB keyword search is always the in-memory index), and
     // the client packages' own files (typescript-package-contents, python-package, the SDK's search answer reader: no
-  // server, no engine).
+    // server, no engine).
     {
       ...project,
       displayName: "duckdb",
