@@ -3,12 +3,8 @@ import { create, toBinary, type DescMessage, type Message } from "@bufbuild/prot
 import { SearchResponseSchema, TextResultSchema } from "../../gen/acms/v1/text_pb.js";
 import { SimilaritySearchResponseSchema, VectorResultSchema } from "../../gen/acms/v1/vector_pb.js";
 import { HealthCheckResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
-import {
-  encodeSearchResponse,
-  frameOf,
-  FRAME_PREFIX_BYTES,
-  SEARCH_RESPONSE_TYPES,
-} from "../../src/server/transport/search-response-encoding.js";
+import { encodeSearchResponse, SEARCH_RESPONSE_TYPES } from "../../src/server/transport/search-response-encoding.js";
+import { frameOf, FRAME_PREFIX_BYTES } from "../../src/server/transport/grpc-frame.js";
 import { encodeMessage } from "../../src/server/transport/encoded-messages.js";
 
 /** Strings of every kind the wire meets: empty, ASCII, 2-, 3- and 4-byte UTF-8, lone surrogates, long ones. */

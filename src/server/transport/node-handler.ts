@@ -16,6 +16,7 @@ import {
 } from "@connectrpc/connect-node";
 import { BodyDeadline, type BodyDeadlineOptions } from "./body-deadline.js";
 import { admitBody, type BodyAdmissionOptions } from "./body-admission.js";
+import { frameOf } from "./grpc-frame.js";
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
@@ -77,14 +78,6 @@ function rewriteGrpcHeaders(headers: Headers, inputType: string): boolean {
   return true;
 }
 
-function envelope(flags: number, payload: Uint8Array): Uint8Array {
-  const out = new Uint8Array(5 + payload.length);
-  out[0] = flags;
-  new DataView(out.buffer).setUint32(1, payload.length);
-  out.set(payload, 5);
-  return out;
-}
-
 /** One enveloped chunk that is an end-of-stream frame (gRPC-Web trailers, Connect end-stream JSON), rewritten. */
 function rewriteEndFrame(chunk: Uint8Array, contentType: string, inputType: string): Uint8Array {
   if (chunk.length < 5) return chunk;
@@ -103,11 +96,11 @@ function rewriteEndFrame(chunk: Uint8Array, contentType: string, inputType: stri
     headers.forEach((value, key) => {
       text += `${key}: ${value}\r\n`;
     });
-    return envelope(flags, textEncoder.encode(text));
+    return frameOf(flags, textEncoder.encode(text));
   }
   if (contentType.startsWith("application/connect+") && flags === 0x02) {
     const rewritten = rewriteConnectJson(payload, inputType);
-    return rewritten === undefined ? chunk : envelope(flags, textEncoder.encode(rewritten));
+    return rewritten === undefined ? chunk : frameOf(flags, textEncoder.encode(rewritten));
   }
   return chunk;
 }
@@ -191,8 +184,8 @@ export interface NodeHandlerOptions extends ConnectNodeAdapterOptions, BodyAdmis
 function emptyBody(contentType: string | undefined): Uint8Array {
   const type = (contentType ?? "").split(";", 1)[0].trim().toLowerCase();
   const message = type.endsWith("json") ? textEncoder.encode("{}") : new Uint8Array(0);
-  if (type.startsWith("application/grpc-web-text")) return textEncoder.encode(Buffer.from(envelope(0, message)).toString("base64"));
-  if (type.startsWith("application/grpc") || type.startsWith("application/connect+")) return envelope(0, message);
+  if (type.startsWith("application/grpc-web-text")) return textEncoder.encode(frameOf(0, message).toString("base64"));
+  if (type.startsWith("application/grpc") || type.startsWith("application/connect+")) return frameOf(0, message);
   return message;
 }
 

@@ -1,4 +1,5 @@
 import type { DescMessage, Message } from "@bufbuild/protobuf";
+import { FRAME_PREFIX_BYTES, leftRoomAhead } from "./grpc-frame.js";
 
 /**
  * A writer for the two keyword and vector search answers (`acms.v1.SearchResponse`,
@@ -10,12 +11,9 @@ import type { DescMessage, Message } from "@bufbuild/protobuf";
  * widen its one-byte length prefix, and copies the whole out at the end; the gRPC frame then copies it again.
  * This writes into a buffer kept between calls, reserving each length prefix for the most its bytes can take
  * (3 UTF-8 bytes a UTF-16 unit), and copies the answer out once, into a buffer with room for the gRPC frame's
- * prefix ahead of it (`frameOf` writes the frame there). A message carrying unknown fields, or a value of an
+ * prefix ahead of it (`frameOf`, grpc-frame.ts, writes the frame there). A message carrying unknown fields, or a value of an
  * unexpected type, is left to `toBinary` (`undefined`).
  */
-
-/** Bytes left free ahead of an answer this writes, for the gRPC frame's prefix (a flag byte and a length). */
-export const FRAME_PREFIX_BYTES = 5;
 
 /** The answers this writes, by type name: both have the same field numbers and types (checked in tests). */
 export const SEARCH_RESPONSE_TYPES: ReadonlySet<string> = new Set(["acms.v1.SearchResponse", "acms.v1.SimilaritySearchResponse"]);
@@ -26,9 +24,6 @@ const KEEP_MAX_BYTES = 4 * 1024 * 1024;
 
 let buf = Buffer.allocUnsafe(INITIAL_BYTES);
 let pos = 0;
-
-/** Answers written by `encodeSearchResponse`, each with `FRAME_PREFIX_BYTES` of its own buffer free ahead of it. */
-const roomAhead = new WeakSet<Uint8Array>();
 
 interface ResultFields {
   ukoUri: unknown;
@@ -197,26 +192,8 @@ export function encodeSearchResponse(schema: DescMessage, message: Message): Uin
     const out = Buffer.allocUnsafe(FRAME_PREFIX_BYTES + pos);
     buf.copy(out, FRAME_PREFIX_BYTES, 0, pos);
     bytes = out.subarray(FRAME_PREFIX_BYTES);
-    roomAhead.add(bytes);
+    leftRoomAhead(bytes);
   }
   if (buf.length > KEEP_MAX_BYTES) buf = Buffer.allocUnsafe(INITIAL_BYTES);
   return bytes;
-}
-
-/**
- * The gRPC frame of `bytes` (a flag byte, the length, the bytes): written in place ahead of an answer
- * `encodeSearchResponse` wrote (once: the frame then holds them), else a copy.
- */
-export function frameOf(flags: number, bytes: Uint8Array): Buffer {
-  if (roomAhead.delete(bytes)) {
-    const whole = Buffer.from(bytes.buffer, bytes.byteOffset - FRAME_PREFIX_BYTES, bytes.length + FRAME_PREFIX_BYTES);
-    whole[0] = flags;
-    whole.writeUInt32BE(bytes.length, 1);
-    return whole;
-  }
-  const out = Buffer.allocUnsafe(FRAME_PREFIX_BYTES + bytes.length);
-  out[0] = flags;
-  out.writeUInt32BE(bytes.length, 1);
-  out.set(bytes, FRAME_PREFIX_BYTES);
-  return out;
 }

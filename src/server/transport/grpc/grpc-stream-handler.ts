@@ -21,7 +21,7 @@ import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grp
 import { codeToHttpStatus, errorToJsonBytes, parseTimeout as parseConnectTimeout, trailerMux } from "@connectrpc/connect/protocol-connect";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { takeEncoded } from "../encoded-messages.js";
-import { frameOf } from "../search-response-encoding.js";
+import { frameOf } from "../grpc-frame.js";
 import type { MethodRegistry } from "./method-registry.js";
 import { RawRequestHeaders } from "./raw-request-headers.js";
 import { BodyDeadline } from "../body-deadline.js";
