@@ -30,6 +30,7 @@ import {
 } from "@connectrpc/connect/protocol-connect";
 import { compressionBrotli, compressionGzip, type Http2SessionManager } from "@connectrpc/connect-node";
 import { decodeSearchResponse } from "./search-response-decoding.js";
+import { ReceivedHeaders, SendingHeaders } from "./node-headers.js";
 
 /** Largest message read or written (connect-node's default: the envelope's limit, 4 GiB). */
 const MAX_MESSAGE_BYTES = 0xffffffff;
@@ -132,7 +133,8 @@ interface UnaryDialect {
 
 /** gRPC: one envelope each way, the status in the trailers (or the headers of a trailers-only answer). */
 const GRPC: UnaryDialect = {
-  requestHeader: (timeoutMs, header) => grpcRequestHeader(true, timeoutMs, header, ACCEPT_COMPRESSION, null),
+  requestHeader: (timeoutMs, header) =>
+    header === undefined ? grpcHeaders(timeoutMs) : grpcRequestHeader(true, timeoutMs, header, ACCEPT_COMPRESSION, null),
   body(message) {
     const frame = new Uint8Array(5 + message.byteLength);
     new DataView(frame.buffer).setUint32(1, message.byteLength);
@@ -146,6 +148,26 @@ const GRPC: UnaryDialect = {
     return compression.decompress(data, MAX_MESSAGE_BYTES).then((plain) => ({ header, trailer, data: plain }));
   },
 };
+
+/** What the header `user-agent` says (connect's transport's, as its request header has it). */
+const USER_AGENT = grpcRequestHeader(true, undefined, undefined, [], null).get("user-agent") ?? "connect-es";
+/** The compressions the client accepts, as `grpc-accept-encoding` names them. */
+const ACCEPT_ENCODING = ACCEPT_COMPRESSION.map((c) => c.name).join(",");
+
+/**
+ * A gRPC request's headers, as connect's `requestHeaderWithCompression` makes them for a call without headers of
+ * its own (content type, user agent, timeout, `te`, the compressions accepted), kept out of `Headers`'
+ * validation until something asks more than to set them (see SendingHeaders).
+ */
+export function grpcHeaders(timeoutMs: number | undefined): Headers {
+  const h = new SendingHeaders();
+  h.set("content-type", "application/grpc+proto");
+  h.set("user-agent", USER_AGENT);
+  if (timeoutMs !== undefined) h.set("grpc-timeout", `${timeoutMs}m`);
+  h.set("te", "trailers");
+  h.set("grpc-accept-encoding", ACCEPT_ENCODING);
+  return h;
+}
 
 /** Connect (binary): the message as the body each way; an error is a non-200 status with its JSON as the body. */
 const CONNECT: UnaryDialect = {
@@ -274,8 +296,8 @@ async function callUnary<I extends DescMessage, O extends DescMessage>(
     outcome = { resolve, reject };
   });
   let status = 0;
-  let header = new Headers();
-  const trailer = new Headers();
+  let header: Headers | undefined;
+  let trailer: Headers | undefined;
   const chunks: Buffer[] = [];
   let received = 0;
   const settle = (err: ConnectError | undefined, value?: UnaryAnswer<O>) => {
@@ -294,9 +316,11 @@ async function callUnary<I extends DescMessage, O extends DescMessage>(
   req.signal.addEventListener("abort", onAbort);
   stream.on("response", (h: IncomingHttpHeaders) => {
     status = Number(h[":status"] ?? 0);
-    header = webHeaders(h);
+    header = new ReceivedHeaders(h);
   });
-  stream.on("trailers", (t: IncomingHttpHeaders) => webHeaders(t).forEach((value, key) => trailer.set(key, value)));
+  stream.on("trailers", (t: IncomingHttpHeaders) => {
+    trailer = new ReceivedHeaders(t);
+  });
   stream.on("data", (chunk: Buffer) => {
     received += chunk.length;
     if (received > MAX_MESSAGE_BYTES + 5) {
@@ -335,7 +359,7 @@ async function callUnary<I extends DescMessage, O extends DescMessage>(
     };
     let answer: AnswerBytes | Promise<AnswerBytes>;
     try {
-      answer = dialect.answer(status, header, trailer, bytes);
+      answer = dialect.answer(status, header ?? new Headers(), trailer ?? new Headers(), bytes);
     } catch (err) {
       settle(ConnectError.from(err));
       return;
@@ -391,19 +415,10 @@ function checkedGrpcAnswer(
 
 function nodeHeaders(headers: Headers): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
+  if (headers instanceof SendingHeaders) return headers.writeInto(out);
   headers.forEach((value, key) => {
     out[key] = value;
   });
-  return out;
-}
-
-function webHeaders(headers: IncomingHttpHeaders): Headers {
-  const out = new Headers();
-  for (const [key, value] of Object.entries(headers)) {
-    if (key.startsWith(":") || value === undefined) continue;
-    if (Array.isArray(value)) for (const v of value) out.append(key, v);
-    else out.append(key, String(value));
-  }
   return out;
 }
 

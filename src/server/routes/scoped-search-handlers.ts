@@ -18,6 +18,23 @@ export interface ScopedSearchHandlers<Req, R> {
 }
 
 /**
+ * A search result as the message `create` makes of it (the same fields; the metadata object shared, as `create`
+ * shares it), written out: `create` walks the descriptor's fields for every result. The routes type what it
+ * makes as their result message, so a field the protos add and this does not write fails to compile.
+ */
+export function resultMessageOf<N extends string>(typeName: N) {
+  return (r: HitRecord) => ({
+    $typeName: typeName,
+    ukoUri: r.ukoUri,
+    content: r.content,
+    score: r.score,
+    metadata: r.metadata,
+    resourceId: r.resourceId,
+    path: r.path,
+  });
+}
+
+/**
  * Builds a search's unary and streaming handlers so that both answer exactly alike: the stream sends the
  * unary call's results, one per message in rank order, with `scope_id`, `exhaustive` and
  * `index_generation` in its response headers, and stops (the search's work too, through the call's

@@ -1,9 +1,12 @@
-import { create } from "@bufbuild/protobuf";
 import type { TextSearchRequest } from "../../application/search/text-search.js";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { TextBackendService, TextResultSchema } from "../../../gen/acms/v1/text_pb.js";
+import { TextBackendService, type SearchResponse, type TextResult } from "../../../gen/acms/v1/text_pb.js";
 import type { RouteDeps } from "../composition/server-deps.js";
-import { scopedSearchHandlers } from "./scoped-search-handlers.js";
+import { resultMessageOf, scopedSearchHandlers } from "./scoped-search-handlers.js";
+import type { HitRecord } from "../../application/search/hydrate-hits.js";
+
+/** A result as its message (see resultMessageOf). */
+export const textResultOf: (r: HitRecord) => TextResult = resultMessageOf("acms.v1.TextResult");
 
 /**
  * TextBackendService: scoped keyword search on the configured text backend. The access interceptor has
@@ -13,9 +16,12 @@ import { scopedSearchHandlers } from "./scoped-search-handlers.js";
 export function textRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
   const handlers = scopedSearchHandlers(
     (view, req: TextSearchRequest, signal) => deps.services.searchText(view, req, signal),
-    (r) => create(TextResultSchema, r),
+    textResultOf,
   );
   return (router) => {
-    router.service(TextBackendService, { search: handlers.unary, searchStream: handlers.stream });
+    router.service(TextBackendService, {
+      search: async (req, ctx): Promise<SearchResponse> => ({ $typeName: "acms.v1.SearchResponse", ...(await handlers.unary(req, ctx)) }),
+      searchStream: handlers.stream,
+    });
   };
 }

@@ -1,9 +1,12 @@
-import { create } from "@bufbuild/protobuf";
 import type { VectorSearchRequest } from "../../application/search/vector-search.js";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { VectorBackendService, VectorResultSchema } from "../../../gen/acms/v1/vector_pb.js";
+import { VectorBackendService, type SimilaritySearchResponse, type VectorResult } from "../../../gen/acms/v1/vector_pb.js";
 import type { RouteDeps } from "../composition/server-deps.js";
-import { scopedSearchHandlers } from "./scoped-search-handlers.js";
+import { resultMessageOf, scopedSearchHandlers } from "./scoped-search-handlers.js";
+import type { HitRecord } from "../../application/search/hydrate-hits.js";
+
+/** A result as its message (see resultMessageOf). */
+export const vectorResultOf: (r: HitRecord) => VectorResult = resultMessageOf("acms.v1.VectorResult");
 
 /**
  * VectorBackendService: scoped cosine similarity search on the configured vector backend (UNIMPLEMENTED
@@ -14,9 +17,15 @@ import { scopedSearchHandlers } from "./scoped-search-handlers.js";
 export function vectorRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
   const handlers = scopedSearchHandlers(
     (view, req: VectorSearchRequest, signal) => deps.services.searchVectors(view, req, signal),
-    (r) => create(VectorResultSchema, r),
+    vectorResultOf,
   );
   return (router) => {
-    router.service(VectorBackendService, { similaritySearch: handlers.unary, similaritySearchStream: handlers.stream });
+    router.service(VectorBackendService, {
+      similaritySearch: async (req, ctx): Promise<SimilaritySearchResponse> => ({
+        $typeName: "acms.v1.SimilaritySearchResponse",
+        ...(await handlers.unary(req, ctx)),
+      }),
+      similaritySearchStream: handlers.stream,
+    });
   };
 }

@@ -32,14 +32,16 @@ const RATE_CHECK_MS = 250;
 /**
  * Tracks one body: call `waiting()` when the server starts waiting for bytes, `received(n)` when bytes arrive,
  * `stop()` when the body is complete or the call ends. `onMiss` runs at most once.
+ * One timer a body, armed when the server first waits and left running while bytes come and go: when it fires
+ * it checks the rules against the time actually waited and re-arms for the next moment one could be missed
+ * (a unary call's body arrives in one chunk, and two timers set and cleared per wait cost more than its read).
  * @example const d = new BodyDeadline({ stallMs: 30_000, minBytesPerSecond: 240, graceMs: 30_000 }, miss => reset(miss));
  */
 export class BodyDeadline {
   private bytes = 0;
   private waitedMs = 0;
   private waitStart: number | undefined;
-  private stallTimer: NodeJS.Timeout | undefined;
-  private rateTimer: NodeJS.Timeout | undefined;
+  private timer: NodeJS.Timeout | undefined;
   private done = false;
 
   constructor(
@@ -52,33 +54,53 @@ export class BodyDeadline {
   waiting(): void {
     if (this.done || this.waitStart !== undefined) return;
     this.waitStart = this.now();
-    this.stallTimer = setTimeout(
-      () => this.miss({ reason: "stalled", message: `the request body stalled: no bytes for ${this.opts.stallMs} ms` }),
-      this.opts.stallMs,
-    );
-    if (this.opts.minBytesPerSecond > 0) this.rateTimer = setInterval(() => this.checkRate(), RATE_CHECK_MS);
+    if (this.timer === undefined) this.arm(this.waitStart);
   }
 
   /** `n` bytes arrived; the server stops waiting until `waiting()` again. */
   received(n: number): void {
     this.bytes += n;
     this.pause();
+    // A chunk can arrive after the grace with too few bytes in all: checked here too, not only on the timer.
+    if (!this.done) this.checkRate();
   }
 
   /** The body is complete (or the call ended): no deadline applies any more. */
   stop(): void {
     this.done = true;
     this.pause();
+    clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   private pause(): void {
     if (this.waitStart !== undefined) this.waitedMs += this.now() - this.waitStart;
     this.waitStart = undefined;
-    clearTimeout(this.stallTimer);
-    clearInterval(this.rateTimer);
-    this.stallTimer = this.rateTimer = undefined;
-    // A chunk can arrive after the grace with too few bytes in all: checked here too, not only on the timer.
-    if (!this.done) this.checkRate();
+  }
+
+  /** Sets the timer for the next moment a rule could be missed, the server waiting since `waitStart`. */
+  private arm(waitStart: number): void {
+    const { stallMs, minBytesPerSecond, graceMs } = this.opts;
+    const now = this.now();
+    let delay = waitStart + stallMs - now;
+    if (minBytesPerSecond > 0) {
+      const waited = this.waitedMs + (now - waitStart);
+      // Past the grace the rate is checked every RATE_CHECK_MS; before it, just after it ends.
+      delay = Math.min(delay, waited > graceMs ? RATE_CHECK_MS : graceMs - waited + 1);
+    }
+    this.timer = setTimeout(() => this.fire(), Math.max(1, Math.ceil(delay)));
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    // Not waiting (the server is busy with what it read): nothing can be missed until it waits again.
+    if (this.done || this.waitStart === undefined) return;
+    if (this.now() - this.waitStart >= this.opts.stallMs) {
+      this.miss({ reason: "stalled", message: `the request body stalled: no bytes for ${this.opts.stallMs} ms` });
+      return;
+    }
+    this.checkRate();
+    if (!this.done) this.arm(this.waitStart);
   }
 
   private checkRate(): void {

@@ -23,7 +23,7 @@ import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { takeEncoded } from "../encoded-messages.js";
 import { frameOf } from "../grpc-frame.js";
 import type { MethodRegistry } from "./method-registry.js";
-import { RawRequestHeaders } from "./raw-request-headers.js";
+import { ReceivedHeaders, SendingHeaders } from "../../../../clients/typescript/src/node-headers.js";
 import { BodyDeadline } from "../body-deadline.js";
 import { admitBody, type BodyAdmissionOptions } from "../body-admission.js";
 
@@ -83,6 +83,7 @@ function toConnect(err: unknown): ConnectError {
 function ignore(): void {}
 
 function headersOf(h: Headers, into: http2.OutgoingHttpHeaders): http2.OutgoingHttpHeaders {
+  if (h instanceof SendingHeaders) return h.writeInto(into);
   h.forEach((value, key) => {
     into[key] = value;
   });
@@ -499,15 +500,15 @@ class GrpcCall {
 
   /** The request's metadata as Headers, made on first use, reading Node's header object until more is asked than `get`. */
   get requestHeaders(): Headers {
-    return (this.requestHeader ??= new RawRequestHeaders(this.headers));
+    return (this.requestHeader ??= new ReceivedHeaders(this.headers));
   }
 
   get responseHeaders(): Headers {
-    return (this.responseHeader ??= new Headers());
+    return (this.responseHeader ??= new SendingHeaders());
   }
 
   get responseTrailers(): Headers {
-    return (this.responseTrailer ??= new Headers());
+    return (this.responseTrailer ??= new SendingHeaders());
   }
 
   get url(): string {

@@ -1,5 +1,5 @@
 import type http2 from "node:http2";
-import { RawRequestHeaders } from "../../src/server/transport/grpc/raw-request-headers.js";
+import { ReceivedHeaders } from "../../clients/typescript/src/node-headers.js";
 
 /** Node's HTTP/2 header object for a gRPC call (null prototype, pseudo-headers, a repeated header as an array). */
 function raw(): http2.IncomingHttpHeaders {
@@ -24,9 +24,9 @@ function copied(): Headers {
   return h;
 }
 
-describe("RawRequestHeaders", () => {
+describe("ReceivedHeaders", () => {
   it("answers get and has as a copied Headers does, pseudo-headers and unknown names included", () => {
-    const lazy = new RawRequestHeaders(raw());
+    const lazy = new ReceivedHeaders(raw());
     const plain = copied();
     for (const name of [
       "authorization",
@@ -49,9 +49,9 @@ describe("RawRequestHeaders", () => {
   });
 
   it("iterates and changes like a copied Headers, reads after a change included", () => {
-    const lazy = new RawRequestHeaders(raw());
+    const lazy = new ReceivedHeaders(raw());
     expect([...lazy]).toEqual([...copied()]);
-    const changed = new RawRequestHeaders(raw());
+    const changed = new ReceivedHeaders(raw());
     changed.set("acms-scope", "other");
     changed.append("x-trace", "c");
     changed.delete("authorization");
@@ -60,8 +60,8 @@ describe("RawRequestHeaders", () => {
     expect(changed.has("authorization")).toBe(false);
     expect(changed.get("content-type")).toBe("application/grpc");
     const seen: string[] = [];
-    new RawRequestHeaders(raw()).forEach((v, k) => seen.push(`${k}=${v}`));
+    new ReceivedHeaders(raw()).forEach((v, k) => seen.push(`${k}=${v}`));
     expect(seen).toEqual([...copied()].map(([k, v]) => `${k}=${v}`));
-    expect(new RawRequestHeaders(raw())).toBeInstanceOf(Headers);
+    expect(new ReceivedHeaders(raw())).toBeInstanceOf(Headers);
   });
 });
