@@ -1,24 +1,26 @@
 /**
  * Entries held per principal within one byte budget shared by all: what one principal holds serves only that
  * principal (one principal's requests never make another's faster, so how long a request takes tells no one
- * what others asked for), and past the budget the principal holding the most gives up its least recently used
- * entry first, again until the holdings fit: a principal asking for much evicts its own entries, never those of
- * one holding less. The keyword posting cache and the chunk row cache hold their entries so.
+ * what others asked for), and past the budget the principal holding the most gives up one of its entries, again
+ * until the holdings fit: a principal asking for much evicts its own entries, never those of one holding less.
+ * The keyword posting cache and the chunk row cache hold their entries so.
+ * Which entry goes is chosen by second chance (CLOCK), the usual approximation of least recently used: a hit
+ * only marks its entry used, and eviction walks the principal's entries from the oldest, moving a used one to
+ * the back unmarked and giving up the first unmarked. A search reads a hundred rows or more, each a hit; moving
+ * each to the back of its map, as exact LRU order needs, cost more than the rest of the lookup.
  */
 export class FairShareCache<K, V> {
-  private readonly held = new Map<string, { entries: Map<K, { value: V; bytes: number }>; bytes: number }>();
+  private readonly held = new Map<string, { entries: Map<K, { value: V; bytes: number; used: boolean }>; bytes: number }>();
   private heldBytes = 0;
 
   /** `maxBytes`: the budget all principals share. */
   constructor(private readonly maxBytes: number) {}
 
-  /** `principal`'s entry `key` (its most recently used from now on), or undefined. */
+  /** `principal`'s entry `key` (marked used: it gets a second chance at eviction), or undefined. */
   get(principal: string, key: K): V | undefined {
-    const own = this.held.get(principal);
-    const e = own?.entries.get(key);
+    const e = this.held.get(principal)?.entries.get(key);
     if (e === undefined) return undefined;
-    own!.entries.delete(key);
-    own!.entries.set(key, e);
+    e.used = true;
     return e.value;
   }
 
@@ -32,7 +34,7 @@ export class FairShareCache<K, V> {
   }
 
   /**
-   * Holds `value` (`bytes`) as `principal`'s entry `key`, its most recently used, and brings the holdings within
+   * Holds `value` (`bytes`) as `principal`'s entry `key`, its newest, and brings the holdings within
    * the budget (never evicting this entry: with the budget already taken by it alone, it stays until the next).
    */
   set(principal: string, key: K, value: V, bytes: number): void {
@@ -44,7 +46,7 @@ export class FairShareCache<K, V> {
       own.bytes -= old.bytes;
       this.heldBytes -= old.bytes;
     }
-    own.entries.set(key, { value, bytes });
+    own.entries.set(key, { value, bytes, used: false });
     own.bytes += bytes;
     this.heldBytes += bytes;
     this.evict(principal, key);
@@ -92,8 +94,16 @@ export class FairShareCache<K, V> {
       }
       if (victim === undefined || most <= 0) return;
       const own = this.held.get(victim)!;
+      // Second chance: a used entry moves to the back unmarked (a map's iteration reaches entries set during
+      // it, so when every entry was used the walk comes round to the first of them, now unmarked).
       for (const [key, e] of own.entries) {
         if (victim === keepPrincipal && key === keep) continue;
+        if (e.used) {
+          e.used = false;
+          own.entries.delete(key);
+          own.entries.set(key, e);
+          continue;
+        }
         this.remove(victim, own, key, e.bytes);
         break;
       }

@@ -12,7 +12,7 @@ import type { SqliteDatabase } from "../kit/sqlite-database.js";
 import { requireAcmsFts5 } from "./acms-fts5-extension.js";
 import { fts5TableTotals, KEYWORD_STATS_TABLE, keywordLog, keywordWrites, type KeywordTotals } from "./keyword-rows.js";
 import { KEYWORD_POSTINGS_CACHE_BYTES, KEYWORD_POSTINGS_MAX_SPAN, KeywordPostings, type PostingScope } from "./keyword-postings.js";
-import { CHUNK_ROW_CACHE_BYTES, ChunkRowCache, type VisibleChunkRow } from "./chunk-row-cache.js";
+import { CHUNK_ROW_CACHE_BYTES, ChunkRowCache, metadataOf, type VisibleChunkRow } from "./chunk-row-cache.js";
 import { FairShareCache } from "../kit/fair-share-cache.js";
 
 /**
@@ -432,7 +432,6 @@ export class Fts5TextBackend implements TextBackend {
       // unless the pass kept the whole tie (a tie is ordered by URI here, which the pass cannot see).
       const cutRank = complete || ranked.length === 0 ? Infinity : ranked[ranked.length - 1][1];
       const hits: TextHit[] = [];
-      const metadataByDoc = new Map<number, Record<string, string>>();
       const seen = new Set<string>();
       let settled = true;
       for (let i = 0; i < candidates.length; i++) {
@@ -443,11 +442,18 @@ export class Fts5TextBackend implements TextBackend {
         }
         if (seen.has(c.ukoUri)) continue;
         seen.add(c.ukoUri);
-        const [chunkKey, resourceId, path, chunkIndex, supersededAt, docKey, text, metadataJson] = c.row;
+        const [chunkKey, resourceId, path, chunkIndex, supersededAt, , text] = c.row;
         if (filterPaths && !view.paths.matches(path)) continue;
-        let metadata = metadataByDoc.get(docKey);
-        if (!metadata) metadataByDoc.set(docKey, (metadata = JSON.parse(metadataJson) as Record<string, string>));
-        const chunk: ChunkRecord = { chunkKey, resourceId, path, chunkIndex, text, metadata, supersededAt, ukoUri: c.ukoUri };
+        const chunk: ChunkRecord = {
+          chunkKey,
+          resourceId,
+          path,
+          chunkIndex,
+          text,
+          metadata: metadataOf(c.row),
+          supersededAt,
+          ukoUri: c.ukoUri,
+        };
         hits.push({ chunkKey, resourceId, path, score: normaliseBm25(-c.rank), chunk });
         if (hits.length === opts.maxResults) {
           // Exhaustive only when nothing ranked is left after this hit (another version of a URI already

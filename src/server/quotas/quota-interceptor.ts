@@ -7,6 +7,7 @@ import { encodeForSend } from "../transport/encoded-messages.js";
 import { QuotaLedger, type QuotaLimits, type QuotaRefusal } from "./quota-ledger.js";
 import { admittedUpstreamKey } from "./admitted-upstream.js";
 import { withMessage } from "../transport/with-message.js";
+import { callAbortKey } from "../transport/call-abort.js";
 
 /** A RESOURCE_EXHAUSTED carrying google.rpc.RetryInfo, so clients know when to come back. */
 export function resourceExhausted(message: string, retryAfterMs: number): ConnectError {
@@ -171,16 +172,26 @@ export function createQuotaInterceptor(
         Code.DeadlineExceeded,
       );
       budget?.abort(overBudget);
+      if (abortsCall) callAbort!.abort(overBudget);
       rejectOverTime(overBudget);
     };
     let timer = setTimeout(expire, limits.callMs);
-    // One controller that the call's own signal aborts too (not AbortSignal.any, which costs a combined
-    // signal, weak references and a finalizer per call).
+    // The call's own signal, when the transport offers to abort it and the request still carries it: the budget
+    // aborts it. Else one controller that the call's own signal aborts too (not AbortSignal.any, which costs a
+    // combined signal, weak references and a finalizer per call).
+    const callAbort = req.contextValues.get(callAbortKey);
+    let abortsCall = false;
     let unlink: (() => void) | undefined;
     const callSignal = () => {
       if (budget) return budget.signal;
-      const own = (budget = new AbortController());
       const outer = req.signal;
+      if (abortsCall) return outer;
+      if (callAbort !== undefined && callAbort.signal === outer) {
+        abortsCall = true;
+        if (overBudget) callAbort.abort(overBudget);
+        return outer;
+      }
+      const own = (budget = new AbortController());
       if (overBudget) own.abort(overBudget);
       else if (outer.aborted) own.abort(outer.reason);
       else {

@@ -26,6 +26,7 @@ import type { MethodRegistry } from "./method-registry.js";
 import { ReceivedHeaders, SendingHeaders } from "../../../../clients/typescript/src/node-headers.js";
 import { BodyDeadline } from "../body-deadline.js";
 import { admitBody, type BodyAdmissionOptions } from "../body-admission.js";
+import { callAbortKey, type CallAbort } from "../call-abort.js";
 
 const gzipAsync = promisify(gzip);
 
@@ -293,7 +294,7 @@ class CallResponse {
 }
 
 /** One gRPC call on one HTTP/2 stream. */
-class GrpcCall {
+class GrpcCall implements CallAbort {
   /** Made on first use of the call's signal: most calls finish without anyone listening to it. */
   private controller: AbortController | undefined;
   private abortReason: ConnectError | undefined;
@@ -321,6 +322,7 @@ class GrpcCall {
     readonly protocol: FastProtocol,
   ) {
     this.values.set(callKey, this);
+    this.values.set(callAbortKey, this);
   }
 
   async run(): Promise<void> {
@@ -376,7 +378,8 @@ class GrpcCall {
     this.abort(new ConnectError("the operation was aborted", Code.Canceled));
   }
 
-  private abort(reason: ConnectError): void {
+  /** Aborts the call's signal (the first reason stays); the stream is the caller's to end. */
+  abort(reason: ConnectError): void {
     this.abortReason ??= reason;
     this.controller?.abort(reason);
   }
