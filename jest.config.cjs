@@ -50,6 +50,7 @@ module.exports = {
         "/search-isolation-memory-index\\.test\\.ts$",
         "/typescript-package-contents\\.test\\.ts$",
         "/search-response-decoding\\.test\\.ts$",
+        "/lean-unary-signal\\.test\\.ts$",
         "/python-package\\.test\\.ts$",
       ],
       setupFiles: ["<rootDir>/test/support/engines/use-postgres.ts"],
@@ -67,6 +68,7 @@ module.exports = {
         "/node_modules/",
         "/typescript-package-contents\\.test\\.ts$",
         "/search-response-decoding\\.test\\.ts$",
+        "/lean-unary-signal\\.test\\.ts$",
         "/python-package\\.test\\.ts$",
       ],
       setupFiles: ["<rootDir>/test/support/engines/use-postgres-replicas.ts"],
@@ -79,8 +81,8 @@ module.exports = {
     // run for both projects (test/support/run-shared.ts; the Go builds hit the build cache: -trimpath). Left out:
     // the files of parts DuckDB does not hold (the graph on Virtuoso or Oxigraph, the tiers, registry and scopes
     // in SQLite), the in-memory keyword index variant (on DuckDB keyword search is always the in-memory index), and
-    // the client packages' own files (typescript-package-contents, python-package, the SDK's search answer reader: no
-    // server, no engine).
+    // the client packages' own files (typescript-package-contents, python-package, the SDK's search answer reader and
+    // its signal against a raw HTTP/2 server: no ACMS server, no engine).
     {
       ...project,
       displayName: "duckdb",
@@ -99,6 +101,7 @@ module.exports = {
         "/search-isolation-memory-index\\.test\\.ts$",
         "/typescript-package-contents\\.test\\.ts$",
         "/search-response-decoding\\.test\\.ts$",
+        "/lean-unary-signal\\.test\\.ts$",
         "/python-package\\.test\\.ts$",
       ],
       setupFiles: ["<rootDir>/test/support/engines/use-duckdb.ts"],
