@@ -95,6 +95,18 @@ test.each([
     "an interceptor hands on a copy of the request",
     (): Interceptor => (next) => (req) => next({ ...req, header: new Headers(req.header) }),
   ],
+  [
+    "an interceptor sets a signal of its own that follows it",
+    (): Interceptor => (next) => (req) => {
+      const own = new AbortController();
+      const original = req.signal;
+      original.addEventListener("abort", () => own.abort(original.reason));
+      (req as { signal: AbortSignal }).signal = own.signal;
+      expect(req.signal).toBe(own.signal);
+      expect(original).not.toBe(own.signal);
+      return next(req);
+    },
+  ],
 ])("a deadline and a caller's abort end the call when %s", async (_name, interceptor) => {
   const sm = new Http2SessionManager(url);
   const health = client(sm, [interceptor()]);

@@ -90,6 +90,7 @@ export function leanUnaryTransport(protocol: LeanUnaryProtocol, streaming: Trans
       let next = inner;
       for (const interceptor of chain) next = interceptor(next as never) as unknown as UnaryFn;
       const call = new CallSignal(signal, deadline);
+      let replaced: AbortSignal | undefined;
       const req: UnaryRequest = {
         stream: false,
         service: method.parent,
@@ -100,8 +101,13 @@ export function leanUnaryTransport(protocol: LeanUnaryProtocol, streaming: Trans
         contextValues: contextValues ?? createContextValues(),
         message: isMessage(message, method.input) ? message : create(method.input, message as never),
         // Made when first read (an own enumerable property: a request an interceptor copies with a spread gets it).
-        get signal() {
-          return call.signal;
+        // One an interceptor sets instead is the request's signal from then on, as it was when this was data.
+        get signal(): AbortSignal {
+          return replaced ?? call.signal;
+        },
+        set signal(signal: AbortSignal) {
+          replaced = signal;
+          callOf.delete(req);
         },
       };
       callOf.set(req, call);
