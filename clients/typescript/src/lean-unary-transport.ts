@@ -236,7 +236,7 @@ const CALL_ENDED = Object.assign(new Error("This operation was aborted"), { name
  * an Event, listening to and letting go an AbortSignal cost a tenth of a small call's client CPU). Connect makes
  * three controllers a call, links them with listeners, and ends each call with a DOMException.
  */
-class CallSignal {
+class CallSignal implements AbortWatch {
   private controller: AbortController | undefined;
   private timer: NodeJS.Timeout | undefined;
   private timedOut: ConnectError | undefined;
@@ -291,6 +291,41 @@ class CallSignal {
   }
 }
 
+/**
+ * What the transport watches to give a call up: whether it is aborted, why, and one listener of its own (set,
+ * or undefined to let go), called once when it aborts.
+ */
+interface AbortWatch {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  onAbort: (() => void) | undefined;
+}
+
+/** An AbortWatch over a signal an interceptor handed on in place of the call's own. */
+class SignalWatch implements AbortWatch {
+  private listener: (() => void) | undefined;
+
+  constructor(private readonly signal: AbortSignal) {}
+
+  get aborted(): boolean {
+    return this.signal.aborted;
+  }
+
+  get reason(): unknown {
+    return getAbortSignalReason(this.signal);
+  }
+
+  get onAbort(): (() => void) | undefined {
+    return this.listener;
+  }
+
+  set onAbort(listener: (() => void) | undefined) {
+    if (this.listener) this.signal.removeEventListener("abort", this.listener);
+    this.listener = listener;
+    if (listener) this.signal.addEventListener("abort", listener, { once: true });
+  }
+}
+
 /** Each call's own request (the one the interceptors were handed) and its CallSignal. */
 const callOf = new WeakMap<object, CallSignal>();
 
@@ -310,9 +345,10 @@ async function callUnary<I extends DescMessage, O extends DescMessage>(
   if (origin !== sm.authority) {
     throw new ConnectError(`cannot make a request to ${origin}: the http2 session is connected to ${sm.authority}`, Code.Internal);
   }
-  // The call's own request (interceptors passed it on as it was): its CallSignal, without making its AbortSignal.
-  const own = callOf.get(req);
-  if (own ? own.aborted : req.signal.aborted) throw connectErrorFromNode(own ? own.reason : getAbortSignalReason(req.signal));
+  // The call's own request (interceptors passed it on as it was): its CallSignal, without making its AbortSignal;
+  // else the signal the request carries.
+  const watch: AbortWatch = callOf.get(req) ?? new SignalWatch(req.signal);
+  if (watch.aborted) throw connectErrorFromNode(watch.reason);
   const frame = dialect.body(serialization.getI(true).serialize(req.message));
   let stream: ClientHttp2Stream;
   try {
@@ -339,17 +375,15 @@ async function callUnary<I extends DescMessage, O extends DescMessage>(
     if (settling === undefined) return;
     outcome = undefined;
     chunks.length = 0;
-    if (own) own.onAbort = undefined;
-    else req.signal.removeEventListener("abort", onAbort);
+    watch.onAbort = undefined;
     if (err) {
       // A stream given up is reset with CANCEL (gRPC's mapping of a cancelled call), anything else INTERNAL_ERROR.
       if (!stream.closed) stream.close(err.code === Code.Canceled ? h2.NGHTTP2_CANCEL : h2.NGHTTP2_INTERNAL_ERROR);
       settling.reject(err);
     } else settling.resolve(value!);
   };
-  const onAbort = () => settle(connectErrorFromNode(own ? own.reason : getAbortSignalReason(req.signal)));
-  if (own) own.onAbort = onAbort;
-  else req.signal.addEventListener("abort", onAbort);
+  const onAbort = () => settle(connectErrorFromNode(watch.reason));
+  watch.onAbort = onAbort;
   stream.on("response", (h: IncomingHttpHeaders) => {
     status = Number(h[":status"] ?? 0);
     header = new ReceivedHeaders(h);
@@ -405,7 +439,7 @@ async function callUnary<I extends DescMessage, O extends DescMessage>(
     else done(answer);
   });
   // Aborted while the stream was being opened (a connection still connecting): given up, the request never sent.
-  if (own ? own.aborted : req.signal.aborted) onAbort();
+  if (watch.aborted) onAbort();
   else stream.end(frame);
   return answered.then(({ header, message, trailer }) => ({
     stream: false as const,

@@ -12,8 +12,12 @@ interface ScopedSearchAnswer {
 }
 
 /** The unary and server-streaming handlers of one scoped search, sharing one search function. */
-export interface ScopedSearchHandlers<Req, R> {
-  unary(req: Req, ctx: HandlerContext): Promise<{ results: R[]; scopeId: string; exhaustive: boolean; indexGeneration: bigint }>;
+export interface ScopedSearchHandlers<Req, R, A extends string> {
+  /** The answer as its message (type name `A`), written out as `resultMessageOf` writes each result. */
+  unary(
+    req: Req,
+    ctx: HandlerContext,
+  ): Promise<{ $typeName: A; results: R[]; scopeId: string; exhaustive: boolean; indexGeneration: bigint }>;
   stream(req: Req, ctx: HandlerContext): AsyncGenerator<{ result: R }>;
 }
 
@@ -40,15 +44,17 @@ export function resultMessageOf<N extends string>(typeName: N) {
  * `index_generation` in its response headers, and stops (the search's work too, through the call's
  * signal) when the call is cancelled. The access interceptor has put the call's view in its context.
  */
-export function scopedSearchHandlers<Req, R>(
+export function scopedSearchHandlers<Req, R, A extends string>(
   search: (view: ScopedBackendView, req: Req, signal: AbortSignal) => Promise<ScopedSearchAnswer>,
   toResult: (r: HitRecord) => R,
-): ScopedSearchHandlers<Req, R> {
+  answerTypeName: A,
+): ScopedSearchHandlers<Req, R, A> {
   return {
     async unary(req, ctx) {
       const view = viewOf(ctx);
       const answer = await search(view, req, ctx.signal);
       return {
+        $typeName: answerTypeName,
         results: answer.results.map(toResult),
         scopeId: view.scopeId,
         exhaustive: answer.exhaustive,

@@ -17,11 +17,11 @@ export function textRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
   const handlers = scopedSearchHandlers(
     (view, req: TextSearchRequest, signal) => deps.services.searchText(view, req, signal),
     textResultOf,
+    "acms.v1.SearchResponse",
   );
   return (router) => {
-    router.service(TextBackendService, {
-      search: async (req, ctx): Promise<SearchResponse> => ({ $typeName: "acms.v1.SearchResponse", ...(await handlers.unary(req, ctx)) }),
-      searchStream: handlers.stream,
-    });
+    // The answer is its message as written (typed: a field the protos add and the handler does not write fails to compile).
+    const search: (...args: Parameters<typeof handlers.unary>) => Promise<SearchResponse> = handlers.unary;
+    router.service(TextBackendService, { search, searchStream: handlers.stream });
   };
 }

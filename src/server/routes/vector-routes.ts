@@ -18,14 +18,11 @@ export function vectorRoutes(deps: RouteDeps): (router: ConnectRouter) => void {
   const handlers = scopedSearchHandlers(
     (view, req: VectorSearchRequest, signal) => deps.services.searchVectors(view, req, signal),
     vectorResultOf,
+    "acms.v1.SimilaritySearchResponse",
   );
   return (router) => {
-    router.service(VectorBackendService, {
-      similaritySearch: async (req, ctx): Promise<SimilaritySearchResponse> => ({
-        $typeName: "acms.v1.SimilaritySearchResponse",
-        ...(await handlers.unary(req, ctx)),
-      }),
-      similaritySearchStream: handlers.stream,
-    });
+    // The answer is its message as written (typed: a field the protos add and the handler does not write fails to compile).
+    const similaritySearch: (...args: Parameters<typeof handlers.unary>) => Promise<SimilaritySearchResponse> = handlers.unary;
+    router.service(VectorBackendService, { similaritySearch, similaritySearchStream: handlers.stream });
   };
 }

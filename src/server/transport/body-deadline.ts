@@ -54,7 +54,7 @@ export class BodyDeadline {
   waiting(): void {
     if (this.done || this.waitStart !== undefined) return;
     this.waitStart = this.now();
-    if (this.timer === undefined) this.arm(this.waitStart);
+    if (this.timer === undefined) this.arm();
   }
 
   /** `n` bytes arrived; the server stops waiting until `waiting()` again. */
@@ -78,9 +78,10 @@ export class BodyDeadline {
     this.waitStart = undefined;
   }
 
-  /** Sets the timer for the next moment a rule could be missed, the server waiting since `waitStart`. */
-  private arm(waitStart: number): void {
+  /** Sets the timer for the next moment a rule could be missed (the server is waiting). */
+  private arm(): void {
     const { stallMs, minBytesPerSecond, graceMs } = this.opts;
+    const waitStart = this.waitStart!;
     const now = this.now();
     let delay = waitStart + stallMs - now;
     if (minBytesPerSecond > 0) {
@@ -88,10 +89,10 @@ export class BodyDeadline {
       // Past the grace the rate is checked every RATE_CHECK_MS; before it, just after it ends.
       delay = Math.min(delay, waited > graceMs ? RATE_CHECK_MS : graceMs - waited + 1);
     }
-    this.timer = setTimeout(() => this.fire(), Math.max(1, Math.ceil(delay)));
+    this.timer = setTimeout(this.fire, Math.max(1, Math.ceil(delay)));
   }
 
-  private fire(): void {
+  private readonly fire = (): void => {
     this.timer = undefined;
     // Not waiting (the server is busy with what it read): nothing can be missed until it waits again.
     if (this.done || this.waitStart === undefined) return;
@@ -100,8 +101,8 @@ export class BodyDeadline {
       return;
     }
     this.checkRate();
-    if (!this.done) this.arm(this.waitStart);
-  }
+    if (!this.done) this.arm();
+  };
 
   private checkRate(): void {
     const { minBytesPerSecond, graceMs } = this.opts;
