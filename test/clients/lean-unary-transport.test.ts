@@ -136,6 +136,13 @@ const rawSessions = new Set<http2.ServerHttp2Session>();
 let rawUrl: string;
 /** The reset code each call's stream closed with on the raw server, in call order. */
 const resets: number[] = [];
+/** Streams of the raw server not yet closed. */
+let openStreams = 0;
+
+/** Waits (up to 2 s) until every stream the raw server has seen is closed, so a late reset is not counted as a later call's. */
+async function rawStreamsSettled(): Promise<void> {
+  for (let waited = 0; openStreams > 0 && waited < 2000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+}
 let t: TestServer;
 const opened: AcmsClient[] = [];
 
@@ -143,7 +150,11 @@ beforeAll(async () => {
   raw = http2.createServer();
   raw.on("session", (session) => rawSessions.add(session));
   raw.on("stream", (stream, headers) => {
-    stream.on("close", () => resets.push(stream.rstCode));
+    openStreams++;
+    stream.on("close", () => {
+      openStreams--;
+      resets.push(stream.rstCode);
+    });
     stream.on("error", () => undefined);
     stream.resume();
     const grpc = String(headers["content-type"]).startsWith("application/grpc");
@@ -246,6 +257,7 @@ test.each(PROTOCOLS)("a deadline and an abort give the same codes and reset the 
   const codes: Array<Array<Code | undefined>> = [];
   const resetsOf: number[][] = [];
   for (const client of [sdk, connect]) {
+    await rawStreamsSettled();
     const before = resets.length;
     const seen: Array<Code | undefined> = [];
     seen.push((await outcome(client.check({}, { headers, timeoutMs: 50 }))).code);
