@@ -12,6 +12,7 @@ import {
 import { queryTerms } from "../../src/adapters/sqlite/fts5-match-query.js";
 import { docsizeTokens, KeywordRows } from "../../src/adapters/sqlite/keyword-rows.js";
 import { normaliseBm25 } from "../../src/domain/bm25-normalise.js";
+import type { TextBackend } from "../../src/ports/text-backend.js";
 import { prng } from "../support/prng.js";
 import { runTextBackendSuite, type TextBackendHarness } from "./text-backend-suite.js";
 import { documentStoreLoader } from "./document-store-loader.js";
@@ -126,6 +127,41 @@ describe("Fts5TextBackend specifics", () => {
         expect(after).toEqual(await new Fts5TextBackend(readerDb).search(view, "alpha", opts));
         expect(after.hits[0].path).toBe("b.md");
         expect(after.hits.map((x) => x.score)).not.toEqual(first.hits.map((x) => x.score));
+      },
+    );
+  });
+
+  it("tells a scope holding the whole index from one that no longer does after any keyword write, this connection's or another's", async () => {
+    // A scope holding every row searches unfiltered with the index's own totals, which the adapter holds until
+    // a keyword write: held a write too long, the scope would be taken for the whole index and answer C's rows.
+    const C = "01JCCCCCCCCCCCCCCCCCCCCCCC";
+    const view = testView([A, B]);
+    const expectScoped = async (backend: TextBackend, db: SqliteDatabase, withC: boolean) => {
+      const answer = await backend.search(view, "alpha", opts);
+      expect(answer).toEqual(await new Fts5TextBackend(db).search(view, "alpha", opts));
+      expect(answer.hits.map((x) => x.resourceId).sort()).toEqual([A, B]);
+      expect((await backend.search(testView([A, B, C]), "alpha", opts)).hits).toHaveLength(withC ? 3 : 2);
+    };
+    await h.loader.upsert({ resourceId: A, path: "a.md", chunks: ["alpha beta"] }, 1_000);
+    await h.loader.upsert({ resourceId: B, path: "b.md", chunks: ["alpha gamma delta"] }, 1_000);
+    await expectScoped(h.backend, h.db, false);
+    await h.loader.upsert({ resourceId: C, path: "c.md", chunks: ["alpha alpha"] }, 1_100);
+    await expectScoped(h.backend, h.db, true);
+    await h.loader.remove(C, "c.md", 1_200);
+    await expectScoped(h.backend, h.db, false);
+    await withReaderConnection(
+      "acms-fts5-whole-",
+      async ({ loader }) => {
+        await loader.upsert({ resourceId: A, path: "a.md", chunks: ["alpha beta"] }, 1_000);
+        await loader.upsert({ resourceId: B, path: "b.md", chunks: ["alpha gamma delta"] }, 1_000);
+      },
+      async ({ loader, readerDb }) => {
+        const reader = new Fts5TextBackend(readerDb);
+        await expectScoped(reader, readerDb, false);
+        await loader.upsert({ resourceId: C, path: "c.md", chunks: ["alpha alpha"] }, 1_100);
+        await expectScoped(reader, readerDb, true);
+        await loader.remove(C, "c.md", 1_200);
+        await expectScoped(reader, readerDb, false);
       },
     );
   });

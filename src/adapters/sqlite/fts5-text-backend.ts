@@ -357,6 +357,12 @@ export class Fts5TextBackend implements TextBackend {
   private readonly dataVersion: Statement<[], number>;
   private readonly scopeTotals: Statement<[string], KeywordTotals>;
   private readonly tableTotals: Statement<[], Buffer>;
+  /**
+   * The whole index's totals (FTS5's totals block) with the state they were read at: this connection's keyword
+   * writes of any resource (`KeywordLog.writes`) and `PRAGMA data_version`. The block changes only with a
+   * keyword row written, which moves one or the other, so a search in a settled index reads it once.
+   */
+  private heldTable = { writes: -1, dataVersion: -1, totals: { rows: 0, tokens: 0 } as KeywordTotals };
   /** Each view's resource tokens and resource ids (JSON), built once per view (views are immutable and cached). */
   private readonly viewJson = new WeakMap<ScopedBackendView, ViewTokens>();
   /**
@@ -489,7 +495,7 @@ export class Fts5TextBackend implements TextBackend {
     const scope = held.totals;
     if (scope.rows <= 0) return null;
     const terms = words.length;
-    const table = fts5TableTotals(this.tableTotals.get());
+    const table = this.tableTotalsAt(dataVersion);
     if (scope.rows === table.rows)
       return {
         match: matchOfTerms(words, [], false)!,
@@ -655,6 +661,16 @@ export class Fts5TextBackend implements TextBackend {
       view.writesAt = all;
     }
     return `${view.writes}:${dataVersion}`;
+  }
+
+  /** The whole index's row and token totals at `dataVersion` (see `heldTable`). */
+  private tableTotalsAt(dataVersion: number): KeywordTotals {
+    const writes = keywordLog(this.db).writes;
+    const held = this.heldTable;
+    if (held.writes === writes && held.dataVersion === dataVersion) return held.totals;
+    const totals = fts5TableTotals(this.tableTotals.get());
+    this.heldTable = { writes, dataVersion, totals };
+    return totals;
   }
 
   /**
