@@ -5,7 +5,8 @@
  * MiniSearch and Orama in this process. For each layout (1,000 equal resources; 1,000 Zipf-sized ones), scope
  * (1, 10, 100, all 1,000 resources) and query form (long natural-language, short), it prints p50/p95 and
  * nDCG@10 and R@100 (distinct documents, judged within the scope) of each engine, and the service's p50 as a
- * ratio to each peer's (below 1: the service is faster). Beside them, "adapter" is the service's own keyword
+ * ratio to each peer's (below 1: the service is faster), then the server process's CPU a service call over the
+ * cell (ms; what the server spends, apart from the round trip). Beside them, "adapter" is the service's own keyword
  * adapter in this process on the server's database file (the rest of the service's time is the gRPC round
  * trip and the server's layers), and "1-statement" the ranked statement the adapter ran before issue 29
  * (`rankedSearchSql`: visibility, versions and URIs for every matched row), on the same file: before and after
@@ -101,6 +102,17 @@ async function startService(dataDir: string, keySha: string): Promise<{ url: str
   });
   rmSync(programs, { recursive: true, force: true });
   return { url: `http://127.0.0.1:${hello.port}`, proc };
+}
+
+/** The server process's CPU time so far (user and system, ms), as it reports its own `process.cpuUsage()`. */
+function serverCpuMs(proc: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    proc.once("message", (m) => {
+      const { cpu } = m as { cpu: NodeJS.CpuUsage };
+      resolve((cpu.user + cpu.system) / 1000);
+    });
+    proc.send("cpu");
+  });
 }
 
 async function stopService(proc: ChildProcess): Promise<void> {
@@ -360,14 +372,18 @@ export async function run(): Promise<void> {
           `scope  ${engines.map((e) => e.name.padEnd(28)).join(" ")}  ${engines
             .slice(3)
             .map((e) => `svc/${e.name}`.padStart(15))
-            .join(" ")}\n`,
+            .join(" ")}  server CPU/call\n`,
         );
         for (const size of PEER_SCOPES) {
           const resources = scopeResources(size);
           const resourceIds = resources.map((r) => ids[layout][r]);
           const { scope } = await acms.scope.resolveScope({ projects: [`bench/${layout}`], includeResources: resourceIds });
           const sc: Scope = { layout, size, resources, scopeId: scope!.scopeId, resourceIds };
+          // The server's CPU a service call over the cell (only the service's calls reach it): the same work
+          // costs it more when other engines run between its calls (docs/benchmarks.md, session 25).
+          const cpuBefore = await serverCpuMs(service.proc);
           const row = await measureCell(engines, sc, form, corpus, passes, docResource);
+          const serverCpu = ((await serverCpuMs(service.proc)) - cpuBefore) / (passes * corpus.queries.length);
           // The service and its adapter must rank alike: a difference is a bug, not a figure. The pre-issue-29
           // statement is timed as a baseline only: it ranks with table-wide BM25 statistics (both layouts' rows),
           // the scope's since issue 24, so its relevance is printed, not compared.
@@ -379,7 +395,7 @@ export async function run(): Promise<void> {
           }
           const cells = row.map((r) => `${fmt(r.p50)}/${fmt(r.p95)} ${r.ndcg.toFixed(3)} ${r.recall.toFixed(3)}`.padEnd(28));
           const ratios = row.slice(3).map((r) => `${(row[0].p50 / r.p50).toFixed(2)}x`.padStart(15));
-          process.stdout.write(`${String(size).padStart(5)}  ${cells.join(" ")}  ${ratios.join(" ")}\n`);
+          process.stdout.write(`${String(size).padStart(5)}  ${cells.join(" ")}  ${ratios.join(" ")}  ${fmt(serverCpu).padStart(15)}\n`);
         }
       }
     }
