@@ -486,7 +486,9 @@ export class Fts5TextBackend implements TextBackend {
       this.viewJson.set(view, json);
     }
     const dataVersion = this.dataVersion.get()!;
-    const writes = this.tablesState(json, dataVersion);
+    // This connection's keyword writes of any resource: with dataVersion, the state every held total was read at.
+    const allWrites = keywordLog(this.db).writes;
+    const writes = this.tablesState(json, allWrites, dataVersion);
     let held = this.viewTotals.get(view);
     if (held === undefined || held.writes !== writes) {
       held = { writes, totals: this.scopeTotals.get(json.tokens)! };
@@ -495,7 +497,7 @@ export class Fts5TextBackend implements TextBackend {
     const scope = held.totals;
     if (scope.rows <= 0) return null;
     const terms = words.length;
-    const table = this.tableTotalsAt(dataVersion);
+    const table = this.tableTotalsAt(allWrites, dataVersion);
     if (scope.rows === table.rows)
       return {
         match: matchOfTerms(words, [], false)!,
@@ -651,21 +653,19 @@ export class Fts5TextBackend implements TextBackend {
    * resources (`keywordWrites`) and the commits of any other connection (`dataVersion`, the connection's
    * `PRAGMA data_version`, which its own commits do not move). What was read from the tables about those
    * resources at one state is what they hold while it is the same; other tenants' uploads leave it alone.
-   * The resources' writes are summed again only after a keyword write of any resource (a sum over 1,000
-   * resources costs ~15 us a search).
+   * The resources' writes are summed again only after a keyword write of any resource (`allWrites`, this
+   * connection's `KeywordLog.writes`; a sum over 1,000 resources costs ~15 us a search).
    */
-  private tablesState(view: ViewTokens, dataVersion: number): string {
-    const all = keywordLog(this.db).writes;
-    if (view.writesAt !== all) {
+  private tablesState(view: ViewTokens, allWrites: number, dataVersion: number): string {
+    if (view.writesAt !== allWrites) {
       view.writes = keywordWrites(this.db, view.tokenList);
-      view.writesAt = all;
+      view.writesAt = allWrites;
     }
     return `${view.writes}:${dataVersion}`;
   }
 
-  /** The whole index's row and token totals at `dataVersion` (see `heldTable`). */
-  private tableTotalsAt(dataVersion: number): KeywordTotals {
-    const writes = keywordLog(this.db).writes;
+  /** The whole index's row and token totals at this connection's keyword writes `writes` and `dataVersion` (see `heldTable`). */
+  private tableTotalsAt(writes: number, dataVersion: number): KeywordTotals {
     const held = this.heldTable;
     if (held.writes === writes && held.dataVersion === dataVersion) return held.totals;
     const totals = fts5TableTotals(this.tableTotals.get());
