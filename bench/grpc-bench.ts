@@ -15,7 +15,6 @@
  * The three child processes run JavaScript compiled by esbuild as `npm run build` compiles the server
  * (no tsx: its keep-names wrapper defines a `name` on every closure the service creates per call).
  */
-import { fork, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -44,6 +43,7 @@ import { generateKey, hashKey } from "../src/application/access/key-ring.js";
 import { TierService } from "../src/application/tiers/tier-service.js";
 import { prng } from "../test/support/prng.js";
 import { viewOver } from "../test/support/view-over.js";
+import { BenchChild } from "./bench-child.js";
 import { compilePrograms } from "../scripts/build.mjs";
 import { median } from "./bench-timing.js";
 import type { LoadJob, LoadResult } from "./grpc-load-generator.js";
@@ -69,56 +69,20 @@ async function compileChildren(outDir: string, names: string[]): Promise<void> {
   await compilePrograms(Object.fromEntries(names.map((n) => [n, join(here, `${n}.ts`)])), outDir);
 }
 
-/** A child process spoken to over IPC, one request and one answer at a time. */
-class Child {
-  private constructor(private readonly proc: ChildProcess) {}
-
-  /** Forks `file` (compiled JavaScript) and waits for its first message. */
-  static async fork(file: string, args: string[], execArgv: string[] = []): Promise<{ child: Child; hello: Record<string, unknown> }> {
-    const proc = fork(file, args, { execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
-    const child = new Child(proc);
-    return { child, hello: await child.next() };
-  }
-
-  next(): Promise<Record<string, unknown>> {
-    return new Promise((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`child exited with ${code}`));
-      this.proc.once("exit", onExit);
-      this.proc.once("message", (m) => {
-        this.proc.off("exit", onExit);
-        resolve(m as Record<string, unknown>);
-      });
-    });
-  }
-
-  async ask(msg: unknown): Promise<Record<string, unknown>> {
-    const answer = this.next();
-    this.proc.send(msg as string);
-    return answer;
-  }
-
-  async stop(): Promise<void> {
-    const exited = new Promise((resolve) => this.proc.once("exit", resolve));
-    this.proc.send("stop");
-    await exited;
-  }
-}
-
 /** A server child: its address and its own CPU clock. */
 class ServerProcess {
   constructor(
-    readonly child: Child,
+    readonly child: BenchChild,
     readonly address: string,
   ) {}
 
   static async start(programs: string, args: string[], execArgv: string[] = []): Promise<ServerProcess> {
-    const { child, hello } = await Child.fork(join(programs, "grpc-bench-server.mjs"), args, execArgv);
+    const { child, hello } = await BenchChild.fork(join(programs, "grpc-bench-server.mjs"), args, execArgv);
     return new ServerProcess(child, `127.0.0.1:${hello.port as number}`);
   }
 
-  async cpuMicros(): Promise<number> {
-    const { cpu } = (await this.child.ask("cpu")) as { cpu: NodeJS.CpuUsage };
-    return cpu.user + cpu.system;
+  cpuMicros(): Promise<number> {
+    return this.child.cpuMicros();
   }
 }
 
@@ -131,7 +95,7 @@ function bytes<D extends DescMessage>(schema: D, init: MessageInitShape<D>): str
   return Buffer.from(toBinary(schema, create(schema, init))).toString("base64");
 }
 
-async function measure(load: Child, server: ServerProcess, job: Omit<LoadJob, "address">): Promise<Measured> {
+async function measure(load: BenchChild, server: ServerProcess, job: Omit<LoadJob, "address">): Promise<Measured> {
   const before = await server.cpuMicros();
   const answer = await load.ask({ job: { ...job, address: server.address } });
   const after = await server.cpuMicros();
@@ -159,7 +123,7 @@ function row(label: string, m: Measured): string {
 /** Service against plain at every concurrency; prints both and the ratios, returns the throughput ratios. */
 async function compare(
   title: string,
-  load: Child,
+  load: BenchChild,
   service: ServerProcess,
   plain: ServerProcess,
   serviceJob: Omit<LoadJob, "address" | "concurrency" | "calls" | "warmup">,
@@ -325,7 +289,7 @@ export async function run(): Promise<void> {
     started.push(service.child);
     const plain = await ServerProcess.start(programs, ["plain", join(dataDir, "acms.db"), one]);
     started.push(plain.child);
-    const { child: load } = await Child.fork(join(programs, "grpc-load-generator.mjs"), []);
+    const { child: load } = await BenchChild.fork(join(programs, "grpc-load-generator.mjs"), []);
     started.push(load);
 
     sessionManager = new Http2SessionManager(`http://${service.address}`);

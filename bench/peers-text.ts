@@ -22,7 +22,6 @@
  * BENCH_SCALE scales the planted corpus (1 = 20,000 documents, 200 queries; CI's 0.01 = 1,000 and 20);
  * BENCH_PEERS_PASSES (default 2) is how many timed passes each engine makes over the queries.
  */
-import { fork, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -43,6 +42,7 @@ import {
 } from "../src/adapters/sqlite/fts5-text-backend.js";
 import { viewOver } from "../test/support/view-over.js";
 import { compilePrograms } from "../scripts/build.mjs";
+import { BenchChild } from "./bench-child.js";
 import { prng } from "../test/support/prng.js";
 import { percentile } from "./bench-timing.js";
 import {
@@ -87,38 +87,18 @@ interface Engine {
   search(scope: Scope, query: string): Promise<string[]>;
 }
 
-/** The server process (bench/grpc-bench-server.ts compiled): its address, stopped with `stop()`. */
-async function startService(dataDir: string, keySha: string): Promise<{ url: string; proc: ChildProcess }> {
+/**
+ * The server process (bench/grpc-bench-server.ts compiled, on plain node as deployed): its address, and the
+ * child to ask for its CPU time and to stop.
+ */
+async function startService(dataDir: string, keySha: string): Promise<{ url: string; child: BenchChild }> {
   const cacheDir = join(ROOT, "node_modules", ".cache");
   mkdirSync(cacheDir, { recursive: true });
   const programs = mkdtempSync(join(cacheDir, "acms-peers-bench-"));
   await compilePrograms({ "grpc-bench-server": join(here, "grpc-bench-server.ts") }, programs);
-  const proc = fork(join(programs, "grpc-bench-server.mjs"), ["service", dataDir, keySha], {
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  const hello = await new Promise<{ port: number }>((resolve, reject) => {
-    proc.once("exit", (code) => reject(new Error(`the server exited with ${code}`)));
-    proc.once("message", (m) => resolve(m as { port: number }));
-  });
+  const { child, hello } = await BenchChild.fork(join(programs, "grpc-bench-server.mjs"), ["service", dataDir, keySha]);
   rmSync(programs, { recursive: true, force: true });
-  return { url: `http://127.0.0.1:${hello.port}`, proc };
-}
-
-/** The server process's CPU time so far (user and system, ms), as it reports its own `process.cpuUsage()`. */
-function serverCpuMs(proc: ChildProcess): Promise<number> {
-  return new Promise((resolve) => {
-    proc.once("message", (m) => {
-      const { cpu } = m as { cpu: NodeJS.CpuUsage };
-      resolve((cpu.user + cpu.system) / 1000);
-    });
-    proc.send("cpu");
-  });
-}
-
-async function stopService(proc: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => proc.once("exit", resolve));
-  proc.send("stop");
-  await exited;
+  return { url: `http://127.0.0.1:${hello.port as number}`, child };
 }
 
 /**
@@ -381,9 +361,9 @@ export async function run(): Promise<void> {
           const sc: Scope = { layout, size, resources, scopeId: scope!.scopeId, resourceIds };
           // The server's CPU a service call over the cell (only the service's calls reach it): the same work
           // costs it more when other engines run between its calls (docs/benchmarks.md, session 25).
-          const cpuBefore = await serverCpuMs(service.proc);
+          const cpuBefore = await service.child.cpuMicros();
           const row = await measureCell(engines, sc, form, corpus, passes, docResource);
-          const serverCpu = ((await serverCpuMs(service.proc)) - cpuBefore) / (passes * corpus.queries.length);
+          const serverCpu = ((await service.child.cpuMicros()) - cpuBefore) / 1000 / (passes * corpus.queries.length);
           // The service and its adapter must rank alike: a difference is a bug, not a figure. The pre-issue-29
           // statement is timed as a baseline only: it ranks with table-wide BM25 statistics (both layouts' rows),
           // the scope's since issue 24, so its relevance is printed, not compared.
@@ -403,7 +383,7 @@ export async function run(): Promise<void> {
   } finally {
     acms.close();
     reader.close();
-    await stopService(service.proc);
+    await service.child.stop();
     rmSync(work, { recursive: true, force: true });
   }
 }

@@ -13,7 +13,6 @@
  * searchable at full speed (indexes built), with service/peer ratios. BENCH_SCALE 0.01 (CI) runs 100
  * resources of 10 vectors.
  */
-import { fork, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -26,6 +25,7 @@ import { ScopeService } from "../gen/acms/v1/scope_pb.js";
 import { VectorBackendService } from "../gen/acms/v1/vector_pb.js";
 import { generateKey, hashKey } from "../src/application/access/key-ring.js";
 import { compilePrograms } from "../scripts/build.mjs";
+import { BenchChild } from "./bench-child.js";
 import { formatMs as fmt, median, percentile } from "./bench-timing.js";
 import { corpusQueries, makeVectorCorpus, PEER_DIM, zipfSizes, type VectorCorpus } from "./peer-vector-corpus.js";
 import { REGISTER_IN_FLIGHT, registerResources } from "./peers/register-resources.js";
@@ -89,38 +89,10 @@ function bearer(key: string, scopeId?: string): Interceptor {
   };
 }
 
-/** A child process spoken to over IPC, one request and one answer at a time. */
-class Child {
-  constructor(private readonly proc: ChildProcess) {}
-
-  next(): Promise<Record<string, unknown>> {
-    return new Promise((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`the service process exited with ${code}`));
-      this.proc.once("exit", onExit);
-      this.proc.once("message", (m) => {
-        this.proc.off("exit", onExit);
-        resolve(m as Record<string, unknown>);
-      });
-    });
-  }
-
-  ask(msg: string): Promise<Record<string, unknown>> {
-    const answer = this.next();
-    this.proc.send(msg);
-    return answer;
-  }
-
-  async stop(): Promise<void> {
-    const exited = new Promise((resolve) => this.proc.once("exit", resolve));
-    this.proc.send("stop");
-    await exited;
-  }
-}
-
 /** The service over gRPC, in a process of its own. */
 class ServiceSystem implements System {
   readonly name = "service (gRPC)";
-  private child!: Child;
+  private child!: BenchChild;
   private sessions!: Http2SessionManager;
   private baseUrl = "";
   private readonly key = generateKey();
@@ -142,13 +114,9 @@ class ServiceSystem implements System {
   }
 
   async ingest(corpus: VectorCorpus): Promise<{ ackMs: number; indexMs: number; note?: string }> {
-    const proc = fork(join(this.programs, "peer-vector-server.mjs"), [this.dataDir, hashKey(this.key)], {
-      // Plain node on the compiled program (not this process's tsx loader), as the server is deployed.
-      execArgv: [],
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    });
-    this.child = new Child(proc);
-    const hello = await this.child.next();
+    // Plain node on the compiled program (not this process's tsx loader), as the server is deployed.
+    const { child, hello } = await BenchChild.fork(join(this.programs, "peer-vector-server.mjs"), [this.dataDir, hashKey(this.key)]);
+    this.child = child;
     this.baseUrl = `http://127.0.0.1:${hello.port as number}`;
     this.sessions = new Http2SessionManager(this.baseUrl);
     const registry = createClient(RegistryService, this.transport());
