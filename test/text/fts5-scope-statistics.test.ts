@@ -5,7 +5,7 @@ import { openSqliteDatabase, type SqliteDatabase } from "../../src/adapters/kit/
 import { openSqlite } from "../../src/adapters/sqlite/index.js";
 import { requireAcmsFts5 } from "../../src/adapters/sqlite/acms-fts5-extension.js";
 import { Fts5TextBackend, RID_MATCH_MAX_RESOURCES, scoreParams, scoreSql } from "../../src/adapters/sqlite/fts5-text-backend.js";
-import { docsizeTokens, fts5TableTotals, KEYWORD_STATS_TABLE } from "../../src/adapters/sqlite/keyword-rows.js";
+import { docsizeTokens, fts5TableTotals, KEYWORD_STATS_TABLE, KeywordRows } from "../../src/adapters/sqlite/keyword-rows.js";
 import { resourceToken, SqliteDocumentStore } from "../../src/adapters/sqlite/sqlite-document-store.js";
 import { matchAnyTerm, queryTerms } from "../../src/adapters/sqlite/fts5-match-query.js";
 import { prng } from "../support/prng.js";
@@ -128,6 +128,61 @@ describe("FTS5 per-scope BM25 statistics (embedded engine)", () => {
     ({ counters, truth } = countersAndTruth(db));
     expect(counters).toEqual(truth);
     expect(truth.get(resourceToken(A))!.rows).toBeGreaterThan(10);
+  });
+
+  it("moves a batch's counters once a resource, in its transaction, whether the batch returns or throws", async () => {
+    // The store's tables (chunks_fts among them), then a writer of its own to drive batches directly.
+    await store.upsertDocuments(A, [doc("seed.md", ["alpha beta"])], 1_000);
+    const rows = new KeywordRows(db);
+    const statements = () => db.prepare(`SELECT rid, rows, tokens FROM ${KEYWORD_STATS_TABLE} ORDER BY rid`).all();
+    let key = 1_000_000;
+    const [a, b] = [resourceToken(A), resourceToken(B)];
+    // Inserted in a batch, over two resources, with a delete of another row in between.
+    const seedKey = db.prepare("SELECT id FROM chunks_fts_docsize").pluck().get() as number;
+    db.transaction(() =>
+      rows.batch(() => {
+        rows.insert(key++, "gamma delta epsilon", a);
+        rows.insert(key++, "zeta", b);
+        rows.delete(seedKey);
+        rows.insert(key++, "eta theta", a);
+        // Nested: the outer batch writes.
+        rows.batch(() => rows.insert(key++, "iota", b));
+      }),
+    )();
+    let { counters, truth } = countersAndTruth(db);
+    expect(counters).toEqual(truth);
+    expect(truth.get(a)).toEqual({ rows: 2, tokens: 2 * 1 + 5 });
+    expect(truth.get(b)).toEqual({ rows: 2, tokens: 2 * 1 + 2 });
+    // A batch that throws after inserting, caught within a transaction that commits: its rows stay, counted.
+    db.transaction(() => {
+      expect(() =>
+        rows.batch(() => {
+          rows.insert(key++, "kappa lambda", a);
+          throw new Error("refused midway");
+        }),
+      ).toThrow("refused midway");
+    })();
+    ({ counters, truth } = countersAndTruth(db));
+    expect(counters).toEqual(truth);
+    expect(truth.get(a)!.rows).toBe(3);
+    // One that throws out of its transaction: neither its rows nor their counters stay.
+    const before = statements();
+    expect(() =>
+      db.transaction(() =>
+        rows.batch(() => {
+          rows.insert(key++, "mu nu xi", b);
+          throw new Error("rolled back");
+        }),
+      )(),
+    ).toThrow("rolled back");
+    expect(statements()).toEqual(before);
+    ({ counters, truth } = countersAndTruth(db));
+    expect(counters).toEqual(truth);
+    // Outside a batch an insert moves the counters at once.
+    db.transaction(() => rows.insert(key++, "omicron", a))();
+    ({ counters, truth } = countersAndTruth(db));
+    expect(counters).toEqual(truth);
+    expect(truth.get(a)!.rows).toBe(4);
   });
 
   // Up to 32 resources the MATCH names the scope's resources; up to RID_MATCH_MAX_RESOURCES too in an index of

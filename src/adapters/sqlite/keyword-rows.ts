@@ -123,7 +123,9 @@ export function keywordWrites(db: SqliteDatabase, ridTokens: readonly string[]):
  * The writer of `chunks_fts` (insert, replace, delete) that keeps `keyword_resource_stats` in step: each
  * call reads the row's resource token and token count from FTS5's own shadow tables (`chunks_fts_content`,
  * `chunks_fts_docsize`: what bm25() counts) and moves that resource's counters. Call it inside the
- * transaction that writes the keyword row, as the document store does.
+ * transaction that writes the keyword row, as the document store does; a bulk write runs its inserts in a
+ * `batch`, which moves each resource's counters once (an upload of single-chunk documents made one counter
+ * statement per document before).
  */
 export class KeywordRows {
   private readonly stmts: {
@@ -131,11 +133,14 @@ export class KeywordRows {
     replace: Statement<[number, string, string]>;
     delete: Statement<[number]>;
     row: Statement<[number], { rid: string; sz: Buffer }>;
+    size: Statement<[number], Buffer>;
     add: Statement<[string, number, number]>;
     dropEmpty: Statement<[string]>;
   };
 
   private readonly log: KeywordLog;
+  /** Within `batch`: the counters' moves of the rows inserted so far, by resource token, not written yet. */
+  private pending: Map<string, KeywordTotals> | undefined;
 
   constructor(private readonly db: SqliteDatabase) {
     migrateKeywordStats(db);
@@ -145,6 +150,7 @@ export class KeywordRows {
       replace: db.prepare("INSERT OR REPLACE INTO chunks_fts (rowid, body, rid) VALUES (?, ?, ?)"),
       delete: db.prepare("DELETE FROM chunks_fts WHERE rowid = ?"),
       row: db.prepare("SELECT c.c1 AS rid, d.sz FROM chunks_fts_content c JOIN chunks_fts_docsize d ON d.id = c.id WHERE c.id = ?"),
+      size: db.prepare<[number], Buffer>("SELECT sz FROM chunks_fts_docsize WHERE id = ?").pluck(),
       add: db.prepare(
         `INSERT INTO ${KEYWORD_STATS_TABLE} (rid, rows, tokens) VALUES (?, ?, ?)
          ON CONFLICT (rid) DO UPDATE SET rows = rows + excluded.rows, tokens = tokens + excluded.tokens`,
@@ -153,11 +159,54 @@ export class KeywordRows {
     };
   }
 
-  /** Adds the keyword row of chunk `rowid` (body `text`, resource token `rid`). */
+  /**
+   * Adds the keyword row of chunk `rowid` (body `text`, resource token `rid`). Its resource's counters move at
+   * once, or, within `batch`, when the batch ends (one statement a resource instead of one a row).
+   */
   insert(rowid: number, text: string, rid: string): void {
     this.log.appended += 1;
     this.stmts.insert.run(rowid, text, rid);
-    this.count(rowid, 1);
+    // The row's tokens as FTS5 counted them (its docsize record); its resource is `rid`, just written.
+    const tokens = docsizeTokens(this.stmts.size.get(rowid)!);
+    this.log.byResource.set(rid, (this.log.byResource.get(rid) ?? 0) + 1);
+    this.log.writes += 1;
+    const pending = this.pending;
+    if (pending === undefined) {
+      this.stmts.add.run(rid, 1, tokens);
+      return;
+    }
+    const moved = pending.get(rid);
+    if (moved === undefined) pending.set(rid, { rows: 1, tokens });
+    else {
+      moved.rows += 1;
+      moved.tokens += tokens;
+    }
+  }
+
+  /**
+   * Runs `fn` (inside the transaction that writes its rows), its inserts' counter moves summed by resource and
+   * written when it ends, whether it returns or throws: the counters then hold every row it inserted, in the
+   * same transaction, which commits or rolls back both. The moves add up whatever their order, so a replace or
+   * delete within `fn` (which moves its counters at once) leaves the same totals. Nested, the outer batch writes.
+   */
+  batch<T>(fn: () => T): T {
+    if (this.pending !== undefined) return fn();
+    const pending = (this.pending = new Map<string, KeywordTotals>());
+    let failed = false;
+    try {
+      return fn();
+    } catch (err) {
+      failed = true;
+      throw err;
+    } finally {
+      this.pending = undefined;
+      try {
+        for (const [rid, moved] of pending) this.stmts.add.run(rid, moved.rows, moved.tokens);
+      } catch (err) {
+        // A failure of fn's own goes out as it was; the transaction it fails rolls these writes back too.
+        if (!failed) throw err;
+      }
+    }
   }
 
   /** Writes the keyword row of chunk `rowid` anew (its old copy, if any, replaced). */

@@ -267,7 +267,8 @@ export class SqliteDocumentStore implements DocumentStore {
     };
     this.gen = this.stmts.generation.get() as bigint;
     this.oneStepTransaction = db.transaction((group: readonly OneStepWrite[]) => {
-      const writes = group.map((w) => this.writeOneStepRows(w));
+      // The keyword counters move once a resource of the group, not once a chunk.
+      const writes = this.keywords.batch(() => group.map((w) => this.writeOneStepRows(w)));
       const generation = writes.some((o) => o.upserted > 0) ? (this.stmts.bump.get() as bigint) : this.gen;
       return { writes, generation };
     });
@@ -373,7 +374,7 @@ export class SqliteDocumentStore implements DocumentStore {
       // A path named twice in one message: its later version replaces the one staged earlier, as if
       // the message were applied document by document (the embedded store's rule before staging).
       const stagedByPath = new Map<string, { doc_key: number; fingerprint: string }>();
-      const stageSlice = this.db.transaction((from: number, to: number) => {
+      const stageRows = (from: number, to: number) => {
         for (let i = from; i < to; i++) {
           const doc = documents[i];
           const print = documentFingerprint(doc);
@@ -417,7 +418,9 @@ export class SqliteDocumentStore implements DocumentStore {
           });
           stagedByPath.set(doc.path, { doc_key: docKey, fingerprint: print });
         }
-      });
+      };
+      // The keyword counters move once a slice, not once a chunk.
+      const stageSlice = this.db.transaction((from: number, to: number) => this.keywords.batch(() => stageRows(from, to)));
       const vectors: VectorChanges = { added, superseded: [], removed: [], at: now };
       const publish = this.db.transaction((): bigint => {
         this.stmts.publishStage.run(stage, now);
