@@ -183,6 +183,13 @@ describe("FTS5 per-scope BM25 statistics (embedded engine)", () => {
     ({ counters, truth } = countersAndTruth(db));
     expect(counters).toEqual(truth);
     expect(truth.get(a)!.rows).toBe(4);
+    // A batch that takes a resource's last rows leaves no counter row for it.
+    const ofB = db.prepare("SELECT id FROM chunks_fts_content WHERE c1 = ?").pluck().all(b) as number[];
+    expect(ofB.length).toBe(2);
+    db.transaction(() => rows.batch(() => ofB.forEach((k) => rows.delete(k))))();
+    ({ counters, truth } = countersAndTruth(db));
+    expect(counters).toEqual(truth);
+    expect(db.prepare(`SELECT count(*) FROM ${KEYWORD_STATS_TABLE} WHERE rid = ?`).pluck().get(b)).toBe(0);
   });
 
   // Up to 32 resources the MATCH names the scope's resources; up to RID_MATCH_MAX_RESOURCES too in an index of

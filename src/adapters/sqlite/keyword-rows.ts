@@ -121,11 +121,11 @@ export function keywordWrites(db: SqliteDatabase, ridTokens: readonly string[]):
 
 /**
  * The writer of `chunks_fts` (insert, replace, delete) that keeps `keyword_resource_stats` in step: each
- * call reads the row's resource token and token count from FTS5's own shadow tables (`chunks_fts_content`,
- * `chunks_fts_docsize`: what bm25() counts) and moves that resource's counters. Call it inside the
- * transaction that writes the keyword row, as the document store does; a bulk write runs its inserts in a
- * `batch`, which moves each resource's counters once (an upload of single-chunk documents made one counter
- * statement per document before).
+ * call takes the row's token count from FTS5's own shadow tables (`chunks_fts_docsize`: what bm25() counts;
+ * a row going away, its resource token from `chunks_fts_content` too) and moves that resource's counters.
+ * Call it inside the transaction that writes the keyword row, as the document store does; a bulk write runs
+ * in a `batch`, which moves each resource's counters once (an upload of single-chunk documents made one
+ * counter statement per document before).
  */
 export class KeywordRows {
   private readonly stmts: {
@@ -139,7 +139,7 @@ export class KeywordRows {
   };
 
   private readonly log: KeywordLog;
-  /** Within `batch`: the counters' moves of the rows inserted so far, by resource token, not written yet. */
+  /** Within `batch`: the counters' moves so far, by resource token, not written yet. */
   private pending: Map<string, KeywordTotals> | undefined;
 
   constructor(private readonly db: SqliteDatabase) {
@@ -166,28 +166,14 @@ export class KeywordRows {
   insert(rowid: number, text: string, rid: string): void {
     this.log.appended += 1;
     this.stmts.insert.run(rowid, text, rid);
-    // The row's tokens as FTS5 counted them (its docsize record); its resource is `rid`, just written.
-    const tokens = docsizeTokens(this.stmts.size.get(rowid)!);
-    this.log.byResource.set(rid, (this.log.byResource.get(rid) ?? 0) + 1);
-    this.log.writes += 1;
-    const pending = this.pending;
-    if (pending === undefined) {
-      this.stmts.add.run(rid, 1, tokens);
-      return;
-    }
-    const moved = pending.get(rid);
-    if (moved === undefined) pending.set(rid, { rows: 1, tokens });
-    else {
-      moved.rows += 1;
-      moved.tokens += tokens;
-    }
+    this.move(rid, 1, this.stmts.size.get(rowid)!);
   }
 
   /**
-   * Runs `fn` (inside the transaction that writes its rows), its inserts' counter moves summed by resource and
-   * written when it ends, whether it returns or throws: the counters then hold every row it inserted, in the
-   * same transaction, which commits or rolls back both. The moves add up whatever their order, so a replace or
-   * delete within `fn` (which moves its counters at once) leaves the same totals. Nested, the outer batch writes.
+   * Runs `fn` (inside the transaction that writes its rows), its counter moves summed by resource and written
+   * when it ends, whether it returns or throws: the counters then hold every row it wrote, in the same
+   * transaction, which commits or rolls back both. Moves add up whatever their order, so the sums leave the
+   * totals each row's own move would have. Nested, the outer batch writes.
    */
   batch<T>(fn: () => T): T {
     if (this.pending !== undefined) return fn();
@@ -201,7 +187,7 @@ export class KeywordRows {
     } finally {
       this.pending = undefined;
       try {
-        for (const [rid, moved] of pending) this.stmts.add.run(rid, moved.rows, moved.tokens);
+        for (const [rid, moved] of pending) this.write(rid, moved.rows, moved.tokens);
       } catch (err) {
         // A failure of fn's own goes out as it was; the transaction it fails rolls these writes back too.
         if (!failed) throw err;
@@ -217,7 +203,7 @@ export class KeywordRows {
     forgetChunkRows(this.db, rowid);
     this.count(rowid, -1);
     this.stmts.replace.run(rowid, text, rid);
-    this.count(rowid, 1);
+    this.move(rid, 1, this.stmts.size.get(rowid)!);
   }
 
   /** Deletes the keyword row of chunk `rowid`, if there is one; call it for every chunk deleted (see `forgetChunkRows`). */
@@ -244,12 +230,34 @@ export class KeywordRows {
   private count(rowid: number, sign: 1 | -1): boolean {
     const row = this.stmts.row.get(rowid);
     if (!row) return false;
-    this.log.byResource.set(row.rid, (this.log.byResource.get(row.rid) ?? 0) + 1);
-    this.log.writes += 1;
-    this.stmts.add.run(row.rid, sign, sign * docsizeTokens(row.sz));
-    // A resource whose last row goes leaves no counter row behind (an erased resource's id stays nowhere).
-    if (sign < 0) this.stmts.dropEmpty.run(row.rid);
+    this.move(row.rid, sign, row.sz);
     return true;
+  }
+
+  /**
+   * Moves resource `rid`'s counters by one row of docsize record `sz` (`sign` 1 adds, -1 removes), and logs the
+   * write: at once, or, within `batch`, when the batch ends.
+   */
+  private move(rid: string, sign: 1 | -1, sz: Buffer): void {
+    this.log.byResource.set(rid, (this.log.byResource.get(rid) ?? 0) + 1);
+    this.log.writes += 1;
+    const tokens = sign * docsizeTokens(sz);
+    const pending = this.pending;
+    if (pending === undefined) return this.write(rid, sign, tokens);
+    const moved = pending.get(rid);
+    if (moved === undefined) pending.set(rid, { rows: sign, tokens });
+    else {
+      moved.rows += sign;
+      moved.tokens += tokens;
+    }
+  }
+
+  /** Adds `rows` and `tokens` (either may be negative) to resource `rid`'s counters. */
+  private write(rid: string, rows: number, tokens: number): void {
+    this.stmts.add.run(rid, rows, tokens);
+    // A resource whose last row goes leaves no counter row behind (an erased resource's id stays nowhere);
+    // only a net removal can take a resource to none.
+    if (rows < 0) this.stmts.dropEmpty.run(rid);
   }
 }
 
