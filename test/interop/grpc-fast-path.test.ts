@@ -1,6 +1,7 @@
 import http2 from "node:http2";
 import * as grpc from "@grpc/grpc-js";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { IndexService } from "../../gen/acms/v1/index_pb.js";
 import { SearchRequestSchema, SearchResponseSchema, TextBackendService } from "../../gen/acms/v1/text_pb.js";
 import { GrpcJsGenericClient as Client } from "./grpc-js-generic-client.js";
 import { seededSearchServer } from "./interop-fixture.js";
@@ -10,9 +11,10 @@ function rawCall(
   url: string,
   headers: http2.OutgoingHttpHeaders,
   body: Buffer,
-): Promise<{ headers: http2.IncomingHttpHeaders; trailers: http2.IncomingHttpHeaders; body: Buffer }> {
+  settings?: http2.Settings,
+): Promise<{ headers: http2.IncomingHttpHeaders; trailers: http2.IncomingHttpHeaders; body: Buffer; trailersAfterData: boolean }> {
   return new Promise((resolve, reject) => {
-    const session = http2.connect(url);
+    const session = http2.connect(url, settings ? { settings } : undefined);
     session.on("error", reject);
     const req = session.request({
       ":method": "POST",
@@ -23,17 +25,26 @@ function rawCall(
     });
     let got: http2.IncomingHttpHeaders = {};
     let trailers: http2.IncomingHttpHeaders = {};
+    let trailersAfterData = true;
     const chunks: Buffer[] = [];
     req.on("response", (h) => (got = h));
     req.on("trailers", (t) => (trailers = t));
-    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("data", (c: Buffer) => {
+      if (Object.keys(trailers).length > 0) trailersAfterData = false;
+      chunks.push(c);
+    });
     req.on("end", () => {
       session.close();
-      resolve({ headers: got, trailers, body: Buffer.concat(chunks) });
+      resolve({ headers: got, trailers, body: Buffer.concat(chunks), trailersAfterData });
     });
     req.on("error", reject);
     req.end(body);
   });
+}
+
+/** The paths of the forty documents the large-answer test uploads, sorted as strings. */
+function documents40(): string[] {
+  return Array.from({ length: 40 }, (_, i) => `big/${i}.md`).sort();
 }
 
 function envelope(bytes: Uint8Array): Buffer {
@@ -57,6 +68,33 @@ describe("gRPC fast path", () => {
     const answer = fromBinary(SearchResponseSchema, r.body.subarray(5));
     expect(answer.scopeId).toBe(server.seeded.scopeId);
     expect(answer.results.length).toBeGreaterThan(0);
+  });
+
+  it("sends an answer larger than the stream's write buffer whole, through a small flow-control window, then its trailers", async () => {
+    // Forty documents of ~1 KB each: the answer (~45 KB) is over the 16 KiB the stream buffers before its
+    // writes report backpressure, and the client's 4 KiB window makes the server send it in many rounds.
+    const c = new Client(`127.0.0.1:${server.t.server.port}`);
+    try {
+      const documents = Array.from({ length: 40 }, (_, i) => ({
+        path: `big/${i}.md`,
+        content: `lexer ${i} ${"tokens flow through the lexer stage ".repeat(28)}`,
+      }));
+      await c.clientStream(
+        IndexService.method.upsertDocuments,
+        [{ resourceId: server.seeded.a, documents }],
+        Client.metadata(server.t.keys.writer),
+      );
+    } finally {
+      c.close();
+    }
+    const request = envelope(toBinary(SearchRequestSchema, create(SearchRequestSchema, { query: "lexer", maxResults: 40 })));
+    const r = await rawCall(server.t.server.url, auth(), request, { initialWindowSize: 4096 });
+    expect(r.trailers["grpc-status"]).toBe("0");
+    expect(r.trailersAfterData).toBe(true);
+    expect(r.body.length).toBeGreaterThan(32 * 1024);
+    expect(r.body.readUInt32BE(1)).toBe(r.body.length - 5);
+    const answer = fromBinary(SearchResponseSchema, r.body.subarray(5));
+    expect(answer.results.map((x) => x.path).sort()).toEqual(documents40());
   });
 
   it("refuses an envelope larger than the message limit as soon as its header arrives", async () => {

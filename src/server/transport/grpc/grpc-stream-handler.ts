@@ -543,8 +543,7 @@ class GrpcCall implements CallAbort {
       await this.answerConnect(200, "application/proto", this.encoded(this.spec.method.output, res.message), undefined);
       return;
     }
-    await this.send(this.spec.method.output, res.message);
-    this.finish();
+    await this.send(this.spec.method.output, res.message, true);
   }
 
   /** `message`'s bytes, refused over the size limit. */
@@ -618,7 +617,12 @@ class GrpcCall implements CallAbort {
     this.stream.respond(out, { waitForTrailers: true });
   }
 
-  private async send(schema: DescMessage, message: Message): Promise<void> {
+  /**
+   * Writes one message. The `last` one (a unary answer's) goes with the stream's end: there is nothing after
+   * it to hold back, and Node shuts a stream that awaits trailers only once its last write has completed, so
+   * waiting for `drain` first (a search's answer is over the write buffer) would only add a turn before them.
+   */
+  private async send(schema: DescMessage, message: Message, last = false): Promise<void> {
     let bytes = this.encoded(schema, message);
     const compress =
       bytes.length >= this.opts.compressMinBytes &&
@@ -628,6 +632,10 @@ class GrpcCall implements CallAbort {
     if (this.stream.destroyed) return;
     if (!this.headersSent) this.compressing = compress;
     this.sendHeaders(this.compressing);
+    if (last) {
+      this.finish(frameOf(compress ? 1 : 0, bytes));
+      return;
+    }
     if (!this.stream.write(frameOf(compress ? 1 : 0, bytes))) {
       await new Promise<void>((resolve) => {
         const go = () => {
@@ -641,14 +649,15 @@ class GrpcCall implements CallAbort {
     }
   }
 
-  private finish(): void {
+  /** Ends the answer (after `lastFrame`, when given) with the OK status in its trailers. */
+  private finish(lastFrame?: Uint8Array): void {
     if (this.stream.destroyed) return;
     this.sendHeaders(false);
     const trailers: http2.OutgoingHttpHeaders = { "grpc-status": "0" };
     if (this.responseTrailer) headersOf(this.responseTrailer, trailers);
     trailers["grpc-status"] = "0";
     this.stream.once("wantTrailers", () => this.stream.sendTrailers(trailers));
-    this.stream.end();
+    this.stream.end(lastFrame);
   }
 
   private fail(err: ConnectError): void {
