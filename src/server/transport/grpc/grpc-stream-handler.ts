@@ -543,7 +543,11 @@ class GrpcCall implements CallAbort {
       await this.answerConnect(200, "application/proto", this.encoded(this.spec.method.output, res.message), undefined);
       return;
     }
-    await this.send(this.spec.method.output, res.message, true);
+    // The answer goes with the stream's end: nothing after it is held back, and Node shuts a stream that awaits
+    // trailers only once its last write has completed, so waiting for `drain` first (a search's answer is over
+    // the write buffer) would only add a turn before the trailers.
+    const frame = await this.frame(this.spec.method.output, res.message);
+    if (frame) this.finish(frame);
   }
 
   /** `message`'s bytes, refused over the size limit. */
@@ -618,35 +622,35 @@ class GrpcCall implements CallAbort {
   }
 
   /**
-   * Writes one message. The `last` one (a unary answer's) goes with the stream's end: there is nothing after
-   * it to hold back, and Node shuts a stream that awaits trailers only once its last write has completed, so
-   * waiting for `drain` first (a search's answer is over the write buffer) would only add a turn before them.
+   * One message as its gRPC frame, gzip-compressed when large enough and the client accepts it, with the
+   * response headers sent before it; undefined when the stream was destroyed meanwhile.
    */
-  private async send(schema: DescMessage, message: Message, last = false): Promise<void> {
+  private async frame(schema: DescMessage, message: Message): Promise<Uint8Array | undefined> {
     let bytes = this.encoded(schema, message);
     const compress =
       bytes.length >= this.opts.compressMinBytes &&
       /\bgzip\b/.test(this.header("grpc-accept-encoding") ?? "") &&
       (!this.headersSent || this.compressing);
     if (compress) bytes = await gzipAsync(bytes);
-    if (this.stream.destroyed) return;
+    if (this.stream.destroyed) return undefined;
     if (!this.headersSent) this.compressing = compress;
     this.sendHeaders(this.compressing);
-    if (last) {
-      this.finish(frameOf(compress ? 1 : 0, bytes));
-      return;
-    }
-    if (!this.stream.write(frameOf(compress ? 1 : 0, bytes))) {
-      await new Promise<void>((resolve) => {
-        const go = () => {
-          this.stream.off("drain", go);
-          this.stream.off("close", go);
-          resolve();
-        };
-        this.stream.on("drain", go);
-        this.stream.on("close", go);
-      });
-    }
+    return frameOf(compress ? 1 : 0, bytes);
+  }
+
+  /** Writes one message of a stream, waiting for the write buffer to drain when it is full. */
+  private async send(schema: DescMessage, message: Message): Promise<void> {
+    const frame = await this.frame(schema, message);
+    if (!frame || this.stream.write(frame)) return;
+    await new Promise<void>((resolve) => {
+      const go = () => {
+        this.stream.off("drain", go);
+        this.stream.off("close", go);
+        resolve();
+      };
+      this.stream.on("drain", go);
+      this.stream.on("close", go);
+    });
   }
 
   /** Ends the answer (after `lastFrame`, when given) with the OK status in its trailers. */
